@@ -1,0 +1,32 @@
+# Sourced by the other scripts: picks the toolchain that can build wasm32 on this machine.
+# - a rustup toolchain with the wasm32-unknown-unknown target installed, or
+# - Debian's rustc-web (/usr/bin) with a wasm32 std built once into its sysroot (see setup.sh).
+# Wasm builds use their own target dir so two rustc versions never share artifacts.
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export REPO_ROOT
+export PATH="$HOME/.cargo/bin:$PATH"
+WASM_TARGET_DIR="$REPO_ROOT/target/wasm"
+export WASM_TARGET_DIR
+OPENCLAW_VERSION="2026.9.6"
+export LOSSLESS_OPENCLAW_DIR="${LOSSLESS_OPENCLAW_DIR:-$HOME/.cache/lossless-wasm/openclaw-$OPENCLAW_VERSION}"
+
+debian_wasm_std() {
+  compgen -G "/usr/lib/rustlib/wasm32-unknown-unknown/lib/libstd-*.rlib" >/dev/null
+}
+
+rustup_has_wasm() {
+  command -v rustup >/dev/null && rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown
+}
+
+# Runs cargo for the wasm32 target with whichever toolchain has its std.
+wasm_cargo() {
+  if rustup_has_wasm; then
+    CARGO_TARGET_DIR="$WASM_TARGET_DIR" cargo "$@"
+  elif debian_wasm_std; then
+    PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$WASM_TARGET_DIR" /usr/bin/cargo "$@"
+  else
+    echo "error: no wasm32 toolchain; run: bash scripts/setup.sh" >&2
+    return 1
+  fi
+}

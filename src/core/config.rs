@@ -1,0 +1,95 @@
+//! Engine configuration: defaults, validation, and errors that name the offending key. The same
+//! keys are declared in `openclaw.plugin.json`'s `configSchema`; the host validates there first,
+//! and this is the second line for browser embedders and hand-written configs.
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Budget used when the host does not pass `tokenBudget`.
+pub const DEFAULT_TOKEN_BUDGET: u32 = 128_000;
+const MIN_TOKEN_BUDGET: u64 = 1_024;
+
+/// Validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Database file; `None` means the shim's default under the host's state directory.
+    pub db_path: Option<String>,
+    /// Token budget for `assemble` when the host gives none.
+    pub default_token_budget: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { db_path: None, default_token_budget: DEFAULT_TOKEN_BUDGET }
+    }
+}
+
+/// Every key the engine understands, for error messages.
+pub const KEYS: [&str; 2] = ["dbPath", "defaultTokenBudget"];
+
+impl Config {
+    /// Parses a config object. `null` or a missing config means all defaults; unknown keys and
+    /// out-of-range values are rejected with the key's name.
+    pub fn from_json(value: &Value) -> Result<Config> {
+        let mut config = Config::default();
+        let obj = match value {
+            Value::Null => return Ok(config),
+            Value::Object(obj) => obj,
+            _ => return Err(Error::config("(root)", "the plugin config must be an object")),
+        };
+        for (key, v) in obj {
+            match key.as_str() {
+                "dbPath" => match v {
+                    Value::String(s) if !s.trim().is_empty() => config.db_path = Some(s.clone()),
+                    Value::Null => {}
+                    _ => return Err(Error::config(key, "must be a non-empty string (a file path)")),
+                },
+                "defaultTokenBudget" => {
+                    let n = v.as_u64().filter(|n| *n >= MIN_TOKEN_BUDGET && *n <= u64::from(u32::MAX)).ok_or_else(|| {
+                        Error::config(key, format!("must be an integer between {MIN_TOKEN_BUDGET} and {}", u32::MAX))
+                    })?;
+                    config.default_token_budget = n as u32;
+                }
+                other => {
+                    return Err(Error::config(other, format!("unknown key (known keys: {})", KEYS.join(", "))));
+                }
+            }
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_config_gives_defaults() {
+        assert_eq!(Config::from_json(&Value::Null).unwrap(), Config::default());
+        assert_eq!(Config::from_json(&json!({})).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn valid_values_are_taken() {
+        let c = Config::from_json(&json!({"dbPath":"/tmp/x.sqlite","defaultTokenBudget":4096})).unwrap();
+        assert_eq!(c.db_path.as_deref(), Some("/tmp/x.sqlite"));
+        assert_eq!(c.default_token_budget, 4096);
+    }
+
+    #[test]
+    fn invalid_values_name_the_key() {
+        for (bad, key) in [
+            (json!({"dbPath": 3}), "dbPath"),
+            (json!({"dbPath": "  "}), "dbPath"),
+            (json!({"defaultTokenBudget": 10}), "defaultTokenBudget"),
+            (json!({"defaultTokenBudget": 1.5e3}), "defaultTokenBudget"),
+            (json!({"contextTreshold": 0.5}), "contextTreshold"),
+        ] {
+            let err = Config::from_json(&bad).unwrap_err();
+            assert!(err.to_string().contains(&format!("`{key}`")), "{err}");
+        }
+        assert!(Config::from_json(&json!([1])).is_err());
+    }
+}

@@ -1,0 +1,299 @@
+//! The message model: parsing and validating the host's `AgentMessage` JSON into a
+//! [`StoredMessage`] — role, plain text (for search and token counts), structured parts, and a
+//! content identity. The original JSON is kept untouched so any message can be handed back to the
+//! host exactly as it arrived. Parsing never panics; every problem names the offending field.
+
+use serde_json::Value;
+
+use super::identity::Fingerprint;
+use super::tokens::{estimate_text, BINARY_BLOCK_TOKENS, MESSAGE_OVERHEAD_TOKENS};
+use crate::error::{Error, Result};
+
+/// The roles an OpenClaw host sends (`AgentMessage` in the host contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    ToolResult,
+    CompactionSummary,
+    BranchSummary,
+    BashExecution,
+    Custom,
+}
+
+impl Role {
+    pub const ALL: [Role; 7] = [
+        Role::User,
+        Role::Assistant,
+        Role::ToolResult,
+        Role::CompactionSummary,
+        Role::BranchSummary,
+        Role::BashExecution,
+        Role::Custom,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+            Role::CompactionSummary => "compactionSummary",
+            Role::BranchSummary => "branchSummary",
+            Role::BashExecution => "bashExecution",
+            Role::Custom => "custom",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|role| role.as_str() == name)
+    }
+}
+
+/// The kinds of structured block a message can carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartKind {
+    Text,
+    Reasoning,
+    ToolCall,
+    Image,
+    File,
+}
+
+impl PartKind {
+    fn from_block_type(name: &str) -> Option<PartKind> {
+        match name {
+            "text" => Some(PartKind::Text),
+            "thinking" => Some(PartKind::Reasoning),
+            "toolCall" => Some(PartKind::ToolCall),
+            "image" => Some(PartKind::Image),
+            "file" => Some(PartKind::File),
+            _ => None,
+        }
+    }
+}
+
+/// One structured block of a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessagePart {
+    pub kind: PartKind,
+    /// Plain-text rendering (empty for images and files).
+    pub text: String,
+    /// The tool call id, for tool calls.
+    pub tool_call_id: Option<String>,
+}
+
+/// A validated host message, ready to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMessage {
+    pub role: Role,
+    /// Plain text: what search matches and what the token estimate counts.
+    pub text: String,
+    pub parts: Vec<MessagePart>,
+    /// For tool results: the id of the call they answer.
+    pub tool_call_id: Option<String>,
+    /// The host's epoch-millisecond timestamp, when it sent a number.
+    pub timestamp_ms: Option<i64>,
+    pub tokens: u32,
+    /// Content identity (see [`super::identity`]): role, timestamp and content, not metadata
+    /// such as usage that a host may attach later.
+    pub identity: String,
+    /// The message exactly as the host sent it, serialized.
+    pub raw_json: String,
+}
+
+const BLOCK_TYPES: &str = "text, thinking, toolCall, image, file";
+
+fn str_field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str, path: &str) -> Result<&'a str> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(Error::input(format!("{path}.{key}"), format!("expected a string, got {}", type_name(other)))),
+        None => Err(Error::input(format!("{path}.{key}"), "is required")),
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn parse_block(block: &Value, path: &str) -> Result<MessagePart> {
+    let obj = block
+        .as_object()
+        .ok_or_else(|| Error::input(path, format!("a content block must be an object, got {}", type_name(block))))?;
+    let kind_name = str_field(obj, "type", path)?;
+    let kind = PartKind::from_block_type(kind_name).ok_or_else(|| {
+        Error::input(format!("{path}.type"), format!("unknown block type {kind_name:?} (expected one of: {BLOCK_TYPES})"))
+    })?;
+    let (text, tool_call_id) = match kind {
+        PartKind::Text => (str_field(obj, "text", path)?.to_owned(), None),
+        PartKind::Reasoning => (str_field(obj, "thinking", path)?.to_owned(), None),
+        PartKind::ToolCall => {
+            let id = str_field(obj, "id", path)?.to_owned();
+            let name = str_field(obj, "name", path)?;
+            let args = obj.get("arguments").map(Value::to_string).unwrap_or_default();
+            (format!("[tool call {name} {args}]"), Some(id))
+        }
+        PartKind::Image | PartKind::File => (String::new(), None),
+    };
+    Ok(MessagePart { kind, text, tool_call_id })
+}
+
+/// Parses `content`, which hosts send either as a string or as an array of blocks.
+fn parse_content(value: Option<&Value>, path: &str) -> Result<Vec<MessagePart>> {
+    match value {
+        Some(Value::String(s)) => Ok(vec![MessagePart { kind: PartKind::Text, text: s.clone(), tool_call_id: None }]),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .enumerate()
+            .map(|(i, block)| parse_block(block, &format!("{path}.content[{i}]")))
+            .collect(),
+        Some(other) => Err(Error::input(
+            format!("{path}.content"),
+            format!("expected a string or an array of blocks, got {}", type_name(other)),
+        )),
+        None => Err(Error::input(format!("{path}.content"), "is required")),
+    }
+}
+
+fn text_part(text: String) -> MessagePart {
+    MessagePart { kind: PartKind::Text, text, tool_call_id: None }
+}
+
+/// Parses one host message. `path` names it in errors, e.g. `messages[3]`.
+pub fn parse_message(value: &Value, path: &str) -> Result<StoredMessage> {
+    let obj = value
+        .as_object()
+        .ok_or_else(|| Error::input(path, format!("a message must be an object, got {}", type_name(value))))?;
+    let role_name = str_field(obj, "role", path)?;
+    let role = Role::parse(role_name).ok_or_else(|| {
+        let known: Vec<&str> = Role::ALL.iter().map(|r| r.as_str()).collect();
+        Error::input(format!("{path}.role"), format!("unknown role {role_name:?} (expected one of: {})", known.join(", ")))
+    })?;
+    let mut tool_call_id = None;
+    let parts = match role {
+        Role::User | Role::Assistant | Role::Custom => parse_content(obj.get("content"), path)?,
+        Role::ToolResult => {
+            tool_call_id = Some(str_field(obj, "toolCallId", path)?.to_owned());
+            parse_content(obj.get("content"), path)?
+        }
+        Role::CompactionSummary | Role::BranchSummary => vec![text_part(str_field(obj, "summary", path)?.to_owned())],
+        Role::BashExecution => {
+            let command = str_field(obj, "command", path)?;
+            let output = str_field(obj, "output", path)?;
+            vec![text_part(format!("$ {command}\n{output}"))]
+        }
+    };
+    let timestamp_ms = obj.get("timestamp").and_then(Value::as_f64).filter(|t| t.is_finite()).map(|t| t as i64);
+    let text = parts
+        .iter()
+        .filter(|p| p.kind != PartKind::Reasoning && !p.text.is_empty())
+        .map(|p| p.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let tokens = parts.iter().fold(MESSAGE_OVERHEAD_TOKENS, |sum, p| {
+        let cost = match p.kind {
+            PartKind::Image | PartKind::File => BINARY_BLOCK_TOKENS,
+            _ => estimate_text(&p.text),
+        };
+        sum.saturating_add(cost)
+    });
+    let identity = message_identity(obj, role);
+    Ok(StoredMessage { role, text, parts, tool_call_id, timestamp_ms, tokens, identity, raw_json: value.to_string() })
+}
+
+/// Role, timestamp, tool-call id and the content-bearing fields, canonically serialized.
+fn message_identity(obj: &serde_json::Map<String, Value>, role: Role) -> String {
+    let mut fp = Fingerprint::new();
+    fp.field(role.as_str());
+    for key in ["timestamp", "toolCallId", "content", "summary", "command", "output", "customType"] {
+        match obj.get(key) {
+            Some(value) => fp.field(key).field(&value.to_string()),
+            None => fp.field(""),
+        };
+    }
+    fp.hex()
+}
+
+/// Parses a batch; the first invalid message fails the whole batch, so nothing is stored half-way.
+pub fn parse_messages(values: &[Value], path: &str) -> Result<Vec<StoredMessage>> {
+    values.iter().enumerate().map(|(i, v)| parse_message(v, &format!("{path}[{i}]"))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn user_message_with_string_content_parses() {
+        let m = parse_message(&json!({"role":"user","content":"hello","timestamp":1700000000000i64}), "m").unwrap();
+        assert_eq!(m.role, Role::User);
+        assert_eq!(m.text, "hello");
+        assert_eq!(m.timestamp_ms, Some(1_700_000_000_000));
+        assert!(m.tokens > MESSAGE_OVERHEAD_TOKENS);
+    }
+
+    #[test]
+    fn assistant_blocks_render_text_and_tool_calls_but_not_reasoning() {
+        let m = parse_message(
+            &json!({"role":"assistant","content":[
+                {"type":"thinking","thinking":"secret plan"},
+                {"type":"text","text":"Running it."},
+                {"type":"toolCall","id":"c1","name":"bash","arguments":{"cmd":"ls"}}
+            ]}),
+            "m",
+        )
+        .unwrap();
+        assert_eq!(m.text, "Running it.\n[tool call bash {\"cmd\":\"ls\"}]");
+        assert_eq!(m.parts[2].tool_call_id.as_deref(), Some("c1"));
+    }
+
+    #[test]
+    fn unknown_role_is_rejected_naming_the_field() {
+        let err = parse_message(&json!({"role":"wizard","content":"x"}), "messages[2]").unwrap_err();
+        assert!(err.to_string().contains("messages[2].role"), "{err}");
+        assert!(err.to_string().contains("wizard"), "{err}");
+    }
+
+    #[test]
+    fn unknown_block_type_is_rejected_naming_the_field() {
+        let err = parse_message(&json!({"role":"user","content":[{"type":"hologram"}]}), "m").unwrap_err();
+        assert!(err.to_string().contains("m.content[0].type"), "{err}");
+    }
+
+    #[test]
+    fn malformed_messages_are_errors_not_panics() {
+        for bad in [json!(null), json!(42), json!({"content":"x"}), json!({"role":"user"}), json!({"role":"user","content":7}),
+                    json!({"role":"toolResult","content":[]}), json!({"role":"assistant","content":[{"type":"toolCall","name":"x"}]})] {
+            assert!(parse_message(&bad, "m").is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn images_cost_a_fixed_amount_not_their_base64_length() {
+        let big = "A".repeat(400_000);
+        let m = parse_message(&json!({"role":"user","content":[{"type":"image","data":big,"mimeType":"image/png"}]}), "m").unwrap();
+        assert_eq!(m.tokens, MESSAGE_OVERHEAD_TOKENS + BINARY_BLOCK_TOKENS);
+    }
+
+    #[test]
+    fn identity_ignores_metadata_but_not_content_or_time() {
+        let a = parse_message(&json!({"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":1,"usage":{"input":3}}), "m").unwrap();
+        let b = parse_message(&json!({"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":1,"usage":{"input":9}}), "m").unwrap();
+        let c = parse_message(&json!({"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":2}), "m").unwrap();
+        assert_eq!(a.identity, b.identity);
+        assert_ne!(a.identity, c.identity);
+    }
+
+    #[test]
+    fn a_batch_with_one_bad_message_fails_whole() {
+        let err = parse_messages(&[json!({"role":"user","content":"ok"}), json!({"role":"user"})], "messages").unwrap_err();
+        assert!(err.to_string().contains("messages[1].content"), "{err}");
+    }
+}

@@ -1,0 +1,8 @@
+//! The pure core: no I/O, no JS, no async, no clock. Everything here is a function of its inputs
+//! and is tested natively in milliseconds.
+
+pub mod assemble;
+pub mod config;
+pub mod identity;
+pub mod message;
+pub mod tokens;

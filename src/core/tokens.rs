@@ -1,0 +1,43 @@
+//! Token estimation without a tokenizer. Weights per character class approximate common BPE
+//! vocabularies: Latin text packs about four characters per token, CJK about one, emoji cost
+//! more. Images and other binary payloads are a fixed cost, never counted by their base64 length.
+
+/// Tokens charged for an image or file block, whatever its encoded size.
+pub const BINARY_BLOCK_TOKENS: u32 = 1_000;
+/// Per-message framing overhead (role markers, separators).
+pub const MESSAGE_OVERHEAD_TOKENS: u32 = 4;
+
+fn char_weight(c: char) -> f64 {
+    match c as u32 {
+        0x00..=0x7f => 0.25,
+        // CJK ideographs, kana, hangul and their punctuation.
+        0x2e80..=0x9fff | 0xac00..=0xd7af | 0xf900..=0xfaff | 0xff00..=0xffef => 1.0,
+        0x1f000..=0x1faff => 2.0,
+        0x20000..=0x3ffff => 1.0,
+        _ => 0.5,
+    }
+}
+
+/// Estimated tokens for plain text.
+pub fn estimate_text(text: &str) -> u32 {
+    let weight: f64 = text.chars().map(char_weight).sum();
+    let tokens = weight.ceil();
+    if tokens >= f64::from(u32::MAX) {
+        u32::MAX
+    } else {
+        tokens as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latin_cjk_and_emoji_are_weighted_differently() {
+        assert_eq!(estimate_text(""), 0);
+        assert_eq!(estimate_text("abcdefgh"), 2);
+        assert_eq!(estimate_text("静默静默"), 4);
+        assert_eq!(estimate_text("🎉"), 2);
+    }
+}

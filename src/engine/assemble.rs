@@ -1,0 +1,61 @@
+//! `assemble`: the model's view — the newest stored messages that fit the token budget, returned
+//! exactly as the host sent them, plus a static system-prompt addition. Messages the host passes
+//! that we have never seen (history from before the engine was installed) are stored first.
+
+use super::params::{validate_session, AssembleParams, AssembleResult};
+use super::Engine;
+use crate::core::assemble::{select_newest, Candidate, SYSTEM_PROMPT_ADDITION};
+use crate::error::Result;
+use crate::store::{conversations, messages, Sql};
+
+/// Messages read per page while filling the budget.
+const PAGE: i64 = 256;
+
+impl<S: Sql> Engine<S> {
+    pub fn assemble(&mut self, params: AssembleParams, now_ms: i64) -> Result<AssembleResult> {
+        validate_session(&params.session)?;
+        let stored = self.conversation(&params.session)?.map_or(0, |c| c.message_count);
+        // Only when the host knows more messages than we stored is there anything to catch up on.
+        if params.messages.len() as i64 > stored {
+            self.store_messages(&params.session, &params.messages, "messages", now_ms)?;
+        }
+        let budget = params
+            .token_budget
+            .filter(|b| b.is_finite() && *b >= 0.0)
+            .map_or(self.config.default_token_budget, |b| b.min(f64::from(u32::MAX)) as u32);
+        let Some(conversation) = conversations::find_active(self.store.sql(), params.session.key())? else {
+            return Ok(AssembleResult {
+                messages: Vec::new(),
+                estimated_tokens: 0,
+                system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+                stored_messages: 0,
+            });
+        };
+        let mut newest_first = Vec::new();
+        let mut before = conversation.message_count + 1;
+        let mut used: u64 = 0;
+        loop {
+            let page = messages::newest_before(self.store.sql(), conversation.id, before, PAGE)?;
+            let full_page = page.len() as i64 == PAGE;
+            for message in page {
+                before = message.seq;
+                used += u64::from(message.tokens);
+                newest_first.push(message);
+            }
+            if !full_page || used > u64::from(budget) {
+                break;
+            }
+        }
+        let candidates: Vec<Candidate> = newest_first.iter().map(|m| Candidate { role: m.role, tokens: m.tokens }).collect();
+        let take = select_newest(&candidates, budget);
+        newest_first.truncate(take);
+        let estimated_tokens = newest_first.iter().map(|m| u64::from(m.tokens)).sum();
+        let messages = newest_first.into_iter().rev().map(|m| m.raw_json).collect();
+        Ok(AssembleResult {
+            messages,
+            estimated_tokens,
+            system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+            stored_messages: conversation.message_count,
+        })
+    }
+}

@@ -1,0 +1,39 @@
+//! `commitTurn`: the host's durable turn advancement. One transaction stores the turn's messages
+//! and its advancement key; a retry with the same key stores nothing and reports `duplicate`.
+
+use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult};
+use super::Engine;
+use crate::core::identity::Fingerprint;
+use crate::core::message::parse_messages;
+use crate::error::{Error, Result};
+use crate::store::{advancements, conversations, messages, Sql};
+
+impl<S: Sql> Engine<S> {
+    /// Commits a turn atomically and idempotently by `advancementKey`.
+    pub fn commit_turn(&mut self, params: CommitTurnParams, now_ms: i64) -> Result<CommitTurnResult> {
+        validate_session(&params.session)?;
+        if params.advancement_key.is_empty() {
+            return Err(Error::input("advancementKey", "must be a non-empty string"));
+        }
+        let parsed = parse_messages(&params.messages, "messages")?;
+        let mut fp = Fingerprint::new();
+        for message in &parsed {
+            fp.field(&message.identity);
+        }
+        let payload_hash = fp.hex();
+        let key = params.advancement_key.as_str();
+        let session = &params.session;
+        self.store.write(|sql| {
+            if let Some(recorded) = advancements::find(sql, key)? {
+                let warning = (recorded != payload_hash).then(|| {
+                    format!("advancementKey {key:?} was committed before with different messages; the first commit is kept")
+                });
+                return Ok(CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning });
+            }
+            let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+            let appended = messages::append(sql, &conversation, &parsed, now_ms)?;
+            advancements::record(sql, key, conversation.id, &payload_hash, parsed.len() as i64, now_ms)?;
+            Ok(CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None })
+        })
+    }
+}

@@ -1,0 +1,48 @@
+//! The engine: the lifecycle the host drives, over the pure core and the store. Every write is
+//! one transaction; every call validates all of its input before it writes anything. The host
+//! passes time (`now_ms`) in, so the engine never reads a clock.
+
+mod assemble;
+mod commit;
+mod compact;
+mod ingest;
+pub mod params;
+
+use crate::core::config::Config;
+use crate::error::Result;
+use crate::store::conversations::{self, Conversation};
+use crate::store::{Sql, Store};
+
+pub use params::*;
+
+/// The context engine over a SQL backend.
+pub struct Engine<S: Sql> {
+    store: Store<S>,
+    config: Config,
+}
+
+impl<S: Sql> Engine<S> {
+    /// Opens the engine on a connection, migrating the schema.
+    pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
+        Ok(Engine { store: Store::open(sql, now_ms)?, config })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether a write committed since the last call (the shim persists the database when so).
+    pub fn take_dirty(&mut self) -> bool {
+        self.store.take_dirty()
+    }
+
+    /// Direct access to the store's connection, for tests, benchmarks and exports.
+    pub fn sql(&mut self) -> &mut S {
+        self.store.sql()
+    }
+
+    /// The active conversation of a session, without creating one.
+    pub fn conversation(&mut self, session: &SessionRef) -> Result<Option<Conversation>> {
+        conversations::find_active(self.store.sql(), session.key())
+    }
+}

@@ -1,0 +1,139 @@
+//! The host's call parameters and our results, as plain data. Field names follow the OpenClaw
+//! context-engine contract (camelCase); unknown fields are ignored because hosts add them freely.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Which session a call is about. The session key identifies the conversation; the session id
+/// identifies one generation of it (a new id under the same key starts a new conversation).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRef {
+    pub session_id: String,
+    #[serde(default)]
+    pub session_key: Option<String>,
+}
+
+impl SessionRef {
+    /// The conversation key: the session key when the host gives one, else the session id.
+    pub fn key(&self) -> &str {
+        self.session_key.as_deref().filter(|k| !k.is_empty()).unwrap_or(&self.session_id)
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.session_id.trim().is_empty() {
+            return Err(Error::input("sessionId", "must be a non-empty string"));
+        }
+        Ok(())
+    }
+}
+
+/// Decodes host parameters, naming the missing or mistyped field on failure.
+pub fn decode<T: for<'de> Deserialize<'de>>(call: &str, value: Value) -> Result<T> {
+    serde_json::from_value(value).map_err(|e| Error::input(format!("{call} params"), e.to_string()))
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BootstrapParams {
+    #[serde(flatten)]
+    pub session: SessionRef,
+    /// Existing history, when the host passes it.
+    #[serde(default)]
+    pub messages: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct BootstrapResult {
+    pub bootstrapped: bool,
+    pub imported_messages: usize,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestParams {
+    #[serde(flatten)]
+    pub session: SessionRef,
+    pub messages: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AfterTurnParams {
+    #[serde(flatten)]
+    pub session: SessionRef,
+    pub messages: Vec<Value>,
+    #[serde(default)]
+    pub pre_prompt_message_count: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitTurnParams {
+    #[serde(flatten)]
+    pub session: SessionRef,
+    pub advancement_key: String,
+    pub messages: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CommitStatus {
+    Committed,
+    Duplicate,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitTurnResult {
+    pub status: CommitStatus,
+    pub stored_messages: usize,
+    /// Set when something is off but the turn is safe (e.g. a key reused with other content).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssembleParams {
+    #[serde(flatten)]
+    pub session: SessionRef,
+    #[serde(default)]
+    pub messages: Vec<Value>,
+    #[serde(default)]
+    pub token_budget: Option<f64>,
+}
+
+/// The view. `messages` are the stored host messages, serialized exactly as received.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssembleResult {
+    pub messages: Vec<String>,
+    pub estimated_tokens: u64,
+    pub system_prompt_addition: String,
+    pub stored_messages: i64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactParams {
+    #[serde(flatten)]
+    pub session: SessionRef,
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactResult {
+    pub ok: bool,
+    pub compacted: bool,
+    pub reason: String,
+}
+
+pub(crate) fn validate_session(session: &SessionRef) -> Result<()> {
+    session.validate()
+}

@@ -1,0 +1,20 @@
+//! Turn advancements: the idempotency record of `commitTurn`. A key is stored in the same
+//! transaction as the turn's messages, so a retry either finds the key (and stores nothing) or
+//! finds nothing stored at all.
+
+use crate::error::Result;
+use crate::store::sql::Sql;
+
+/// The payload hash recorded for `key`, if the turn was already committed.
+pub fn find(sql: &mut impl Sql, key: &str) -> Result<Option<String>> {
+    let row = sql.query_row("SELECT payload_hash FROM turn_advancements WHERE advancement_key = ?1", &[key.into()])?;
+    row.map(|r| r.text(0)).transpose()
+}
+
+/// Records a committed advancement. Call inside the write transaction that stored its messages.
+pub fn record(sql: &mut impl Sql, key: &str, conversation_id: i64, payload_hash: &str, message_count: i64, now_ms: i64) -> Result<()> {
+    sql.execute(
+        "INSERT INTO turn_advancements (advancement_key, conversation_id, payload_hash, message_count, committed_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        &[key.into(), conversation_id.into(), payload_hash.into(), message_count.into(), now_ms.into()],
+    )
+}

@@ -1,0 +1,72 @@
+//! Conversations: one active row per session key, with running message and token totals so no
+//! per-turn query sums the history. A new session id under the same key archives the old
+//! conversation (kept, never purged) and starts a new one.
+
+use crate::error::Result;
+use crate::store::sql::Sql;
+
+/// The active conversation of a session key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub id: i64,
+    pub session_key: String,
+    pub session_id: String,
+    pub generation: i64,
+    pub message_count: i64,
+    pub token_count: i64,
+}
+
+const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count";
+
+fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
+    Ok(Conversation {
+        id: row.int(0)?,
+        session_key: row.text(1)?,
+        session_id: row.text(2)?,
+        generation: row.int(3)?,
+        message_count: row.int(4)?,
+        token_count: row.int(5)?,
+    })
+}
+
+/// The active conversation for `session_key`, if any.
+pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conversation>> {
+    let row = sql.query_row(
+        &format!("SELECT {COLUMNS} FROM conversations WHERE session_key = ?1 AND status = 'active'"),
+        &[session_key.into()],
+    )?;
+    row.as_ref().map(from_row).transpose()
+}
+
+/// The active conversation for the key, created (or rotated, when the session id changed).
+pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<Conversation> {
+    let mut generation = 1;
+    if let Some(existing) = find_active(sql, session_key)? {
+        if existing.session_id == session_id {
+            return Ok(existing);
+        }
+        sql.execute(
+            "UPDATE conversations SET status = 'archived', archive_cause = 'session-id-changed', archived_at = ?2 WHERE id = ?1",
+            &[existing.id.into(), now_ms.into()],
+        )?;
+        generation = existing.generation + 1;
+    }
+    let row = sql.query_row(
+        &format!(
+            "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING {COLUMNS}"
+        ),
+        &[session_key.into(), session_id.into(), generation.into(), now_ms.into()],
+    )?;
+    match row {
+        Some(row) => from_row(&row),
+        None => Err(crate::error::Error::storage("creating a conversation returned no row")),
+    }
+}
+
+/// Adds to the running totals after messages were appended.
+pub fn add_totals(sql: &mut impl Sql, id: i64, messages: i64, tokens: i64) -> Result<()> {
+    sql.execute(
+        "UPDATE conversations SET message_count = message_count + ?2, token_count = token_count + ?3 WHERE id = ?1",
+        &[id.into(), messages.into(), tokens.into()],
+    )
+}

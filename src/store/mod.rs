@@ -1,0 +1,60 @@
+//! Storage: the schema, its migrations, and every query, written once as SQL over the [`Sql`]
+//! trait so the same statements run on sql.js (wasm), and on a native SQLite in tests and
+//! benchmarks. Queries used every turn touch only the rows they need (indexed by conversation and
+//! sequence), and running totals live on the conversation row instead of being re-summed.
+
+pub mod advancements;
+pub mod conversations;
+pub mod messages;
+pub mod schema;
+pub mod sql;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
+
+pub use sql::{Row, Sql, SqlValue};
+
+use crate::error::Result;
+
+/// The store: a SQL connection plus the transaction discipline every write follows.
+pub struct Store<S: Sql> {
+    sql: S,
+    dirty: bool,
+}
+
+impl<S: Sql> Store<S> {
+    /// Opens the store, creating or upgrading the schema.
+    pub fn open(mut sql: S, now_ms: i64) -> Result<Self> {
+        schema::migrate(&mut sql, now_ms)?;
+        Ok(Store { sql, dirty: true })
+    }
+
+    pub fn sql(&mut self) -> &mut S {
+        &mut self.sql
+    }
+
+    /// Runs `work` in one write transaction: all of it commits, or none of it does.
+    pub fn write<T>(&mut self, work: impl FnOnce(&mut S) -> Result<T>) -> Result<T> {
+        self.sql.execute("BEGIN IMMEDIATE", &[])?;
+        match work(&mut self.sql) {
+            Ok(value) => {
+                if let Err(err) = self.sql.execute("COMMIT", &[]) {
+                    let _ = self.sql.execute("ROLLBACK", &[]);
+                    return Err(err);
+                }
+                self.dirty = true;
+                Ok(value)
+            }
+            Err(err) => {
+                // The original error matters more than a failed rollback.
+                let _ = self.sql.execute("ROLLBACK", &[]);
+                Err(err)
+            }
+        }
+    }
+
+    /// Whether a transaction committed since the last call; the shim persists when it did.
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::replace(&mut self.dirty, false)
+    }
+}

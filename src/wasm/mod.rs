@@ -1,0 +1,21 @@
+//! The `#[wasm_bindgen]` surface (wasm32 only): conversions between JS values and the engine's
+//! plain data, and nothing else. No logic lives here.
+
+mod engine;
+mod sqljs;
+
+pub use engine::WasmEngine;
+pub use sqljs::{SqlJsDatabase, SqlJsSql};
+
+use wasm_bindgen::prelude::*;
+
+/// Forwards any panic to `console.error` instead of an opaque "unreachable" trap.
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// Turns a crate error into a JS `Error` whose message says what is wrong.
+pub(crate) fn js_error(err: crate::error::Error) -> JsError {
+    JsError::new(&err.to_string())
+}

@@ -1,0 +1,163 @@
+//! The sql.js backend: bindings to sql.js's `Database` and `Statement` classes, and the [`Sql`]
+//! implementation over them with a prepared-statement cache. sql.js's `export()` frees every
+//! statement and reopens the connection, so exporting goes through [`SqlJsSql::export`], which
+//! drops the cache first and restores connection settings after.
+
+use std::collections::HashMap;
+
+use js_sys::{Array, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::error::{Error, Result};
+use crate::store::sql::{Row, Sql, SqlValue};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A sql.js `Database`.
+    pub type SqlJsDatabase;
+
+    #[wasm_bindgen(method, catch)]
+    fn prepare(this: &SqlJsDatabase, sql: &str) -> std::result::Result<SqlJsStatement, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = exec)]
+    fn exec_script(this: &SqlJsDatabase, sql: &str) -> std::result::Result<JsValue, JsValue>;
+
+    #[wasm_bindgen(method, catch, js_name = export)]
+    fn export_bytes(this: &SqlJsDatabase) -> std::result::Result<Uint8Array, JsValue>;
+
+    /// A sql.js `Statement`.
+    type SqlJsStatement;
+
+    #[wasm_bindgen(method, catch)]
+    fn bind(this: &SqlJsStatement, values: &Array) -> std::result::Result<bool, JsValue>;
+
+    #[wasm_bindgen(method, catch)]
+    fn step(this: &SqlJsStatement) -> std::result::Result<bool, JsValue>;
+
+    #[wasm_bindgen(method, catch)]
+    fn get(this: &SqlJsStatement) -> std::result::Result<Array, JsValue>;
+
+    #[wasm_bindgen(method)]
+    fn reset(this: &SqlJsStatement) -> bool;
+
+    #[wasm_bindgen(method)]
+    fn free(this: &SqlJsStatement) -> bool;
+}
+
+/// Settings that live on the connection and must be restored whenever sql.js reopens it.
+const CONNECTION_SETUP: &str = "PRAGMA foreign_keys = ON;";
+
+/// [`Sql`] over a sql.js database.
+pub struct SqlJsSql {
+    db: SqlJsDatabase,
+    statements: HashMap<String, SqlJsStatement>,
+}
+
+fn js_err(context: &str, err: JsValue) -> Error {
+    let message = err
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| err.as_string())
+        .unwrap_or_else(|| format!("{err:?}"));
+    Error::storage(format!("{context}: {message}"))
+}
+
+fn to_js(value: &SqlValue) -> JsValue {
+    match value {
+        SqlValue::Null => JsValue::NULL,
+        // Exact up to 2^53, far beyond any id, count or millisecond timestamp we store.
+        SqlValue::Int(v) => JsValue::from_f64(*v as f64),
+        SqlValue::Real(v) => JsValue::from_f64(*v),
+        SqlValue::Text(v) => JsValue::from_str(v),
+        SqlValue::Blob(v) => Uint8Array::from(v.as_slice()).into(),
+    }
+}
+
+fn from_js(value: JsValue) -> SqlValue {
+    if value.is_null() || value.is_undefined() {
+        SqlValue::Null
+    } else if let Some(n) = value.as_f64() {
+        if n.fract() == 0.0 && n.abs() < 9.0e15 {
+            SqlValue::Int(n as i64)
+        } else {
+            SqlValue::Real(n)
+        }
+    } else if let Some(s) = value.as_string() {
+        SqlValue::Text(s)
+    } else if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
+        SqlValue::Blob(bytes.to_vec())
+    } else {
+        SqlValue::Null
+    }
+}
+
+impl SqlJsSql {
+    /// Wraps an open sql.js database.
+    pub fn new(db: SqlJsDatabase) -> Result<Self> {
+        let mut sql = SqlJsSql { db, statements: HashMap::new() };
+        sql.execute_script(CONNECTION_SETUP)?;
+        Ok(sql)
+    }
+
+    /// The whole database as SQLite file bytes.
+    pub fn export(&mut self) -> Result<Vec<u8>> {
+        self.clear_cache();
+        let bytes = self.db.export_bytes().map_err(|e| js_err("exporting the database", e))?;
+        self.execute_script(CONNECTION_SETUP)?;
+        Ok(bytes.to_vec())
+    }
+
+    fn clear_cache(&mut self) {
+        for (_, statement) in self.statements.drain() {
+            statement.free();
+        }
+    }
+
+    /// Binds, steps through every row, and resets the cached statement for `sql`.
+    fn run(&mut self, sql: &str, params: &[SqlValue], collect: bool) -> Result<Vec<Row>> {
+        if !self.statements.contains_key(sql) {
+            let statement = self.db.prepare(sql).map_err(|e| js_err(&format!("preparing `{sql}`"), e))?;
+            self.statements.insert(sql.to_owned(), statement);
+        }
+        let statement = match self.statements.get(sql) {
+            Some(statement) => statement,
+            None => return Err(Error::storage("statement cache lost a statement")),
+        };
+        let values: Array = params.iter().map(to_js).collect();
+        let result = (|| {
+            statement.bind(&values).map_err(|e| js_err(&format!("binding `{sql}`"), e))?;
+            let mut rows = Vec::new();
+            while statement.step().map_err(|e| js_err(&format!("running `{sql}`"), e))? {
+                if collect {
+                    let row = statement.get().map_err(|e| js_err(&format!("reading `{sql}`"), e))?;
+                    rows.push(Row(row.iter().map(from_js).collect()));
+                }
+            }
+            Ok(rows)
+        })();
+        // Always reset: an unfinished statement would keep the transaction from committing.
+        statement.reset();
+        result
+    }
+}
+
+impl Drop for SqlJsSql {
+    fn drop(&mut self) {
+        self.clear_cache();
+    }
+}
+
+impl Sql for SqlJsSql {
+    fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<()> {
+        self.run(sql, params, false).map(|_| ())
+    }
+
+    fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>> {
+        self.run(sql, params, true)
+    }
+
+    fn execute_script(&mut self, sql: &str) -> Result<()> {
+        self.db.exec_script(sql).map(|_| ()).map_err(|e| js_err("running script", e))
+    }
+}

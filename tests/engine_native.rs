@@ -1,0 +1,176 @@
+//! Engine behaviour on the native SQLite backend: the same SQL the wasm build runs on sql.js.
+
+use lossless_wasm::core::config::Config;
+use lossless_wasm::engine::*;
+use lossless_wasm::store::native::NativeSql;
+use lossless_wasm::store::schema;
+use lossless_wasm::store::Sql;
+use serde_json::{json, Value};
+
+fn engine() -> Engine<NativeSql> {
+    Engine::open(NativeSql::in_memory().unwrap(), Config::default(), 1_000).unwrap()
+}
+
+fn user(text: &str, ts: i64) -> Value {
+    json!({"role": "user", "content": text, "timestamp": ts})
+}
+
+fn assistant(text: &str, ts: i64) -> Value {
+    json!({"role": "assistant", "content": [{"type": "text", "text": text}], "timestamp": ts, "usage": {"input": 1}})
+}
+
+fn commit(key: &str, messages: Vec<Value>) -> CommitTurnParams {
+    decode("commitTurn", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "advancementKey": key, "messages": messages})).unwrap()
+}
+
+fn count(engine: &mut Engine<NativeSql>, sql: &str) -> i64 {
+    engine.sql().query_row(sql, &[]).unwrap().unwrap().int(0).unwrap()
+}
+
+#[test]
+fn commit_turn_is_atomic_and_idempotent_by_advancement_key() {
+    let mut e = engine();
+    let first = e.commit_turn(commit("k1", vec![user("hi", 1), assistant("hello", 2)]), 10).unwrap();
+    assert_eq!(first.status, CommitStatus::Committed);
+    assert_eq!(first.stored_messages, 2);
+    let retry = e.commit_turn(commit("k1", vec![user("hi", 1), assistant("hello", 2)]), 11).unwrap();
+    assert_eq!(retry.status, CommitStatus::Duplicate);
+    assert_eq!(retry.warning, None);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 2);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM turn_advancements"), 1);
+}
+
+#[test]
+fn reused_advancement_key_with_other_content_keeps_the_first_commit_and_warns() {
+    let mut e = engine();
+    e.commit_turn(commit("k1", vec![user("hi", 1)]), 10).unwrap();
+    let again = e.commit_turn(commit("k1", vec![user("something else", 5)]), 11).unwrap();
+    assert_eq!(again.status, CommitStatus::Duplicate);
+    assert!(again.warning.unwrap().contains("k1"));
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 1);
+}
+
+#[test]
+fn the_same_message_through_two_paths_is_stored_once() {
+    let mut e = engine();
+    e.commit_turn(commit("k1", vec![user("hi", 1), assistant("hello", 2)]), 10).unwrap();
+    // The host later passes the same history (with refreshed metadata) to assemble and ingest.
+    let mut again = assistant("hello", 2);
+    again["usage"] = json!({"input": 99});
+    let params = decode("ingest", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "messages": [user("hi", 1), again]})).unwrap();
+    assert_eq!(e.ingest(params, 11).unwrap(), 0);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 2);
+}
+
+#[test]
+fn a_malformed_message_stores_nothing_of_its_batch() {
+    let mut e = engine();
+    let bad = commit("k1", vec![user("fine", 1), json!({"role": "robot", "content": "x"})]);
+    let err = e.commit_turn(bad, 10).unwrap_err();
+    assert!(err.to_string().contains("messages[1].role"), "{err}");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 0);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM turn_advancements"), 0);
+    // The key was not consumed: the corrected turn commits.
+    assert_eq!(e.commit_turn(commit("k1", vec![user("fine", 1)]), 11).unwrap().status, CommitStatus::Committed);
+}
+
+#[test]
+fn missing_params_name_the_field() {
+    let err = decode::<CommitTurnParams>("commitTurn", json!({"sessionId": "s1", "messages": []})).unwrap_err();
+    assert!(err.to_string().contains("advancementKey"), "{err}");
+    let mut e = engine();
+    let empty = decode("assemble", json!({"sessionId": ""})).unwrap();
+    assert!(e.assemble(empty, 1).unwrap_err().to_string().contains("sessionId"));
+}
+
+#[test]
+fn assemble_returns_the_newest_history_that_fits_the_budget_verbatim() {
+    let mut e = engine();
+    for turn in 0..50 {
+        let key = format!("k{turn}");
+        let messages = vec![user(&format!("question {turn} {}", "x".repeat(100)), turn * 2), assistant(&format!("answer {turn}"), turn * 2 + 1)];
+        e.commit_turn(commit(&key, messages), 10).unwrap();
+    }
+    let params = |budget: u32| decode::<AssembleParams>("assemble", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "tokenBudget": budget})).unwrap();
+    let small = e.assemble(params(200), 20).unwrap();
+    assert!(small.estimated_tokens <= 200);
+    assert!(!small.messages.is_empty() && small.messages.len() < 100);
+    let last: Value = serde_json::from_str(small.messages.last().unwrap()).unwrap();
+    assert_eq!(last, assistant("answer 49", 99), "newest message comes back exactly as sent");
+    assert!(small.system_prompt_addition.starts_with("[lossless-wasm]"));
+    let all = e.assemble(params(1_000_000), 20).unwrap();
+    assert_eq!(all.messages.len(), 100);
+    assert_eq!(all.stored_messages, 100);
+    // Same state, same view: the prompt-cache prefix stays stable.
+    assert_eq!(e.assemble(params(200), 21).unwrap(), small);
+}
+
+#[test]
+fn assemble_stores_host_history_it_has_not_seen() {
+    let mut e = engine();
+    let params = decode("assemble", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "messages": [user("old", 1), assistant("older reply", 2)]})).unwrap();
+    let view = e.assemble(params, 5).unwrap();
+    assert_eq!(view.messages.len(), 2);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 2);
+}
+
+#[test]
+fn after_turn_stores_only_the_new_tail() {
+    let mut e = engine();
+    let history = vec![user("a", 1), assistant("b", 2), user("c", 3), assistant("d", 4)];
+    let params = decode("afterTurn", json!({"sessionId": "s1", "messages": history, "prePromptMessageCount": 2})).unwrap();
+    assert_eq!(e.after_turn(params, 5).unwrap(), 2);
+    let bad = decode("afterTurn", json!({"sessionId": "s1", "messages": [], "prePromptMessageCount": 3})).unwrap();
+    assert!(e.after_turn(bad, 6).unwrap_err().to_string().contains("prePromptMessageCount"));
+}
+
+#[test]
+fn bootstrap_twice_imports_nothing_the_second_time() {
+    let mut e = engine();
+    let params = || decode::<BootstrapParams>("bootstrap", json!({"sessionId": "s1", "messages": [user("a", 1), assistant("b", 2)]})).unwrap();
+    assert_eq!(e.bootstrap(params(), 1).unwrap().imported_messages, 2);
+    assert_eq!(e.bootstrap(params(), 2).unwrap().imported_messages, 0);
+}
+
+#[test]
+fn a_new_session_id_archives_the_old_conversation_and_keeps_its_messages() {
+    let mut e = engine();
+    e.commit_turn(commit("k1", vec![user("hi", 1)]), 10).unwrap();
+    let next = decode("commitTurn", json!({"sessionId": "s2", "sessionKey": "agent:main:t", "advancementKey": "k2", "messages": [user("new", 20)]})).unwrap();
+    e.commit_turn(next, 30).unwrap();
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE status = 'archived'"), 1);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 2);
+    let view = e.assemble(decode("assemble", json!({"sessionId": "s2", "sessionKey": "agent:main:t"})).unwrap(), 31).unwrap();
+    assert_eq!(view.messages.len(), 1, "the new conversation does not show the old one's messages");
+}
+
+#[test]
+fn compact_is_an_honest_no_op() {
+    let mut e = engine();
+    let result = e.compact(decode("compact", json!({"sessionId": "s1", "sessionKey": "k", "force": true})).unwrap()).unwrap();
+    assert!(result.ok);
+    assert!(!result.compacted);
+    assert!(result.reason.contains("not available"));
+}
+
+#[test]
+fn migrations_are_idempotent_and_a_newer_schema_is_refused() {
+    let dir = std::env::temp_dir().join(format!("lossless-wasm-migrate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("db.sqlite");
+    let path = path.to_str().unwrap();
+    let _ = std::fs::remove_file(path);
+    {
+        let mut e = Engine::open(NativeSql::open(path).unwrap(), Config::default(), 1).unwrap();
+        e.commit_turn(commit("k1", vec![user("kept", 1)]), 2).unwrap();
+    }
+    {
+        let mut e = Engine::open(NativeSql::open(path).unwrap(), Config::default(), 3).unwrap();
+        assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 1, "reopening keeps data");
+        assert_eq!(schema::current_version(e.sql()).unwrap(), schema::latest_version());
+        e.sql().execute("INSERT INTO schema_migrations (version, applied_at) VALUES (999, 0)", &[]).unwrap();
+    }
+    let err = Engine::open(NativeSql::open(path).unwrap(), Config::default(), 4).err().unwrap();
+    assert!(err.to_string().contains("newer"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
