@@ -1,4 +1,5 @@
 //! Engine behaviour on the native SQLite backend: the same SQL the wasm build runs on sql.js.
+#![cfg(not(target_arch = "wasm32"))]
 
 use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::*;

@@ -1,6 +1,10 @@
 //! Content identity: a stable 128-bit fingerprint used to recognise a message (or a batch) we have
 //! already stored, so host retries and replays never store anything twice. Two independent
-//! FNV-1a 64-bit lanes keep it dependency-free and identical on every target.
+//! FNV-1a 64-bit lanes keep it dependency-free and identical on every target. JSON is fed in a
+//! canonical form (object keys sorted) so the same content hashes the same whatever key order a
+//! host used.
+
+use serde_json::Value;
 
 const OFFSET_A: u64 = 0xcbf2_9ce4_8422_2325;
 const OFFSET_B: u64 = 0x6c62_272e_07bb_0142;
@@ -39,6 +43,30 @@ impl Fingerprint {
         self
     }
 
+    /// Adds a JSON value in canonical form: object keys sorted, no whitespace.
+    pub fn json(&mut self, value: &Value) -> &mut Self {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                self.field("{");
+                for key in keys {
+                    self.field(key);
+                    self.json(&map[key.as_str()]);
+                }
+                self.field("}")
+            }
+            Value::Array(items) => {
+                self.field("[");
+                for item in items {
+                    self.json(item);
+                }
+                self.field("]")
+            }
+            scalar => self.field(&scalar.to_string()),
+        }
+    }
+
     /// The fingerprint as 32 lower-case hex digits.
     pub fn hex(&self) -> String {
         format!("{:016x}{:016x}", self.a, self.b)
@@ -56,5 +84,14 @@ mod tests {
         assert_ne!(one, two);
         assert_eq!(one, Fingerprint::new().field("ab").field("c").hex());
         assert_eq!(one.len(), 32);
+    }
+
+    #[test]
+    fn json_identity_ignores_key_order_but_not_values() {
+        let a: Value = serde_json::from_str(r#"{"a":1,"b":[{"x":"y","z":2}]}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"b":[{"z":2,"x":"y"}],"a":1}"#).unwrap();
+        let c: Value = serde_json::from_str(r#"{"b":[{"z":3,"x":"y"}],"a":1}"#).unwrap();
+        assert_eq!(Fingerprint::new().json(&a).hex(), Fingerprint::new().json(&b).hex());
+        assert_ne!(Fingerprint::new().json(&a).hex(), Fingerprint::new().json(&c).hex());
     }
 }

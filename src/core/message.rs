@@ -207,13 +207,13 @@ pub fn parse_message(value: &Value, path: &str) -> Result<StoredMessage> {
     Ok(StoredMessage { role, text, parts, tool_call_id, timestamp_ms, tokens, identity, raw_json: value.to_string() })
 }
 
-/// Role, timestamp, tool-call id and the content-bearing fields, canonically serialized.
+/// Role, timestamp, tool-call id and the content-bearing fields, in canonical JSON form.
 fn message_identity(obj: &serde_json::Map<String, Value>, role: Role) -> String {
     let mut fp = Fingerprint::new();
     fp.field(role.as_str());
     for key in ["timestamp", "toolCallId", "content", "summary", "command", "output", "customType"] {
         match obj.get(key) {
-            Some(value) => fp.field(key).field(&value.to_string()),
+            Some(value) => fp.field(key).json(value),
             None => fp.field(""),
         };
     }

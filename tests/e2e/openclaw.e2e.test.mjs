@@ -157,7 +157,7 @@ test(
     const output = sandbox.allOutput();
 
     // --- (c) every turn succeeded, no failure lines --------------------------------
-    for (const [i, { turn }] of turns.entries()) {
+    for (const [i, { turn, served }] of turns.entries()) {
       assert.ok(
         turn.result,
         `turn ${i + 1}: stdout is not the JSON of --json (exit ${turn.code}).\n` +
@@ -170,8 +170,8 @@ test(
           `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
       );
       assert.equal(turn.code, 0, `turn ${i + 1}: exit code ${turn.code}\n${turn.stderr.slice(-3000)}`);
-      assert.ok(turn.served.length >= 1, `turn ${i + 1}: the mock LLM answered no chat request`);
-      const lastReply = turn.served.at(-1).reply;
+      assert.ok(served.length >= 1, `turn ${i + 1}: the mock LLM answered no chat request`);
+      const lastReply = served.at(-1).reply;
       assert.equal(
         turn.reply,
         lastReply,

@@ -1,0 +1,40 @@
+// Durable files for Node: the database is replaced atomically (temp file, fsync, rename, fsync of
+// the directory), so a crash leaves either the previous or the new database, never a torn one.
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+const SQLITE_HEADER = "SQLite format 3\0";
+
+/** Reads an existing database file, or returns undefined when there is none. */
+export function readDatabaseFile(path) {
+  if (!existsSync(path)) return undefined;
+  const bytes = readFileSync(path);
+  if (bytes.length === 0) return undefined;
+  if (bytes.length < 100 || bytes.subarray(0, 16).toString("latin1") !== SQLITE_HEADER) {
+    throw new Error(`lossless-wasm: ${path} exists but is not a SQLite database; refusing to overwrite it (move it away or set dbPath)`);
+  }
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+}
+
+/** Atomically replaces `path` with `bytes`. */
+export function writeFileAtomic(path, bytes) {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, "w", 0o600);
+  try {
+    writeFileSync(fd, bytes);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  let dirFd;
+  try {
+    dirFd = openSync(dirname(path), "r");
+    fsyncSync(dirFd);
+  } catch {
+    // Some file systems refuse fsync on directories; the rename itself is already atomic.
+  } finally {
+    if (dirFd !== undefined) closeSync(dirFd);
+  }
+}

@@ -1,0 +1,39 @@
+// OpenClaw plugin entry. `register` is synchronous and cheap, as the host requires: it only
+// registers the engine factory. The wasm module and the database open lazily on first use and
+// are shared by every factory call for the same database path.
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { createContextEngine, ENGINE_ID } from "./context-engine.js";
+import { openNodeEngine } from "./node-engine.js";
+
+function stateDir(api) {
+  try {
+    const dir = api.runtime?.state?.resolveStateDir?.();
+    if (typeof dir === "string" && dir) return dir;
+  } catch {
+    // Not available in this registration mode; fall back like the host does.
+  }
+  return process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw");
+}
+
+export function resolveDbPath(api) {
+  const configured = api.pluginConfig?.dbPath;
+  return typeof configured === "string" && configured.trim() ? configured : join(stateDir(api), "lossless-wasm", "lossless.sqlite");
+}
+
+export default {
+  id: ENGINE_ID,
+  name: "Lossless context (wasm)",
+  description: "Lossless context management: every message kept in SQLite, a budget-sized view for the model.",
+  register(api) {
+    if (api.registrationMode === "cli-metadata") return;
+    api.registerContextEngine(ENGINE_ID, async () => {
+      const config = api.pluginConfig ?? {};
+      const open = () => openNodeEngine(resolveDbPath(api), config);
+      // Open (or reuse) before returning, so a bad config or database fails the factory with
+      // its own message instead of failing later inside a turn.
+      await open();
+      return createContextEngine(open, api.logger);
+    });
+  },
+};

@@ -1,0 +1,24 @@
+// Library entry for embedders outside OpenClaw (browser pages, plain Node): open an engine on a
+// sql.js module you provide, with an optional `save` callback that receives the database bytes
+// after every write. The returned object speaks the same ContextEngine contract as the plugin.
+import init from "../wasm/lossless_wasm.js";
+import { createContextEngine } from "./context-engine.js";
+import { createHandle } from "./engine-handle.js";
+
+let wasmReady;
+
+/**
+ * @param {object} options
+ * @param {object} options.SQL the initialized sql.js module
+ * @param {Uint8Array} [options.bytes] an existing database to open
+ * @param {object} [options.config] engine config
+ * @param {(bytes: Uint8Array) => void} [options.save] persistence callback
+ * @param {BufferSource|WebAssembly.Module|URL|string} [options.wasm] where to load our wasm from
+ *        (default: next to this package's JS, fetched)
+ */
+export async function openEngine({ SQL, bytes, config, save, wasm } = {}) {
+  wasmReady ??= init(wasm === undefined ? undefined : { module_or_path: wasm });
+  await wasmReady;
+  const handle = createHandle({ SQL, bytes, config, save });
+  return createContextEngine(async () => handle);
+}

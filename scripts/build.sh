@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the wasm module and assembles the installable npm package in dist/pkg, plus its
+# `npm pack` tarball in dist/. Usage: bash scripts/build.sh [--debug]
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$REPO_ROOT"
+
+profile=release
+[ "${1:-}" = "--debug" ] && profile=debug
+flags=(); [ "$profile" = release ] && flags=(--release)
+
+wasm_cargo build --quiet --lib --target wasm32-unknown-unknown "${flags[@]}"
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)"
+
+rm -rf dist/pkg && mkdir -p dist/pkg/wasm dist/pkg/shim
+wasm-bindgen --target web --out-dir dist/pkg/wasm --out-name lossless_wasm \
+  "$WASM_TARGET_DIR/wasm32-unknown-unknown/$profile/lossless_wasm.wasm"
+cp js-shim/*.js dist/pkg/shim/
+cp openclaw.plugin.json pkg-template/README.md dist/pkg/
+node -e '
+  const fs = require("fs");
+  const pkg = JSON.parse(fs.readFileSync("pkg-template/package.json", "utf8"));
+  pkg.version = process.argv[1];
+  fs.writeFileSync("dist/pkg/package.json", JSON.stringify(pkg, null, 2) + "\n");
+' "$version"
+grep -q "ENGINE_VERSION = \"$version\"" js-shim/context-engine.js || {
+  echo "error: js-shim/context-engine.js ENGINE_VERSION differs from Cargo.toml version $version" >&2; exit 1; }
+
+rm -f dist/*.tgz
+(cd dist && npm pack --silent ./pkg >/dev/null)
+echo "built dist/pkg and dist/$(cd dist && ls *.tgz) ($(du -h dist/pkg/wasm/lossless_wasm_bg.wasm | cut -f1) wasm)"
