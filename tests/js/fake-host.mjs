@@ -1,0 +1,79 @@
+// A fake OpenClaw host for shim tests. It follows the real host's rules and call order
+// (../shared/reference/openclaw-host-contract.md §3.3): synchronous register with api calls
+// ignored once it returns, the factory called once per logical turn and disposed after it,
+// contract validation of the factory's result, bootstrap -> assemble -> commitTurn -> maintain.
+
+export function createFakeHost({ pluginConfig = {}, stateDir } = {}) {
+  const engines = new Map();
+  const logs = [];
+  let registering = false;
+  const guarded = (fn) => (...args) => (registering ? fn(...args) : undefined);
+  const api = {
+    id: "lossless-wasm",
+    registrationMode: "full",
+    pluginConfig,
+    logger: {
+      debug: (m) => logs.push(["debug", m]),
+      info: (m) => logs.push(["info", m]),
+      warn: (m) => logs.push(["warn", m]),
+      error: (m) => logs.push(["error", m]),
+    },
+    runtime: { version: "2026.9.6", state: { resolveStateDir: () => stateDir } },
+    registerContextEngine: guarded((id, factory) => {
+      if (id === "legacy") throw new Error("context engine id legacy is reserved by core");
+      if (typeof factory !== "function") throw new Error("factory must be a function");
+      engines.set(id, factory);
+    }),
+  };
+
+  async function resolveEngine(id) {
+    const factory = engines.get(id);
+    if (!factory) throw new Error(`context engine "${id}" is not registered`);
+    const engine = await factory({ config: {}, agentDir: "/fake/agent", workspaceDir: "/fake/ws" });
+    const missing = ["ingest", "assemble", "compact"].filter((m) => typeof engine?.[m] !== "function");
+    if (!engine?.info?.id || !engine?.info?.name || missing.length) {
+      throw new Error(`Context engine "${id}" factory returned an invalid ContextEngine: missing ${missing.join(", ") || "info"}`);
+    }
+    const ts = engine.info.transcriptSemantics ?? {};
+    if (ts.currentTurnFence !== "before-current-turn-entry-v1" || ts.turnAdvancementIdempotency !== "atomic-idempotent-v1" || typeof engine.commitTurn !== "function") {
+      throw new Error(`Context engine "${id}" degraded to "legacy": durable turn contract not declared`);
+    }
+    return engine;
+  }
+
+  return {
+    api,
+    logs,
+    engines,
+    load(plugin) {
+      registering = true;
+      let result;
+      try {
+        result = plugin.register(api);
+      } finally {
+        registering = false;
+      }
+      if (result && typeof result.then === "function") throw new Error("plugin register must be synchronous");
+    },
+    resolveEngine,
+    /** One durable logical turn: factory, bootstrap, assemble, commitTurn, maintain, dispose. */
+    async runTurn(id, { sessionId, sessionKey, history, turn, tokenBudget = 100_000, advancementKey }) {
+      const engine = await resolveEngine(id);
+      try {
+        const sessionFile = `sqlite:main:${sessionId}:/fake/agent.sqlite`;
+        if (history.length) await engine.bootstrap?.({ sessionId, sessionKey, sessionFile });
+        const view = await engine.assemble({ sessionId, sessionKey, messages: history, tokenBudget, availableTools: new Set(), model: "fake", prompt: "hi" });
+        if (!Array.isArray(view?.messages)) throw new Error("assemble result must have a messages array");
+        const commit = await engine.commitTurn({
+          advancementKey: advancementKey ?? `turn-${sessionId}-${history.length}`,
+          admission: { entryId: "e1" }, terminal: { entryId: "e2" },
+          messages: turn, sessionId, sessionKey, runtimeContext: { llm: { complete: async () => ({ text: "" }) } },
+        });
+        await engine.maintain?.({ sessionId, sessionKey, sessionFile });
+        return { view, commit, engine };
+      } finally {
+        await engine.dispose?.();
+      }
+    },
+  };
+}
