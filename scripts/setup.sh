@@ -3,7 +3,10 @@
 # skipped when its result is already there. Works on a bare machine of this project's kind
 # (Debian, rustup without the wasm32 std, registries only) and on an ordinary developer machine
 # with rustup and internet. Recipe: ../shared/TOOLCHAIN.md.
+# Usage: bash scripts/setup.sh [--build-only]   (--build-only: skip Chromium and the OpenClaw host)
 set -euo pipefail
+build_only=0
+[ "${1:-}" = "--build-only" ] && build_only=1
 source "$(dirname "$0")/env.sh"
 cd "$REPO_ROOT"
 
@@ -50,6 +53,13 @@ if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "$WASM_BINDGEN
 else
   step "wasm-bindgen-cli $WASM_BINDGEN_VERSION (installing, ~3 min)"
   cargo install --quiet wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+
+if [ "$build_only" = 1 ]; then
+  step "npm packages"
+  [ -f node_modules/.package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error
+  step "setup complete (build only)"
+  exit 0
 fi
 
 # 3. Chromium and chromedriver for browser tests (Debian's; test tools may not download browsers).

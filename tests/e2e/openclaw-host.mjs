@@ -39,18 +39,39 @@ export const FAILURE_PATTERNS = [
   { name: "plugin register must be synchronous", re: /plugin register must be synchronous/ },
 ];
 
-/** Return the matching failure lines of `text`, as [{pattern, line}]. */
-export function findFailureLines(text) {
-  const hits = [];
-  for (const line of String(text).split(/\r?\n/)) {
-    for (const p of FAILURE_PATTERNS) {
-      if (p.re.test(line)) {
-        hits.push({ pattern: p.name, line: line.length > 2000 ? line.slice(0, 2000) + " …" : line });
-        break;
-      }
+/**
+ * Readable text of one output/log line. The host's log file holds one JSON record
+ * per line (tslog); use its "message" field, prefixed with the level.
+ */
+export function logLineText(line) {
+  const t = String(line);
+  if (t.startsWith("{")) {
+    try {
+      const rec = JSON.parse(t);
+      if (typeof rec.message === "string") return `[${rec._meta?.logLevelName ?? "log"}] ${rec.message}`;
+    } catch {
+      /* not JSON */
     }
   }
-  return hits;
+  return t;
+}
+
+/**
+ * Failure lines in `text` (output + log), deduplicated by their readable text:
+ * [{pattern, line, count}].
+ */
+export function findFailureLines(text) {
+  const byLine = new Map();
+  for (const raw of String(text).split(/\r?\n/)) {
+    const p = FAILURE_PATTERNS.find((f) => f.re.test(raw));
+    if (!p) continue;
+    let line = logLineText(raw).replace(/^\[(INFO|WARN|ERROR|DEBUG|FATAL|log)\] /, "");
+    if (line.length > 2000) line = line.slice(0, 2000) + " …";
+    const hit = byLine.get(line);
+    if (hit) hit.count += 1;
+    else byLine.set(line, { pattern: p.name, line, count: 1 });
+  }
+  return [...byLine.values()];
 }
 
 /** Lines of `text` matching `re` (for useful assertion messages). */

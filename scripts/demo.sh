@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job: builds the wasm package (installing the toolchain when missing) and runs the demo
+# on the bundled transcript, with no network access and no API key.
+# Usage: bash scripts/demo.sh [token-budget]
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$REPO_ROOT"
+bash scripts/setup.sh --build-only >&2
+bash scripts/build.sh >&2
+node demo/run.mjs "$@"

