@@ -15,8 +15,9 @@ debian_wasm_std() {
   compgen -G "/usr/lib/rustlib/wasm32-unknown-unknown/lib/libstd-*.rlib" >/dev/null
 }
 
+# LOSSLESS_WASM_TOOLCHAIN=debian forces the Debian path (to test it where rustup works too).
 rustup_has_wasm() {
-  command -v rustup >/dev/null && rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown
+  [ "${LOSSLESS_WASM_TOOLCHAIN:-}" != debian ] && command -v rustup >/dev/null && rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown
 }
 
 # Runs cargo for the wasm32 target with whichever toolchain has its std.

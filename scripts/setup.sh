@@ -26,7 +26,7 @@ step() { echo "==> $*"; }
 # 1. A wasm32 toolchain: rustup's target where it exists or can be added, else Debian's rustc-web.
 if rustup_has_wasm; then
   step "wasm32 target: rustup (installed)"
-elif command -v rustup >/dev/null && rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
+elif [ "${LOSSLESS_WASM_TOOLCHAIN:-}" != debian ] && command -v rustup >/dev/null && rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
   step "wasm32 target: rustup (added)"
 elif debian_wasm_std; then
   step "wasm32 target: Debian rustc-web with built std (present)"

@@ -221,8 +221,9 @@ fn message_identity(obj: &serde_json::Map<String, Value>, role: Role) -> String 
 }
 
 /// Parses a batch; the first invalid message fails the whole batch, so nothing is stored half-way.
-pub fn parse_messages(values: &[Value], path: &str) -> Result<Vec<StoredMessage>> {
-    values.iter().enumerate().map(|(i, v)| parse_message(v, &format!("{path}[{i}]"))).collect()
+/// Errors name `messages[i]`, counting from `first_index` (the batch's position in the host's list).
+pub fn parse_messages(values: &[Value], first_index: usize) -> Result<Vec<StoredMessage>> {
+    values.iter().enumerate().map(|(i, v)| parse_message(v, &format!("messages[{}]", first_index + i))).collect()
 }
 
 #[cfg(test)]
@@ -293,7 +294,16 @@ mod tests {
 
     #[test]
     fn a_batch_with_one_bad_message_fails_whole() {
-        let err = parse_messages(&[json!({"role":"user","content":"ok"}), json!({"role":"user"})], "messages").unwrap_err();
+        let err = parse_messages(&[json!({"role":"user","content":"ok"}), json!({"role":"user"})], 0).unwrap_err();
         assert!(err.to_string().contains("messages[1].content"), "{err}");
+        let offset = parse_messages(&[json!({"role":"user"})], 7).unwrap_err();
+        assert!(offset.to_string().contains("messages[7].content"), "{offset}");
+    }
+
+    #[test]
+    fn raw_json_keeps_the_hosts_key_order() {
+        let text = r#"{"role":"user","timestamp":5,"content":"x","zeta":1,"alpha":2}"#;
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(parse_message(&value, "m").unwrap().raw_json, text);
     }
 }

@@ -14,10 +14,9 @@ const PAGE: i64 = 256;
 impl<S: Sql> Engine<S> {
     pub fn assemble(&mut self, params: AssembleParams, now_ms: i64) -> Result<AssembleResult> {
         validate_session(&params.session)?;
-        let stored = self.conversation(&params.session)?.map_or(0, |c| c.message_count);
         // Only when the host knows more messages than we stored is there anything to catch up on.
-        if params.messages.len() as i64 > stored {
-            self.store_messages(&params.session, &params.messages, "messages", now_ms)?;
+        if params.messages.len() as i64 > self.stored_count(&params.session)? {
+            self.ingest_from(&params.session, &params.messages, 0, now_ms)?;
         }
         let budget = params
             .token_budget

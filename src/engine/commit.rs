@@ -15,7 +15,7 @@ impl<S: Sql> Engine<S> {
         if params.advancement_key.is_empty() {
             return Err(Error::input("advancementKey", "must be a non-empty string"));
         }
-        let parsed = parse_messages(&params.messages, "messages")?;
+        let parsed = parse_messages(&params.messages, 0)?;
         let mut fp = Fingerprint::new();
         for message in &parsed {
             fp.field(&message.identity);

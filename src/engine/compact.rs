@@ -10,7 +10,7 @@ use crate::store::Sql;
 impl<S: Sql> Engine<S> {
     pub fn compact(&mut self, params: CompactParams) -> Result<CompactResult> {
         validate_session(&params.session)?;
-        let stored = self.conversation(&params.session)?.map_or(0, |c| c.message_count);
+        let stored = self.stored_count(&params.session)?;
         Ok(CompactResult {
             ok: true,
             compacted: false,

@@ -4,18 +4,19 @@
 
 use serde_json::Value;
 
-use super::params::{validate_session, AfterTurnParams, BootstrapParams, BootstrapResult, IngestParams, SessionRef};
+use super::params::{checked_tail_start, validate_session, AfterTurnParams, BootstrapParams, BootstrapResult, IngestParams, SessionRef};
 use super::Engine;
 use crate::core::message::parse_messages;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::messages::{self, Appended};
 use crate::store::{conversations, Sql};
 
 impl<S: Sql> Engine<S> {
     /// Stores the messages of `values` not already stored in the session's conversation.
-    pub(crate) fn store_messages(&mut self, session: &SessionRef, values: &[Value], path: &str, now_ms: i64) -> Result<Appended> {
+    /// `first_index` is the position of `values[0]` in the host's list, for error messages.
+    pub fn ingest_from(&mut self, session: &SessionRef, values: &[Value], first_index: usize, now_ms: i64) -> Result<Appended> {
         validate_session(session)?;
-        let parsed = parse_messages(values, path)?;
+        let parsed = parse_messages(values, first_index)?;
         self.store.write(|sql| {
             let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
             messages::append(sql, &conversation, &parsed, now_ms)
@@ -24,7 +25,7 @@ impl<S: Sql> Engine<S> {
 
     /// Imports a session's existing history (idempotent: a second run imports nothing).
     pub fn bootstrap(&mut self, params: BootstrapParams, now_ms: i64) -> Result<BootstrapResult> {
-        let appended = self.store_messages(&params.session, &params.messages, "messages", now_ms)?;
+        let appended = self.ingest_from(&params.session, &params.messages, 0, now_ms)?;
         let reason = if params.messages.is_empty() {
             "no history passed; conversation ready".to_owned()
         } else {
@@ -35,20 +36,12 @@ impl<S: Sql> Engine<S> {
 
     /// Ingests messages; returns how many were new.
     pub fn ingest(&mut self, params: IngestParams, now_ms: i64) -> Result<usize> {
-        Ok(self.store_messages(&params.session, &params.messages, "messages", now_ms)?.inserted)
+        Ok(self.ingest_from(&params.session, &params.messages, 0, now_ms)?.inserted)
     }
 
     /// Ingests the messages after `prePromptMessageCount` of the host's full snapshot.
     pub fn after_turn(&mut self, params: AfterTurnParams, now_ms: i64) -> Result<usize> {
-        let start = params.pre_prompt_message_count;
-        let new = params.messages.get(start..).ok_or_else(|| {
-            Error::input(
-                "prePromptMessageCount",
-                format!("is {start} but only {} messages were passed", params.messages.len()),
-            )
-        })?;
-        // Indices in errors refer to the host's snapshot, so offset the path accordingly.
-        let path = format!("messages[{start}..]");
-        Ok(self.store_messages(&params.session, new, &path, now_ms)?.inserted)
+        let start = checked_tail_start(params.pre_prompt_message_count, params.messages.len())?;
+        Ok(self.ingest_from(&params.session, &params.messages[start..], start, now_ms)?.inserted)
     }
 }

@@ -41,6 +41,11 @@ impl<S: Sql> Engine<S> {
         self.store.sql()
     }
 
+    /// How many messages the session's active conversation holds (0 when there is none).
+    pub fn stored_count(&mut self, session: &SessionRef) -> Result<i64> {
+        Ok(self.conversation(session)?.map_or(0, |c| c.message_count))
+    }
+
     /// The active conversation of a session, without creating one.
     pub fn conversation(&mut self, session: &SessionRef) -> Result<Option<Conversation>> {
         conversations::find_active(self.store.sql(), session.key())

@@ -66,9 +66,21 @@ pub struct IngestParams {
 pub struct AfterTurnParams {
     #[serde(flatten)]
     pub session: SessionRef,
+    #[serde(default)]
     pub messages: Vec<Value>,
     #[serde(default)]
     pub pre_prompt_message_count: usize,
+}
+
+/// Checks `prePromptMessageCount` against the snapshot length; the new messages start there.
+pub fn checked_tail_start(pre_prompt_message_count: usize, snapshot_len: usize) -> Result<usize> {
+    if pre_prompt_message_count > snapshot_len {
+        return Err(Error::input(
+            "prePromptMessageCount",
+            format!("is {pre_prompt_message_count} but only {snapshot_len} messages were passed"),
+        ));
+    }
+    Ok(pre_prompt_message_count)
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -2,14 +2,16 @@
 //! current time, converts with serde-wasm-bindgen, calls [`Engine`], and converts the result.
 //! Errors become JS `Error`s with the crate's message.
 
+use js_sys::{Array, Object, Reflect};
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::js_error;
 use super::sqljs::{SqlJsDatabase, SqlJsSql};
 use crate::core::config::Config;
-use crate::engine::{decode, Engine};
+use crate::engine::{checked_tail_start, decode, AfterTurnParams, AssembleParams, Engine};
 use crate::error::Error;
 
 /// The context engine over a sql.js database.
@@ -20,6 +22,27 @@ pub struct WasmEngine {
 
 fn from_js(call: &str, value: JsValue) -> Result<Value, JsError> {
     serde_wasm_bindgen::from_value(value).map_err(|e| js_error(Error::input(format!("{call} params"), e.to_string())))
+}
+
+/// Separates `messages` from the rest of a params object without converting it. The host passes
+/// its whole history to `assemble` and `afterTurn` on every turn; converting all of it would make
+/// every turn cost time proportional to the history, so only the messages actually needed are.
+fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsError> {
+    let invalid = |reason: &str| js_error(Error::input(format!("{call} params"), reason));
+    let object = params.dyn_ref::<Object>().ok_or_else(|| invalid("expected an object"))?;
+    let messages = Reflect::get(params, &"messages".into()).unwrap_or(JsValue::UNDEFINED);
+    let messages = if messages.is_undefined() || messages.is_null() {
+        Array::new()
+    } else {
+        messages.dyn_into::<Array>().map_err(|_| js_error(Error::input("messages", "expected an array of messages")))?
+    };
+    let rest = Object::assign(&Object::new(), object);
+    let _ = Reflect::delete_property(&rest, &"messages".into());
+    Ok((from_js(call, rest.into())?, messages))
+}
+
+fn convert_messages(call: &str, messages: &JsValue) -> Result<Vec<Value>, JsError> {
+    serde_wasm_bindgen::from_value(messages.clone()).map_err(|e| js_error(Error::input(format!("{call} messages"), e.to_string())))
 }
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
@@ -69,11 +92,16 @@ impl WasmEngine {
         Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }
 
+    /// Ingests the new tail (after `prePromptMessageCount`) of the host's full snapshot,
+    /// converting only that tail.
     #[wasm_bindgen(js_name = afterTurn)]
     pub fn after_turn(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsError> {
-        let params = decode("afterTurn", from_js("afterTurn", params)?).map_err(js_error)?;
-        let inserted = self.inner.after_turn(params, now(now_ms)).map_err(js_error)?;
-        Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
+        let (rest, messages) = split_messages("afterTurn", &params)?;
+        let params: AfterTurnParams = decode("afterTurn", rest).map_err(js_error)?;
+        let start = checked_tail_start(params.pre_prompt_message_count, messages.length() as usize).map_err(js_error)?;
+        let tail = convert_messages("afterTurn", &messages.slice(start as u32, messages.length()))?;
+        let appended = self.inner.ingest_from(&params.session, &tail, start, now(now_ms)).map_err(js_error)?;
+        Ok(u32::try_from(appended.inserted).unwrap_or(u32::MAX))
     }
 
     #[wasm_bindgen(js_name = commitTurn)]
@@ -82,8 +110,14 @@ impl WasmEngine {
         to_js(&self.inner.commit_turn(params, now(now_ms)).map_err(js_error)?)
     }
 
+    /// The view. The host's history is converted only when it holds more messages than we stored
+    /// (history from before the engine was installed); normally it is not touched at all.
     pub fn assemble(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
-        let params = decode("assemble", from_js("assemble", params)?).map_err(js_error)?;
+        let (rest, messages) = split_messages("assemble", &params)?;
+        let mut params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
+        if i64::from(messages.length()) > self.inner.stored_count(&params.session).map_err(js_error)? {
+            params.messages = convert_messages("assemble", &messages)?;
+        }
         let view = self.inner.assemble(params, now(now_ms)).map_err(js_error)?;
         to_js(&AssembleOut {
             messages_json: format!("[{}]", view.messages.join(",")),

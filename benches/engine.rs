@@ -1,0 +1,69 @@
+//! Native benchmarks of the engine on bundled SQLite: the per-turn path (assemble + commitTurn)
+//! and ingest, at several history sizes. Run: `cargo bench --bench engine`. Numbers are recorded
+//! in docs/benchmarks.md; tests never assert on them.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use lossless_wasm::core::config::Config;
+use lossless_wasm::engine::{decode, AssembleParams, CommitTurnParams, Engine, IngestParams};
+use lossless_wasm::store::native::NativeSql;
+use serde_json::{json, Value};
+
+fn message(i: usize) -> Value {
+    if i % 2 == 0 {
+        json!({"role": "user", "content": format!("user message {i}: please look at src/module_{}.rs", i % 97), "timestamp": i})
+    } else {
+        json!({"role": "assistant", "content": [{"type": "text", "text": format!("reply {i}: changed two lines, tests pass")}], "timestamp": i})
+    }
+}
+
+fn engine_with(n: usize) -> Engine<NativeSql> {
+    let mut engine = Engine::open(NativeSql::in_memory().unwrap(), Config::default(), 0).unwrap();
+    for start in (0..n).step_by(500) {
+        let batch: Vec<Value> = (start..(start + 500).min(n)).map(message).collect();
+        let params: IngestParams = decode("ingest", json!({"sessionId": "s", "sessionKey": "k", "messages": batch})).unwrap();
+        engine.ingest(params, 0).unwrap();
+    }
+    engine
+}
+
+fn per_turn(c: &mut Criterion) {
+    let mut group = c.benchmark_group("per_turn_assemble_and_commit");
+    group.sample_size(20);
+    for n in [1_000usize, 10_000] {
+        let mut engine = engine_with(n);
+        let mut next = n;
+        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| {
+                let view: AssembleParams = decode("assemble", json!({"sessionId": "s", "sessionKey": "k", "tokenBudget": 128_000})).unwrap();
+                engine.assemble(view, 0).unwrap();
+                let turn: CommitTurnParams = decode(
+                    "commitTurn",
+                    json!({"sessionId": "s", "sessionKey": "k", "advancementKey": format!("t{next}"), "messages": [message(next), message(next + 1)]}),
+                )
+                .unwrap();
+                next += 2;
+                engine.commit_turn(turn, 0).unwrap();
+            })
+        });
+    }
+    group.finish();
+}
+
+fn ingest(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ingest_batch_of_100");
+    group.sample_size(20);
+    let mut engine = engine_with(10_000);
+    let mut next = 10_000;
+    group.bench_function("at_10k", |b| {
+        b.iter(|| {
+            let batch: Vec<Value> = (next..next + 100).map(message).collect();
+            next += 100;
+            let params: IngestParams = decode("ingest", json!({"sessionId": "s", "sessionKey": "k", "messages": batch})).unwrap();
+            engine.ingest(params, 0).unwrap();
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, per_turn, ingest);
+criterion_main!(benches);
