@@ -11,6 +11,20 @@ pub const SYSTEM_PROMPT_ADDITION: &str = "[lossless-wasm] This conversation's hi
 lossless-wasm context engine. Every message is stored permanently; when older turns are summarized, \
 their details can be recovered.";
 
+/// A summary as the model sees it: a user-role message carrying the summary text, its id,
+/// depth and time span, and how to recover details. Same inputs, same bytes.
+pub fn render_summary_message(id: i64, depth: i64, content: &str, earliest_at: Option<i64>, latest_at: Option<i64>) -> String {
+    let span = match (earliest_at, latest_at) {
+        (Some(a), Some(b)) => format!(" span_ms=\"{a}..{b}\""),
+        _ => String::new(),
+    };
+    let text = format!(
+        "<lossless-summary id=\"{id}\" depth=\"{depth}\"{span}>\n{content}\n</lossless-summary>\n\
+         (Earlier messages summarized. Use lcm_expand with this id or lcm_grep to recover details.)"
+    );
+    serde_json::json!({ "role": "user", "content": text, "timestamp": latest_at.unwrap_or(0) }).to_string()
+}
+
 /// What the selection needs to know about one stored message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidate {

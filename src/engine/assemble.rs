@@ -1,12 +1,15 @@
-//! `assemble`: the model's view — the newest stored messages that fit the token budget, returned
-//! exactly as the host sent them, plus a static system-prompt addition. Messages the host passes
-//! that we have never seen (history from before the engine was installed) are stored first.
+//! `assemble`: the model's view — the newest context items (messages and summaries) that fit the
+//! token budget, messages exactly as the host sent them, plus a static system-prompt addition.
+//! Messages the host passes that we have never seen (history from before the engine was
+//! installed) are stored first.
 
 use super::params::{validate_session, AssembleParams, AssembleResult};
 use super::Engine;
-use crate::core::assemble::{select_newest, Candidate, SYSTEM_PROMPT_ADDITION};
+use crate::core::assemble::{render_summary_message, select_newest, Candidate, SYSTEM_PROMPT_ADDITION};
+use crate::core::message::Role;
 use crate::error::Result;
-use crate::store::{conversations, messages, Sql};
+use crate::store::context::{self, ItemContent};
+use crate::store::{conversations, Sql};
 
 /// Messages read per page while filling the budget.
 const PAGE: i64 = 256;
@@ -31,25 +34,43 @@ impl<S: Sql> Engine<S> {
             });
         };
         let mut newest_first = Vec::new();
-        let mut before = conversation.message_count + 1;
+        let mut before = conversation.next_ordinal + 1;
         let mut used: u64 = 0;
         loop {
-            let page = messages::newest_before(self.store.sql(), conversation.id, before, PAGE)?;
+            let page = context::newest_before(self.store.sql(), conversation.id, before, PAGE)?;
             let full_page = page.len() as i64 == PAGE;
-            for message in page {
-                before = message.seq;
-                used += u64::from(message.tokens);
-                newest_first.push(message);
+            for item in page {
+                before = item.ordinal;
+                used += u64::from(item.tokens);
+                newest_first.push(item);
             }
             if !full_page || used > u64::from(budget) {
                 break;
             }
         }
-        let candidates: Vec<Candidate> = newest_first.iter().map(|m| Candidate { role: m.role, tokens: m.tokens }).collect();
+        let candidates: Vec<Candidate> = newest_first
+            .iter()
+            .map(|item| {
+                let role = match &item.content {
+                    ItemContent::Message { role, .. } => *role,
+                    ItemContent::Summary { .. } => Role::User,
+                };
+                Candidate { role, tokens: item.tokens }
+            })
+            .collect();
         let take = select_newest(&candidates, budget);
         newest_first.truncate(take);
-        let estimated_tokens = newest_first.iter().map(|m| u64::from(m.tokens)).sum();
-        let messages = newest_first.into_iter().rev().map(|m| m.raw_json).collect();
+        let estimated_tokens = newest_first.iter().map(|item| u64::from(item.tokens)).sum();
+        let messages = newest_first
+            .into_iter()
+            .rev()
+            .map(|item| match item.content {
+                ItemContent::Message { raw_json, .. } => raw_json,
+                ItemContent::Summary { id, depth, content, earliest_at, latest_at } => {
+                    render_summary_message(id, depth, &content, earliest_at, latest_at)
+                }
+            })
+            .collect();
         Ok(AssembleResult {
             messages,
             estimated_tokens,

@@ -14,9 +14,13 @@ pub struct Conversation {
     pub generation: i64,
     pub message_count: i64,
     pub token_count: i64,
+    /// The ordinal the next context item gets.
+    pub next_ordinal: i64,
+    /// Running total of the active context's tokens.
+    pub context_token_count: i64,
 }
 
-const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count";
+const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count";
 
 fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     Ok(Conversation {
@@ -26,6 +30,8 @@ fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
         generation: row.int(3)?,
         message_count: row.int(4)?,
         token_count: row.int(5)?,
+        next_ordinal: row.int(6)?,
+        context_token_count: row.int(7)?,
     })
 }
 
@@ -63,10 +69,16 @@ pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: 
     }
 }
 
-/// Adds to the running totals after messages were appended.
-pub fn add_totals(sql: &mut impl Sql, id: i64, messages: i64, tokens: i64) -> Result<()> {
+/// Adds to the running totals after messages were appended (each also became a context item).
+pub fn add_appended(sql: &mut impl Sql, id: i64, messages: i64, tokens: i64) -> Result<()> {
     sql.execute(
-        "UPDATE conversations SET message_count = message_count + ?2, token_count = token_count + ?3 WHERE id = ?1",
+        "UPDATE conversations SET message_count = message_count + ?2, token_count = token_count + ?3, \
+         next_ordinal = next_ordinal + ?2, context_token_count = context_token_count + ?3 WHERE id = ?1",
         &[id.into(), messages.into(), tokens.into()],
     )
+}
+
+/// Adjusts the active context's running total (a compaction replaced items).
+pub fn add_context_tokens(sql: &mut impl Sql, id: i64, delta: i64) -> Result<()> {
+    sql.execute("UPDATE conversations SET context_token_count = context_token_count + ?2 WHERE id = ?1", &[id.into(), delta.into()])
 }

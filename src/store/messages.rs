@@ -2,10 +2,11 @@
 //! A message whose content identity is already stored in the conversation is skipped, which is
 //! what makes host retries and replays harmless.
 
-use crate::core::message::{Role, StoredMessage};
-use crate::error::{Error, Result};
-use crate::store::conversations::{add_totals, Conversation};
-use crate::store::sql::Sql;
+use crate::core::message::{MessagePart, PartKind, Role, StoredMessage};
+use crate::error::Result;
+use crate::store::context;
+use crate::store::conversations::{add_appended, Conversation};
+use crate::store::sql::{Sql, SqlValue};
 
 /// What an append did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,8 +24,20 @@ pub fn exists(sql: &mut impl Sql, conversation_id: i64, identity: &str) -> Resul
     Ok(row.is_some())
 }
 
-/// Appends the messages not yet stored, in order, and updates the conversation's totals.
-/// Call inside a write transaction.
+fn part_kind(role: Role, part: &MessagePart) -> &'static str {
+    match (role, part.kind) {
+        (Role::ToolResult, PartKind::Text) => "tool_result",
+        (_, PartKind::Text) => "text",
+        (_, PartKind::Reasoning) => "reasoning",
+        (_, PartKind::ToolCall) => "tool_call",
+        (_, PartKind::Image) => "image",
+        (_, PartKind::File) => "file",
+    }
+}
+
+/// Appends the messages not yet stored, in order: each gets its parts and a context item at the
+/// end of the active view, and the conversation's running totals grow. Call inside a write
+/// transaction.
 pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
     let mut outcome = Appended::default();
     let mut seq = conversation.message_count;
@@ -35,9 +48,9 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
             continue;
         }
         seq += 1;
-        sql.execute(
+        let inserted = sql.query_row(
             "INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
             &[
                 conversation.id.into(),
                 seq.into(),
@@ -50,36 +63,23 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
                 now_ms.into(),
             ],
         )?;
+        let id = match inserted {
+            Some(row) => row.int(0)?,
+            None => return Err(crate::error::Error::storage("inserting a message returned no id")),
+        };
+        for (ordinal, part) in message.parts.iter().enumerate() {
+            sql.execute(
+                "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)",
+                &[id.into(), (ordinal as i64).into(), part_kind(message.role, part).into(), part.tool_call_id.clone().or_else(|| message.tool_call_id.clone()).into(), SqlValue::Null],
+            )?;
+        }
+        let ordinal = conversation.next_ordinal + outcome.inserted as i64 + 1;
+        context::insert_message(sql, conversation.id, ordinal, id, message.tokens)?;
         tokens += i64::from(message.tokens);
         outcome.inserted += 1;
     }
     if outcome.inserted > 0 {
-        add_totals(sql, conversation.id, outcome.inserted as i64, tokens)?;
+        add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     }
     Ok(outcome)
-}
-
-/// A stored message as the view needs it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ViewMessage {
-    pub seq: i64,
-    pub role: Role,
-    pub tokens: u32,
-    pub raw_json: String,
-}
-
-/// Up to `limit` messages with `seq < before_seq`, newest first. Uses the (conversation, seq) index.
-pub fn newest_before(sql: &mut impl Sql, conversation_id: i64, before_seq: i64, limit: i64) -> Result<Vec<ViewMessage>> {
-    let rows = sql.query(
-        "SELECT seq, role, token_count, raw_json FROM messages WHERE conversation_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3",
-        &[conversation_id.into(), before_seq.into(), limit.into()],
-    )?;
-    rows.iter()
-        .map(|row| {
-            let role_name = row.text(1)?;
-            let role = Role::parse(&role_name).ok_or_else(|| Error::storage(format!("stored message has unknown role {role_name:?}")))?;
-            let tokens = u32::try_from(row.int(2)?).map_err(|_| Error::storage("stored token count out of range"))?;
-            Ok(ViewMessage { seq: row.int(0)?, role, tokens, raw_json: row.text(3)? })
-        })
-        .collect()
 }

@@ -1,0 +1,63 @@
+//! The active context: an ordered list of items (messages and summaries) per conversation, keyed
+//! by ordinal. Reads page backwards from the newest item through the primary key; a compaction
+//! replaces a contiguous range by one summary at the range's first ordinal, renumbering nothing.
+
+use crate::core::message::Role;
+use crate::error::{Error, Result};
+use crate::store::sql::{Row, Sql};
+
+/// Adds a message at `ordinal`. Call inside a write transaction.
+pub fn insert_message(sql: &mut impl Sql, conversation_id: i64, ordinal: i64, message_id: i64, tokens: u32) -> Result<()> {
+    sql.execute(
+        "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (?1, ?2, ?3, ?4)",
+        &[conversation_id.into(), ordinal.into(), message_id.into(), tokens.into()],
+    )
+}
+
+/// What a context item shows the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ItemContent {
+    /// A stored message, exactly as the host sent it.
+    Message { role: Role, raw_json: String },
+    /// A summary standing in for the messages (or summaries) it covers.
+    Summary { id: i64, depth: i64, content: String, earliest_at: Option<i64>, latest_at: Option<i64> },
+}
+
+/// One item of the active context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextItem {
+    pub ordinal: i64,
+    pub tokens: u32,
+    pub content: ItemContent,
+}
+
+fn from_row(row: &Row) -> Result<ContextItem> {
+    let tokens = u32::try_from(row.int(1)?).map_err(|_| Error::storage("stored token count out of range"))?;
+    let content = match row.opt_text(2)? {
+        Some(role_name) => {
+            let role = Role::parse(&role_name).ok_or_else(|| Error::storage(format!("stored message has unknown role {role_name:?}")))?;
+            ItemContent::Message { role, raw_json: row.text(3)? }
+        }
+        None => ItemContent::Summary {
+            id: row.int(4)?,
+            depth: row.int(5)?,
+            content: row.text(6)?,
+            earliest_at: row.opt_int(7)?,
+            latest_at: row.opt_int(8)?,
+        },
+    };
+    Ok(ContextItem { ordinal: row.int(0)?, tokens, content })
+}
+
+/// Up to `limit` items with `ordinal < before`, newest first.
+pub fn newest_before(sql: &mut impl Sql, conversation_id: i64, before: i64, limit: i64) -> Result<Vec<ContextItem>> {
+    let rows = sql.query(
+        "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at \
+         FROM context_items ci \
+         LEFT JOIN messages m ON m.id = ci.message_id \
+         LEFT JOIN summaries s ON s.id = ci.summary_id \
+         WHERE ci.conversation_id = ?1 AND ci.ordinal < ?2 ORDER BY ci.ordinal DESC LIMIT ?3",
+        &[conversation_id.into(), before.into(), limit.into()],
+    )?;
+    rows.iter().map(from_row).collect()
+}
