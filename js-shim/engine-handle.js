@@ -1,16 +1,16 @@
-// One open engine: a sql.js database, the wasm engine over it, and the persistence step that
-// runs after every call that committed a write. Host-independent: Node and browsers both use it.
+// One open engine: a database (sql.js, or node:sqlite behind the same interface), the wasm engine
+// over it, and the persistence step that runs after every call that committed a write.
+// Host-independent: the OpenClaw entry, the library entry and the tests all use it.
 import { WasmEngine } from "../wasm/lossless_wasm.js";
 
 /**
  * @param {object} options
- * @param {object} options.SQL      the initialized sql.js module (`await initSqlJs()`)
- * @param {Uint8Array} [options.bytes] an existing database file's bytes
- * @param {object} [options.config] plugin config (validated by the engine; errors name the key)
- * @param {(bytes: Uint8Array) => void} [options.save] persists the database after each write
+ * @param {object} options.db       an open sql.js Database (or NodeSqliteDatabase)
+ * @param {object} [options.config] engine config (validated by the engine; errors name the key)
+ * @param {(bytes: Uint8Array) => void} [options.save] persists the database after each write;
+ *        omit it for databases that persist themselves (node:sqlite) or live only in memory
  */
-export function createHandle({ SQL, bytes, config, save }) {
-  const db = bytes ? new SQL.Database(bytes) : new SQL.Database();
+export function createHandle({ db, config, save }) {
   let engine;
   try {
     engine = new WasmEngine(db, config ?? {}, Date.now());
@@ -29,16 +29,12 @@ export function createHandle({ SQL, bytes, config, save }) {
       return out;
     },
     flush() {
-      if (!save) return;
       if (engine.takeDirty() || unsaved) {
+        if (!save) return;
         unsaved = true;
         save(engine.exportDatabase());
         unsaved = false;
       }
-    },
-    /** The database as SQLite file bytes. */
-    exportDatabase() {
-      return engine.exportDatabase();
     },
   };
   handle.flush();

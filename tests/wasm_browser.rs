@@ -4,4 +4,5 @@
 
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+mod store_cases;
 mod wasm_cases;

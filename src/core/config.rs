@@ -17,16 +17,41 @@ pub struct Config {
     pub db_path: Option<String>,
     /// Token budget for `assemble` when the host gives none.
     pub default_token_budget: u32,
+    /// Which SQLite the Node shim uses (the shim acts on it; the engine only validates it).
+    pub storage: Storage,
+}
+
+/// The SQLite driver behind the engine in Node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Storage {
+    /// node:sqlite when the runtime has it, else sql.js.
+    #[default]
+    Auto,
+    SqlJs,
+    NodeSqlite,
+}
+
+impl Storage {
+    pub const NAMES: [&'static str; 3] = ["auto", "sql.js", "node:sqlite"];
+
+    fn parse(name: &str) -> Option<Storage> {
+        match name {
+            "auto" => Some(Storage::Auto),
+            "sql.js" => Some(Storage::SqlJs),
+            "node:sqlite" => Some(Storage::NodeSqlite),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { db_path: None, default_token_budget: DEFAULT_TOKEN_BUDGET }
+        Config { db_path: None, default_token_budget: DEFAULT_TOKEN_BUDGET, storage: Storage::Auto }
     }
 }
 
 /// Every key the engine understands, for error messages.
-pub const KEYS: [&str; 2] = ["dbPath", "defaultTokenBudget"];
+pub const KEYS: [&str; 3] = ["dbPath", "defaultTokenBudget", "storage"];
 
 impl Config {
     /// Parses a config object. `null` or a missing config means all defaults; unknown keys and
@@ -50,6 +75,11 @@ impl Config {
                         Error::config(key, format!("must be an integer between {MIN_TOKEN_BUDGET} and {}", u32::MAX))
                     })?;
                     config.default_token_budget = n as u32;
+                }
+                "storage" => {
+                    config.storage = v.as_str().and_then(Storage::parse).ok_or_else(|| {
+                        Error::config(key, format!("must be one of {:?}", Storage::NAMES))
+                    })?;
                 }
                 other => {
                     return Err(Error::config(other, format!("unknown key (known keys: {})", KEYS.join(", "))));
@@ -76,6 +106,7 @@ mod tests {
         let c = Config::from_json(&json!({"dbPath":"/tmp/x.sqlite","defaultTokenBudget":4096})).unwrap();
         assert_eq!(c.db_path.as_deref(), Some("/tmp/x.sqlite"));
         assert_eq!(c.default_token_budget, 4096);
+        assert_eq!(Config::from_json(&json!({"storage": "node:sqlite"})).unwrap().storage, Storage::NodeSqlite);
     }
 
     #[test]
@@ -86,6 +117,7 @@ mod tests {
             (json!({"defaultTokenBudget": 10}), "defaultTokenBudget"),
             (json!({"defaultTokenBudget": 1.5e3}), "defaultTokenBudget"),
             (json!({"contextTreshold": 0.5}), "contextTreshold"),
+            (json!({"storage": "postgres"}), "storage"),
         ] {
             let err = Config::from_json(&bad).unwrap_err();
             assert!(err.to_string().contains(&format!("`{key}`")), "{err}");

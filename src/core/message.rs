@@ -190,12 +190,15 @@ pub fn parse_message(value: &Value, path: &str) -> Result<StoredMessage> {
         }
     };
     let timestamp_ms = obj.get("timestamp").and_then(Value::as_f64).filter(|t| t.is_finite()).map(|t| t as i64);
+    // SQLite's text functions and the FTS tokenizer stop at NUL, so the plain-text rendering shows
+    // it as U+2400; the exact bytes stay in `raw_json`.
     let text = parts
         .iter()
         .filter(|p| p.kind != PartKind::Reasoning && !p.text.is_empty())
         .map(|p| p.text.as_str())
         .collect::<Vec<_>>()
-        .join("\n");
+        .join("\n")
+        .replace('\0', "\u{2400}");
     let tokens = parts.iter().fold(MESSAGE_OVERHEAD_TOKENS, |sum, p| {
         let cost = match p.kind {
             PartKind::Image | PartKind::File => BINARY_BLOCK_TOKENS,

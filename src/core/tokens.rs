@@ -7,13 +7,17 @@ pub const BINARY_BLOCK_TOKENS: u32 = 1_000;
 /// Per-message framing overhead (role markers, separators).
 pub const MESSAGE_OVERHEAD_TOKENS: u32 = 4;
 
+/// CJK ideographs, kana, hangul and their punctuation: scripts written without spaces, which
+/// tokenizers split per character and word-based search indexes do not split at all.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x2e80..=0x9fff | 0xac00..=0xd7af | 0xf900..=0xfaff | 0xff00..=0xffef | 0x20000..=0x3ffff)
+}
+
 fn char_weight(c: char) -> f64 {
     match c as u32 {
         0x00..=0x7f => 0.25,
-        // CJK ideographs, kana, hangul and their punctuation.
-        0x2e80..=0x9fff | 0xac00..=0xd7af | 0xf900..=0xfaff | 0xff00..=0xffef => 1.0,
+        _ if is_cjk(c) => 1.0,
         0x1f000..=0x1faff => 2.0,
-        0x20000..=0x3ffff => 1.0,
         _ => 0.5,
     }
 }

@@ -7,6 +7,9 @@ mod commit;
 mod compact;
 mod ingest;
 pub mod params;
+mod search;
+
+pub use search::SearchParams;
 
 use crate::core::config::Config;
 use crate::error::Result;

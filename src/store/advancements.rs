@@ -5,9 +5,12 @@
 use crate::error::Result;
 use crate::store::sql::Sql;
 
+/// Per-turn query (primary key).
+pub const FIND_SQL: &str = "SELECT payload_hash FROM turn_advancements WHERE advancement_key = ?1";
+
 /// The payload hash recorded for `key`, if the turn was already committed.
 pub fn find(sql: &mut impl Sql, key: &str) -> Result<Option<String>> {
-    let row = sql.query_row("SELECT payload_hash FROM turn_advancements WHERE advancement_key = ?1", &[key.into()])?;
+    let row = sql.query_row(FIND_SQL, &[key.into()])?;
     row.map(|r| r.text(0)).transpose()
 }
 

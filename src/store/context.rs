@@ -49,15 +49,15 @@ fn from_row(row: &Row) -> Result<ContextItem> {
     Ok(ContextItem { ordinal: row.int(0)?, tokens, content })
 }
 
+/// Per-turn query: a page of the view, through the primary key and the rowid joins.
+pub const NEWEST_BEFORE_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at \
+     FROM context_items ci \
+     LEFT JOIN messages m ON m.id = ci.message_id \
+     LEFT JOIN summaries s ON s.id = ci.summary_id \
+     WHERE ci.conversation_id = ?1 AND ci.ordinal < ?2 ORDER BY ci.ordinal DESC LIMIT ?3";
+
 /// Up to `limit` items with `ordinal < before`, newest first.
 pub fn newest_before(sql: &mut impl Sql, conversation_id: i64, before: i64, limit: i64) -> Result<Vec<ContextItem>> {
-    let rows = sql.query(
-        "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at \
-         FROM context_items ci \
-         LEFT JOIN messages m ON m.id = ci.message_id \
-         LEFT JOIN summaries s ON s.id = ci.summary_id \
-         WHERE ci.conversation_id = ?1 AND ci.ordinal < ?2 ORDER BY ci.ordinal DESC LIMIT ?3",
-        &[conversation_id.into(), before.into(), limit.into()],
-    )?;
+    let rows = sql.query(NEWEST_BEFORE_SQL, &[conversation_id.into(), before.into(), limit.into()])?;
     rows.iter().map(from_row).collect()
 }

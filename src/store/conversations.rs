@@ -35,12 +35,13 @@ fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     })
 }
 
+/// Per-turn query (the partial unique index on active session keys).
+pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count \
+     FROM conversations WHERE session_key = ?1 AND status = 'active'";
+
 /// The active conversation for `session_key`, if any.
 pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conversation>> {
-    let row = sql.query_row(
-        &format!("SELECT {COLUMNS} FROM conversations WHERE session_key = ?1 AND status = 'active'"),
-        &[session_key.into()],
-    )?;
+    let row = sql.query_row(FIND_ACTIVE_SQL, &[session_key.into()])?;
     row.as_ref().map(from_row).transpose()
 }
 

@@ -15,12 +15,12 @@ pub struct Appended {
     pub skipped: usize,
 }
 
+/// Per-turn query (indexed by `UNIQUE (conversation_id, identity_hash)`).
+pub const EXISTS_SQL: &str = "SELECT 1 FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2";
+
 /// Whether a message with this identity is already stored in the conversation.
 pub fn exists(sql: &mut impl Sql, conversation_id: i64, identity: &str) -> Result<bool> {
-    let row = sql.query_row(
-        "SELECT 1 FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2",
-        &[conversation_id.into(), identity.into()],
-    )?;
+    let row = sql.query_row(EXISTS_SQL, &[conversation_id.into(), identity.into()])?;
     Ok(row.is_some())
 }
 

@@ -8,6 +8,7 @@ pub mod context;
 pub mod conversations;
 pub mod messages;
 pub mod schema;
+pub mod search;
 pub mod sql;
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -132,6 +132,12 @@ impl WasmEngine {
         to_js(&self.inner.compact(params).map_err(js_error)?)
     }
 
+    /// Searches stored messages and summaries: `{sessionId, sessionKey?, pattern, mode?, scope?, limit?}`.
+    pub fn search(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("search", from_js("search", params)?).map_err(js_error)?;
+        to_js(&self.inner.search(params).map_err(js_error)?)
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {

@@ -4,135 +4,138 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import test from "node:test";
+import { describe, test } from "node:test";
 import { createFakeHost } from "./fake-host.mjs";
-import { assistant, loadPlugin, PKG, query, tempDir, user } from "./support.mjs";
+import { assistant, loadPlugin, PKG, query, STORAGES, tempDir, user } from "./support.mjs";
 
 const plugin = await loadPlugin();
 const manifest = JSON.parse(readFileSync(new URL("openclaw.plugin.json", PKG), "utf8"));
 
-function host(config = {}) {
-  const dir = tempDir("host");
-  const dbPath = join(dir, "db.sqlite");
-  const h = createFakeHost({ pluginConfig: { dbPath, ...config }, stateDir: dir });
-  h.load(plugin);
-  return { h, dbPath, dir };
-}
-
-test("register is synchronous and plugin id, engine id and info.id agree with the manifest", async () => {
-  const { h } = host();
-  assert.deepEqual([...h.engines.keys()], [manifest.id]);
-  const engine = await h.resolveEngine(manifest.id);
-  assert.equal(engine.info.id, manifest.id);
-  assert.equal(plugin.id, manifest.id);
-  assert.equal(manifest.kind, "context-engine");
-  assert.equal(engine.info.ownsCompaction, true);
-  assert.ok(engine.info.acceptedHostParams.includes("sessionKey"));
-});
-
-test("three durable turns store every message once and assemble serves them back", async () => {
-  const { h, dbPath } = host();
-  const history = [];
-  for (let i = 0; i < 3; i++) {
-    const turn = [user(`question ${i}`), assistant(`answer ${i}`)];
-    const { view, commit } = await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:a", history: [...history], turn });
-    assert.equal(commit.status, "committed");
-    assert.deepEqual(view.messages, history, "the view is exactly the history so far");
-    assert.match(view.systemPromptAddition, /^\[lossless-wasm\]/);
-    history.push(...turn);
+for (const storage of STORAGES) describe(`storage ${storage}`, () => {
+  function host(config = {}) {
+    const dir = tempDir("host");
+    const dbPath = join(dir, "db.sqlite");
+    const h = createFakeHost({ pluginConfig: { dbPath, storage, ...config }, stateDir: dir });
+    h.load(plugin);
+    return { h, dbPath, dir };
   }
-  const rows = await query(dbPath, "SELECT role, content FROM messages ORDER BY seq");
-  assert.deepEqual(rows, history.map((m) => [m.role, typeof m.content === "string" ? m.content : m.content[0].text]));
-});
 
-test("a retried commitTurn is a duplicate and stores nothing twice", async () => {
-  const { h, dbPath } = host();
-  const turn = [user("once"), assistant("only once")];
-  const first = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "k", history: [], turn, advancementKey: "adv-1" });
-  const retry = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "k", history: [], turn, advancementKey: "adv-1" });
-  assert.equal(first.commit.status, "committed");
-  assert.equal(retry.commit.status, "duplicate");
-  assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[2]]);
-});
+  test("register is synchronous and plugin id, engine id and info.id agree with the manifest", async () => {
+    const { h } = host();
+    assert.deepEqual([...h.engines.keys()], [manifest.id]);
+    const engine = await h.resolveEngine(manifest.id);
+    assert.equal(engine.info.id, manifest.id);
+    assert.equal(plugin.id, manifest.id);
+    assert.equal(manifest.kind, "context-engine");
+    assert.equal(engine.info.ownsCompaction, true);
+    assert.ok(engine.info.acceptedHostParams.includes("sessionKey"));
+  });
 
-test("assemble keeps the view inside a small budget", async () => {
-  const { h } = host();
-  const engine = await h.resolveEngine("lossless-wasm");
-  const long = Array.from({ length: 40 }, (_, i) => [user(`q${i} ${"words ".repeat(50)}`), assistant(`a${i}`)]).flat();
-  await engine.ingestBatch({ sessionId: "s", sessionKey: "k", messages: long });
-  const view = await engine.assemble({ sessionId: "s", sessionKey: "k", messages: long, tokenBudget: 500 });
-  assert.ok(view.estimatedTokens <= 500, `estimated ${view.estimatedTokens}`);
-  assert.ok(view.messages.length > 0 && view.messages.length < long.length);
-  assert.deepEqual(view.messages.at(-1), long.at(-1));
-});
+  test("three durable turns store every message once and assemble serves them back", async () => {
+    const { h, dbPath } = host();
+    const history = [];
+    for (let i = 0; i < 3; i++) {
+      const turn = [user(`question ${i}`), assistant(`answer ${i}`)];
+      const { view, commit } = await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:a", history: [...history], turn });
+      assert.equal(commit.status, "committed");
+      assert.deepEqual(view.messages, history, "the view is exactly the history so far");
+      assert.match(view.systemPromptAddition, /^\[lossless-wasm\]/);
+      history.push(...turn);
+    }
+    const rows = await query(dbPath, "SELECT role, content FROM messages ORDER BY seq");
+    assert.deepEqual(rows, history.map((m) => [m.role, typeof m.content === "string" ? m.content : m.content[0].text]));
+  });
 
-test("ingest and ingestBatch report what was new", async () => {
-  const { h } = host();
-  const engine = await h.resolveEngine("lossless-wasm");
-  const m = user("single");
-  assert.deepEqual(await engine.ingest({ sessionId: "s", sessionKey: "k", message: m }), { ingested: true });
-  assert.deepEqual(await engine.ingest({ sessionId: "s", sessionKey: "k", message: m }), { ingested: false });
-  assert.deepEqual(await engine.ingestBatch({ sessionId: "s", sessionKey: "k", messages: [m, user("two")] }), { ingestedCount: 1 });
-});
+  test("a retried commitTurn is a duplicate and stores nothing twice", async () => {
+    const { h, dbPath } = host();
+    const turn = [user("once"), assistant("only once")];
+    const first = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "k", history: [], turn, advancementKey: "adv-1" });
+    const retry = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "k", history: [], turn, advancementKey: "adv-1" });
+    assert.equal(first.commit.status, "committed");
+    assert.equal(retry.commit.status, "duplicate");
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[2]]);
+  });
 
-test("malformed messages are rejected with the field named and nothing stored", async () => {
-  const { h, dbPath } = host();
-  const engine = await h.resolveEngine("lossless-wasm");
-  await assert.rejects(
-    engine.commitTurn({ sessionId: "s", sessionKey: "k", advancementKey: "x", messages: [user("fine"), { role: "user", content: [{ type: "hologram" }] }] }),
-    /messages\[1\]\.content\[0\]\.type/,
-  );
-  await assert.rejects(engine.ingest({ sessionId: "s", sessionKey: "k", message: { role: "oracle", content: "x" } }), /unknown role "oracle"/);
-  assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[0]]);
-});
+  test("assemble keeps the view inside a small budget", async () => {
+    const { h } = host();
+    const engine = await h.resolveEngine("lossless-wasm");
+    const long = Array.from({ length: 40 }, (_, i) => [user(`q${i} ${"words ".repeat(50)}`), assistant(`a${i}`)]).flat();
+    await engine.ingestBatch({ sessionId: "s", sessionKey: "k", messages: long });
+    const view = await engine.assemble({ sessionId: "s", sessionKey: "k", messages: long, tokenBudget: 500 });
+    assert.ok(view.estimatedTokens <= 500, `estimated ${view.estimatedTokens}`);
+    assert.ok(view.messages.length > 0 && view.messages.length < long.length);
+    assert.deepEqual(view.messages.at(-1), long.at(-1));
+  });
 
-test("an invalid config fails the factory with the key's name", async () => {
-  const { h } = host({ defaultTokenBudget: "lots" });
-  await assert.rejects(h.resolveEngine("lossless-wasm"), /defaultTokenBudget/);
-});
+  test("ingest and ingestBatch report what was new", async () => {
+    const { h } = host();
+    const engine = await h.resolveEngine("lossless-wasm");
+    const m = user("single");
+    assert.deepEqual(await engine.ingest({ sessionId: "s", sessionKey: "k", message: m }), { ingested: true });
+    assert.deepEqual(await engine.ingest({ sessionId: "s", sessionKey: "k", message: m }), { ingested: false });
+    assert.deepEqual(await engine.ingestBatch({ sessionId: "s", sessionKey: "k", messages: [m, user("two")] }), { ingestedCount: 1 });
+  });
 
-test("a non-SQLite file at dbPath is refused and left untouched", async () => {
-  const dir = tempDir("corrupt");
-  const dbPath = join(dir, "notes.sqlite");
-  writeFileSync(dbPath, "these are my notes, not a database ".repeat(10));
-  const h = createFakeHost({ pluginConfig: { dbPath }, stateDir: dir });
-  h.load(plugin);
-  await assert.rejects(h.resolveEngine("lossless-wasm"), /not a SQLite database; refusing to overwrite/);
-  assert.match(readFileSync(dbPath, "utf8"), /^these are my notes/);
-});
+  test("malformed messages are rejected with the field named and nothing stored", async () => {
+    const { h, dbPath } = host();
+    const engine = await h.resolveEngine("lossless-wasm");
+    await assert.rejects(
+      engine.commitTurn({ sessionId: "s", sessionKey: "k", advancementKey: "x", messages: [user("fine"), { role: "user", content: [{ type: "hologram" }] }] }),
+      /messages\[1\]\.content\[0\]\.type/,
+    );
+    await assert.rejects(engine.ingest({ sessionId: "s", sessionKey: "k", message: { role: "oracle", content: "x" } }), /unknown role "oracle"/);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[0]]);
+  });
 
-test("compact reports honestly that it did not compact", async () => {
-  const { h } = host();
-  const engine = await h.resolveEngine("lossless-wasm");
-  const result = await engine.compact({ sessionId: "s", sessionKey: "k", force: true, compactionTarget: "budget" });
-  assert.equal(result.ok, true);
-  assert.equal(result.compacted, false);
-  assert.match(result.reason, /not available/);
-});
+  test("an invalid config fails the factory with the key's name", async () => {
+    const { h } = host({ defaultTokenBudget: "lots" });
+    await assert.rejects(h.resolveEngine("lossless-wasm"), /defaultTokenBudget/);
+  });
 
-test("the default database lives under the host's state directory", async () => {
-  const dir = tempDir("state");
-  const h = createFakeHost({ pluginConfig: {}, stateDir: dir });
-  h.load(plugin);
-  await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "k", history: [], turn: [user("where am I stored?")] });
-  assert.deepEqual(await query(join(dir, "lossless-wasm", "lossless.sqlite"), "SELECT content FROM messages"), [["where am I stored?"]]);
-});
+  test("a non-SQLite file at dbPath is refused and left untouched", async () => {
+    const dir = tempDir("corrupt");
+    const dbPath = join(dir, "notes.sqlite");
+    writeFileSync(dbPath, "these are my notes, not a database ".repeat(10));
+    const h = createFakeHost({ pluginConfig: { dbPath, storage }, stateDir: dir });
+    h.load(plugin);
+    await assert.rejects(h.resolveEngine("lossless-wasm"), /is not a SQLite database.*left unchanged/);
+    assert.match(readFileSync(dbPath, "utf8"), /^these are my notes/);
+  });
 
-test("the database survives a restart of the host process", () => {
-  const dir = tempDir("restart");
-  const dbPath = join(dir, "db.sqlite");
-  const script = new URL("./restart-child.mjs", import.meta.url);
-  for (const round of ["1", "2"]) {
-    const run = spawnSync(process.execPath, [script.pathname, dbPath, round], { encoding: "utf8" });
-    assert.equal(run.status, 0, run.stderr);
-    assert.equal(run.stdout.trim(), `round ${round}: view has ${Number(round) * 2 - 2} messages`);
-  }
-});
+  test("compact reports honestly that it did not compact", async () => {
+    const { h } = host();
+    const engine = await h.resolveEngine("lossless-wasm");
+    const result = await engine.compact({ sessionId: "s", sessionKey: "k", force: true, compactionTarget: "budget" });
+    assert.equal(result.ok, true);
+    assert.equal(result.compacted, false);
+    assert.match(result.reason, /not available/);
+  });
 
-test("the config schema in the manifest matches what the engine accepts", async () => {
-  const props = manifest.configSchema.properties;
-  assert.equal(manifest.configSchema.additionalProperties, false);
-  assert.deepEqual(Object.keys(props).sort(), ["dbPath", "defaultTokenBudget"]);
-  const { h } = host({ defaultTokenBudget: props.defaultTokenBudget.minimum });
-  await h.resolveEngine("lossless-wasm");
+  test("the default database lives under the host's state directory", async () => {
+    const dir = tempDir("state");
+    const h = createFakeHost({ pluginConfig: { storage }, stateDir: dir });
+    h.load(plugin);
+    await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "k", history: [], turn: [user("where am I stored?")] });
+    assert.deepEqual(await query(join(dir, "lossless-wasm", "lossless.sqlite"), "SELECT content FROM messages"), [["where am I stored?"]]);
+  });
+
+  test("the database survives a restart of the host process", () => {
+    const dir = tempDir("restart");
+    const dbPath = join(dir, "db.sqlite");
+    const script = new URL("./restart-child.mjs", import.meta.url);
+    for (const round of ["1", "2"]) {
+      const run = spawnSync(process.execPath, [script.pathname, dbPath, round, storage], { encoding: "utf8" });
+      assert.equal(run.status, 0, run.stderr);
+      assert.equal(run.stdout.trim(), `round ${round}: view has ${Number(round) * 2 - 2} messages`);
+    }
+  });
+
+  test("the config schema in the manifest matches what the engine accepts", async () => {
+    const props = manifest.configSchema.properties;
+    assert.equal(manifest.configSchema.additionalProperties, false);
+    assert.deepEqual(Object.keys(props).sort(), ["dbPath", "defaultTokenBudget", "storage"]);
+    assert.deepEqual(props.storage.enum, ["auto", "sql.js", "node:sqlite"]);
+    const { h } = host({ defaultTokenBudget: props.defaultTokenBudget.minimum });
+    await h.resolveEngine("lossless-wasm");
+  });
 });

@@ -3,8 +3,8 @@
 import { createFakeHost } from "./fake-host.mjs";
 import { loadPlugin } from "./support.mjs";
 
-const [dbPath, round] = process.argv.slice(2);
-const h = createFakeHost({ pluginConfig: { dbPath } });
+const [dbPath, round, storage] = process.argv.slice(2);
+const h = createFakeHost({ pluginConfig: { dbPath, storage } });
 h.load(await loadPlugin());
 const turn = [{ role: "user", content: `round ${round}`, timestamp: Number(round) * 10 }, { role: "assistant", content: [{ type: "text", text: `reply ${round}` }], timestamp: Number(round) * 10 + 1 }];
 const { view } = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "k", history: [], turn });

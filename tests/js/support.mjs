@@ -19,9 +19,24 @@ export function tempDir(name) {
   return mkdtempSync(join(tmpdir(), `lossless-wasm-${name}-`));
 }
 
+/** The storage drivers this Node can test: sql.js everywhere, node:sqlite where it exists. */
+export const STORAGES = process.getBuiltinModule?.("node:sqlite") ? ["sql.js", "node:sqlite"] : ["sql.js"];
+
 const require = createRequire(import.meta.url);
 let SQL;
+/** Reads our database with a real SQLite: node:sqlite (sees WAL content) or else sql.js. */
 export async function query(dbPath, sql) {
+  const nodeSqlite = process.getBuiltinModule?.("node:sqlite");
+  if (nodeSqlite) {
+    const db = new nodeSqlite.DatabaseSync(dbPath, { readOnly: true });
+    try {
+      const stmt = db.prepare(sql);
+      stmt.setReturnArrays(true);
+      return stmt.all();
+    } finally {
+      db.close();
+    }
+  }
   SQL ??= await require("sql.js")();
   const db = new SQL.Database(readFileSync(dbPath));
   try {

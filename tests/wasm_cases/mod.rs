@@ -2,7 +2,7 @@
 //! `wasm_browser.rs` (headless Chromium), so the same cases run in both.
 
 use js_sys::{Function, Promise, Reflect};
-use lossless_wasm::wasm::{SqlJsDatabase, WasmEngine};
+use lossless_wasm::wasm::{SqlJsDatabase, SqlJsSql, WasmEngine};
 use serde::Serialize;
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
@@ -33,8 +33,12 @@ async fn sql_js() -> JsValue {
 }
 
 async fn database(bytes: Option<&[u8]>) -> SqlJsDatabase {
-    let sql = sql_js().await;
-    let ctor: Function = Reflect::get(&sql, &"Database".into()).unwrap().unchecked_into();
+    new_database(&sql_js().await, bytes)
+}
+
+/// `new SQL.Database(bytes?)` on a loaded sql.js module.
+pub fn new_database(sql: &JsValue, bytes: Option<&[u8]>) -> SqlJsDatabase {
+    let ctor: Function = Reflect::get(sql, &"Database".into()).unwrap().unchecked_into();
     let args = js_sys::Array::new();
     if let Some(bytes) = bytes {
         args.push(&js_sys::Uint8Array::from(bytes));
@@ -110,4 +114,21 @@ async fn invalid_config_names_the_key() {
     let err = WasmEngine::new(database(None).await, js(&json!({"defaultTokenBudget": -5})), 1.0).err().unwrap();
     let message = error_text(err);
     assert!(message.contains("defaultTokenBudget"), "{message}");
+}
+
+/// The storage suite (`store_cases`) on sql.js.
+mod store_on_sql_js {
+    use super::*;
+
+    macro_rules! sql_js_case {
+        ($name:ident) => {
+            #[wasm_bindgen_test]
+            async fn $name() {
+                let sql = sql_js().await;
+                crate::store_cases::$name(|| SqlJsSql::new(new_database(&sql, None)).unwrap());
+            }
+        };
+    }
+
+    crate::for_each_store_case!(sql_js_case);
 }

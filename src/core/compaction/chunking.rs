@@ -1,0 +1,353 @@
+//! What a pass summarizes. Given the active context items in order, pick
+//!
+//! - the **leaf chunk**: the oldest contiguous run of raw messages outside the fresh tail, up to
+//!   `leafChunkTokens`, never separating an assistant's tool call from its results (a provider
+//!   rejects a transcript where one survives without the other);
+//! - the **condensation**: the oldest contiguous run of same-depth summaries that has reached
+//!   the fanout or outgrown its token budget, to merge into one summary a level deeper.
+//!
+//! Selection only: this module neither reads the store nor renumbers anything. Plans carry
+//! ordinals and ids so the engine can check, inside its transaction, that they still hold.
+
+use std::collections::HashMap;
+
+use super::config::CompactionConfig;
+use super::{CondensePlan, LeafPlan};
+use crate::core::message::Role;
+
+/// What a context item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    Message { role: Role },
+    Summary { depth: u32 },
+}
+
+/// One active context item, as selection needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextItem {
+    pub ordinal: i64,
+    /// The message id or summary id (which one, `kind` says).
+    pub id: i64,
+    pub kind: ItemKind,
+    pub tokens: u32,
+    /// Tool-call ids this item issues (assistant messages).
+    pub tool_calls: Vec<String>,
+    /// The tool-call id this item answers (tool results).
+    pub answers: Option<String>,
+}
+
+impl ContextItem {
+    fn is_message(&self) -> bool {
+        matches!(self.kind, ItemKind::Message { .. })
+    }
+}
+
+/// Why no leaf chunk could be selected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoChunk {
+    /// Every raw message is inside the fresh tail (or there are none).
+    NothingOutsideTail,
+    /// The oldest raw message's tool call is answered inside the fresh tail; it becomes
+    /// compactable once the tail moves past the answer.
+    PairReachesIntoTail,
+}
+
+impl NoChunk {
+    pub fn sentence(self) -> &'static str {
+        match self {
+            NoChunk::NothingOutsideTail => "no raw messages outside the fresh tail",
+            NoChunk::PairReachesIntoTail => "the oldest tool call is answered inside the fresh tail",
+        }
+    }
+}
+
+/// Index of the first item of the fresh tail: the newest `fresh_tail_count` raw messages.
+pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: u32) -> usize {
+    let mut remaining = fresh_tail_count;
+    let mut start = items.len();
+    for (i, item) in items.iter().enumerate().rev() {
+        if remaining == 0 {
+            break;
+        }
+        if item.is_message() {
+            remaining -= 1;
+            start = i;
+        }
+    }
+    start
+}
+
+/// For each item from `base` on, the farthest index of a tool-call partner (the results of a
+/// call, or the call of a result); `None` when it has none. Indices are absolute.
+fn partner_reach(items: &[ContextItem], base: usize) -> Vec<Option<usize>> {
+    let tail = items.get(base..).unwrap_or(&[]);
+    let mut callers: HashMap<&str, usize> = HashMap::new();
+    let mut answers: HashMap<&str, usize> = HashMap::new();
+    for (offset, item) in tail.iter().enumerate() {
+        for id in &item.tool_calls {
+            callers.entry(id.as_str()).or_insert(base + offset);
+        }
+        if let Some(id) = &item.answers {
+            answers.insert(id.as_str(), base + offset);
+        }
+    }
+    tail.iter()
+        .map(|item| {
+            let from_calls = item.tool_calls.iter().filter_map(|id| answers.get(id.as_str()).copied()).max();
+            let from_answer = item.answers.as_deref().and_then(|id| callers.get(id).copied());
+            from_calls.max(from_answer)
+        })
+        .collect()
+}
+
+fn reach(reaches: &[Option<usize>], base: usize, index: usize) -> Option<usize> {
+    reaches.get(index.checked_sub(base)?).copied().flatten()
+}
+
+/// The first index in `start..end` whose partner lies at or beyond `end`.
+fn first_open_pair(reaches: &[Option<usize>], base: usize, start: usize, end: usize) -> Option<usize> {
+    (start..end).find(|&i| reach(reaches, base, i).is_some_and(|r| r >= end))
+}
+
+/// Selects the leaf chunk. Prefers shrinking the chunk so a pair stays in the next one (keeping
+/// the chunk within budget); extends it only when shrinking would leave nothing, which is also
+/// how a single message larger than the chunk becomes a chunk of its own.
+pub fn select_leaf_chunk(items: &[ContextItem], fresh_tail_count: u32, leaf_chunk_tokens: u32) -> Result<LeafPlan, NoChunk> {
+    let tail = fresh_tail_start(items, fresh_tail_count);
+    let outside = items.get(..tail).unwrap_or(&[]);
+    let start = outside.iter().position(ContextItem::is_message).ok_or(NoChunk::NothingOutsideTail)?;
+    let run_end = outside.iter().skip(start).position(|item| !item.is_message()).map_or(tail, |n| start + n);
+
+    let budget = u64::from(leaf_chunk_tokens);
+    let mut end = start;
+    let mut tokens = 0u64;
+    for item in outside.get(start..run_end).unwrap_or(&[]) {
+        let next = tokens + u64::from(item.tokens);
+        if end > start && next > budget {
+            break;
+        }
+        tokens = next;
+        end += 1;
+        if tokens >= budget {
+            break;
+        }
+    }
+
+    let reaches = partner_reach(items, start);
+    let initial_end = end;
+    while let Some(open) = first_open_pair(&reaches, start, start, end) {
+        end = open;
+    }
+    if end == start {
+        end = initial_end;
+        while let Some(open) = first_open_pair(&reaches, start, start, end) {
+            let needed = reach(&reaches, start, open).map_or(end, |r| r + 1);
+            if needed > run_end {
+                return Err(NoChunk::PairReachesIntoTail);
+            }
+            end = needed;
+        }
+    }
+
+    let chosen = outside.get(start..end).unwrap_or(&[]);
+    match (chosen.first(), chosen.last()) {
+        (Some(first), Some(last)) => Ok(LeafPlan {
+            first_ordinal: first.ordinal,
+            last_ordinal: last.ordinal,
+            message_ids: chosen.iter().map(|item| item.id).collect(),
+            tokens: chosen.iter().map(|item| u64::from(item.tokens)).sum(),
+        }),
+        _ => Err(NoChunk::NothingOutsideTail),
+    }
+}
+
+/// When same-depth summaries are merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CondenseRules {
+    /// A run of at least this many summaries is merged (the engine may pass 2 under pressure).
+    pub fanout: u32,
+    /// A run of at least two whose tokens exceed this is merged even below the fanout.
+    pub run_budget_tokens: u64,
+    /// The most source tokens one merge takes (at least two summaries are always taken).
+    pub max_input_tokens: u64,
+}
+
+impl CondenseRules {
+    /// Runs outgrow their budget at one leaf chunk's worth of summary text, and one merge reads
+    /// at most that much, so a condensed prompt is never larger than a leaf prompt.
+    pub fn from_config(config: &CompactionConfig) -> Self {
+        let chunk = u64::from(config.leaf_chunk_tokens);
+        CondenseRules { fanout: config.condensed_fanout.max(2), run_budget_tokens: chunk, max_input_tokens: chunk }
+    }
+}
+
+/// Plans the next condensation: the shallowest depth with a qualifying run, its oldest run.
+/// Only summaries before the fresh tail are considered.
+pub fn plan_condensation(items: &[ContextItem], fresh_tail_count: u32, rules: &CondenseRules) -> Option<CondensePlan> {
+    let outside = items.get(..fresh_tail_start(items, fresh_tail_count)).unwrap_or(&[]);
+    let mut runs: Vec<(u32, &[ContextItem])> = Vec::new();
+    let mut i = 0;
+    while let Some(item) = outside.get(i) {
+        let ItemKind::Summary { depth } = item.kind else {
+            i += 1;
+            continue;
+        };
+        let len = outside
+            .iter()
+            .skip(i)
+            .take_while(|other| other.kind == ItemKind::Summary { depth })
+            .count();
+        runs.push((depth, outside.get(i..i + len).unwrap_or(&[])));
+        i += len;
+    }
+    let fanout = rules.fanout.max(2) as usize;
+    let qualifies = |run: &[ContextItem]| {
+        let tokens: u64 = run.iter().map(|s| u64::from(s.tokens)).sum();
+        run.len() >= fanout || (run.len() >= 2 && tokens > rules.run_budget_tokens)
+    };
+    let (depth, run) = runs
+        .iter()
+        .filter(|(_, run)| qualifies(run))
+        .min_by_key(|(depth, run)| (*depth, run.first().map_or(i64::MAX, |s| s.ordinal)))?;
+
+    let mut taken = 0usize;
+    let mut tokens = 0u64;
+    for summary in run.iter() {
+        let next = tokens + u64::from(summary.tokens);
+        if taken >= 2 && next > rules.max_input_tokens {
+            break;
+        }
+        tokens = next;
+        taken += 1;
+    }
+    let chosen = run.get(..taken)?;
+    Some(CondensePlan {
+        source_depth: *depth,
+        first_ordinal: chosen.first()?.ordinal,
+        last_ordinal: chosen.last()?.ordinal,
+        summary_ids: chosen.iter().map(|s| s.id).collect(),
+        tokens,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(ordinal: i64, role: Role, tokens: u32) -> ContextItem {
+        ContextItem { ordinal, id: 100 + ordinal, kind: ItemKind::Message { role }, tokens, tool_calls: vec![], answers: None }
+    }
+    fn call(ordinal: i64, tokens: u32, ids: &[&str]) -> ContextItem {
+        ContextItem { tool_calls: ids.iter().map(|s| s.to_string()).collect(), ..msg(ordinal, Role::Assistant, tokens) }
+    }
+    fn result(ordinal: i64, tokens: u32, id: &str) -> ContextItem {
+        ContextItem { answers: Some(id.to_owned()), ..msg(ordinal, Role::ToolResult, tokens) }
+    }
+    fn summary(ordinal: i64, depth: u32, tokens: u32) -> ContextItem {
+        ContextItem { ordinal, id: 900 + ordinal, kind: ItemKind::Summary { depth }, tokens, tool_calls: vec![], answers: None }
+    }
+
+    #[test]
+    fn fresh_tail_counts_raw_messages_from_the_end() {
+        let items = [summary(0, 0, 10), msg(1, Role::User, 10), msg(2, Role::Assistant, 10), msg(3, Role::User, 10)];
+        assert_eq!(fresh_tail_start(&items, 2), 2);
+        assert_eq!(fresh_tail_start(&items, 0), 4);
+        assert_eq!(fresh_tail_start(&items, 99), 1);
+        assert_eq!(fresh_tail_start(&[], 5), 0);
+    }
+
+    #[test]
+    fn leaf_chunk_is_the_oldest_raw_run_outside_the_tail_within_budget() {
+        let items = [summary(0, 0, 50), msg(1, Role::User, 40), msg(2, Role::Assistant, 40), msg(3, Role::User, 40),
+                     msg(4, Role::Assistant, 40), msg(5, Role::User, 40)];
+        let plan = select_leaf_chunk(&items, 1, 100).unwrap();
+        assert_eq!((plan.first_ordinal, plan.last_ordinal, plan.tokens), (1, 2, 80));
+        assert_eq!(plan.message_ids, vec![101, 102]);
+    }
+
+    #[test]
+    fn leaf_chunk_stops_at_a_summary_and_never_enters_the_tail() {
+        let items = [msg(0, Role::User, 10), summary(1, 0, 10), msg(2, Role::User, 10), msg(3, Role::Assistant, 10)];
+        let plan = select_leaf_chunk(&items, 2, 1_000).unwrap();
+        assert_eq!((plan.first_ordinal, plan.last_ordinal), (0, 0));
+        assert_eq!(select_leaf_chunk(&items[2..], 2, 1_000), Err(NoChunk::NothingOutsideTail));
+        assert_eq!(select_leaf_chunk(&[], 2, 1_000), Err(NoChunk::NothingOutsideTail));
+    }
+
+    #[test]
+    fn leaf_chunk_never_splits_a_tool_call_from_its_results() {
+        // Budget cuts after the call; the chunk shrinks to keep call and results together.
+        let items = [msg(0, Role::User, 30), call(1, 30, &["a", "b"]), result(2, 30, "a"), result(3, 30, "b"),
+                     msg(4, Role::Assistant, 30), msg(5, Role::User, 30)];
+        let plan = select_leaf_chunk(&items, 1, 70).unwrap();
+        assert_eq!(plan.message_ids, vec![100], "shrunk to before the call");
+        // Budget cuts between the two results: also shrunk before the call.
+        let plan = select_leaf_chunk(&items, 1, 100).unwrap();
+        assert_eq!(plan.message_ids, vec![100]);
+        // Budget covers the pair entirely: kept whole.
+        let plan = select_leaf_chunk(&items, 1, 120).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101, 102, 103]);
+    }
+
+    #[test]
+    fn leaf_chunk_extends_when_the_oldest_message_opens_a_pair() {
+        let items = [call(0, 500, &["x"]), result(1, 200, "x"), msg(2, Role::Assistant, 10), msg(3, Role::User, 10)];
+        let plan = select_leaf_chunk(&items, 1, 100).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101], "extended to include the result");
+        assert_eq!(plan.tokens, 700);
+        // When the answer is inside the fresh tail, nothing can be taken yet.
+        assert_eq!(select_leaf_chunk(&items, 3, 100), Err(NoChunk::PairReachesIntoTail));
+    }
+
+    #[test]
+    fn a_single_message_larger_than_the_chunk_is_a_chunk_of_its_own() {
+        let items = [msg(0, Role::User, 200_000), msg(1, Role::Assistant, 10), msg(2, Role::User, 10)];
+        let plan = select_leaf_chunk(&items, 1, 20_000).unwrap();
+        assert_eq!((plan.message_ids.clone(), plan.tokens), (vec![100], 200_000));
+    }
+
+    #[test]
+    fn conversation_of_only_tool_results_is_chunked_without_panicking() {
+        let items: Vec<_> = (0..10).map(|i| result(i, 100, &format!("orphan{i}"))).collect();
+        let plan = select_leaf_chunk(&items, 2, 250).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101]);
+    }
+
+    #[test]
+    fn condensation_merges_the_shallowest_run_reaching_the_fanout() {
+        let rules = CondenseRules { fanout: 4, run_budget_tokens: 10_000, max_input_tokens: 10_000 };
+        let mut items: Vec<_> = vec![summary(0, 1, 500), summary(1, 1, 500), summary(2, 1, 500), summary(3, 1, 500)];
+        items.extend((4..8).map(|o| summary(o, 0, 1_000)));
+        items.push(msg(8, Role::User, 10));
+        let plan = plan_condensation(&items, 1, &rules).unwrap();
+        assert_eq!((plan.source_depth, plan.target_depth(), plan.first_ordinal, plan.last_ordinal), (0, 1, 4, 7));
+        assert_eq!(plan.tokens, 4_000);
+    }
+
+    #[test]
+    fn condensation_waits_for_the_fanout_unless_the_run_outgrows_its_budget() {
+        let rules = CondenseRules { fanout: 4, run_budget_tokens: 5_000, max_input_tokens: 20_000 };
+        let small = [summary(0, 0, 1_000), summary(1, 0, 1_000), summary(2, 0, 1_000), msg(3, Role::User, 1)];
+        assert_eq!(plan_condensation(&small, 1, &rules), None);
+        let big = [summary(0, 0, 3_000), summary(1, 0, 3_000), msg(2, Role::User, 1)];
+        assert_eq!(plan_condensation(&big, 1, &rules).unwrap().summary_ids, vec![900, 901]);
+        let single = [summary(0, 0, 90_000), msg(1, Role::User, 1)];
+        assert_eq!(plan_condensation(&single, 1, &rules), None, "one summary alone is never merged");
+    }
+
+    #[test]
+    fn condensation_input_is_bounded_but_takes_at_least_two() {
+        let rules = CondenseRules { fanout: 2, run_budget_tokens: 1_000, max_input_tokens: 2_500 };
+        let items: Vec<_> = (0..6).map(|o| summary(o, 0, 1_000)).collect();
+        assert_eq!(plan_condensation(&items, 0, &rules).unwrap().summary_ids.len(), 2);
+        let huge = [summary(0, 0, 9_000), summary(1, 0, 9_000), summary(2, 0, 9_000)];
+        assert_eq!(plan_condensation(&huge, 0, &rules).unwrap().summary_ids.len(), 2);
+    }
+
+    #[test]
+    fn condensation_runs_are_contiguous_and_same_depth() {
+        let rules = CondenseRules { fanout: 3, run_budget_tokens: 100_000, max_input_tokens: 100_000 };
+        let items = [summary(0, 0, 1), summary(1, 0, 1), summary(2, 1, 1), summary(3, 0, 1), msg(4, Role::User, 1), summary(5, 0, 1)];
+        assert_eq!(plan_condensation(&items, 0, &rules), None);
+    }
+}

@@ -1,0 +1,488 @@
+//! Whether a summarizer's output may become a summary, and what happens when it may not
+//! (seeds 01 and 02).
+//!
+//! [`Escalation`] is a small state machine the engine drives: it asks for a level, the engine
+//! runs the summarizer at that level, and the machine classifies what came back. Normal goes to
+//! aggressive only when the normal output was too big (not shorter than its input, or far over
+//! the length asked for): a stricter prompt can fix that, but it cannot fix an exception, a
+//! timeout, an empty answer or an answer that echoes our own markup. Anything else gives up.
+//!
+//! Giving up produces nothing. There is deliberately no code here that builds summary text:
+//! the only text a [`SummaryDraft`] can hold is a summarizer's output (after the caller's
+//! `finish` formatting), so a truncated or placeholder summary cannot exist.
+//!
+//! [`RetryState`] is the persisted backoff/breaker record (plain serde data; the store keeps it,
+//! so a restart does not forget a failing provider) with pure transitions taking `now_ms`.
+
+use serde::{Deserialize, Serialize};
+
+use super::format::contains_our_markup;
+use super::{ErrorKind, SummarizerError, SummarizerOutput, SummaryDraft};
+use crate::core::tokens::estimate_text;
+
+/// Summarization strength. Stored with each summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Normal,
+    Aggressive,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Normal => "normal",
+            Level::Aggressive => "aggressive",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Level> {
+        [Level::Normal, Level::Aggressive].into_iter().find(|l| l.as_str() == name)
+    }
+}
+
+/// Why one attempt was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "failure", rename_all = "snake_case")]
+pub enum Failure {
+    /// The summarizer threw, timed out, or returned something that is not text.
+    Summarizer { kind: ErrorKind, message: String },
+    EmptyOutput,
+    /// The output contains the wrapper we render summaries in (or our prompt marker): storing it
+    /// would nest one summary inside another.
+    OurMarkup,
+    /// The output is far longer than the level asked for.
+    OverCap { output_tokens: u32, cap_tokens: u32 },
+    NotShorter { output_tokens: u32, input_tokens: u32 },
+    /// There was nothing to summarize.
+    EmptySource,
+}
+
+impl Failure {
+    /// A short reason for logs and `compact` results.
+    pub fn reason(&self) -> String {
+        match self {
+            Failure::Summarizer { kind: ErrorKind::Auth, message } => format!("summarizer authentication failed: {message}"),
+            Failure::Summarizer { kind: ErrorKind::Timeout, message } => format!("summarizer timed out: {message}"),
+            Failure::Summarizer { kind: ErrorKind::Other, message } => format!("summarizer error: {message}"),
+            Failure::EmptyOutput => "summarizer returned empty output".to_owned(),
+            Failure::OurMarkup => "summarizer output contained summary markup".to_owned(),
+            Failure::OverCap { output_tokens, cap_tokens } => {
+                format!("summary of {output_tokens} tokens is far over its {cap_tokens}-token limit")
+            }
+            Failure::NotShorter { output_tokens, input_tokens } => {
+                format!("summary of {output_tokens} tokens is not shorter than its {input_tokens}-token input")
+            }
+            Failure::EmptySource => "nothing to summarize".to_owned(),
+        }
+    }
+
+    /// Size failures are the ones a stricter prompt can fix.
+    fn escalates(&self) -> bool {
+        matches!(self, Failure::NotShorter { .. } | Failure::OverCap { .. })
+    }
+
+    /// How the failure counts for backoff and the breaker.
+    pub fn retry_kind(&self) -> RetryKind {
+        match self {
+            Failure::Summarizer { kind: ErrorKind::Auth, .. } => RetryKind::Auth,
+            _ => RetryKind::Other,
+        }
+    }
+}
+
+/// One attempt and its failure, for telemetry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedAttempt {
+    pub level: Level,
+    pub failure: Failure,
+}
+
+/// The end of an escalation that produced nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GiveUp {
+    pub attempts: Vec<FailedAttempt>,
+}
+
+impl GiveUp {
+    /// The failure that ended it (the last attempt's).
+    pub fn last_failure(&self) -> Option<&Failure> {
+        self.attempts.last().map(|a| &a.failure)
+    }
+
+    pub fn reason(&self) -> String {
+        self.last_failure().map_or_else(|| "no attempt was made".to_owned(), Failure::reason)
+    }
+
+    pub fn retry_kind(&self) -> RetryKind {
+        self.last_failure().map_or(RetryKind::Other, Failure::retry_kind)
+    }
+
+    /// The log line operators look for (seed 02): it says the safety net worked.
+    pub fn log_line(&self, preserved_messages: u64) -> String {
+        failure_log_line(&self.reason(), preserved_messages)
+    }
+}
+
+/// `compaction failed (<reason>); all N original messages preserved`.
+pub fn failure_log_line(reason: &str, preserved_messages: u64) -> String {
+    format!("compaction failed ({reason}); all {preserved_messages} original messages preserved")
+}
+
+/// What the engine does next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Run the summarizer at this level and pass its output to [`Escalation::on_output`].
+    Run(Level),
+    Accept(SummaryDraft),
+    GiveUp(GiveUp),
+}
+
+/// The most tokens each level asked for; an output over [`OVER_CAP_FACTOR`] times that is
+/// rejected rather than stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputLimits {
+    pub normal: u32,
+    pub aggressive: u32,
+}
+
+impl OutputLimits {
+    fn for_level(&self, level: Level) -> u32 {
+        match level {
+            Level::Normal => self.normal,
+            Level::Aggressive => self.aggressive,
+        }
+    }
+}
+
+/// Token estimates differ from a provider's tokenizer; only a gross overshoot is a failure.
+pub const OVER_CAP_FACTOR: u32 = 2;
+
+/// One summarization: normal, then aggressive if normal came out too big, then give up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escalation {
+    input_tokens: u32,
+    limits: OutputLimits,
+    summarizer: String,
+    level: Level,
+    attempts: Vec<FailedAttempt>,
+    finished: bool,
+}
+
+impl Escalation {
+    /// `input_tokens` is the estimate of the source text; `summarizer` names who answers.
+    pub fn new(input_tokens: u32, limits: OutputLimits, summarizer: impl Into<String>) -> Self {
+        Escalation { input_tokens, limits, summarizer: summarizer.into(), level: Level::Normal, attempts: Vec::new(), finished: false }
+    }
+
+    /// The first step: run at normal level, or give up at once on an empty source.
+    pub fn start(&mut self) -> Step {
+        if self.input_tokens == 0 {
+            return self.fail(Failure::EmptySource);
+        }
+        Step::Run(self.level)
+    }
+
+    /// Classifies the output of the attempt at the current level. `finish` turns the raw text
+    /// into what would be stored (the caller's formatting, e.g. [`super::format::finalize`]);
+    /// it runs only on output that passed the raw checks.
+    pub fn on_output(&mut self, output: SummarizerOutput, finish: impl FnOnce(&str) -> String) -> Step {
+        if self.finished {
+            return Step::GiveUp(GiveUp { attempts: self.attempts.clone() });
+        }
+        match self.classify(output, finish) {
+            Ok((text, tokens)) => {
+                self.finished = true;
+                Step::Accept(SummaryDraft { text, tokens, level: self.level, summarizer: self.summarizer.clone() })
+            }
+            Err(failure) if failure.escalates() && self.level == Level::Normal => {
+                self.attempts.push(FailedAttempt { level: self.level, failure });
+                self.level = Level::Aggressive;
+                Step::Run(self.level)
+            }
+            Err(failure) => self.fail(failure),
+        }
+    }
+
+    /// Attempts that failed so far.
+    pub fn attempts(&self) -> &[FailedAttempt] {
+        &self.attempts
+    }
+
+    fn fail(&mut self, failure: Failure) -> Step {
+        self.attempts.push(FailedAttempt { level: self.level, failure });
+        self.finished = true;
+        Step::GiveUp(GiveUp { attempts: self.attempts.clone() })
+    }
+
+    fn classify(&self, output: SummarizerOutput, finish: impl FnOnce(&str) -> String) -> Result<(String, u32), Failure> {
+        let raw = output.map_err(|SummarizerError { kind, message }| Failure::Summarizer { kind, message })?;
+        if raw.trim().is_empty() {
+            return Err(Failure::EmptyOutput);
+        }
+        if contains_our_markup(&raw) {
+            return Err(Failure::OurMarkup);
+        }
+        let raw_tokens = estimate_text(&raw);
+        let cap_tokens = self.limits.for_level(self.level).saturating_mul(OVER_CAP_FACTOR);
+        if raw_tokens > cap_tokens {
+            return Err(Failure::OverCap { output_tokens: raw_tokens, cap_tokens });
+        }
+        let text = finish(&raw);
+        if text.trim().is_empty() {
+            return Err(Failure::EmptyOutput);
+        }
+        if contains_our_markup(&text) {
+            return Err(Failure::OurMarkup);
+        }
+        let tokens = estimate_text(&text);
+        if tokens >= self.input_tokens {
+            return Err(Failure::NotShorter { output_tokens: tokens, input_tokens: self.input_tokens });
+        }
+        Ok((text, tokens))
+    }
+}
+
+/// How a failure counts toward backoff and the breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryKind {
+    Auth,
+    Other,
+}
+
+/// Retry timing, from [`super::config::CompactionConfig::backoff_policy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackoffPolicy {
+    pub base_ms: u64,
+    pub max_ms: u64,
+    /// Consecutive auth failures that open the breaker.
+    pub breaker_after: u32,
+}
+
+/// Persisted per conversation: consecutive failures, the auth streak, when the next attempt
+/// may run, and whether the breaker is open.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryState {
+    pub consecutive_failures: u32,
+    /// Auth failures since the last success. Other failures neither add to nor reset it: a
+    /// timeout says nothing about whether the credentials work.
+    pub auth_failures: u32,
+    pub next_retry_at_ms: Option<i64>,
+    pub breaker_open: bool,
+}
+
+impl RetryState {
+    /// Records a failed compaction at `now_ms`. The delay doubles per consecutive failure up to
+    /// the cap; once the breaker opens, the wait is the full cap, after which one probe may run.
+    pub fn on_failure(&mut self, kind: RetryKind, now_ms: i64, policy: &BackoffPolicy) {
+        self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+        if kind == RetryKind::Auth {
+            self.auth_failures = self.auth_failures.saturating_add(1);
+        }
+        self.breaker_open = self.auth_failures >= policy.breaker_after.max(1);
+        let max = policy.max_ms.max(policy.base_ms);
+        let delay = if self.breaker_open {
+            max
+        } else {
+            let doublings = self.consecutive_failures.saturating_sub(1).min(63);
+            policy.base_ms.saturating_mul(1u64 << doublings).min(max)
+        };
+        let delay = i64::try_from(delay).unwrap_or(i64::MAX);
+        self.next_retry_at_ms = Some(now_ms.saturating_add(delay));
+    }
+
+    /// A compaction succeeded: every counter resets and the breaker closes.
+    pub fn on_success(&mut self) {
+        *self = RetryState::default();
+    }
+
+    /// Whether an automatic compaction may run now.
+    pub fn may_attempt(&self, now_ms: i64) -> bool {
+        self.next_retry_at_ms.is_none_or(|at| now_ms >= at)
+    }
+
+    /// Whether a forced (`compact({force})`) compaction may run now: it skips ordinary backoff,
+    /// but not an open breaker, since repeating a refused credential only repeats the refusal.
+    pub fn may_attempt_forced(&self, now_ms: i64) -> bool {
+        !self.breaker_open || self.may_attempt(now_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::compaction::format::render_for_context;
+    use crate::core::compaction::format::SummaryView;
+
+    const LIMITS: OutputLimits = OutputLimits { normal: 1_000, aggressive: 500 };
+
+    fn same(text: &str) -> String {
+        text.to_owned()
+    }
+
+    fn err(kind: ErrorKind) -> SummarizerOutput {
+        Err(SummarizerError::new(kind, "boom"))
+    }
+
+    /// Drives an escalation with scripted outputs, returning every step taken.
+    fn drive(input_tokens: u32, outputs: Vec<SummarizerOutput>) -> Vec<Step> {
+        let mut esc = Escalation::new(input_tokens, LIMITS, "scripted");
+        let mut steps = vec![esc.start()];
+        let mut outputs = outputs.into_iter();
+        while let Some(Step::Run(_)) = steps.last() {
+            let Some(out) = outputs.next() else { break };
+            steps.push(esc.on_output(out, same));
+        }
+        steps
+    }
+
+    fn short() -> SummarizerOutput {
+        Ok("short summary".to_owned())
+    }
+    fn long() -> SummarizerOutput {
+        Ok("x".repeat(4_000))
+    }
+
+    #[test]
+    fn normal_success_is_accepted_at_normal_level() {
+        let steps = drive(500, vec![short()]);
+        let Some(Step::Accept(draft)) = steps.last() else { panic!("{steps:?}") };
+        assert_eq!((draft.text(), draft.level(), draft.summarizer()), ("short summary", Level::Normal, "scripted"));
+        assert_eq!(draft.tokens(), estimate_text("short summary"));
+    }
+
+    #[test]
+    fn aggressive_runs_only_when_normal_was_not_shorter() {
+        let steps = drive(500, vec![long(), short()]);
+        assert_eq!(steps[1], Step::Run(Level::Aggressive));
+        let Some(Step::Accept(draft)) = steps.last() else { panic!("{steps:?}") };
+        assert_eq!(draft.level(), Level::Aggressive);
+        // A normal output far over its cap (though shorter than a huge input) also escalates.
+        let steps = drive(1_000_000, vec![Ok("y".repeat(20_000)), short()]);
+        assert_eq!(steps[1], Step::Run(Level::Aggressive));
+    }
+
+    #[test]
+    fn errors_empty_output_and_our_markup_give_up_without_escalating() {
+        let echoed = render_for_context(&SummaryView { id: "sum_1", depth: 0, earliest_ms: None, latest_ms: None, text: "## Goal\n- x" });
+        for output in [err(ErrorKind::Auth), err(ErrorKind::Timeout), err(ErrorKind::Other), Ok("   \n".to_owned()), Ok(echoed)] {
+            let steps = drive(500, vec![output.clone(), short()]);
+            assert_eq!(steps.len(), 2, "{output:?} must give up at once: {steps:?}");
+            assert!(matches!(steps[1], Step::GiveUp(_)));
+        }
+    }
+
+    #[test]
+    fn give_up_never_produces_a_truncated_summary() {
+        // Both levels come out too long: the escalation ends with no draft at all, and the
+        // engine has nothing it could store.
+        let steps = drive(500, vec![long(), long()]);
+        assert_eq!(steps.len(), 3);
+        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
+        assert!(!steps.iter().any(|s| matches!(s, Step::Accept(_))));
+        assert_eq!(give_up.attempts.len(), 2);
+        assert!(matches!(give_up.last_failure(), Some(Failure::NotShorter { .. })));
+        // A finished escalation stays finished: further outputs cannot sneak a draft in.
+        let mut esc = Escalation::new(500, LIMITS, "scripted");
+        esc.start();
+        esc.on_output(err(ErrorKind::Other), same);
+        assert!(matches!(esc.on_output(short(), same), Step::GiveUp(_)));
+    }
+
+    #[test]
+    fn aggressive_failure_of_any_kind_gives_up() {
+        for second in [err(ErrorKind::Timeout), Ok(String::new()), long()] {
+            let steps = drive(500, vec![long(), second]);
+            assert!(matches!(steps.last(), Some(Step::GiveUp(g)) if g.attempts.len() == 2), "{steps:?}");
+        }
+    }
+
+    #[test]
+    fn empty_source_gives_up_before_calling_the_summarizer() {
+        let mut esc = Escalation::new(0, LIMITS, "scripted");
+        assert!(matches!(esc.start(), Step::GiveUp(g) if g.last_failure() == Some(&Failure::EmptySource)));
+    }
+
+    #[test]
+    fn finish_output_is_what_gets_checked_and_stored() {
+        let mut esc = Escalation::new(500, LIMITS, "scripted");
+        esc.start();
+        let step = esc.on_output(Ok("raw".to_owned()), |raw| format!("# Summary\n- {raw}"));
+        let Step::Accept(draft) = step else { panic!("{step:?}") };
+        assert_eq!(draft.text(), "# Summary\n- raw");
+        // A finisher that blows the text up past the input fails as not shorter.
+        let mut esc = Escalation::new(5, LIMITS, "scripted");
+        esc.start();
+        assert_eq!(esc.on_output(Ok("raw".to_owned()), |_| "z".repeat(400)), Step::Run(Level::Aggressive));
+    }
+
+    #[test]
+    fn failure_is_logged_as_all_originals_preserved() {
+        let steps = drive(500, vec![err(ErrorKind::Timeout)]);
+        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!() };
+        assert_eq!(give_up.log_line(42), "compaction failed (summarizer timed out: boom); all 42 original messages preserved");
+        assert_eq!(give_up.retry_kind(), RetryKind::Other);
+    }
+
+    const POLICY: BackoffPolicy = BackoffPolicy { base_ms: 30_000, max_ms: 3_600_000, breaker_after: 3 };
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_and_success_resets_it() {
+        let mut s = RetryState::default();
+        assert!(s.may_attempt(0));
+        let mut delays = vec![];
+        for _ in 0..10 {
+            s.on_failure(RetryKind::Other, 1_000, &POLICY);
+            delays.push(s.next_retry_at_ms.unwrap() - 1_000);
+        }
+        assert_eq!(&delays[..4], &[30_000, 60_000, 120_000, 240_000]);
+        assert_eq!(*delays.last().unwrap(), 3_600_000);
+        assert!(!s.may_attempt(1_000 + 3_599_999));
+        assert!(s.may_attempt(1_000 + 3_600_000));
+        assert!(s.may_attempt_forced(1_000), "force skips ordinary backoff");
+        s.on_success();
+        assert_eq!(s, RetryState::default());
+    }
+
+    #[test]
+    fn breaker_opens_after_repeated_auth_failures_and_blocks_forced_runs() {
+        let mut s = RetryState::default();
+        for i in 0..3 {
+            assert!(!s.breaker_open, "open too early at {i}");
+            s.on_failure(RetryKind::Auth, 0, &POLICY);
+        }
+        assert!(s.breaker_open);
+        assert_eq!(s.next_retry_at_ms, Some(3_600_000));
+        assert!(!s.may_attempt_forced(10));
+        assert!(s.may_attempt(3_600_000), "one probe after the cooldown");
+        s.on_failure(RetryKind::Other, 3_600_000, &POLICY);
+        assert!(s.breaker_open, "a timeout does not prove the credentials work");
+        s.on_success();
+        assert!(!s.breaker_open);
+    }
+
+    #[test]
+    fn retry_state_round_trips_as_plain_data_and_survives_extremes() {
+        let mut s = RetryState::default();
+        for _ in 0..200 {
+            s.on_failure(RetryKind::Auth, i64::MAX - 5, &BackoffPolicy { base_ms: u64::MAX, max_ms: u64::MAX, breaker_after: 1 });
+        }
+        assert_eq!(s.next_retry_at_ms, Some(i64::MAX));
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"consecutiveFailures\":200") && json.contains("\"breakerOpen\":true"), "{json}");
+        assert_eq!(serde_json::from_str::<RetryState>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn levels_have_stable_names() {
+        for level in [Level::Normal, Level::Aggressive] {
+            assert_eq!(Level::parse(level.as_str()), Some(level));
+            assert_eq!(serde_json::to_value(level).unwrap(), level.as_str());
+        }
+        assert_eq!(Level::parse("fallback"), None, "there is no fallback level");
+    }
+}

@@ -1,0 +1,166 @@
+//! Search over stored messages and summaries. Patterns are always bound parameters, never spliced
+//! into SQL. Two modes:
+//! - `Text`: a literal string, case-insensitive for ASCII. Word-like patterns go through the FTS4
+//!   index as a phrase and are confirmed by a substring check; patterns with CJK text (which the
+//!   unicode61 tokenizer does not split into words) take a substring path over the conversation.
+//! - `FullText`: the caller's FTS4 query syntax; a malformed query is a clear error, not a crash.
+
+use serde::Serialize;
+
+use crate::core::tokens::is_cjk;
+use crate::error::{Error, Result};
+use crate::store::sql::{Row, Sql, SqlValue};
+
+/// Longest pattern accepted, in characters.
+pub const MAX_PATTERN_CHARS: usize = 1_000;
+const SNIPPET_CHARS: usize = 80;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchMode {
+    Text,
+    FullText,
+}
+
+impl SearchMode {
+    pub fn parse(name: &str) -> Result<SearchMode> {
+        match name {
+            "text" => Ok(SearchMode::Text),
+            "full_text" => Ok(SearchMode::FullText),
+            other => Err(Error::input("mode", format!("unknown search mode {other:?} (expected \"text\" or \"full_text\")"))),
+        }
+    }
+}
+
+/// One match.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// "message" or "summary".
+    pub kind: &'static str,
+    pub id: i64,
+    pub conversation_id: i64,
+    /// Message role, or "summary".
+    pub role: String,
+    pub snippet: String,
+    pub created_at: i64,
+}
+
+fn has_cjk(text: &str) -> bool {
+    text.chars().any(is_cjk)
+}
+
+fn has_word(text: &str) -> bool {
+    text.chars().any(char::is_alphanumeric)
+}
+
+/// An FTS4 phrase matching the pattern's words in order. FTS4 has no escape for `"` inside a
+/// phrase; the tokenizer ignores quotes anyway, and the substring check keeps them literal.
+fn phrase(pattern: &str) -> String {
+    format!("\"{}\"", pattern.replace('"', " "))
+}
+
+/// A window of the content around the first case-insensitive occurrence of `pattern`.
+fn snippet_around(content: &str, pattern: &str) -> String {
+    let lower = content.to_ascii_lowercase();
+    let start_byte = lower.find(&pattern.to_ascii_lowercase()).unwrap_or(0);
+    let start_char = content[..start_byte].chars().count();
+    let from = start_char.saturating_sub(SNIPPET_CHARS / 2);
+    let text: String = content.chars().skip(from).take(SNIPPET_CHARS + pattern.chars().count()).collect();
+    let prefix = if from > 0 { "…" } else { "" };
+    let suffix = if from + text.chars().count() < content.chars().count() { "…" } else { "" };
+    format!("{prefix}{}{suffix}", text.replace('\n', " "))
+}
+
+struct Source {
+    kind: &'static str,
+    table: &'static str,
+    fts: &'static str,
+    role: &'static str,
+}
+
+const SOURCES: [Source; 2] = [
+    Source { kind: "message", table: "messages", fts: "messages_fts", role: "t.role" },
+    Source { kind: "summary", table: "summaries", fts: "summaries_fts", role: "'summary'" },
+];
+
+fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
+    Ok(SearchHit { kind, id: row.int(0)?, conversation_id: row.int(1)?, role: row.text(2)?, snippet, created_at: row.int(4)? })
+}
+
+/// Searches the given conversations (all when empty), newest first, at most `limit` hits.
+pub fn search(sql: &mut impl Sql, conversations: &[i64], pattern: &str, mode: SearchMode, limit: usize) -> Result<Vec<SearchHit>> {
+    if pattern.trim().is_empty() {
+        return Err(Error::input("pattern", "must not be empty"));
+    }
+    if pattern.chars().count() > MAX_PATTERN_CHARS {
+        return Err(Error::input("pattern", format!("is longer than {MAX_PATTERN_CHARS} characters")));
+    }
+    let scope = if conversations.is_empty() {
+        String::new()
+    } else {
+        let ids: Vec<String> = conversations.iter().map(i64::to_string).collect();
+        format!(" AND t.conversation_id IN ({})", ids.join(","))
+    };
+    let limit = limit.clamp(1, 500) as i64;
+    let mut hits = Vec::new();
+    for source in &SOURCES {
+        let columns = format!("t.id, t.conversation_id, {}, t.content, t.created_at", source.role);
+        let (query, params): (String, Vec<SqlValue>) = match mode {
+            SearchMode::FullText => (
+                format!(
+                    "SELECT {columns}, snippet({fts}, '[', ']', '…', -1, 16) FROM {fts} JOIN {table} t ON t.id = {fts}.docid \
+                     WHERE {fts} MATCH ?1{scope} ORDER BY t.id DESC LIMIT ?2",
+                    fts = source.fts,
+                    table = source.table
+                ),
+                vec![pattern.into(), limit.into()],
+            ),
+            SearchMode::Text if has_word(pattern) && !has_cjk(pattern) => (
+                format!(
+                    "SELECT {columns} FROM {fts} JOIN {table} t ON t.id = {fts}.docid \
+                     WHERE {fts} MATCH ?1 AND instr(lower(t.content), lower(?2)) > 0{scope} ORDER BY t.id DESC LIMIT ?3",
+                    fts = source.fts,
+                    table = source.table
+                ),
+                vec![phrase(pattern).into(), pattern.into(), limit.into()],
+            ),
+            SearchMode::Text => (
+                format!(
+                    "SELECT {columns} FROM {table} t WHERE instr(lower(t.content), lower(?1)) > 0{scope} ORDER BY t.id DESC LIMIT ?2",
+                    table = source.table
+                ),
+                vec![pattern.into(), limit.into()],
+            ),
+        };
+        let rows = sql.query(&query, &params).map_err(|err| match (mode, err) {
+            (SearchMode::FullText, Error::Storage(reason)) => Error::input(
+                "pattern",
+                format!("invalid full-text query {pattern:?} ({reason}); use mode \"text\" to search for a literal string"),
+            ),
+            (_, err) => err,
+        })?;
+        for row in &rows {
+            let snippet = match mode {
+                SearchMode::FullText => row.text(5)?,
+                SearchMode::Text => snippet_around(&row.text(3)?, pattern),
+            };
+            hits.push(hit(source.kind, row, snippet)?);
+        }
+    }
+    hits.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+    hits.truncate(limit as usize);
+    Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phrases_escape_quotes_and_snippets_respect_char_boundaries() {
+        assert_eq!(phrase(r#"say "hi""#), r#""say  hi ""#);
+        let s = snippet_around("前面的文字静默后面的文字", "静默");
+        assert!(s.contains("静默"));
+        assert!(has_cjk("静默") && !has_cjk("plain"));
+    }
+}

@@ -1,0 +1,170 @@
+//! The storage test suite, generic over the [`Sql`] backend. `store_native.rs` runs it on native
+//! SQLite; `wasm_cases` runs it on sql.js and node:sqlite. Every case takes a function that opens
+//! a fresh, empty database.
+
+use lossless_wasm::core::config::Config;
+use lossless_wasm::engine::{decode, Engine, SearchParams};
+use lossless_wasm::store::schema::{self, MIGRATIONS};
+use lossless_wasm::store::{advancements, context, conversations, messages, Sql};
+
+#[allow(unused_imports)]
+pub use crate::for_each_store_case;
+use serde_json::{json, Value};
+
+fn count(sql: &mut impl Sql, query: &str) -> i64 {
+    sql.query_row(query, &[]).unwrap().unwrap().int(0).unwrap()
+}
+
+fn turn(key: &str, messages: Vec<Value>) -> lossless_wasm::engine::CommitTurnParams {
+    decode("commitTurn", json!({"sessionId": "s1", "sessionKey": "k", "advancementKey": key, "messages": messages})).unwrap()
+}
+
+/// Applies migrations up to `version` by hand, as an older build would have.
+fn migrate_to(sql: &mut impl Sql, version: i64) {
+    sql.execute_script("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL);").unwrap();
+    for (v, script) in MIGRATIONS.iter().filter(|(v, _)| *v <= version) {
+        sql.execute_script(script).unwrap();
+        sql.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, 0)", &[(*v).into()]).unwrap();
+    }
+}
+
+pub fn migrations_create_the_latest_schema_and_are_idempotent<S: Sql>(open: impl Fn() -> S) {
+    let mut sql = open();
+    schema::migrate(&mut sql, 1).unwrap();
+    schema::migrate(&mut sql, 2).unwrap();
+    assert_eq!(schema::current_version(&mut sql).unwrap(), schema::latest_version());
+    assert_eq!(count(&mut sql, "SELECT COUNT(*) FROM schema_migrations"), MIGRATIONS.len() as i64);
+    for table in ["conversations", "messages", "message_parts", "summaries", "summary_messages", "summary_sources", "context_items", "compaction_events", "compaction_state", "turn_advancements", "messages_fts", "summaries_fts"] {
+        let n = sql.query_row("SELECT COUNT(*) FROM sqlite_master WHERE name = ?1", &[table.into()]).unwrap().unwrap().int(0).unwrap();
+        assert_eq!(n, 1, "table {table} exists");
+    }
+}
+
+pub fn a_version_1_database_upgrades_on_open_and_keeps_its_messages<S: Sql>(open: impl Fn() -> S) {
+    let mut sql = open();
+    migrate_to(&mut sql, 1);
+    sql.execute_script(
+        "INSERT INTO conversations (id, session_key, session_id, created_at, message_count, token_count) VALUES (1, 'k', 's1', 0, 2, 20);
+         INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, raw_json, created_at)
+           VALUES (1, 1, 'user', 'upgrade me please', 10, 'h1', '{\"role\":\"user\",\"content\":\"upgrade me please\"}', 0),
+                  (1, 2, 'assistant', 'done', 10, 'h2', '{\"role\":\"assistant\",\"content\":\"done\"}', 0);",
+    )
+    .unwrap();
+    let mut engine = Engine::open(sql, Config::default(), 5).unwrap();
+    assert_eq!(schema::current_version(engine.sql()).unwrap(), schema::latest_version());
+    let view = engine.assemble(decode("assemble", json!({"sessionId": "s1", "sessionKey": "k"})).unwrap(), 6).unwrap();
+    assert_eq!(view.messages.len(), 2, "old messages became context items");
+    let hits = engine.search(decode::<SearchParams>("search", json!({"sessionId": "s1", "sessionKey": "k", "pattern": "upgrade"})).unwrap()).unwrap();
+    assert_eq!(hits.len(), 1, "old messages were indexed for search");
+    let added = engine.commit_turn(turn("t3", vec![json!({"role": "user", "content": "after upgrade", "timestamp": 3})]), 7).unwrap();
+    assert_eq!(added.stored_messages, 1);
+    assert_eq!(count(engine.sql(), "SELECT MAX(ordinal) FROM context_items"), 3);
+}
+
+pub fn backfill_marks_fallback_and_truncated_summaries_seed_01<S: Sql>(open: impl Fn() -> S) {
+    let mut sql = open();
+    migrate_to(&mut sql, 2);
+    sql.execute_script(
+        "INSERT INTO conversations (id, session_key, session_id, created_at) VALUES (1, 'k', 's1', 0);
+         INSERT INTO summaries (id, conversation_id, kind, depth, content, token_count, source_token_count, summarizer, created_at) VALUES
+           (1, 1, 'leaf', 0, 'Some text... [Truncated from 9000 tokens]', 900, 9000, 'old', 0),
+           (2, 1, 'leaf', 0, 'Looks fine but came from the fallback path', 100, 900, 'old', 0),
+           (3, 1, 'leaf', 0, 'A real summary', 100, 900, 'llm', 0);
+         INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, summary_id)
+           VALUES (1, 0, 'leaf', 'fallback', 'compacted', 'summarizer failed', 2);",
+    )
+    .unwrap();
+    schema::migrate(&mut sql, 1).unwrap();
+    let levels = sql.query("SELECT id, level FROM summaries ORDER BY id", &[]).unwrap();
+    let levels: Vec<String> = levels.iter().map(|r| r.text(1).unwrap()).collect();
+    assert_eq!(levels, ["fallback", "fallback", "normal"]);
+}
+
+pub fn a_newer_schema_is_refused_not_downgraded<S: Sql>(open: impl Fn() -> S) {
+    let mut sql = open();
+    schema::migrate(&mut sql, 1).unwrap();
+    sql.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, 0)", &[(schema::latest_version() + 1).into()]).unwrap();
+    let err = Engine::open(sql, Config::default(), 2).err().unwrap();
+    assert!(err.to_string().contains("newer lossless-wasm"), "{err}");
+}
+
+/// Every query on the per-turn path is answered from an index, never by scanning a table.
+pub fn per_turn_queries_use_indexes_not_scans<S: Sql>(open: impl Fn() -> S) {
+    let mut sql = open();
+    schema::migrate(&mut sql, 1).unwrap();
+    for query in [messages::EXISTS_SQL, context::NEWEST_BEFORE_SQL, conversations::FIND_ACTIVE_SQL, advancements::FIND_SQL] {
+        let params: Vec<lossless_wasm::store::SqlValue> = (0..query.matches('?').count()).map(|_| 1i64.into()).collect();
+        let plan = sql.query(&format!("EXPLAIN QUERY PLAN {query}"), &params).unwrap();
+        let details: Vec<String> = plan.iter().map(|r| r.text(3).unwrap()).collect();
+        assert!(!details.is_empty());
+        for detail in &details {
+            assert!(!detail.starts_with("SCAN"), "query scans a table ({detail}): {query}");
+        }
+    }
+}
+
+pub fn huge_messages_and_nul_bytes_are_stored_intact<S: Sql>(open: impl Fn() -> S) {
+    let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
+    let huge = "x".repeat(10 * 1024 * 1024);
+    let nul = "before\u{0}after";
+    let messages = vec![json!({"role": "user", "content": huge, "timestamp": 1}), json!({"role": "user", "content": nul, "timestamp": 2})];
+    engine.commit_turn(turn("t1", messages.clone()), 2).unwrap();
+    let view = engine.assemble(decode("assemble", json!({"sessionId": "s1", "sessionKey": "k", "tokenBudget": 4_000_000})).unwrap(), 3).unwrap();
+    let back: Vec<Value> = view.messages.iter().map(|m| serde_json::from_str(m).unwrap()).collect();
+    assert_eq!(back, messages);
+    let hits = engine.search(decode::<SearchParams>("search", json!({"sessionId": "s1", "sessionKey": "k", "pattern": "after"})).unwrap()).unwrap();
+    assert_eq!(hits.len(), 1, "text after a NUL byte is searchable");
+}
+
+pub fn search_finds_words_cjk_and_rejects_bad_fts_syntax<S: Sql>(open: impl Fn() -> S) {
+    let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
+    let messages = vec![
+        json!({"role": "user", "content": "The build fails in src/main.rs with error E0308", "timestamp": 1}),
+        json!({"role": "assistant", "content": [{"type": "text", "text": "我们需要静默模式来运行测试"}], "timestamp": 2}),
+        json!({"role": "user", "content": "Robert'); DROP TABLE messages;-- and \"quotes\"", "timestamp": 3}),
+    ];
+    engine.commit_turn(turn("t1", messages), 2).unwrap();
+    let search = |engine: &mut Engine<S>, pattern: &str, mode: &str| {
+        engine.search(decode::<SearchParams>("search", json!({"sessionId": "s1", "sessionKey": "k", "pattern": pattern, "mode": mode})).unwrap())
+    };
+    assert_eq!(search(&mut engine, "src/main.rs", "text").unwrap().len(), 1);
+    assert_eq!(search(&mut engine, "BUILD FAILS", "text").unwrap().len(), 1, "case-insensitive");
+    assert_eq!(search(&mut engine, "fails build", "text").unwrap().len(), 0, "literal, in order");
+    let cjk = search(&mut engine, "静默", "text").unwrap();
+    assert_eq!(cjk.len(), 1, "CJK substring recall");
+    assert!(cjk[0].snippet.contains("静默"));
+    assert_eq!(search(&mut engine, "DROP TABLE messages;--", "text").unwrap().len(), 1, "SQL in a pattern is just text");
+    assert_eq!(search(&mut engine, "\"quotes\"", "text").unwrap().len(), 1);
+    assert_eq!(search(&mut engine, "build AND error", "full_text").unwrap().len(), 1);
+    let err = search(&mut engine, "\"unbalanced", "full_text").unwrap_err();
+    assert!(err.to_string().contains("invalid full-text query"), "{err}");
+    assert!(search(&mut engine, "  ", "text").unwrap_err().to_string().contains("pattern"));
+    assert!(search(&mut engine, "x", "regex").unwrap_err().to_string().contains("mode"));
+    assert_eq!(count(engine.sql(), "SELECT COUNT(*) FROM messages"), 3, "nothing was dropped");
+}
+
+pub fn duplicate_tool_call_ids_and_parts_are_recorded<S: Sql>(open: impl Fn() -> S) {
+    let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
+    let call = |id: &str, ts: i64| json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": "ls"}}], "timestamp": ts});
+    let result = |id: &str, ts: i64| json!({"role": "toolResult", "toolCallId": id, "toolName": "bash", "content": [{"type": "text", "text": "a.txt"}], "isError": false, "timestamp": ts});
+    engine.commit_turn(turn("t1", vec![call("c1", 1), result("c1", 2), call("c1", 3), result("c1", 4)]), 2).unwrap();
+    assert_eq!(count(engine.sql(), "SELECT COUNT(*) FROM messages"), 4, "a reused tool-call id is not a duplicate message");
+    assert_eq!(count(engine.sql(), "SELECT COUNT(*) FROM message_parts WHERE kind = 'tool_call' AND tool_call_id = 'c1'"), 2);
+    assert_eq!(count(engine.sql(), "SELECT COUNT(*) FROM message_parts WHERE kind = 'tool_result' AND tool_call_id = 'c1'"), 2);
+    assert_eq!(count(engine.sql(), "SELECT COUNT(*) FROM message_parts WHERE kind = 'reasoning'"), 2);
+}
+
+/// Runs every case, naming the one that fails.
+#[macro_export]
+macro_rules! for_each_store_case {
+    ($run:ident) => {
+        $run!(migrations_create_the_latest_schema_and_are_idempotent);
+        $run!(a_version_1_database_upgrades_on_open_and_keeps_its_messages);
+        $run!(backfill_marks_fallback_and_truncated_summaries_seed_01);
+        $run!(a_newer_schema_is_refused_not_downgraded);
+        $run!(per_turn_queries_use_indexes_not_scans);
+        $run!(huge_messages_and_nul_bytes_are_stored_intact);
+        $run!(search_finds_words_cjk_and_rejects_bad_fts_syntax);
+        $run!(duplicate_tool_call_ids_and_parts_are_recorded);
+    };
+}

@@ -1,0 +1,17 @@
+//! The storage suite (`store_cases`) on native SQLite.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod store_cases;
+
+use lossless_wasm::store::native::NativeSql;
+
+macro_rules! native_case {
+    ($name:ident) => {
+        #[test]
+        fn $name() {
+            store_cases::$name(|| NativeSql::in_memory().unwrap());
+        }
+    };
+}
+
+for_each_store_case!(native_case);
