@@ -1,0 +1,22 @@
+// Child process for the durability test: commits turns in a loop through the real shim and
+// prints "ack <key>" (synchronously) after each commit resolves, until it is killed.
+import { writeSync } from "node:fs";
+import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
+import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
+
+const [dbPath, storage, run] = process.argv.slice(2);
+const engine = createContextEngine(() => openNodeEngine(dbPath, { storage }));
+await engine.assemble({ sessionId: "s", sessionKey: "durable", messages: [] });
+writeSync(1, "ready\n");
+for (let i = 0; ; i++) {
+  const key = `${run}-${i}`;
+  const ts = Date.now() * 1000 + i;
+  await engine.commitTurn({
+    sessionId: "s", sessionKey: "durable", advancementKey: key,
+    messages: [
+      { role: "user", content: `turn ${key}: ${"payload ".repeat(20)}`, timestamp: ts },
+      { role: "assistant", content: [{ type: "text", text: `ack ${key}` }], timestamp: ts + 1 },
+    ],
+  });
+  writeSync(1, `ack ${key}\n`);
+}

@@ -1,0 +1,66 @@
+// Crash safety: a process committing turns is killed with SIGKILL at random points, many times.
+// After every kill the database must open, pass PRAGMA integrity_check, and hold every turn that
+// was acknowledged before the kill — each with both of its messages (commits are atomic).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { STORAGES, tempDir } from "./support.mjs";
+
+const KILLS = 50;
+const writer = new URL("./durability-writer.mjs", import.meta.url).pathname;
+
+function runUntilKilled(dbPath, storage, run, delayMs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [writer, dbPath, storage, run], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    let timer;
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (!timer && out.includes("ready\n")) timer = setTimeout(() => child.kill("SIGKILL"), delayMs);
+    });
+    child.stderr.on("data", (chunk) => (err += chunk));
+    child.on("error", reject);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (signal !== "SIGKILL") return reject(new Error(`writer exited by itself (code ${code}): ${err}`));
+      resolve(out.split("\n").filter((l) => l.startsWith("ack ")).map((l) => l.slice(4)));
+    });
+  });
+}
+
+function inspect(dbPath) {
+  const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
+  const db = new DatabaseSync(dbPath);
+  try {
+    const integrity = db.prepare("PRAGMA integrity_check").get().integrity_check;
+    const keys = new Set(db.prepare("SELECT advancement_key AS k FROM turn_advancements").all().map((r) => r.k));
+    const messages = db.prepare("SELECT COUNT(*) AS n FROM messages").get().n;
+    return { integrity, keys, messages };
+  } finally {
+    db.close();
+  }
+}
+
+for (const storage of STORAGES) {
+  describe(`storage ${storage}`, () => {
+    test(`SIGKILL at ${KILLS} random points loses no acknowledged turn`, { timeout: 600_000 }, async (t) => {
+      if (!process.getBuiltinModule?.("node:sqlite")) throw new Error("this test reads the database with node:sqlite; run it with Node >= 22.5");
+      const dbPath = join(tempDir(`durability-${storage.replace(":", "")}`), "db.sqlite");
+      const acked = [];
+      for (let run = 0; run < KILLS; run++) {
+        // Early kills land during start-up and migration, later ones during commits.
+        const delay = Math.floor(Math.random() * (run < 5 ? 20 : 250));
+        acked.push(...(await runUntilKilled(dbPath, storage, `r${run}`, delay)));
+        const state = inspect(dbPath);
+        assert.equal(state.integrity, "ok", `integrity after kill ${run}`);
+        const lost = acked.filter((k) => !state.keys.has(k));
+        assert.deepEqual(lost, [], `acknowledged turns missing after kill ${run}`);
+        assert.equal(state.messages, state.keys.size * 2, `every stored turn has both messages after kill ${run}`);
+      }
+      assert.ok(acked.length > KILLS, `the writer got turns acknowledged (${acked.length})`);
+      t.diagnostic(`${acked.length} turns acknowledged across ${KILLS} kills, all present`);
+    });
+  });
+}
