@@ -70,7 +70,7 @@ export function createContextEngine(openHandle, logger) {
 
     async dispose() {
       // The engine is shared across turns; only make sure nothing committed is left unsaved.
-      (await openHandle()).flush();
+      await (await openHandle()).flush();
     },
   };
 }

@@ -7,8 +7,9 @@ import { WasmEngine } from "../wasm/lossless_wasm.js";
  * @param {object} options
  * @param {object} options.db       an open sql.js Database (or NodeSqliteDatabase)
  * @param {object} [options.config] engine config (validated by the engine; errors name the key)
- * @param {(bytes: Uint8Array) => void} [options.save] persists the database after each write;
- *        omit it for databases that persist themselves (node:sqlite) or live only in memory
+ * @param {(bytes: Uint8Array) => void|Promise<void>} [options.save] persists the database after
+ *        each write (a returned promise is awaited before the call resolves); omit it for
+ *        databases that persist themselves (node:sqlite) or live only in memory
  */
 export function createHandle({ db, config, save }) {
   let engine;
@@ -22,19 +23,20 @@ export function createHandle({ db, config, save }) {
   let unsaved = false;
   const handle = {
     /** Calls an engine method with the current time (methods that need none ignore it),
-     *  then persists what it committed. */
+     *  then persists what it committed; a promise when the save is asynchronous. */
     call(method, params) {
       const out = engine[method](params, Date.now());
-      handle.flush();
-      return out;
+      const saving = handle.flush();
+      return saving ? saving.then(() => out) : out;
     },
+    /** Saves when something committed since the last save; a promise for asynchronous saves. */
     flush() {
-      if (engine.takeDirty() || unsaved) {
-        if (!save) return;
-        unsaved = true;
-        save(engine.exportDatabase());
-        unsaved = false;
-      }
+      if (!save || !(engine.takeDirty() || unsaved)) return undefined;
+      unsaved = true;
+      const result = save(engine.exportDatabase());
+      if (typeof result?.then === "function") return result.then(() => { unsaved = false; });
+      unsaved = false;
+      return undefined;
     },
   };
   handle.flush();

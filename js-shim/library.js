@@ -4,6 +4,7 @@
 import init from "../wasm/lossless_wasm.js";
 import { createContextEngine } from "./context-engine.js";
 import { createHandle } from "./engine-handle.js";
+import { openIndexedDbStore } from "./indexeddb-store.js";
 
 let wasmReady;
 
@@ -22,4 +23,14 @@ export async function openEngine({ SQL, bytes, config, save, wasm } = {}) {
   await wasmReady;
   const handle = createHandle({ db: new SQL.Database(bytes), config, save });
   return createContextEngine(async () => handle);
+}
+
+/**
+ * A browser engine whose database persists in IndexedDB (`idbName`, entry `key`): reopened with
+ * everything stored by earlier page loads, saved after every write.
+ */
+export async function openBrowserEngine({ SQL, config, wasm, idbName = "lossless-wasm", key = "default" } = {}) {
+  const store = await openIndexedDbStore(idbName);
+  const bytes = await store.load(key);
+  return openEngine({ SQL, bytes, config, wasm, save: (data) => store.save(key, data) });
 }

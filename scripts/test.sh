@@ -43,6 +43,7 @@ suite wasm-chromium env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-
   bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_browser'
 # The shim on both storage drivers (sql.js and node:sqlite) needs Node 26 too.
 suite shim "$NODE26_BIN/node" --test --test-reporter=tap tests/js/
+suite browser-package "$NODE26_BIN/node" --test --test-reporter=tap tests/browser/
 suite e2e-openclaw "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/e2e/
 
 echo
