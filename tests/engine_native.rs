@@ -99,11 +99,38 @@ fn assemble_returns_the_newest_history_that_fits_the_budget_verbatim() {
     let last: Value = serde_json::from_str(small.messages.last().unwrap()).unwrap();
     assert_eq!(last, assistant("answer 49", 99), "newest message comes back exactly as sent");
     assert!(small.system_prompt_addition.starts_with("[lossless-wasm]"));
-    let all = e.assemble(params(1_000_000), 20).unwrap();
-    assert_eq!(all.messages.len(), 100);
-    assert_eq!(all.stored_messages, 100);
     // Same state, same view: the prompt-cache prefix stays stable.
     assert_eq!(e.assemble(params(200), 21).unwrap(), small);
+    // Within a turn (nothing new stored) a larger budget does not grow the view: the host's
+    // second assemble passes a budget that ignores its system prompt.
+    assert_eq!(e.assemble(params(1_000_000), 22).unwrap(), small);
+    // A new turn brings the larger budget into effect.
+    e.commit_turn(commit("k50", vec![user("next", 200), assistant("turn", 201)]), 23).unwrap();
+    let all = e.assemble(params(1_000_000), 24).unwrap();
+    assert_eq!(all.messages.len(), 102);
+    assert_eq!(all.stored_messages, 102);
+    // A smaller budget shrinks the view at once, and keeps the newest messages.
+    let shrunk = e.assemble(params(100), 25).unwrap();
+    assert!(shrunk.estimated_tokens <= 100 && !shrunk.messages.is_empty());
+    assert_eq!(shrunk.messages.last(), all.messages.last());
+}
+
+#[test]
+fn an_incrementally_updated_view_equals_a_fresh_one() {
+    let mut cached = engine();
+    let params = |budget: u32| decode::<AssembleParams>("assemble", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "tokenBudget": budget})).unwrap();
+    let mut turns = Vec::new();
+    for turn in 0..40 {
+        let messages = vec![user(&format!("q{turn} {}", "y".repeat(turn * 7 % 90)), turn as i64 * 2), assistant(&format!("a{turn}"), turn as i64 * 2 + 1)];
+        cached.commit_turn(commit(&format!("k{turn}"), messages.clone()), 1).unwrap();
+        turns.push(messages);
+        let incremental = cached.assemble(params(300), 2).unwrap();
+        let mut fresh = engine();
+        for (i, m) in turns.iter().enumerate() {
+            fresh.commit_turn(commit(&format!("k{i}"), m.clone()), 1).unwrap();
+        }
+        assert_eq!(incremental, fresh.assemble(params(300), 2).unwrap(), "after turn {turn}");
+    }
 }
 
 #[test]

@@ -25,55 +25,50 @@ pub fn render_summary_message(id: i64, depth: i64, content: &str, earliest_at: O
     serde_json::json!({ "role": "user", "content": text, "timestamp": latest_at.unwrap_or(0) }).to_string()
 }
 
-/// What the selection needs to know about one stored message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Candidate {
-    pub role: Role,
-    pub tokens: u32,
-}
-
-/// Given candidates ordered newest first, returns how many of them form the view.
-/// Stops at the first message that would exceed `budget`, then drops tool results that would
-/// open the view without their call.
-pub fn select_newest(newest_first: &[Candidate], budget: u32) -> usize {
-    let mut used: u64 = 0;
-    let mut take = 0;
-    for candidate in newest_first {
-        used += u64::from(candidate.tokens);
-        if used > u64::from(budget) {
+/// How many of the oldest items (given oldest first as `(role, tokens)`, totalling `total`
+/// tokens) must go for the rest to fit `budget`: the oldest go first until the rest fits, then
+/// any tool results left at the start, since providers reject a result without its call.
+pub fn oldest_to_drop(oldest_first: impl IntoIterator<Item = (Role, u32)>, total: u64, budget: u32) -> usize {
+    let mut remaining = total;
+    let mut drop = 0;
+    for (role, tokens) in oldest_first {
+        if remaining <= u64::from(budget) && role != Role::ToolResult {
             break;
         }
-        take += 1;
+        remaining -= u64::from(tokens).min(remaining);
+        drop += 1;
     }
-    // The oldest selected message is at index take-1; orphaned results there are dropped.
-    while take > 0 && newest_first[take - 1].role == Role::ToolResult {
-        take -= 1;
-    }
-    take
+    drop
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn c(role: Role, tokens: u32) -> Candidate {
-        Candidate { role, tokens }
+    fn total(items: &[(Role, u32)]) -> u64 {
+        items.iter().map(|(_, t)| u64::from(*t)).sum()
     }
 
     #[test]
-    fn takes_newest_messages_within_budget() {
-        let msgs = [c(Role::Assistant, 10), c(Role::User, 10), c(Role::Assistant, 10)];
-        assert_eq!(select_newest(&msgs, 25), 2);
-        assert_eq!(select_newest(&msgs, 30), 3);
-        assert_eq!(select_newest(&msgs, 5), 0);
-        assert_eq!(select_newest(&[], 100), 0);
+    fn drops_the_oldest_until_the_rest_fits() {
+        let items = [(Role::User, 10), (Role::Assistant, 10), (Role::User, 10)];
+        assert_eq!(oldest_to_drop(items, total(&items), 30), 0);
+        assert_eq!(oldest_to_drop(items, total(&items), 25), 1);
+        assert_eq!(oldest_to_drop(items, total(&items), 5), 3);
+        assert_eq!(oldest_to_drop([], 0, 100), 0);
     }
 
     #[test]
     fn view_never_starts_with_an_orphaned_tool_result() {
-        // newest first: assistant, toolResult, toolResult, assistant(call), user
-        let msgs = [c(Role::Assistant, 10), c(Role::ToolResult, 10), c(Role::ToolResult, 10), c(Role::Assistant, 10), c(Role::User, 10)];
-        assert_eq!(select_newest(&msgs, 35), 1);
-        assert_eq!(select_newest(&msgs, 40), 4);
+        let items = [(Role::User, 10), (Role::Assistant, 10), (Role::ToolResult, 10), (Role::ToolResult, 10), (Role::Assistant, 10)];
+        assert_eq!(oldest_to_drop(items, total(&items), 35), 4);
+        assert_eq!(oldest_to_drop(items, total(&items), 45), 1);
+    }
+
+    #[test]
+    fn summary_rendering_is_deterministic_and_points_to_recall_tools() {
+        let a = render_summary_message(7, 1, "text", Some(1), Some(2));
+        assert_eq!(a, render_summary_message(7, 1, "text", Some(1), Some(2)));
+        assert!(a.contains("lcm_expand") && a.contains("id=\\\"7\\\""), "{a}");
     }
 }

@@ -1,18 +1,14 @@
 //! `assemble`: the model's view — the newest context items (messages and summaries) that fit the
 //! token budget, messages exactly as the host sent them, plus a static system-prompt addition.
+//! The view itself is maintained incrementally by [`super::view`].
 //! Messages the host passes that we have never seen (history from before the engine was
 //! installed) are stored first.
 
 use super::params::{validate_session, AssembleParams, AssembleResult};
 use super::Engine;
-use crate::core::assemble::{render_summary_message, select_newest, Candidate, SYSTEM_PROMPT_ADDITION};
-use crate::core::message::Role;
+use crate::core::assemble::SYSTEM_PROMPT_ADDITION;
 use crate::error::Result;
-use crate::store::context::{self, ItemContent};
 use crate::store::{conversations, Sql};
-
-/// Messages read per page while filling the budget.
-const PAGE: i64 = 256;
 
 impl<S: Sql> Engine<S> {
     pub fn assemble(&mut self, params: AssembleParams, now_ms: i64) -> Result<AssembleResult> {
@@ -33,47 +29,10 @@ impl<S: Sql> Engine<S> {
                 stored_messages: 0,
             });
         };
-        let mut newest_first = Vec::new();
-        let mut before = conversation.next_ordinal + 1;
-        let mut used: u64 = 0;
-        loop {
-            let page = context::newest_before(self.store.sql(), conversation.id, before, PAGE)?;
-            let full_page = page.len() as i64 == PAGE;
-            for item in page {
-                before = item.ordinal;
-                used += u64::from(item.tokens);
-                newest_first.push(item);
-            }
-            if !full_page || used > u64::from(budget) {
-                break;
-            }
-        }
-        let candidates: Vec<Candidate> = newest_first
-            .iter()
-            .map(|item| {
-                let role = match &item.content {
-                    ItemContent::Message { role, .. } => *role,
-                    ItemContent::Summary { .. } => Role::User,
-                };
-                Candidate { role, tokens: item.tokens }
-            })
-            .collect();
-        let take = select_newest(&candidates, budget);
-        newest_first.truncate(take);
-        let estimated_tokens = newest_first.iter().map(|item| u64::from(item.tokens)).sum();
-        let messages = newest_first
-            .into_iter()
-            .rev()
-            .map(|item| match item.content {
-                ItemContent::Message { raw_json, .. } => raw_json,
-                ItemContent::Summary { id, depth, content, earliest_at, latest_at } => {
-                    render_summary_message(id, depth, &content, earliest_at, latest_at)
-                }
-            })
-            .collect();
+        let view = self.views.view(self.store.sql(), &conversation, budget)?;
         Ok(AssembleResult {
-            messages,
-            estimated_tokens,
+            messages: view.messages(),
+            estimated_tokens: view.tokens(),
             system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
             stored_messages: conversation.message_count,
         })

@@ -8,6 +8,7 @@ mod compact;
 mod ingest;
 pub mod params;
 mod search;
+mod view;
 
 pub use search::SearchParams;
 
@@ -22,12 +23,13 @@ pub use params::*;
 pub struct Engine<S: Sql> {
     store: Store<S>,
     config: Config,
+    views: view::ViewCache,
 }
 
 impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
-        Ok(Engine { store: Store::open(sql, now_ms)?, config })
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default() })
     }
 
     pub fn config(&self) -> &Config {

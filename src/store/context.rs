@@ -56,6 +56,19 @@ pub const NEWEST_BEFORE_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, 
      LEFT JOIN summaries s ON s.id = ci.summary_id \
      WHERE ci.conversation_id = ?1 AND ci.ordinal < ?2 ORDER BY ci.ordinal DESC LIMIT ?3";
 
+/// Per-turn query: the items appended after `ordinal`, oldest first.
+pub const NEWER_THAN_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at \
+     FROM context_items ci \
+     LEFT JOIN messages m ON m.id = ci.message_id \
+     LEFT JOIN summaries s ON s.id = ci.summary_id \
+     WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal ASC";
+
+/// The items with `ordinal > after`, oldest first.
+pub fn newer_than(sql: &mut impl Sql, conversation_id: i64, after: i64) -> Result<Vec<ContextItem>> {
+    let rows = sql.query(NEWER_THAN_SQL, &[conversation_id.into(), after.into()])?;
+    rows.iter().map(from_row).collect()
+}
+
 /// Up to `limit` items with `ordinal < before`, newest first.
 pub fn newest_before(sql: &mut impl Sql, conversation_id: i64, before: i64, limit: i64) -> Result<Vec<ContextItem>> {
     let rows = sql.query(NEWEST_BEFORE_SQL, &[conversation_id.into(), before.into(), limit.into()])?;

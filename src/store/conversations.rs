@@ -18,9 +18,11 @@ pub struct Conversation {
     pub next_ordinal: i64,
     /// Running total of the active context's tokens.
     pub context_token_count: i64,
+    /// Changes whenever context items are replaced rather than appended.
+    pub context_epoch: i64,
 }
 
-const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count";
+const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch";
 
 fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     Ok(Conversation {
@@ -32,11 +34,12 @@ fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
         token_count: row.int(5)?,
         next_ordinal: row.int(6)?,
         context_token_count: row.int(7)?,
+        context_epoch: row.int(8)?,
     })
 }
 
 /// Per-turn query (the partial unique index on active session keys).
-pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count \
+pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch \
      FROM conversations WHERE session_key = ?1 AND status = 'active'";
 
 /// The active conversation for `session_key`, if any.

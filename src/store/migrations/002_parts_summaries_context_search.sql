@@ -9,6 +9,8 @@
 ALTER TABLE messages ADD COLUMN host_entry_id TEXT;
 ALTER TABLE conversations ADD COLUMN next_ordinal INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE conversations ADD COLUMN context_token_count INTEGER NOT NULL DEFAULT 0;
+-- Bumped whenever items are replaced (not appended), so a cached view knows it is stale.
+ALTER TABLE conversations ADD COLUMN context_epoch INTEGER NOT NULL DEFAULT 0;
 
 CREATE TABLE message_parts (
     message_id INTEGER NOT NULL REFERENCES messages (id),

@@ -1,0 +1,143 @@
+//! The assembled view of each conversation, kept between calls so a turn costs time proportional
+//! to what changed, not to the size of the view. It also holds the rule that, without new
+//! context, a view never grows: the OpenClaw host re-assembles inside a turn with a budget that
+//! ignores its own system prompt (docs/openclaw-host-observed.md §3), and growing the view there
+//! would overflow the model. A view is rebuilt from the store when its context was replaced
+//! (epoch change) or a new turn brings a larger budget.
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::core::assemble::{oldest_to_drop, render_summary_message};
+use crate::core::message::Role;
+use crate::error::Result;
+use crate::store::context::{self, ContextItem, ItemContent};
+use crate::store::conversations::Conversation;
+use crate::store::Sql;
+
+/// Items read per page while filling a budget from the newest end.
+const PAGE: i64 = 256;
+/// Conversations whose views are kept; beyond that the cache starts over.
+const MAX_CACHED: usize = 64;
+
+/// One item as it enters the model's view.
+#[derive(Debug, Clone)]
+struct ViewItem {
+    tokens: u32,
+    /// The role that matters for the view's start rule (summaries count as user turns).
+    role: Role,
+    json: String,
+}
+
+impl ViewItem {
+    fn from_item(item: ContextItem) -> ViewItem {
+        match item.content {
+            ItemContent::Message { role, raw_json } => ViewItem { tokens: item.tokens, role, json: raw_json },
+            ItemContent::Summary { id, depth, content, earliest_at, latest_at } => ViewItem {
+                tokens: item.tokens,
+                role: Role::User,
+                json: render_summary_message(id, depth, &content, earliest_at, latest_at),
+            },
+        }
+    }
+}
+
+/// A conversation's current view, oldest item first.
+#[derive(Debug, Clone)]
+pub struct View {
+    epoch: i64,
+    /// The conversation's `next_ordinal` when the view was last brought up to date.
+    through_ordinal: i64,
+    budget: u32,
+    items: VecDeque<ViewItem>,
+    tokens: u64,
+}
+
+impl View {
+    pub fn messages(&self) -> Vec<String> {
+        self.items.iter().map(|item| item.json.clone()).collect()
+    }
+
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+
+    /// Drops the oldest items until the view fits `budget` (see [`oldest_to_drop`]).
+    fn fit(&mut self, budget: u32) {
+        self.budget = budget;
+        let drop = oldest_to_drop(self.items.iter().map(|i| (i.role, i.tokens)), self.tokens, budget);
+        for item in self.items.drain(..drop) {
+            self.tokens -= u64::from(item.tokens);
+        }
+    }
+
+    fn push(&mut self, item: ContextItem) {
+        let item = ViewItem::from_item(item);
+        self.tokens += u64::from(item.tokens);
+        self.items.push_back(item);
+    }
+}
+
+/// Views by conversation id.
+#[derive(Debug, Default)]
+pub struct ViewCache {
+    views: HashMap<i64, View>,
+}
+
+impl ViewCache {
+    /// The conversation's view under `budget`, updated from the store as little as possible.
+    pub fn view(&mut self, sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Result<&View> {
+        let reusable = self.views.get(&conversation.id).is_some_and(|v| {
+            v.epoch == conversation.context_epoch && (budget <= v.budget || v.through_ordinal == conversation.next_ordinal)
+        });
+        if !reusable {
+            let view = rebuild(sql, conversation, budget)?;
+            if self.views.len() >= MAX_CACHED {
+                self.views.clear();
+            }
+            self.views.insert(conversation.id, view);
+        }
+        let Some(view) = self.views.get_mut(&conversation.id) else {
+            return Err(crate::error::Error::storage("view cache lost a view"));
+        };
+        if reusable {
+            if view.through_ordinal != conversation.next_ordinal {
+                for item in context::newer_than(sql, conversation.id, view.through_ordinal)? {
+                    view.push(item);
+                }
+                view.through_ordinal = conversation.next_ordinal;
+            }
+            if budget <= view.budget || view.tokens > u64::from(budget) {
+                view.fit(budget);
+            }
+        }
+        Ok(view)
+    }
+}
+
+/// Reads the newest items that fit `budget`, page by page from the newest end.
+fn rebuild(sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Result<View> {
+    let mut newest_first = Vec::new();
+    let mut before = conversation.next_ordinal + 1;
+    let mut used: u64 = 0;
+    loop {
+        let page = context::newest_before(sql, conversation.id, before, PAGE)?;
+        let full_page = page.len() as i64 == PAGE;
+        for item in page {
+            before = item.ordinal;
+            used += u64::from(item.tokens);
+            newest_first.push(item);
+            if used > u64::from(budget) {
+                break;
+            }
+        }
+        if !full_page || used > u64::from(budget) {
+            break;
+        }
+    }
+    let mut view = View { epoch: conversation.context_epoch, through_ordinal: conversation.next_ordinal, budget, items: VecDeque::new(), tokens: 0 };
+    for item in newest_first.into_iter().rev() {
+        view.push(item);
+    }
+    view.fit(budget);
+    Ok(view)
+}
