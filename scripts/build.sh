@@ -16,6 +16,10 @@ rm -rf dist/pkg && mkdir -p dist/pkg/wasm dist/pkg/shim
 wasm-bindgen --target web --out-dir dist/pkg/wasm --out-name lossless_wasm \
   "$WASM_TARGET_DIR/wasm32-unknown-unknown/$profile/lossless_wasm.wasm"
 cp js-shim/*.js dist/pkg/shim/
+# sql.js ships inside the package (the Node build only, ~1.3 MB), so installing the plugin needs
+# no registry access. Browser embedders bring their own sql.js.
+mkdir -p dist/pkg/vendor/sql.js
+cp node_modules/sql.js/dist/sql-wasm.js node_modules/sql.js/dist/sql-wasm.wasm node_modules/sql.js/LICENSE dist/pkg/vendor/sql.js/
 cp openclaw.plugin.json pkg-template/README.md dist/pkg/
 node -e '
   const fs = require("fs");

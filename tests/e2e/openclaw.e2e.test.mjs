@@ -219,16 +219,23 @@ test(
     );
     const db = new DatabaseSync(dbPath, { readOnly: true });
     try {
+      // conversations' key column: "conversation_id" or "id" (what messages.conversation_id
+      // references); only the active one if the table has a status column.
+      const convCols = db.prepare("PRAGMA table_info(conversations)").all().map((c) => c.name);
+      assert.ok(convCols.includes("session_key"), `conversations has no session_key column: ${convCols}`);
+      const keyCol = convCols.includes("conversation_id") ? "conversation_id" : convCols.includes("id") ? "id" : "rowid";
+      const activeOnly = convCols.includes("status") ? " AND status = 'active'" : "";
       const conv = db
-        .prepare("SELECT conversation_id FROM conversations WHERE session_key = ?")
+        .prepare(`SELECT ${keyCol} AS cid FROM conversations WHERE session_key = ?${activeOnly}`)
         .all(sessionKey);
-      const allConvs = db.prepare("SELECT * FROM conversations").all();
+      const allConvs = db.prepare(`SELECT ${keyCol} AS cid, * FROM conversations`).all();
       assert.equal(
         conv.length,
         1,
-        `expected exactly one conversation with session_key=${sessionKey}; conversations: ${JSON.stringify(allConvs)}`,
+        `expected exactly one${activeOnly ? " active" : ""} conversation with session_key=${sessionKey}; ` +
+          `conversations: ${JSON.stringify(allConvs)}`,
       );
-      const conversationId = conv[0].conversation_id;
+      const conversationId = conv[0].cid;
       const rows = db
         .prepare("SELECT conversation_id, seq, role, content FROM messages ORDER BY conversation_id, seq")
         .all();
