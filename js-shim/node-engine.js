@@ -37,7 +37,7 @@ export function chooseStorage(config) {
 async function openDatabase(path, storage) {
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") return { db: new NodeSqliteDatabase(path) };
-  sqlJs ??= require("../vendor/sql.js/sql-wasm.js")();
+  sqlJs ??= require("../vendor/sql.js/sql-wasm.cjs")();
   const SQL = await sqlJs;
   return { db: new SQL.Database(readDatabaseFile(path)), save: (bytes) => writeFileAtomic(path, bytes) };
 }

@@ -19,7 +19,9 @@ cp js-shim/*.js dist/pkg/shim/
 # sql.js ships inside the package (the Node build only, ~1.3 MB), so installing the plugin needs
 # no registry access. Browser embedders bring their own sql.js.
 mkdir -p dist/pkg/vendor/sql.js
-cp node_modules/sql.js/dist/sql-wasm.js node_modules/sql.js/dist/sql-wasm.wasm node_modules/sql.js/LICENSE dist/pkg/vendor/sql.js/
+cp node_modules/sql.js/dist/sql-wasm.wasm node_modules/sql.js/LICENSE dist/pkg/vendor/sql.js/
+# .cjs: the package is "type": "module", and sql.js is a CommonJS file.
+cp node_modules/sql.js/dist/sql-wasm.js dist/pkg/vendor/sql.js/sql-wasm.cjs
 cp openclaw.plugin.json pkg-template/README.md dist/pkg/
 node -e '
   const fs = require("fs");
