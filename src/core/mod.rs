@@ -2,6 +2,7 @@
 //! and is tested natively in milliseconds.
 
 pub mod assemble;
+pub mod compaction;
 pub mod config;
 pub mod identity;
 pub mod message;

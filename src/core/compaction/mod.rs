@@ -28,7 +28,9 @@ use super::message::{Role, StoredMessage};
 
 pub use chunking::{plan_condensation, select_leaf_chunk, CondenseRules, ContextItem, ItemKind, NoChunk};
 pub use config::CompactionConfig;
-pub use escalation::{Escalation, Failure, GiveUp, Level, RetryKind, RetryState, Step};
+pub use escalation::{failure_log_line, BackoffPolicy, Escalation, Failure, GiveUp, Level, OutputLimits, RetryKind, RetryState, Step};
+pub use format::{render_for_context, SummaryView};
+pub use prompts::{Prompt, PROMPT_MARKER};
 pub use trigger::{evaluate_leaf_trigger, needs_full_sweep, sweep_target, LeafDecision, LeafReason, LeafTriggerInput};
 
 /// Which kind of summary a pass produces: a leaf summarizes raw messages, a condensed summary
