@@ -2,17 +2,36 @@
 // plain-data fields the engine needs (host params also carry functions, Sets and AbortSignals)
 // and shapes results as the host contract expects. No context logic lives here.
 
+import { runCompaction } from "./compaction-driver.js";
+
 export const ENGINE_ID = "lossless-wasm";
 export const ENGINE_VERSION = "0.1.0";
 
 const session = (p) => ({ sessionId: p.sessionId, sessionKey: p.sessionKey });
 
+const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefined);
+
 /**
  * @param {() => Promise<{call: Function, flush: Function}>} openHandle the shared engine
- * @param {{warn: Function}} [logger]
+ * @param {object} [options]
+ * @param {{info?: Function, warn?: Function}} [options.logger]
+ * @param {object} [options.config] plugin config (`summarizer`, `summaryTimeoutMs`)
+ * @param {() => ({complete: Function}|undefined)} [options.hostLlm] the plugin-wide LLM, used
+ *        when a call's runtimeContext carries none
  */
-export function createContextEngine(openHandle, logger) {
+export function createContextEngine(openHandle, { logger, config = {}, hostLlm } = {}) {
   const call = async (method, params) => (await openHandle()).call(method, params);
+  const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
+  const compaction = async (p, params) => {
+    const report = await runCompaction(await openHandle(), { ...session(p), ...params }, {
+      choice: config.summarizer ?? "auto",
+      llm: llmFor(p),
+      timeoutMs: config.summaryTimeoutMs,
+    });
+    for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
+    if (report.compacted) logger?.info?.(`[lossless-wasm] ${report.reason}`);
+    return report;
+  };
   return {
     info: {
       id: ENGINE_ID,
@@ -47,6 +66,7 @@ export function createContextEngine(openHandle, logger) {
     async commitTurn(p) {
       const out = await call("commitTurn", { ...session(p), advancementKey: p.advancementKey, messages: p.messages });
       if (out.warning) logger?.warn?.(`[lossless-wasm] ${out.warning}`);
+      if (out.compaction?.pending) logger?.info?.(`[lossless-wasm] compaction pending (${out.compaction.pending}): ${out.compaction.logLine}`);
       return { status: out.status };
     },
 
@@ -60,12 +80,26 @@ export function createContextEngine(openHandle, logger) {
       };
     },
 
+    /** A full sweep until the context is under the target, or the reason it is not. */
     async compact(p) {
-      return call("compact", { ...session(p), force: p.force === true });
+      const report = await compaction(p, {
+        mode: "sweep",
+        force: p.force === true,
+        tokenBudget: finite(p.tokenBudget),
+        currentTokenCount: finite(p.currentTokenCount),
+      });
+      return {
+        ok: report.ok,
+        compacted: report.compacted,
+        reason: report.reason,
+        result: { tokensBefore: report.tokensBefore, tokensAfter: report.tokensAfter },
+      };
     },
 
-    async maintain() {
-      return { changed: false, bytesFreed: 0, rewrittenEntries: 0, reason: "no deferred work in this build" };
+    /** Runs the compaction the trigger left pending (this call carries the host's LLM). */
+    async maintain(p) {
+      const report = await compaction(p, { mode: "pending" });
+      return { changed: report.compacted, bytesFreed: 0, rewrittenEntries: 0, reason: report.reason };
     },
 
     async dispose() {

@@ -22,6 +22,8 @@ export function createHandle({ db, config, save }) {
   // A write that could not be saved stays pending until a later save succeeds.
   let unsaved = false;
   const handle = {
+    /** Config values the engine clamped, one sentence each. */
+    configWarnings: engine.configWarnings(),
     /** Calls an engine method with the current time (methods that need none ignore it),
      *  then persists what it committed; a promise when the save is asynchronous. */
     call(method, params) {

@@ -16,6 +16,15 @@ function stateDir(api) {
   return process.env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw");
 }
 
+/** The plugin-wide LLM capability (`api.runtime.llm`), when this registration mode has one. */
+function hostLlm(api) {
+  try {
+    return api.runtime?.llm;
+  } catch {
+    return undefined;
+  }
+}
+
 export function resolveDbPath(api) {
   const configured = api.pluginConfig?.dbPath;
   return typeof configured === "string" && configured.trim() ? configured : join(stateDir(api), "lossless-wasm", "lossless.sqlite");
@@ -32,8 +41,9 @@ export default {
       const open = () => openNodeEngine(resolveDbPath(api), config);
       // Open (or reuse) before returning, so a bad config or database fails the factory with
       // its own message instead of failing later inside a turn.
-      await open();
-      return createContextEngine(open, api.logger);
+      const handle = await open();
+      for (const warning of handle.configWarnings ?? []) api.logger?.warn?.(`[lossless-wasm] ${warning}`);
+      return createContextEngine(open, { logger: api.logger, config, hostLlm: () => hostLlm(api) });
     });
   },
 };

@@ -16,21 +16,23 @@ let wasmReady;
  * @param {(bytes: Uint8Array) => void} [options.save] persistence callback
  * @param {BufferSource|WebAssembly.Module|URL|string} [options.wasm] where to load our wasm from
  *        (default: next to this package's JS, fetched)
+ * @param {{complete: Function}} [options.llm] an LLM for summaries (`complete({messages,
+ *        maxTokens, purpose})` resolving to `{text}`); without one the extractive summarizer runs
  */
-export async function openEngine({ SQL, bytes, config, save, wasm } = {}) {
+export async function openEngine({ SQL, bytes, config, save, wasm, llm } = {}) {
   if (!SQL?.Database) throw new Error("openEngine: pass the initialized sql.js module as `SQL`");
   wasmReady ??= init(wasm === undefined ? undefined : { module_or_path: wasm });
   await wasmReady;
   const handle = createHandle({ db: new SQL.Database(bytes), config, save });
-  return createContextEngine(async () => handle);
+  return createContextEngine(async () => handle, { config, hostLlm: () => llm });
 }
 
 /**
  * A browser engine whose database persists in IndexedDB (`idbName`, entry `key`): reopened with
  * everything stored by earlier page loads, saved after every write.
  */
-export async function openBrowserEngine({ SQL, config, wasm, idbName = "lossless-wasm", key = "default" } = {}) {
+export async function openBrowserEngine({ SQL, config, wasm, llm, idbName = "lossless-wasm", key = "default" } = {}) {
   const store = await openIndexedDbStore(idbName);
   const bytes = await store.load(key);
-  return openEngine({ SQL, bytes, config, wasm, save: (data) => store.save(key, data) });
+  return openEngine({ SQL, bytes, config, wasm, llm, save: (data) => store.save(key, data) });
 }

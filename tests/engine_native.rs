@@ -173,15 +173,6 @@ fn a_new_session_id_archives_the_old_conversation_and_keeps_its_messages() {
 }
 
 #[test]
-fn compact_is_an_honest_no_op() {
-    let mut e = engine();
-    let result = e.compact(decode("compact", json!({"sessionId": "s1", "sessionKey": "k", "force": true})).unwrap()).unwrap();
-    assert!(result.ok);
-    assert!(!result.compacted);
-    assert!(result.reason.contains("not available"));
-}
-
-#[test]
 fn migrations_are_idempotent_and_a_newer_schema_is_refused() {
     let dir = std::env::temp_dir().join(format!("lossless-wasm-migrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -3,7 +3,9 @@
 //! A view never starts with a tool result whose call was cut off, because providers reject a
 //! result without its call.
 
+use super::compaction::format::{render_for_context, SummaryView};
 use super::message::Role;
+use super::tokens::{estimate_text, MESSAGE_OVERHEAD_TOKENS};
 
 /// The static system-prompt addition. It never varies between turns: a changing system prompt
 /// would invalidate the provider's prompt cache on every turn.
@@ -11,18 +13,22 @@ pub const SYSTEM_PROMPT_ADDITION: &str = "[lossless-wasm] This conversation's hi
 lossless-wasm context engine. Every message is stored permanently; when older turns are summarized, \
 their details can be recovered.";
 
-/// A summary as the model sees it: a user-role message carrying the summary text, its id,
-/// depth and time span, and how to recover details. Same inputs, same bytes.
+/// A summary as the model sees it: a user-role message whose text is the summary rendered by
+/// [`render_for_context`] (id, depth, time span, how to recover details). Same inputs, same bytes.
 pub fn render_summary_message(id: i64, depth: i64, content: &str, earliest_at: Option<i64>, latest_at: Option<i64>) -> String {
-    let span = match (earliest_at, latest_at) {
-        (Some(a), Some(b)) => format!(" span_ms=\"{a}..{b}\""),
-        _ => String::new(),
-    };
-    let text = format!(
-        "<lossless-summary id=\"{id}\" depth=\"{depth}\"{span}>\n{content}\n</lossless-summary>\n\
-         (Earlier messages summarized. Use lcm_expand with this id or lcm_grep to recover details.)"
-    );
+    let text = render_summary_text(id, depth, content, earliest_at, latest_at);
     serde_json::json!({ "role": "user", "content": text, "timestamp": latest_at.unwrap_or(0) }).to_string()
+}
+
+fn render_summary_text(id: i64, depth: i64, content: &str, earliest_at: Option<i64>, latest_at: Option<i64>) -> String {
+    let id = id.to_string();
+    let depth = u32::try_from(depth).unwrap_or(0);
+    render_for_context(&SummaryView { id: &id, depth, earliest_ms: earliest_at, latest_ms: latest_at, text: content })
+}
+
+/// The tokens a summary costs in the view (what [`render_summary_message`] shows the model).
+pub fn summary_item_tokens(id: i64, depth: i64, content: &str, earliest_at: Option<i64>, latest_at: Option<i64>) -> u32 {
+    estimate_text(&render_summary_text(id, depth, content, earliest_at, latest_at)).saturating_add(MESSAGE_OVERHEAD_TOKENS)
 }
 
 /// How many of the oldest items (given oldest first as `(role, tokens)`, totalling `total`
@@ -70,5 +76,6 @@ mod tests {
         let a = render_summary_message(7, 1, "text", Some(1), Some(2));
         assert_eq!(a, render_summary_message(7, 1, "text", Some(1), Some(2)));
         assert!(a.contains("lcm_expand") && a.contains("id=\\\"7\\\""), "{a}");
+        assert!(summary_item_tokens(7, 1, "text", Some(1), Some(2)) > MESSAGE_OVERHEAD_TOKENS);
     }
 }

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::core::compaction::config::{self as compaction_config, CompactionConfig};
 use crate::error::{Error, Result};
 
 /// Budget used when the host does not pass `tokenBudget`.
@@ -19,6 +20,39 @@ pub struct Config {
     pub default_token_budget: u32,
     /// Which SQLite the Node shim uses (the shim acts on it; the engine only validates it).
     pub storage: Storage,
+    /// Which summarizer compaction uses.
+    pub summarizer: SummarizerChoice,
+    /// How long the shim waits for one summary from the host's LLM.
+    pub summary_timeout_ms: u32,
+    /// Compaction settings (trigger, chunk sizes, targets, backoff).
+    pub compaction: CompactionConfig,
+    /// Values that were out of range and clamped, one sentence each (the shim logs them).
+    pub warnings: Vec<String>,
+}
+
+/// Who writes summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SummarizerChoice {
+    /// The host's LLM when the host offers one, else the extractive summarizer.
+    #[default]
+    Auto,
+    /// Always the host's LLM (compaction waits when there is none).
+    Host,
+    /// Always the deterministic extractive summarizer (no LLM calls).
+    Extractive,
+}
+
+impl SummarizerChoice {
+    pub const NAMES: [&'static str; 3] = ["auto", "host", "extractive"];
+
+    fn parse(name: &str) -> Option<SummarizerChoice> {
+        match name {
+            "auto" => Some(SummarizerChoice::Auto),
+            "host" => Some(SummarizerChoice::Host),
+            "extractive" => Some(SummarizerChoice::Extractive),
+            _ => None,
+        }
+    }
 }
 
 /// The SQLite driver behind the engine in Node.
@@ -46,12 +80,25 @@ impl Storage {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { db_path: None, default_token_budget: DEFAULT_TOKEN_BUDGET, storage: Storage::Auto }
+        Config {
+            db_path: None,
+            default_token_budget: DEFAULT_TOKEN_BUDGET,
+            storage: Storage::Auto,
+            summarizer: SummarizerChoice::Auto,
+            summary_timeout_ms: 120_000,
+            compaction: CompactionConfig::default(),
+            warnings: Vec::new(),
+        }
     }
 }
 
+/// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
+pub const KEYS: [&str; 5] = ["dbPath", "defaultTokenBudget", "storage", "summarizer", "summaryTimeoutMs"];
+
 /// Every key the engine understands, for error messages.
-pub const KEYS: [&str; 3] = ["dbPath", "defaultTokenBudget", "storage"];
+pub fn all_keys() -> Vec<&'static str> {
+    KEYS.iter().chain(compaction_config::KEYS).copied().collect()
+}
 
 impl Config {
     /// Parses a config object. `null` or a missing config means all defaults; unknown keys and
@@ -81,9 +128,24 @@ impl Config {
                         Error::config(key, format!("must be one of {:?}", Storage::NAMES))
                     })?;
                 }
-                other => {
-                    return Err(Error::config(other, format!("unknown key (known keys: {})", KEYS.join(", "))));
+                "summaryTimeoutMs" => {
+                    let n = v.as_u64().filter(|n| (1_000..=3_600_000).contains(n)).ok_or_else(|| {
+                        Error::config(key, "must be an integer number of milliseconds between 1000 and 3600000")
+                    })?;
+                    config.summary_timeout_ms = n as u32;
                 }
+                "summarizer" => {
+                    config.summarizer = v.as_str().and_then(SummarizerChoice::parse).ok_or_else(|| {
+                        Error::config(key, format!("must be one of {:?}", SummarizerChoice::NAMES))
+                    })?;
+                }
+                other => match config.compaction.apply_key(other, v)? {
+                    Some(true) => config.warnings.push(format!("config `{other}` was out of range and has been clamped")),
+                    Some(false) => {}
+                    None => {
+                        return Err(Error::config(other, format!("unknown key (known keys: {})", all_keys().join(", "))));
+                    }
+                },
             }
         }
         Ok(config)
@@ -107,6 +169,12 @@ mod tests {
         assert_eq!(c.db_path.as_deref(), Some("/tmp/x.sqlite"));
         assert_eq!(c.default_token_budget, 4096);
         assert_eq!(Config::from_json(&json!({"storage": "node:sqlite"})).unwrap().storage, Storage::NodeSqlite);
+        let c = Config::from_json(&json!({"summarizer": "extractive", "freshTailCount": 4, "leafBudgetHeadroomFactor": 3})).unwrap();
+        assert_eq!(c.summarizer, SummarizerChoice::Extractive);
+        assert_eq!(c.compaction.fresh_tail_count, 4);
+        assert_eq!(c.compaction.leaf_budget_headroom_factor, 1.0, "clamped");
+        assert_eq!(c.warnings.len(), 1);
+        assert!(c.warnings[0].contains("leafBudgetHeadroomFactor"));
     }
 
     #[test]
@@ -118,6 +186,9 @@ mod tests {
             (json!({"defaultTokenBudget": 1.5e3}), "defaultTokenBudget"),
             (json!({"contextTreshold": 0.5}), "contextTreshold"),
             (json!({"storage": "postgres"}), "storage"),
+            (json!({"summarizer": "gpt"}), "summarizer"),
+            (json!({"summaryTimeoutMs": 5}), "summaryTimeoutMs"),
+            (json!({"freshTailCount": "many"}), "freshTailCount"),
         ] {
             let err = Config::from_json(&bad).unwrap_err();
             assert!(err.to_string().contains(&format!("`{key}`")), "{err}");

@@ -23,17 +23,21 @@ impl<S: Sql> Engine<S> {
         let payload_hash = fp.hex();
         let key = params.advancement_key.as_str();
         let session = &params.session;
-        self.store.write(|sql| {
+        let mut result = self.store.write(|sql| {
             if let Some(recorded) = advancements::find(sql, key)? {
                 let warning = (recorded != payload_hash).then(|| {
                     format!("advancementKey {key:?} was committed before with different messages; the first commit is kept")
                 });
-                return Ok(CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning });
+                return Ok(CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning, compaction: None });
             }
             let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
             let appended = messages::append(sql, &conversation, &parsed, now_ms)?;
             advancements::record(sql, key, conversation.id, &payload_hash, parsed.len() as i64, now_ms)?;
-            Ok(CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None })
-        })
+            Ok(CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None })
+        })?;
+        if result.stored_messages > 0 {
+            result.compaction = self.trigger_for(session, now_ms)?;
+        }
+        Ok(result)
     }
 }

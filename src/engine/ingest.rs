@@ -42,6 +42,16 @@ impl<S: Sql> Engine<S> {
     /// Ingests the messages after `prePromptMessageCount` of the host's full snapshot.
     pub fn after_turn(&mut self, params: AfterTurnParams, now_ms: i64) -> Result<usize> {
         let start = checked_tail_start(params.pre_prompt_message_count, params.messages.len())?;
-        Ok(self.ingest_from(&params.session, &params.messages[start..], start, now_ms)?.inserted)
+        self.ingest_turn_tail(&params.session, &params.messages[start..], start, now_ms)
+    }
+
+    /// Stores a finished turn's new messages (`first_index` is their position in the host's
+    /// snapshot) and evaluates the compaction trigger when any were new.
+    pub fn ingest_turn_tail(&mut self, session: &SessionRef, tail: &[Value], first_index: usize, now_ms: i64) -> Result<usize> {
+        let inserted = self.ingest_from(session, tail, first_index, now_ms)?.inserted;
+        if inserted > 0 {
+            self.trigger_for(session, now_ms)?;
+        }
+        Ok(inserted)
     }
 }

@@ -4,7 +4,7 @@
 
 mod assemble;
 mod commit;
-mod compact;
+pub mod compaction;
 mod ingest;
 pub mod params;
 mod search;
@@ -24,12 +24,14 @@ pub struct Engine<S: Sql> {
     store: Store<S>,
     config: Config,
     views: view::ViewCache,
+    jobs: std::collections::HashMap<u64, compaction::Job>,
+    next_job: u64,
 }
 
 impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default() })
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), jobs: Default::default(), next_job: 0 })
     }
 
     pub fn config(&self) -> &Config {

@@ -107,6 +107,18 @@ pub struct CommitTurnResult {
     /// Set when something is off but the turn is safe (e.g. a key reused with other content).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// The compaction trigger's decision after storing the turn, for the log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<TriggerReport>,
+}
+
+/// The trigger's decision, as reported to the caller.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TriggerReport {
+    /// "leaf" or "sweep" when compaction is now pending (run by the next maintain), else None.
+    pub pending: Option<&'static str>,
+    pub log_line: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -127,23 +139,6 @@ pub struct AssembleResult {
     pub estimated_tokens: u64,
     pub system_prompt_addition: String,
     pub stored_messages: i64,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactParams {
-    #[serde(flatten)]
-    pub session: SessionRef,
-    #[serde(default)]
-    pub force: bool,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactResult {
-    pub ok: bool,
-    pub compacted: bool,
-    pub reason: String,
 }
 
 pub(crate) fn validate_session(session: &SessionRef) -> Result<()> {

@@ -84,6 +84,12 @@ pub struct ViewCache {
 }
 
 impl ViewCache {
+    /// The budget of the conversation's latest view: the tightest budget the host gave in the
+    /// current turn, which accounts for its system prompt.
+    pub fn budget(&self, conversation_id: i64) -> Option<u32> {
+        self.views.get(&conversation_id).map(|v| v.budget)
+    }
+
     /// The conversation's view under `budget`, updated from the store as little as possible.
     pub fn view(&mut self, sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Result<&View> {
         let reusable = self.views.get(&conversation.id).is_some_and(|v| {

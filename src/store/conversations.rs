@@ -20,9 +20,18 @@ pub struct Conversation {
     pub context_token_count: i64,
     /// Changes whenever context items are replaced rather than appended.
     pub context_epoch: i64,
+    /// The part of `context_token_count` that is summaries.
+    pub context_summary_tokens: i64,
 }
 
-const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch";
+impl Conversation {
+    /// Tokens of the raw messages in the active context.
+    pub fn context_raw_tokens(&self) -> i64 {
+        self.context_token_count - self.context_summary_tokens
+    }
+}
+
+const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
 
 fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     Ok(Conversation {
@@ -35,11 +44,12 @@ fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
         next_ordinal: row.int(6)?,
         context_token_count: row.int(7)?,
         context_epoch: row.int(8)?,
+        context_summary_tokens: row.int(9)?,
     })
 }
 
 /// Per-turn query (the partial unique index on active session keys).
-pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch \
+pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens \
      FROM conversations WHERE session_key = ?1 AND status = 'active'";
 
 /// The active conversation for `session_key`, if any.

@@ -4,6 +4,7 @@
 //! sequence), and running totals live on the conversation row instead of being re-summed.
 
 pub mod advancements;
+pub mod compaction;
 pub mod context;
 pub mod conversations;
 pub mod messages;

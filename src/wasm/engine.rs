@@ -100,8 +100,8 @@ impl WasmEngine {
         let params: AfterTurnParams = decode("afterTurn", rest).map_err(js_error)?;
         let start = checked_tail_start(params.pre_prompt_message_count, messages.length() as usize).map_err(js_error)?;
         let tail = convert_messages("afterTurn", &messages.slice(start as u32, messages.length()))?;
-        let appended = self.inner.ingest_from(&params.session, &tail, start, now(now_ms)).map_err(js_error)?;
-        Ok(u32::try_from(appended.inserted).unwrap_or(u32::MAX))
+        let inserted = self.inner.ingest_turn_tail(&params.session, &tail, start, now(now_ms)).map_err(js_error)?;
+        Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }
 
     #[wasm_bindgen(js_name = commitTurn)]
@@ -127,9 +127,27 @@ impl WasmEngine {
         })
     }
 
-    pub fn compact(&mut self, params: JsValue) -> Result<JsValue, JsError> {
-        let params = decode("compact", from_js("compact", params)?).map_err(js_error)?;
-        to_js(&self.inner.compact(params).map_err(js_error)?)
+    /// Starts compaction: `{sessionId, sessionKey?, mode: "pending"|"sweep", summarizer:
+    /// "host"|"extractive", force?, tokenBudget?, currentTokenCount?}`. Returns
+    /// `{type: "needSummary", jobId, prompt, maxTokens, purpose, ...}` or `{type: "done", ...report}`.
+    #[wasm_bindgen(js_name = compactionStart)]
+    pub fn compaction_start(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
+        let params = decode("compactionStart", from_js("compactionStart", params)?).map_err(js_error)?;
+        to_js(&self.inner.compaction_start(params, now(now_ms)).map_err(js_error)?)
+    }
+
+    /// Answers a summary request: `{jobId, text}` or `{jobId, error: {kind, message}}`, plus
+    /// `model?`. Returns the next step, as `compactionStart`.
+    #[wasm_bindgen(js_name = compactionContinue)]
+    pub fn compaction_continue(&mut self, answer: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
+        let answer = decode("compactionContinue", from_js("compactionContinue", answer)?).map_err(js_error)?;
+        to_js(&self.inner.compaction_continue(answer, now(now_ms)).map_err(js_error)?)
+    }
+
+    /// Config values that were clamped, one sentence each, for the caller to log.
+    #[wasm_bindgen(js_name = configWarnings)]
+    pub fn config_warnings(&self) -> Vec<String> {
+        self.inner.config().warnings.clone()
     }
 
     /// Searches stored messages and summaries: `{sessionId, sessionKey?, pattern, mode?, scope?, limit?}`.

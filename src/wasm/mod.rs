@@ -15,6 +15,12 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
+/// Every config key the engine accepts (the manifest's configSchema must list the same).
+#[wasm_bindgen(js_name = configKeys)]
+pub fn config_keys() -> Vec<String> {
+    crate::core::config::all_keys().into_iter().map(str::to_owned).collect()
+}
+
 /// Turns a crate error into a JS `Error` whose message says what is wrong.
 pub(crate) fn js_error(err: crate::error::Error) -> JsError {
     JsError::new(&err.to_string())

@@ -74,6 +74,8 @@ pub fn summarize_leaf(messages: &[SourceMessage<'_>], level: Level, target_token
     let mut progress = Vec::new();
     let mut decisions = Vec::new();
     let mut seen_user = false;
+    // Tool output is kept only when a stretch has nothing else (e.g. a run of tool results).
+    let mut tool_output = Vec::new();
     for m in messages {
         let text = prose(m.text);
         match m.role {
@@ -87,9 +89,15 @@ pub fn summarize_leaf(messages: &[SourceMessage<'_>], level: Level, target_token
                 }
             }
             Role::Assistant => progress.extend(first_sentence(&text)),
-            _ => continue,
+            _ => {
+                tool_output.extend(first_sentence(&text).map(|s| format!("Tool output: {s}")));
+                continue;
+            }
         }
         decisions.extend(sentences(&text).filter(|s| is_decision(s)).map(|s| one_line(s, BULLET_MAX_CHARS)));
+    }
+    if progress.is_empty() && doc.goal.is_empty() {
+        progress = tool_output;
     }
     doc.progress = newest(progress, keep.progress);
     doc.decisions = newest(decisions, keep.decisions);

@@ -11,6 +11,8 @@ ALTER TABLE conversations ADD COLUMN next_ordinal INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE conversations ADD COLUMN context_token_count INTEGER NOT NULL DEFAULT 0;
 -- Bumped whenever items are replaced (not appended), so a cached view knows it is stale.
 ALTER TABLE conversations ADD COLUMN context_epoch INTEGER NOT NULL DEFAULT 0;
+-- The part of context_token_count that is summaries (the rest is raw messages).
+ALTER TABLE conversations ADD COLUMN context_summary_tokens INTEGER NOT NULL DEFAULT 0;
 
 CREATE TABLE message_parts (
     message_id INTEGER NOT NULL REFERENCES messages (id),
@@ -71,7 +73,7 @@ CREATE TABLE compaction_events (
     created_at INTEGER NOT NULL,
     pass TEXT NOT NULL CHECK (pass IN ('leaf', 'condensed', 'sweep', 'trigger')),
     level TEXT CHECK (level IN ('normal', 'aggressive', 'fallback')),
-    outcome TEXT NOT NULL CHECK (outcome IN ('compacted', 'skipped', 'failed')),
+    outcome TEXT NOT NULL CHECK (outcome IN ('triggered', 'compacted', 'skipped', 'failed')),
     reason TEXT NOT NULL,
     tokens_before INTEGER,
     tokens_after INTEGER,
@@ -81,9 +83,11 @@ CREATE TABLE compaction_events (
 CREATE INDEX compaction_events_by_conversation ON compaction_events (conversation_id, id);
 
 -- Retry backoff and breaker state survive restarts, unlike in-memory guards.
+-- pending_json: work the trigger asked for, run by the next maintain() that has a summarizer.
 CREATE TABLE compaction_state (
     conversation_id INTEGER PRIMARY KEY REFERENCES conversations (id),
     state_json TEXT NOT NULL,
+    pending_json TEXT,
     updated_at INTEGER NOT NULL
 );
 

@@ -1,0 +1,53 @@
+// Drives a compaction job: the engine plans and judges, this loop only carries its summary
+// requests to the host's LLM and the answers (or errors) back. No compaction logic lives here.
+
+/** Error kinds the engine's retry policy distinguishes. */
+export function classifyError(err) {
+  const status = err?.status ?? err?.statusCode ?? err?.response?.status;
+  const text = `${err?.name ?? ""} ${err?.code ?? ""} ${err?.message ?? err ?? ""}`;
+  if (status === 401 || status === 403 || /unauthori[sz]ed|forbidden|invalid api key|authentication|\bauth\b/i.test(text)) return "auth";
+  if (/AbortError|TimeoutError|timed? ?out|ETIMEDOUT/i.test(text)) return "timeout";
+  return "other";
+}
+
+function withTimeout(promise, ms) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`summarizer timed out after ${ms} ms`), { name: "TimeoutError" })), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs one compaction job to its end and returns the engine's report.
+ * @param {{call: Function}} handle the engine handle
+ * @param {object} params compactionStart params without `summarizer`
+ * @param {object} options
+ * @param {"auto"|"host"|"extractive"} [options.choice] config `summarizer`
+ * @param {{complete: Function}} [options.llm] the host's LLM capability, when there is one
+ * @param {number} [options.timeoutMs] per summary request
+ */
+export async function runCompaction(handle, params, { choice = "auto", llm, timeoutMs = 120_000 } = {}) {
+  const hasLlm = typeof llm?.complete === "function";
+  if (choice === "host" && !hasLlm) {
+    return { type: "done", ok: true, compacted: false, reason: "summarizer is \"host\" but the host offered no LLM in this call; compaction waits", failures: [] };
+  }
+  const summarizer = choice === "extractive" || !hasLlm ? "extractive" : "host";
+  let step = await handle.call("compactionStart", { ...params, summarizer });
+  while (step.type === "needSummary") {
+    let answer;
+    try {
+      const result = await withTimeout(
+        llm.complete({ messages: [{ role: "user", content: step.prompt }], maxTokens: step.maxTokens, purpose: step.purpose }),
+        timeoutMs,
+      );
+      answer = typeof result?.text === "string"
+        ? { text: result.text, model: typeof result.model === "string" ? result.model : undefined }
+        : { error: { kind: "other", message: "the LLM's answer had no text" } };
+    } catch (err) {
+      answer = { error: { kind: classifyError(err), message: String(err?.message ?? err) } };
+    }
+    step = await handle.call("compactionContinue", { jobId: step.jobId, ...answer });
+  }
+  return step;
+}

@@ -1,0 +1,119 @@
+//! Compaction in the engine: "plan -> run the summaries the plan asks for -> apply each result in
+//! one transaction". The engine never awaits: when a pass needs the host's LLM it returns a
+//! [`CompactionStep::NeedSummary`] request, the caller runs it and hands the output back with
+//! [`Engine::compaction_continue`]. The extractive summarizer runs inline. Nothing is written for
+//! a failed summary (seeds 01, 02); failures back off, and the backoff lives in the database.
+//!
+//! Entry points: `commitTurn` evaluates the trigger after storing the turn and records pending
+//! work ([`trigger`]); `maintain` runs pending work; `compact` runs a full sweep to the target.
+
+mod job;
+mod pass;
+mod trigger;
+
+use serde::{Deserialize, Serialize};
+
+use super::params::SessionRef;
+pub(crate) use job::Job;
+pub use trigger::TriggerOutcome;
+
+/// Who answers a pass's summary request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Summarizer {
+    /// The host's LLM, through the caller.
+    Host,
+    /// The built-in extractive summarizer, inline.
+    Extractive,
+}
+
+impl Summarizer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Summarizer::Host => "llm",
+            Summarizer::Extractive => crate::core::compaction::extractive::NAME,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionMode {
+    /// Run the work the trigger recorded, if any (the host's `maintain`).
+    Pending,
+    /// A full sweep until the context is under the target (the host's `compact`).
+    Sweep,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionParams {
+    #[serde(flatten)]
+    pub session: SessionRef,
+    pub mode: CompactionMode,
+    pub summarizer: Summarizer,
+    /// Skip the retry backoff (not an open breaker).
+    #[serde(default)]
+    pub force: bool,
+    #[serde(default)]
+    pub token_budget: Option<f64>,
+    /// The host's own count of the prompt that overflowed, when it has one.
+    #[serde(default)]
+    pub current_token_count: Option<f64>,
+}
+
+/// A summary the caller must obtain from the host's LLM.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryRequest {
+    pub job_id: u64,
+    pub prompt: String,
+    pub max_tokens: u32,
+    pub purpose: &'static str,
+    pub kind: &'static str,
+    pub level: &'static str,
+}
+
+/// How a compaction ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionReport {
+    /// False only when a summarizer failed (or the breaker is open); "nothing to do" is ok.
+    pub ok: bool,
+    pub compacted: bool,
+    pub reason: String,
+    pub tokens_before: i64,
+    pub tokens_after: i64,
+    pub summary_ids: Vec<i64>,
+    /// One line per failed pass: "compaction failed (<reason>); all N original messages preserved".
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum CompactionStep {
+    NeedSummary(SummaryRequest),
+    Done(CompactionReport),
+}
+
+/// The caller's answer to a [`SummaryRequest`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryAnswer {
+    pub job_id: u64,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub error: Option<AnswerError>,
+    /// The model that wrote the summary, for the summary's metadata.
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct AnswerError {
+    /// "auth", "timeout" or anything else.
+    pub kind: String,
+    pub message: String,
+}

@@ -1,0 +1,201 @@
+//! One pass of compaction: a leaf pass (oldest raw messages outside the fresh tail -> a depth-0
+//! summary) or a condensed pass (a run of same-depth summaries -> one summary a level deeper).
+//! A pass owns its sources, its escalation and its ledger; applying checks the plan against the
+//! context again, inside the caller's transaction.
+
+use crate::core::assemble::summary_item_tokens;
+use crate::core::compaction::chunking::fresh_tail_start;
+use crate::core::compaction::{
+    extractive, format, ledger, plan_condensation, prompts, select_leaf_chunk, CompactionConfig, CondensePlan, CondenseRules, ContextItem,
+    Escalation, ItemKind, LeafPlan, Level, Prompt, SourceMessage, SourceSummary, Step, SummaryDraft, SummaryKind,
+};
+use crate::core::compaction::ledger::Ledger;
+use crate::core::compaction::SummarizerOutput;
+use crate::error::Result;
+use crate::store::compaction::{self as store, NewSummary, Range, SourceRow, SummaryRow};
+use crate::store::Sql;
+
+#[derive(Debug, Clone)]
+enum Sources {
+    Messages { plan: LeafPlan, rows: Vec<SourceRow>, previous: Option<String> },
+    Summaries { plan: CondensePlan, rows: Vec<SummaryRow> },
+}
+
+/// A planned pass, in progress.
+#[derive(Debug, Clone)]
+pub struct Pass {
+    sources: Sources,
+    escalation: Escalation,
+    level: Level,
+    ledger: Ledger,
+}
+
+/// Which passes a plan may choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowed {
+    LeafThenCondense,
+    CondenseOnly,
+}
+
+fn messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
+    rows.iter().map(|r| SourceMessage { role: r.role, text: &r.text, raw_json: &r.raw_json, timestamp_ms: r.timestamp_ms }).collect()
+}
+
+fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
+    rows.iter().map(|r| SourceSummary { text: &r.content, earliest_ms: r.earliest_at, latest_ms: r.latest_at }).collect()
+}
+
+/// The summary right before `ordinal` in the context, for continuity.
+fn previous_summary(sql: &mut impl Sql, items: &[ContextItem], ordinal: i64) -> Result<Option<String>> {
+    let Some(item) = items.iter().rev().find(|i| i.ordinal < ordinal) else { return Ok(None) };
+    if !matches!(item.kind, ItemKind::Summary { .. }) {
+        return Ok(None);
+    }
+    Ok(store::load_summaries(sql, &[item.id])?.into_iter().next().map(|s| s.content))
+}
+
+impl Pass {
+    /// Plans the next pass over the conversation's context, or says why there is none.
+    pub fn plan(sql: &mut impl Sql, conversation_id: i64, config: &CompactionConfig, allowed: Allowed, summarizer: &str) -> Result<std::result::Result<Pass, String>> {
+        let items = store::load_items(sql, conversation_id)?;
+        let mut no_leaf = None;
+        if allowed == Allowed::LeafThenCondense {
+            match select_leaf_chunk(&items, config.fresh_tail_count, config.leaf_chunk_tokens) {
+                Ok(plan) => {
+                    let rows = store::load_messages(sql, &plan.message_ids)?;
+                    let previous = previous_summary(sql, &items, plan.first_ordinal)?;
+                    let ledger = ledger::extract(&messages(&rows));
+                    return Ok(Ok(Pass::new(Sources::Messages { plan, rows, previous }, ledger, config, summarizer)));
+                }
+                Err(why) => no_leaf = Some(why.sentence()),
+            }
+        }
+        match plan_condensation(&items, config.fresh_tail_count, &CondenseRules::from_config(config)) {
+            Some(plan) => {
+                let rows = store::load_summaries(sql, &plan.summary_ids)?;
+                let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
+                let ledger = format::ledger_of(&texts);
+                Ok(Ok(Pass::new(Sources::Summaries { plan, rows }, ledger, config, summarizer)))
+            }
+            None => {
+                let tail = items.len() - fresh_tail_start(&items, config.fresh_tail_count);
+                let why = no_leaf.unwrap_or("no leaf pass was allowed");
+                Ok(Err(format!("nothing to compact: {why}, and no summaries are due to be merged ({tail} items in the fresh tail)")))
+            }
+        }
+    }
+
+    fn new(sources: Sources, ledger: Ledger, config: &CompactionConfig, summarizer: &str) -> Pass {
+        let mut pass = Pass { sources, escalation: Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), summarizer), level: Level::Normal, ledger };
+        let prompt = pass.prompt(config);
+        let limits = prompts::output_limits(pass.kind(), prompt.source_tokens, config);
+        pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer);
+        pass
+    }
+
+    pub fn kind(&self) -> SummaryKind {
+        match self.sources {
+            Sources::Messages { .. } => SummaryKind::Leaf,
+            Sources::Summaries { .. } => SummaryKind::Condensed,
+        }
+    }
+
+    /// The first step of the escalation.
+    pub fn start(&mut self) -> Step {
+        let step = self.escalation.start();
+        if let Step::Run(level) = step {
+            self.level = level;
+        }
+        step
+    }
+
+    /// The prompt for the current level.
+    pub fn prompt(&self, config: &CompactionConfig) -> Prompt {
+        match &self.sources {
+            Sources::Messages { rows, previous, .. } => prompts::leaf_prompt(self.level, &messages(rows), previous.as_deref(), config),
+            Sources::Summaries { plan, rows } => prompts::condensed_prompt(self.level, &summaries(rows), plan.target_depth(), config),
+        }
+    }
+
+    /// The built-in summarizer's answer at the current level.
+    pub fn run_extractive(&self, config: &CompactionConfig) -> SummarizerOutput {
+        let source_tokens = self.prompt(config).source_tokens;
+        let target = prompts::target_tokens(self.kind(), self.level, source_tokens, config);
+        match &self.sources {
+            Sources::Messages { rows, .. } => extractive::summarize_leaf(&messages(rows), self.level, target),
+            Sources::Summaries { rows, .. } => extractive::summarize_condensed(&summaries(rows), self.level, target),
+        }
+    }
+
+    /// Judges a summarizer output: accept, retry at the next level, or give up.
+    pub fn feed(&mut self, output: SummarizerOutput, config: &CompactionConfig) -> Step {
+        let budget = self.prompt(config).max_output_tokens;
+        let ledger = &self.ledger;
+        let step = self.escalation.on_output(output, |text| format::finalize(text, ledger, budget));
+        if let Step::Run(level) = step {
+            self.level = level;
+        }
+        step
+    }
+
+    /// How many original messages this pass covers (for failure log lines).
+    pub fn covered_messages(&self) -> u64 {
+        match &self.sources {
+            Sources::Messages { rows, .. } => rows.len() as u64,
+            Sources::Summaries { rows, .. } => rows.iter().map(|r| r.descendant_messages.max(0) as u64).sum(),
+        }
+    }
+
+    /// Stores the accepted summary in place of the pass's range. Call inside a transaction.
+    /// Returns the summary id and the tokens the range held before and the summary holds now.
+    pub fn apply(&self, sql: &mut impl Sql, conversation_id: i64, draft: &SummaryDraft, model: Option<&str>, now_ms: i64) -> Result<(i64, i64, i64)> {
+        let (range, summary) = match &self.sources {
+            Sources::Messages { plan, rows, .. } => {
+                let times = rows.iter().filter_map(|r| r.timestamp_ms);
+                let range = Range { first_ordinal: plan.first_ordinal, last_ordinal: plan.last_ordinal, ids: &plan.message_ids, summaries: false };
+                let summary = NewSummary {
+                    conversation_id,
+                    kind: "leaf",
+                    depth: 0,
+                    content: draft.text(),
+                    tokens: draft.tokens(),
+                    earliest_at: times.clone().min(),
+                    latest_at: times.max(),
+                    descendant_messages: rows.len() as i64,
+                    descendant_summaries: 0,
+                    source_tokens: plan.tokens as i64,
+                    summarizer: draft.summarizer(),
+                    model,
+                    level: draft.level().as_str(),
+                };
+                (range, summary)
+            }
+            Sources::Summaries { plan, rows } => {
+                let range = Range { first_ordinal: plan.first_ordinal, last_ordinal: plan.last_ordinal, ids: &plan.summary_ids, summaries: true };
+                let summary = NewSummary {
+                    conversation_id,
+                    kind: "condensed",
+                    depth: i64::from(plan.target_depth()),
+                    content: draft.text(),
+                    tokens: draft.tokens(),
+                    earliest_at: rows.iter().filter_map(|r| r.earliest_at).min(),
+                    latest_at: rows.iter().filter_map(|r| r.latest_at).max(),
+                    descendant_messages: rows.iter().map(|r| r.descendant_messages).sum(),
+                    descendant_summaries: rows.iter().map(|r| r.descendant_summaries + 1).sum(),
+                    source_tokens: rows.iter().map(|r| r.source_tokens).sum(),
+                    summarizer: draft.summarizer(),
+                    model,
+                    level: draft.level().as_str(),
+                };
+                (range, summary)
+            }
+        };
+        let before = match &self.sources {
+            Sources::Messages { plan, .. } => plan.tokens as i64,
+            Sources::Summaries { plan, .. } => plan.tokens as i64,
+        };
+        let (earliest, latest, depth, text) = (summary.earliest_at, summary.latest_at, summary.depth, summary.content);
+        let (id, tokens) = store::apply(sql, &range, &summary, |id| summary_item_tokens(id, depth, text, earliest, latest), now_ms)?;
+        Ok((id, before, i64::from(tokens)))
+    }
+}

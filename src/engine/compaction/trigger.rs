@@ -1,0 +1,77 @@
+//! The per-turn trigger: after a turn is stored, decide (cheaply, from running totals) whether
+//! compaction is due, record the decision with every input in `compaction_events`, and leave the
+//! work pending for the next `maintain`, which has the host's LLM. Never summarizes by itself.
+
+use serde_json::json;
+
+use crate::core::compaction::{evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput};
+use crate::engine::params::{SessionRef, TriggerReport};
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::store::compaction::{self as store, Event, Pending};
+use crate::store::conversations::Conversation;
+use crate::store::Sql;
+
+/// What the trigger decided, for the caller's log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriggerOutcome {
+    /// "leaf", "sweep", or None when nothing is due.
+    pub work: Option<&'static str>,
+    pub log_line: String,
+}
+
+impl<S: Sql> Engine<S> {
+    /// Evaluates the trigger for the session's active conversation (after a turn was stored).
+    pub(crate) fn trigger_for(&mut self, session: &SessionRef, now_ms: i64) -> Result<Option<TriggerReport>> {
+        let Some(conversation) = self.conversation(session)? else { return Ok(None) };
+        let outcome = self.evaluate_trigger(&conversation, now_ms)?;
+        Ok(Some(TriggerReport { pending: outcome.work, log_line: outcome.log_line }))
+    }
+
+    /// Evaluates the trigger for a conversation and records the decision.
+    pub(crate) fn evaluate_trigger(&mut self, conversation: &Conversation, now_ms: i64) -> Result<TriggerOutcome> {
+        let config = self.config.compaction.clone();
+        let budget = self.views.budget(conversation.id);
+        let tail = store::tail_tokens(self.store.sql(), conversation.id, config.fresh_tail_count)?;
+        let raw_outside_tail = conversation.context_raw_tokens() - tail;
+        let input = LeafTriggerInput::new(&config, raw_outside_tail, conversation.context_token_count, None, budget.map(i64::from));
+        let decision = evaluate_leaf_trigger(&input);
+        let sweep = budget.is_some_and(|b| needs_full_sweep(conversation.context_token_count.max(0) as u64, u64::from(b), config.context_threshold));
+        let work = if sweep {
+            Some("sweep")
+        } else if decision.compact {
+            Some("leaf")
+        } else {
+            None
+        };
+        let log_line = match work {
+            Some("sweep") => format!("context over the {} threshold: full sweep due; {}", config.context_threshold, decision.log_line()),
+            _ => decision.log_line(),
+        };
+        let telemetry = json!({ "decision": decision, "sweep": sweep, "budget": budget }).to_string();
+        let pending = work.map(|w| Pending { work: w.to_owned(), budget: budget.unwrap_or(self.config.default_token_budget), reason: decision.reason.name().to_owned() });
+        self.store.write(|sql| {
+            store::record_event(
+                sql,
+                &Event {
+                    conversation_id: conversation.id,
+                    pass: "trigger",
+                    level: None,
+                    outcome: if work.is_some() { "triggered" } else { "skipped" },
+                    reason: decision.reason.name(),
+                    tokens_before: Some(conversation.context_token_count),
+                    tokens_after: None,
+                    summary_id: None,
+                    telemetry_json: Some(&telemetry),
+                },
+                now_ms,
+            )?;
+            if let Some(pending) = &pending {
+                let (retry, _) = store::load_state(sql, conversation.id)?;
+                store::save_state(sql, conversation.id, &retry, Some(pending), now_ms)?;
+            }
+            Ok(())
+        })?;
+        Ok(TriggerOutcome { work, log_line })
+    }
+}

@@ -1,0 +1,283 @@
+//! Compaction's storage: reading what a plan needs, applying an accepted summary in one
+//! transaction (after checking the plan still matches the context), the event log, and the
+//! persistent retry and pending-work state. Applying replaces a contiguous range of context items
+//! by one summary at the range's first ordinal; no other item moves.
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::compaction::{ContextItem, ItemKind, RetryState};
+use crate::core::message::Role;
+use crate::error::{Error, Result};
+use crate::store::sql::{Row, Sql, SqlValue};
+
+const SEP: char = '\u{1f}';
+
+/// Every active context item with what selection needs (compaction only, not per turn).
+pub fn load_items(sql: &mut impl Sql, conversation_id: i64) -> Result<Vec<ContextItem>> {
+    let rows = sql.query(
+        "SELECT ci.ordinal, ci.message_id, ci.summary_id, ci.token_count, m.role, s.depth, \
+           (SELECT group_concat(p.tool_call_id, char(31)) FROM message_parts p \
+              WHERE p.message_id = ci.message_id AND p.kind = 'tool_call' AND p.tool_call_id IS NOT NULL), \
+           (SELECT p.tool_call_id FROM message_parts p \
+              WHERE p.message_id = ci.message_id AND m.role = 'toolResult' AND p.tool_call_id IS NOT NULL LIMIT 1) \
+         FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id LEFT JOIN summaries s ON s.id = ci.summary_id \
+         WHERE ci.conversation_id = ?1 ORDER BY ci.ordinal",
+        &[conversation_id.into()],
+    )?;
+    rows.iter()
+        .map(|row| {
+            let tokens = u32::try_from(row.int(3)?).map_err(|_| Error::storage("stored token count out of range"))?;
+            let (id, kind) = match row.opt_int(1)? {
+                Some(message_id) => {
+                    let name = row.text(4)?;
+                    let role = Role::parse(&name).ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))?;
+                    (message_id, ItemKind::Message { role })
+                }
+                None => {
+                    let depth = u32::try_from(row.int(5)?).map_err(|_| Error::storage("stored summary depth out of range"))?;
+                    (row.int(2)?, ItemKind::Summary { depth })
+                }
+            };
+            let tool_calls = row.opt_text(6)?.map(|s| s.split(SEP).map(str::to_owned).collect()).unwrap_or_default();
+            Ok(ContextItem { ordinal: row.int(0)?, id, kind, tokens, tool_calls, answers: row.opt_text(7)? })
+        })
+        .collect()
+}
+
+/// A source message of a leaf pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceRow {
+    pub id: i64,
+    pub role: Role,
+    pub text: String,
+    pub raw_json: String,
+    pub timestamp_ms: Option<i64>,
+}
+
+fn id_list(ids: &[i64]) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// The messages with these ids, in conversation order.
+pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SourceRow>> {
+    let rows = sql.query(&format!("SELECT id, role, content, raw_json, host_timestamp FROM messages WHERE id IN ({}) ORDER BY seq", id_list(ids)), &[])?;
+    rows.iter()
+        .map(|row| {
+            let name = row.text(1)?;
+            let role = Role::parse(&name).ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))?;
+            Ok(SourceRow { id: row.int(0)?, role, text: row.text(2)?, raw_json: row.text(3)?, timestamp_ms: row.opt_int(4)? })
+        })
+        .collect()
+}
+
+/// A stored summary, as a condensed pass and assembly need it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRow {
+    pub id: i64,
+    pub depth: i64,
+    pub content: String,
+    pub earliest_at: Option<i64>,
+    pub latest_at: Option<i64>,
+    pub descendant_messages: i64,
+    pub descendant_summaries: i64,
+    pub source_tokens: i64,
+}
+
+/// The summaries with these ids, in the order given.
+pub fn load_summaries(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SummaryRow>> {
+    let rows = sql.query(
+        &format!(
+            "SELECT id, depth, content, earliest_at, latest_at, descendant_message_count, descendant_summary_count, source_token_count \
+             FROM summaries WHERE id IN ({})",
+            id_list(ids)
+        ),
+        &[],
+    )?;
+    let mut found: Vec<SummaryRow> = rows
+        .iter()
+        .map(|row: &Row| {
+            Ok(SummaryRow {
+                id: row.int(0)?,
+                depth: row.int(1)?,
+                content: row.text(2)?,
+                earliest_at: row.opt_int(3)?,
+                latest_at: row.opt_int(4)?,
+                descendant_messages: row.int(5)?,
+                descendant_summaries: row.int(6)?,
+                source_tokens: row.int(7)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    found.sort_by_key(|s| ids.iter().position(|id| *id == s.id));
+    Ok(found)
+}
+
+/// A summary to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSummary<'a> {
+    pub conversation_id: i64,
+    pub kind: &'static str,
+    pub depth: i64,
+    pub content: &'a str,
+    pub tokens: u32,
+    pub earliest_at: Option<i64>,
+    pub latest_at: Option<i64>,
+    pub descendant_messages: i64,
+    pub descendant_summaries: i64,
+    pub source_tokens: i64,
+    pub summarizer: &'a str,
+    pub model: Option<&'a str>,
+    pub level: &'static str,
+}
+
+/// The range a plan replaces, as the plan saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Range<'a> {
+    pub first_ordinal: i64,
+    pub last_ordinal: i64,
+    /// Message ids (leaf) or summary ids (condensed) the range must still hold, in order.
+    pub ids: &'a [i64],
+    pub summaries: bool,
+}
+
+/// Replaces `range` by a new summary; `context_tokens` is the summary item's token count as the
+/// model sees it. Fails (changing nothing, inside the caller's transaction) when the context no
+/// longer matches the plan. Returns the new summary's id.
+pub fn apply(sql: &mut impl Sql, range: &Range<'_>, summary: &NewSummary<'_>, context_tokens: impl FnOnce(i64) -> u32, now_ms: i64) -> Result<(i64, u32)> {
+    let column = if range.summaries { "summary_id" } else { "message_id" };
+    let current = sql.query(
+        &format!("SELECT {column}, token_count FROM context_items WHERE conversation_id = ?1 AND ordinal BETWEEN ?2 AND ?3 ORDER BY ordinal"),
+        &[summary.conversation_id.into(), range.first_ordinal.into(), range.last_ordinal.into()],
+    )?;
+    let ids: Vec<Option<i64>> = current.iter().map(|r| r.opt_int(0)).collect::<Result<_>>()?;
+    if ids.len() != range.ids.len() || ids.iter().zip(range.ids).any(|(have, want)| *have != Some(*want)) {
+        return Err(Error::storage("the context changed while the summary was being written; the plan is stale"));
+    }
+    let replaced_tokens: i64 = current.iter().map(|r| r.int(1)).sum::<Result<i64>>()?;
+    let row = sql.query_row(
+        "INSERT INTO summaries (conversation_id, kind, depth, content, token_count, earliest_at, latest_at, descendant_message_count, \
+         descendant_summary_count, source_token_count, summarizer, model, level, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id",
+        &[
+            summary.conversation_id.into(),
+            summary.kind.into(),
+            summary.depth.into(),
+            summary.content.into(),
+            summary.tokens.into(),
+            summary.earliest_at.into(),
+            summary.latest_at.into(),
+            summary.descendant_messages.into(),
+            summary.descendant_summaries.into(),
+            summary.source_tokens.into(),
+            summary.summarizer.into(),
+            summary.model.into(),
+            summary.level.into(),
+            now_ms.into(),
+        ],
+    )?;
+    let summary_id = row.ok_or_else(|| Error::storage("inserting a summary returned no id"))?.int(0)?;
+    for id in range.ids {
+        if range.summaries {
+            sql.execute("INSERT INTO summary_sources (source_summary_id, condensed_summary_id) VALUES (?1, ?2)", &[(*id).into(), summary_id.into()])?;
+        } else {
+            sql.execute("INSERT INTO summary_messages (summary_id, message_id) VALUES (?1, ?2)", &[summary_id.into(), (*id).into()])?;
+        }
+    }
+    sql.execute(
+        "DELETE FROM context_items WHERE conversation_id = ?1 AND ordinal BETWEEN ?2 AND ?3",
+        &[summary.conversation_id.into(), range.first_ordinal.into(), range.last_ordinal.into()],
+    )?;
+    let item_tokens = context_tokens(summary_id);
+    sql.execute(
+        "INSERT INTO context_items (conversation_id, ordinal, summary_id, token_count) VALUES (?1, ?2, ?3, ?4)",
+        &[summary.conversation_id.into(), range.first_ordinal.into(), summary_id.into(), item_tokens.into()],
+    )?;
+    let replaced_summary_tokens = if range.summaries { replaced_tokens } else { 0 };
+    sql.execute(
+        "UPDATE conversations SET context_token_count = context_token_count + ?2, \
+         context_summary_tokens = context_summary_tokens + ?3, context_epoch = context_epoch + 1 WHERE id = ?1",
+        &[
+            summary.conversation_id.into(),
+            (i64::from(item_tokens) - replaced_tokens).into(),
+            (i64::from(item_tokens) - replaced_summary_tokens).into(),
+        ],
+    )?;
+    Ok((summary_id, item_tokens))
+}
+
+/// One row of the compaction log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event<'a> {
+    pub conversation_id: i64,
+    pub pass: &'static str,
+    pub level: Option<&'a str>,
+    pub outcome: &'static str,
+    pub reason: &'a str,
+    pub tokens_before: Option<i64>,
+    pub tokens_after: Option<i64>,
+    pub summary_id: Option<i64>,
+    pub telemetry_json: Option<&'a str>,
+}
+
+pub fn record_event(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Result<()> {
+    sql.execute(
+        "INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        &[
+            event.conversation_id.into(),
+            now_ms.into(),
+            event.pass.into(),
+            event.level.into(),
+            event.outcome.into(),
+            event.reason.into(),
+            event.tokens_before.into(),
+            event.tokens_after.into(),
+            event.summary_id.into(),
+            event.telemetry_json.into(),
+        ],
+    )
+}
+
+/// Work the trigger asked for, waiting for a maintain() with a summarizer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
+    /// "leaf" for one leaf pass, "sweep" for a full sweep to the threshold target.
+    pub work: String,
+    pub budget: u32,
+    pub reason: String,
+}
+
+/// The retry state and pending work of a conversation.
+pub fn load_state(sql: &mut impl Sql, conversation_id: i64) -> Result<(RetryState, Option<Pending>)> {
+    let Some(row) = sql.query_row("SELECT state_json, pending_json FROM compaction_state WHERE conversation_id = ?1", &[conversation_id.into()])? else {
+        return Ok((RetryState::default(), None));
+    };
+    let retry = serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("compaction_state.state_json is corrupt: {e}")))?;
+    let pending = match row.opt_text(1)? {
+        Some(text) => Some(serde_json::from_str(&text).map_err(|e| Error::storage(format!("compaction_state.pending_json is corrupt: {e}")))?),
+        None => None,
+    };
+    Ok((retry, pending))
+}
+
+pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, pending: Option<&Pending>, now_ms: i64) -> Result<()> {
+    let retry = serde_json::to_string(retry).map_err(|e| Error::storage(e.to_string()))?;
+    let pending: SqlValue = match pending {
+        Some(p) => serde_json::to_string(p).map_err(|e| Error::storage(e.to_string()))?.into(),
+        None => SqlValue::Null,
+    };
+    sql.execute(
+        "INSERT INTO compaction_state (conversation_id, state_json, pending_json, updated_at) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (conversation_id) DO UPDATE SET state_json = excluded.state_json, pending_json = excluded.pending_json, updated_at = excluded.updated_at",
+        &[conversation_id.into(), retry.into(), pending, now_ms.into()],
+    )
+}
+
+/// Per-turn query: tokens of the newest `n` raw messages in the context (the fresh tail).
+pub const TAIL_TOKENS_SQL: &str = "SELECT COALESCE(SUM(token_count), 0) FROM \
+     (SELECT token_count FROM context_items WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2)";
+
+pub fn tail_tokens(sql: &mut impl Sql, conversation_id: i64, n: u32) -> Result<i64> {
+    sql.query_row(TAIL_TOKENS_SQL, &[conversation_id.into(), n.into()])?.map_or(Ok(0), |r| r.int(0))
+}
