@@ -98,7 +98,9 @@ pub fn per_turn_queries_use_indexes_not_scans<S: Sql>(open: impl Fn() -> S) {
         let details: Vec<String> = plan.iter().map(|r| r.text(3).unwrap()).collect();
         assert!(!details.is_empty());
         for detail in &details {
-            assert!(!detail.starts_with("SCAN"), "query scans a table ({detail}): {query}");
+            // Scanning a LIMITed subquery's own result is fine; scanning a table is not.
+            let table_scan = detail.starts_with("SCAN") && !detail.starts_with("SCAN (subquery");
+            assert!(!table_scan, "query scans a table ({detail}): {query}");
         }
     }
 }
