@@ -3,7 +3,12 @@
 // ignored once it returns, the factory called once per logical turn and disposed after it,
 // contract validation of the factory's result, bootstrap -> assemble -> commitTurn -> maintain.
 
-export function createFakeHost({ pluginConfig = {}, stateDir } = {}) {
+/**
+ * @param {object} [options]
+ * @param {{complete: Function}} [options.llm] the session-bound LLM the host passes to maintain
+ *        and compact in `runtimeContext.llm` (absent from assemble and commitTurn, as observed)
+ */
+export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
   const engines = new Map();
   const logs = [];
   let registering = false;
@@ -56,6 +61,15 @@ export function createFakeHost({ pluginConfig = {}, stateDir } = {}) {
       if (result && typeof result.then === "function") throw new Error("plugin register must be synchronous");
     },
     resolveEngine,
+    /** The host's overflow recovery: compact with force, budget and its own token count. */
+    async compact(id, { sessionId, sessionKey, tokenBudget, currentTokenCount }) {
+      const engine = await resolveEngine(id);
+      try {
+        return await engine.compact({ sessionId, sessionKey, tokenBudget, currentTokenCount, force: true, compactionTarget: "budget", runtimeContext: llm ? { llm } : {} });
+      } finally {
+        await engine.dispose?.();
+      }
+    },
     /** One durable logical turn: factory, bootstrap, assemble, commitTurn, maintain, dispose. */
     async runTurn(id, { sessionId, sessionKey, history, turn, tokenBudget = 100_000, advancementKey }) {
       const engine = await resolveEngine(id);
@@ -67,10 +81,10 @@ export function createFakeHost({ pluginConfig = {}, stateDir } = {}) {
         const commit = await engine.commitTurn({
           advancementKey: advancementKey ?? `turn-${sessionId}-${history.length}`,
           admission: { entryId: "e1" }, terminal: { entryId: "e2" },
-          messages: turn, sessionId, sessionKey, runtimeContext: { llm: { complete: async () => ({ text: "" }) } },
+          messages: turn, sessionId, sessionKey, runtimeContext: { provider: "fake", modelId: "fake", tokenBudget },
         });
-        await engine.maintain?.({ sessionId, sessionKey, sessionFile });
-        return { view, commit, engine };
+        const maintained = await engine.maintain?.({ sessionId, sessionKey, sessionFile, runtimeContext: llm ? { llm } : {} });
+        return { view, commit, maintained, engine };
       } finally {
         await engine.dispose?.();
       }

@@ -1,0 +1,110 @@
+// Compaction through the shim: the trigger at commitTurn, pending work run by maintain with the
+// host's LLM from runtimeContext, the host's compact(), failures that change nothing, and the
+// extractive fallback when there is no LLM.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { createFakeHost } from "./fake-host.mjs";
+import { assistant, loadPlugin, PKG, query, STORAGES, tempDir, user } from "./support.mjs";
+
+const plugin = await loadPlugin();
+const { classifyError } = await import(new URL("shim/compaction-driver.js", PKG));
+const SMALL = { freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0 };
+
+function scriptedLlm(reply) {
+  const calls = [];
+  return {
+    calls,
+    complete: async (request) => {
+      calls.push(request);
+      return reply(request, calls.length);
+    },
+  };
+}
+
+const summaryText = () => ({ text: "## Goal\n- keep the parser working\n## Progress\n- answered many questions", provider: "fake", model: "fake-summarizer" });
+
+async function talk(h, turns, { sessionKey = "agent:main:c", budget = 50_000 } = {}) {
+  const history = [];
+  const results = [];
+  for (let i = 0; i < turns; i++) {
+    const turn = [user(`question ${i}: ${"please explain the parser ".repeat(12)}`), assistant(`answer ${i}: ${"the parser works like this ".repeat(12)}`)];
+    results.push(await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey, history: [...history], turn, tokenBudget: budget }));
+    history.push(...turn);
+  }
+  return { history, results };
+}
+
+for (const storage of STORAGES) describe(`storage ${storage}`, () => {
+  function host(llm, config = {}) {
+    const dir = tempDir("compaction");
+    const dbPath = join(dir, "db.sqlite");
+    const h = createFakeHost({ pluginConfig: { dbPath, storage, ...SMALL, ...config }, stateDir: dir, llm });
+    h.load(plugin);
+    return { h, dbPath };
+  }
+
+  test("maintain runs the pending compaction with the host LLM and every message is kept", async () => {
+    const llm = scriptedLlm(summaryText);
+    const { h, dbPath } = host(llm);
+    const { history, results } = await talk(h, 14);
+    assert.ok(llm.calls.length > 0, "the LLM was asked for a summary");
+    assert.match(llm.calls[0].messages[0].content, /^\[lossless-wasm:summarize\]/);
+    assert.ok(llm.calls[0].maxTokens > 0 && typeof llm.calls[0].purpose === "string");
+    assert.ok(results.some((r) => r.maintained?.changed), "some maintain compacted");
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[history.length]]);
+    const [[summaries, model]] = await query(dbPath, "SELECT COUNT(*), MAX(model) FROM summaries");
+    assert.ok(summaries >= 1);
+    assert.equal(model, "fake-summarizer");
+    const { view } = await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:c", history, turn: [user("one more")] });
+    assert.match(view.messages[0].content, /<lossless-summary id="\d+" depth="0"/);
+  });
+
+  test("a failing LLM leaves the messages and the view intact and logs why", async () => {
+    const llm = scriptedLlm(() => { throw Object.assign(new Error("503 upstream overloaded"), { status: 503 }); });
+    const { h, dbPath } = host(llm);
+    const { history } = await talk(h, 14);
+    assert.ok(llm.calls.length > 0);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM summaries"), [[0]]);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[history.length]]);
+    const failure = h.logs.find(([level, m]) => level === "warn" && /compaction failed \(.*503.*\); all \d+ original messages preserved/.test(m));
+    assert.ok(failure, `failure logged: ${JSON.stringify(h.logs.slice(-5))}`);
+    const { view } = await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:c", history, turn: [user("still there?")] });
+    assert.deepEqual(view.messages, history, "the conversation is intact and keeps answering");
+  });
+
+  test("without an LLM the extractive summarizer compacts", async () => {
+    const { h, dbPath } = host(undefined);
+    await talk(h, 14);
+    const [[count, summarizer]] = await query(dbPath, "SELECT COUNT(*), MAX(summarizer) FROM summaries");
+    assert.ok(count >= 1);
+    assert.equal(summarizer, "extractive");
+  });
+
+  test("summarizer host without an LLM waits instead of falling back", async () => {
+    const { h, dbPath } = host(undefined, { summarizer: "host" });
+    const { results } = await talk(h, 14);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM summaries"), [[0]]);
+    assert.ok(results.some((r) => /no LLM/.test(r.maintained?.reason ?? "")));
+  });
+
+  test("the host's compact() sweeps the context under the target", async () => {
+    const llm = scriptedLlm(summaryText);
+    const { h, dbPath } = host(llm, { summarizer: "host" });
+    await talk(h, 6, { budget: 200_000 });
+    const result = await h.compact("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:c", tokenBudget: 1_000, currentTokenCount: 5_000 });
+    assert.equal(result.ok, true, result.reason);
+    assert.equal(result.compacted, true, result.reason);
+    assert.ok(result.result.tokensAfter < result.result.tokensBefore);
+    assert.ok((await query(dbPath, "SELECT COUNT(*) FROM summaries"))[0][0] >= 1);
+  });
+});
+
+test("LLM errors are classified for the retry policy", () => {
+  assert.equal(classifyError(Object.assign(new Error("nope"), { status: 401 })), "auth");
+  assert.equal(classifyError(new Error("Invalid API key provided")), "auth");
+  assert.equal(classifyError(Object.assign(new Error("x"), { name: "TimeoutError" })), "timeout");
+  assert.equal(classifyError(new Error("request timed out")), "timeout");
+  assert.equal(classifyError(new Error("500 internal error")), "other");
+  assert.equal(classifyError("a string"), "other");
+});
