@@ -18,8 +18,10 @@ const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefin
  * @param {object} [options.config] plugin config (`summarizer`, `summaryTimeoutMs`)
  * @param {() => ({complete: Function}|undefined)} [options.hostLlm] the plugin-wide LLM, used
  *        when a call's runtimeContext carries none
+ * @param {boolean} [options.fullHistory] the host passes its whole visible history to assemble
+ *        (OpenClaw does), so an empty history while we hold messages means a reset
  */
-export function createContextEngine(openHandle, { logger, config = {}, hostLlm } = {}) {
+export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false } = {}) {
   const call = async (method, params) => (await openHandle()).call(method, params);
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
   const compaction = async (p, params) => {
@@ -64,7 +66,13 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm }
     },
 
     async commitTurn(p) {
-      const out = await call("commitTurn", { ...session(p), advancementKey: p.advancementKey, messages: p.messages });
+      const out = await call("commitTurn", {
+        ...session(p),
+        advancementKey: p.advancementKey,
+        messages: p.messages,
+        admission: { entryId: p.admission?.entryId },
+        terminal: { entryId: p.terminal?.entryId },
+      });
       if (out.warning) logger?.warn?.(`[lossless-wasm] ${out.warning}`);
       if (out.compaction?.pending) logger?.info?.(`[lossless-wasm] compaction pending (${out.compaction.pending}): ${out.compaction.logLine}`);
       return { status: out.status };
@@ -72,7 +80,8 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm }
 
     async assemble(p) {
       const budget = typeof p.tokenBudget === "number" ? p.tokenBudget : undefined;
-      const out = await call("assemble", { ...session(p), messages: p.messages ?? [], tokenBudget: budget });
+      const messages = Array.isArray(p.messages) ? p.messages : [];
+      const out = await call("assemble", { ...session(p), messages, tokenBudget: budget, historyIsComplete: fullHistory && Array.isArray(p.messages) });
       return {
         messages: JSON.parse(out.messagesJson),
         estimatedTokens: out.estimatedTokens,
@@ -100,6 +109,11 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm }
     async maintain(p) {
       const report = await compaction(p, { mode: "pending" });
       return { changed: report.compacted, bytesFreed: 0, rewrittenEntries: 0, reason: report.reason };
+    },
+
+    /** The host reported a reset or rollover of this session: start a new conversation. */
+    async reset(p) {
+      return call("reset", { ...session(p), cause: p.cause });
     },
 
     async dispose() {

@@ -36,14 +36,26 @@ export default {
   description: "Lossless context management: every message kept in SQLite, a budget-sized view for the model.",
   register(api) {
     if (api.registrationMode === "cli-metadata") return;
+    const config = api.pluginConfig ?? {};
+    const open = () => openNodeEngine(resolveDbPath(api), config);
+    // A reset recorded by the host (2026.9 keeps the session id) starts a new conversation; the
+    // old one is archived, never purged. Rollovers to a new session id are seen on the next call.
+    api.on?.("before_reset", async (event, ctx) => {
+      const sessionKey = ctx?.sessionKey ?? event?.sessionKey;
+      const sessionId = ctx?.sessionId ?? event?.sessionId ?? sessionKey;
+      if (!sessionId) return;
+      try {
+        (await open()).call("reset", { sessionId, sessionKey, cause: event?.reason ?? "reset" });
+      } catch (err) {
+        api.logger?.warn?.(`[lossless-wasm] could not record the reset of ${sessionKey ?? sessionId}: ${err.message}`);
+      }
+    });
     api.registerContextEngine(ENGINE_ID, async () => {
-      const config = api.pluginConfig ?? {};
-      const open = () => openNodeEngine(resolveDbPath(api), config);
       // Open (or reuse) before returning, so a bad config or database fails the factory with
       // its own message instead of failing later inside a turn.
       const handle = await open();
       for (const warning of handle.configWarnings ?? []) api.logger?.warn?.(`[lossless-wasm] ${warning}`);
-      return createContextEngine(open, { logger: api.logger, config, hostLlm: () => hostLlm(api) });
+      return createContextEngine(open, { logger: api.logger, config, hostLlm: () => hostLlm(api), fullHistory: true });
     });
   },
 };

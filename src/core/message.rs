@@ -80,6 +80,8 @@ pub struct MessagePart {
     pub text: String,
     /// The tool call id, for tool calls.
     pub tool_call_id: Option<String>,
+    /// The tool's name, for tool calls.
+    pub tool_name: Option<String>,
 }
 
 /// A validated host message, ready to store.
@@ -99,6 +101,10 @@ pub struct StoredMessage {
     pub identity: String,
     /// The message exactly as the host sent it, serialized.
     pub raw_json: String,
+    /// The host's transcript entry id, when the host names it (set by the caller, not parsed).
+    pub host_entry_id: Option<String>,
+    /// For tool results: the tool's name.
+    pub tool_name: Option<String>,
 }
 
 const BLOCK_TYPES: &str = "text, thinking, toolCall, image, file";
@@ -130,24 +136,24 @@ fn parse_block(block: &Value, path: &str) -> Result<MessagePart> {
     let kind = PartKind::from_block_type(kind_name).ok_or_else(|| {
         Error::input(format!("{path}.type"), format!("unknown block type {kind_name:?} (expected one of: {BLOCK_TYPES})"))
     })?;
-    let (text, tool_call_id) = match kind {
-        PartKind::Text => (str_field(obj, "text", path)?.to_owned(), None),
-        PartKind::Reasoning => (str_field(obj, "thinking", path)?.to_owned(), None),
+    let (text, tool_call_id, tool_name) = match kind {
+        PartKind::Text => (str_field(obj, "text", path)?.to_owned(), None, None),
+        PartKind::Reasoning => (str_field(obj, "thinking", path)?.to_owned(), None, None),
         PartKind::ToolCall => {
             let id = str_field(obj, "id", path)?.to_owned();
             let name = str_field(obj, "name", path)?;
             let args = obj.get("arguments").map(Value::to_string).unwrap_or_default();
-            (format!("[tool call {name} {args}]"), Some(id))
+            (format!("[tool call {name} {args}]"), Some(id), Some(name.to_owned()))
         }
-        PartKind::Image | PartKind::File => (String::new(), None),
+        PartKind::Image | PartKind::File => (String::new(), None, None),
     };
-    Ok(MessagePart { kind, text, tool_call_id })
+    Ok(MessagePart { kind, text, tool_call_id, tool_name })
 }
 
 /// Parses `content`, which hosts send either as a string or as an array of blocks.
 fn parse_content(value: Option<&Value>, path: &str) -> Result<Vec<MessagePart>> {
     match value {
-        Some(Value::String(s)) => Ok(vec![MessagePart { kind: PartKind::Text, text: s.clone(), tool_call_id: None }]),
+        Some(Value::String(s)) => Ok(vec![text_part(s.clone())]),
         Some(Value::Array(blocks)) => blocks
             .iter()
             .enumerate()
@@ -162,7 +168,7 @@ fn parse_content(value: Option<&Value>, path: &str) -> Result<Vec<MessagePart>> 
 }
 
 fn text_part(text: String) -> MessagePart {
-    MessagePart { kind: PartKind::Text, text, tool_call_id: None }
+    MessagePart { kind: PartKind::Text, text, tool_call_id: None, tool_name: None }
 }
 
 /// Parses one host message. `path` names it in errors, e.g. `messages[3]`.
@@ -207,7 +213,11 @@ pub fn parse_message(value: &Value, path: &str) -> Result<StoredMessage> {
         sum.saturating_add(cost)
     });
     let identity = message_identity(obj, role);
-    Ok(StoredMessage { role, text, parts, tool_call_id, timestamp_ms, tokens, identity, raw_json: value.to_string() })
+    let tool_name = match role {
+        Role::ToolResult => obj.get("toolName").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    };
+    Ok(StoredMessage { role, text, parts, tool_call_id, timestamp_ms, tokens, identity, raw_json: value.to_string(), host_entry_id: None, tool_name })
 }
 
 /// Role, timestamp, tool-call id and the content-bearing fields, in canonical JSON form.

@@ -4,6 +4,8 @@
 //! Messages the host passes that we have never seen (history from before the engine was
 //! installed) are stored first.
 
+use serde_json::Value;
+
 use super::params::{validate_session, AssembleParams, AssembleResult};
 use super::Engine;
 use crate::core::assemble::SYSTEM_PROMPT_ADDITION;
@@ -11,11 +13,41 @@ use crate::error::Result;
 use crate::store::{conversations, Sql};
 
 impl<S: Sql> Engine<S> {
-    pub fn assemble(&mut self, params: AssembleParams, now_ms: i64) -> Result<AssembleResult> {
+    pub fn assemble(&mut self, mut params: AssembleParams, now_ms: i64) -> Result<AssembleResult> {
+        let history = std::mem::take(&mut params.messages);
+        let history_len = history.len();
+        self.assemble_with(params, history_len, move || Ok(history), now_ms)
+    }
+
+    /// `assemble` where the host's history (`history_len` messages) is produced only if it is
+    /// needed: the host passes its whole history on every turn, and converting it is the cost
+    /// that would otherwise grow with the conversation. `params.messages` is ignored.
+    pub fn assemble_with(
+        &mut self,
+        params: AssembleParams,
+        history_len: usize,
+        history: impl FnOnce() -> Result<Vec<Value>>,
+        now_ms: i64,
+    ) -> Result<AssembleResult> {
         validate_session(&params.session)?;
+        // A new session id under the same key is a rollover: the old conversation must not be
+        // shown for the new session (seed 04). It is archived, never purged.
+        if self.conversation(&params.session)?.is_some_and(|c| c.session_id != params.session.session_id) {
+            self.archive_active(&params.session, "session-id-changed", now_ms)?;
+        }
+        let stored = self.stored_count(&params.session)?;
+        // The host's whole visible history is empty while we hold this key's messages: the host
+        // reset the session without a new session id (OpenClaw 2026.9 keeps the id on /reset).
+        // A view we returned empty (a tiny budget) comes back empty too, which is not a reset.
+        if params.history_is_complete && history_len == 0 && stored > 0 {
+            let conversation = conversations::find_active(self.store.sql(), params.session.key())?;
+            if conversation.is_some_and(|c| self.views.last_view_nonempty(c.id).unwrap_or(true)) {
+                self.archive_active(&params.session, "host-history-reset", now_ms)?;
+            }
+        }
         // Only when the host knows more messages than we stored is there anything to catch up on.
-        if params.messages.len() as i64 > self.stored_count(&params.session)? {
-            self.ingest_from(&params.session, &params.messages, 0, now_ms)?;
+        if history_len as i64 > self.stored_count(&params.session)? {
+            self.ingest_from(&params.session, &history()?, 0, now_ms)?;
         }
         let budget = params
             .token_budget

@@ -15,7 +15,15 @@ impl<S: Sql> Engine<S> {
         if params.advancement_key.is_empty() {
             return Err(Error::input("advancementKey", "must be a non-empty string"));
         }
-        let parsed = parse_messages(&params.messages, 0)?;
+        let mut parsed = parse_messages(&params.messages, 0)?;
+        // The host's anchors name the turn's first (user) and last entries.
+        let entry = |anchor: &Option<super::params::EntryAnchor>| anchor.as_ref().and_then(|a| a.entry_id.clone());
+        if let Some(first) = parsed.first_mut().filter(|m| m.role == crate::core::message::Role::User) {
+            first.host_entry_id = entry(&params.admission);
+        }
+        if let Some(last) = parsed.last_mut().filter(|m| m.host_entry_id.is_none()) {
+            last.host_entry_id = entry(&params.terminal);
+        }
         let mut fp = Fingerprint::new();
         for message in &parsed {
             fp.field(&message.identity);

@@ -90,6 +90,20 @@ pub struct CommitTurnParams {
     pub session: SessionRef,
     pub advancement_key: String,
     pub messages: Vec<Value>,
+    /// The host's transcript anchor of the turn's user message.
+    #[serde(default)]
+    pub admission: Option<EntryAnchor>,
+    /// The host's transcript anchor of the turn's last message.
+    #[serde(default)]
+    pub terminal: Option<EntryAnchor>,
+}
+
+/// The part of the host's `TranscriptEntryAnchor` we keep: its stable entry id.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryAnchor {
+    #[serde(default)]
+    pub entry_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -130,6 +144,10 @@ pub struct AssembleParams {
     pub messages: Vec<Value>,
     #[serde(default)]
     pub token_budget: Option<f64>,
+    /// True when `messages` is the host's whole visible history (OpenClaw), so an empty list
+    /// while we hold messages means the host reset the session.
+    #[serde(default)]
+    pub history_is_complete: bool,
 }
 
 /// The view. `messages` are the stored host messages, serialized exactly as received.
@@ -139,6 +157,17 @@ pub struct AssembleResult {
     pub estimated_tokens: u64,
     pub system_prompt_addition: String,
     pub stored_messages: i64,
+}
+
+/// An explicit reset or rollover reported by the host (e.g. its `before_reset` hook).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetParams {
+    #[serde(flatten)]
+    pub session: SessionRef,
+    /// Why, as the host said it ("reset", "new", ...); recorded as the archive cause.
+    #[serde(default)]
+    pub cause: Option<String>,
 }
 
 pub(crate) fn validate_session(session: &SessionRef) -> Result<()> {

@@ -84,6 +84,11 @@ pub struct ViewCache {
 }
 
 impl ViewCache {
+    /// Whether the conversation's latest view had any item (None: no view in this process).
+    pub fn last_view_nonempty(&self, conversation_id: i64) -> Option<bool> {
+        self.views.get(&conversation_id).map(|v| !v.items.is_empty())
+    }
+
     /// The budget of the conversation's latest view: the tightest budget the host gave in the
     /// current turn, which accounts for its system prompt.
     pub fn budget(&self, conversation_id: i64) -> Option<u32> {

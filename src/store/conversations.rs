@@ -60,17 +60,13 @@ pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conve
 
 /// The active conversation for the key, created (or rotated, when the session id changed).
 pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<Conversation> {
-    let mut generation = 1;
     if let Some(existing) = find_active(sql, session_key)? {
         if existing.session_id == session_id {
             return Ok(existing);
         }
-        sql.execute(
-            "UPDATE conversations SET status = 'archived', archive_cause = 'session-id-changed', archived_at = ?2 WHERE id = ?1",
-            &[existing.id.into(), now_ms.into()],
-        )?;
-        generation = existing.generation + 1;
+        archive(sql, existing.id, "session-id-changed", now_ms)?;
     }
+    let generation = next_generation(sql, session_key)?;
     let row = sql.query_row(
         &format!(
             "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) RETURNING {COLUMNS}"
@@ -81,6 +77,21 @@ pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: 
         Some(row) => from_row(&row),
         None => Err(crate::error::Error::storage("creating a conversation returned no row")),
     }
+}
+
+/// Archives a conversation: kept with all its messages and summaries (searchable with scope
+/// "all"), no longer the active one for its key. The key's next write starts a new generation.
+pub fn archive(sql: &mut impl Sql, id: i64, cause: &str, now_ms: i64) -> Result<()> {
+    sql.execute(
+        "UPDATE conversations SET status = 'archived', archive_cause = ?2, archived_at = ?3 WHERE id = ?1",
+        &[id.into(), cause.into(), now_ms.into()],
+    )
+}
+
+/// Generation numbers continue across archives of the same key.
+pub fn next_generation(sql: &mut impl Sql, session_key: &str) -> Result<i64> {
+    let row = sql.query_row("SELECT COALESCE(MAX(generation), 0) + 1 FROM conversations WHERE session_key = ?1", &[session_key.into()])?;
+    row.map_or(Ok(1), |r| r.int(0))
 }
 
 /// Adds to the running totals after messages were appended (each also became a context item).

@@ -6,7 +6,7 @@ use crate::core::message::{MessagePart, PartKind, Role, StoredMessage};
 use crate::error::Result;
 use crate::store::context;
 use crate::store::conversations::{add_appended, Conversation};
-use crate::store::sql::{Sql, SqlValue};
+use crate::store::sql::Sql;
 
 /// What an append did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,8 +49,8 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         }
         seq += 1;
         let inserted = sql.query_row(
-            "INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+            "INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
             &[
                 conversation.id.into(),
                 seq.into(),
@@ -61,6 +61,7 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
                 message.timestamp_ms.into(),
                 message.raw_json.as_str().into(),
                 now_ms.into(),
+                message.host_entry_id.clone().into(),
             ],
         )?;
         let id = match inserted {
@@ -70,7 +71,7 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         for (ordinal, part) in message.parts.iter().enumerate() {
             sql.execute(
                 "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)",
-                &[id.into(), (ordinal as i64).into(), part_kind(message.role, part).into(), part.tool_call_id.clone().or_else(|| message.tool_call_id.clone()).into(), SqlValue::Null],
+                &[id.into(), (ordinal as i64).into(), part_kind(message.role, part).into(), part.tool_call_id.clone().or_else(|| message.tool_call_id.clone()).into(), part.tool_name.clone().or_else(|| message.tool_name.clone()).into()],
             )?;
         }
         let ordinal = conversation.next_ordinal + outcome.inserted as i64 + 1;

@@ -110,15 +110,14 @@ impl WasmEngine {
         to_js(&self.inner.commit_turn(params, now(now_ms)).map_err(js_error)?)
     }
 
-    /// The view. The host's history is converted only when it holds more messages than we stored
-    /// (history from before the engine was installed); normally it is not touched at all.
+    /// The view. The host's history is converted only when the engine needs it (it holds more
+    /// messages than we stored: history from before the engine was installed); normally never.
     pub fn assemble(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
         let (rest, messages) = split_messages("assemble", &params)?;
-        let mut params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
-        if i64::from(messages.length()) > self.inner.stored_count(&params.session).map_err(js_error)? {
-            params.messages = convert_messages("assemble", &messages)?;
-        }
-        let view = self.inner.assemble(params, now(now_ms)).map_err(js_error)?;
+        let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
+        let len = messages.length() as usize;
+        let history = || serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input("assemble messages", e.to_string()));
+        let view = self.inner.assemble_with(params, len, history, now(now_ms)).map_err(js_error)?;
         to_js(&AssembleOut {
             messages_json: format!("[{}]", view.messages.join(",")),
             estimated_tokens: view.estimated_tokens,
@@ -142,6 +141,13 @@ impl WasmEngine {
     pub fn compaction_continue(&mut self, answer: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
         let answer = decode("compactionContinue", from_js("compactionContinue", answer)?).map_err(js_error)?;
         to_js(&self.inner.compaction_continue(answer, now(now_ms)).map_err(js_error)?)
+    }
+
+    /// Archives the session key's active conversation (the host reported a reset):
+    /// `{sessionId, sessionKey?, cause?}`. Returns whether there was one.
+    pub fn reset(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {
+        let params = decode("reset", from_js("reset", params)?).map_err(js_error)?;
+        self.inner.reset(params, now(now_ms)).map_err(js_error)
     }
 
     /// Config values that were clamped, one sentence each, for the caller to log.

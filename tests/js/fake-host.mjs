@@ -10,6 +10,7 @@
  */
 export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
   const engines = new Map();
+  const hooks = new Map();
   const logs = [];
   let registering = false;
   const guarded = (fn) => (...args) => (registering ? fn(...args) : undefined);
@@ -24,6 +25,7 @@ export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
       error: (m) => logs.push(["error", m]),
     },
     runtime: { version: "2026.9.6", state: { resolveStateDir: () => stateDir } },
+    on: guarded((name, handler) => hooks.set(name, [...(hooks.get(name) ?? []), handler])),
     registerContextEngine: guarded((id, factory) => {
       if (id === "legacy") throw new Error("context engine id legacy is reserved by core");
       if (typeof factory !== "function") throw new Error("factory must be a function");
@@ -61,6 +63,10 @@ export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
       if (result && typeof result.then === "function") throw new Error("plugin register must be synchronous");
     },
     resolveEngine,
+    /** Runs a typed hook's handlers, as the host does around resets and session ends. */
+    async fireHook(name, event, ctx) {
+      for (const handler of hooks.get(name) ?? []) await handler(event, ctx);
+    },
     /** The host's overflow recovery: compact with force, budget and its own token count. */
     async compact(id, { sessionId, sessionKey, tokenBudget, currentTokenCount }) {
       const engine = await resolveEngine(id);

@@ -102,6 +102,24 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.match(readFileSync(dbPath, "utf8"), /^these are my notes/);
   });
 
+  test("a reset keeps the old conversation and starts a new one (before_reset hook and empty history)", async () => {
+    const { h, dbPath } = host();
+    const first = [user("before reset"), assistant("old reply")];
+    await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:r", history: [], turn: first, advancementKey: "r1" });
+    await h.fireHook("before_reset", { reason: "reset" }, { sessionId: "s", sessionKey: "agent:main:r" });
+    const { view } = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:r", history: [], turn: [user("after reset")], advancementKey: "r2" });
+    assert.deepEqual(view.messages, [], "nothing from before the reset is shown");
+    assert.deepEqual(await query(dbPath, "SELECT generation, status, archive_cause FROM conversations ORDER BY id"), [[1, "archived", "host-reset"], [2, "active", null]]);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[3]]);
+    // 2026.9 without the hook: the host's visible history simply starts over.
+    const next = [user("third generation")];
+    const second = [user("after reset")];
+    await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:r", history: second, turn: [assistant("x")], advancementKey: "r3" });
+    const again = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:r", history: [], turn: next, advancementKey: "r4" });
+    assert.deepEqual(again.view.messages, []);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM conversations WHERE archive_cause = 'host-history-reset'"), [[1]]);
+  });
+
   test("compact with nothing stored reports ok and not compacted", async () => {
     const { h } = host();
     const result = await h.compact("lossless-wasm", { sessionId: "s", sessionKey: "k", tokenBudget: 1000 });
@@ -118,15 +136,22 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.deepEqual(await query(join(dir, "lossless-wasm", "lossless.sqlite"), "SELECT content FROM messages"), [["where am I stored?"]]);
   });
 
-  test("the database survives a restart of the host process", () => {
+  test("the database survives a restart of the host process", async () => {
     const dir = tempDir("restart");
     const dbPath = join(dir, "db.sqlite");
     const script = new URL("./restart-child.mjs", import.meta.url);
-    for (const round of ["1", "2"]) {
+    let firstRow;
+    for (const round of ["1", "2", "3"]) {
       const run = spawnSync(process.execPath, [script.pathname, dbPath, round, storage], { encoding: "utf8" });
       assert.equal(run.status, 0, run.stderr);
       assert.equal(run.stdout.trim(), `round ${round}: view has ${Number(round) * 2 - 2} messages`);
+      // The first message is the very row the first process wrote: kept, not re-imported.
+      const [row] = await query(dbPath, "SELECT id, created_at FROM messages WHERE seq = 1");
+      firstRow ??= row;
+      assert.deepEqual(row, firstRow);
     }
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*), COUNT(DISTINCT identity_hash) FROM messages"), [[6, 6]]);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM conversations"), [[1]]);
   });
 
   test("the config schema in the manifest matches what the engine accepts", async () => {
