@@ -13,11 +13,15 @@ const { writeFileAtomic } = await import(new URL("shim/file-store.js", pkg));
 
 const transcript = JSON.parse(readFileSync(new URL("./transcript.json", import.meta.url), "utf8"));
 const { sessionId, sessionKey, messages } = transcript;
-const budget = Number(process.argv[2] ?? 2_000);
+const budget = Number(process.argv[2] ?? 6_000);
 const dbPath = join(tmpdir(), `lossless-wasm-demo-${process.pid}.sqlite`);
 const SQL = await require("sql.js")();
+// Small sizes so a 600-message transcript compacts several times; no LLM is given, so the
+// built-in extractive summarizer writes the summaries.
+const config = { freshTailCount: 16, leafChunkTokens: 1500 };
 const engine = await openEngine({
   SQL,
+  config,
   wasm: readFileSync(new URL("wasm/lossless_wasm_bg.wasm", pkg)),
   save: (bytes) => writeFileAtomic(dbPath, bytes),
 });
@@ -29,12 +33,18 @@ for (const m of messages) {
   turns.at(-1).push(m);
 }
 
+// Each turn as OpenClaw runs it: assemble under the budget, commit the turn, then maintain
+// (which runs any compaction the trigger left pending).
 const replay = async () => {
-  const counts = { committed: 0, duplicate: 0 };
+  const counts = { committed: 0, duplicate: 0, compactions: 0 };
   const started = performance.now();
+  const history = [];
   for (const [i, turn] of turns.entries()) {
+    await engine.assemble({ sessionId, sessionKey, messages: history, tokenBudget: budget });
     const { status } = await engine.commitTurn({ sessionId, sessionKey, advancementKey: `demo-turn-${i}`, messages: turn });
     counts[status]++;
+    if ((await engine.maintain({ sessionId, sessionKey })).changed) counts.compactions++;
+    history.push(...turn);
   }
   return { ...counts, ms: performance.now() - started };
 };
@@ -44,16 +54,22 @@ line("lossless-wasm demo: replaying a bundled coding-agent transcript through th
 line(`  transcript: ${messages.length} messages in ${turns.length} turns (${(JSON.stringify(messages).length / 1024).toFixed(0)} KiB of JSON)`);
 
 const first = await replay();
-line(`  first replay:  ${first.committed} turns committed, ${first.duplicate} duplicates, ${first.ms.toFixed(0)} ms (each turn saved atomically to disk)`);
+line(`  first replay:  ${first.committed} turns committed, ${first.duplicate} duplicates, ${first.compactions} compactions, ${first.ms.toFixed(0)} ms (each write saved atomically to disk)`);
 const second = await replay();
 line(`  second replay: ${second.committed} turns committed, ${second.duplicate} duplicates — a replay stores nothing twice`);
 
 const db = new SQL.Database(readFileSync(dbPath));
 const rows = db.exec("SELECT role, COUNT(*), SUM(token_count) FROM messages GROUP BY role ORDER BY role")[0].values;
+const summaries = db.exec("SELECT depth, COUNT(*), SUM(descendant_message_count), SUM(token_count), SUM(source_token_count) FROM summaries GROUP BY depth ORDER BY depth")[0]?.values ?? [];
+const events = db.exec("SELECT outcome, COUNT(*) FROM compaction_events GROUP BY outcome ORDER BY outcome")[0]?.values ?? [];
 db.close();
 line();
 line(`What is stored (${dbPath}, ${(statSync(dbPath).size / 1024).toFixed(0)} KiB):`);
 for (const [role, count, tokens] of rows) line(`  ${role.padEnd(11)} ${String(count).padStart(4)} messages, ~${tokens} tokens`);
+for (const [depth, count, covered, tokens, source] of summaries) {
+  line(`  summaries at depth ${depth}: ${count}, covering ${covered} messages (~${source} tokens) in ~${tokens} tokens`);
+}
+line(`  compaction events: ${events.map(([outcome, n]) => `${n} ${outcome}`).join(", ")}`);
 
 const view = await engine.assemble({ sessionId, sessionKey, messages: [], tokenBudget: budget });
 line();
@@ -62,10 +78,14 @@ line(`  ${view.messages.length} of ${messages.length} messages, ~${view.estimate
 line(`  systemPromptAddition: ${view.systemPromptAddition}`);
 for (const m of view.messages.slice(0, 6)) {
   const text = typeof m.content === "string" ? m.content : m.content.map((b) => b.text ?? `[${b.type} ${b.name ?? ""}]`).join(" ");
+  // A summary is shown with its first lines; messages with their start.
   line(`  - ${m.role.padEnd(10)} ${text.replace(/\s+/g, " ").slice(0, 90)}`);
 }
 if (view.messages.length > 6) line(`  … ${view.messages.length - 6} more, ending with the newest message`);
 
-const compact = await engine.compact({ sessionId, sessionKey, force: true });
+const hits = await engine.search({ sessionId, sessionKey, pattern: "mismatched types", limit: 3 });
 line();
+line(`search("mismatched types"): ${hits.length} newest hits, e.g. ${hits[0]?.role} #${hits[0]?.id}: ${hits[0]?.snippet.slice(0, 70)}`);
+
+const compact = await engine.compact({ sessionId, sessionKey, force: true, tokenBudget: budget });
 line(`compact(): ok=${compact.ok} compacted=${compact.compacted} — ${compact.reason}`);

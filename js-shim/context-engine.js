@@ -111,6 +111,11 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
       return { changed: report.compacted, bytesFreed: 0, rewrittenEntries: 0, reason: report.reason };
     },
 
+    /** Searches stored messages and summaries (not part of the host contract; the base of lcm_grep). */
+    async search(p) {
+      return call("search", { ...session(p), pattern: p.pattern, mode: p.mode, scope: p.scope, limit: p.limit });
+    },
+
     /** The host reported a reset or rollover of this session: start a new conversation. */
     async reset(p) {
       return call("reset", { ...session(p), cause: p.cause });
