@@ -193,3 +193,21 @@ fn migrations_are_idempotent_and_a_newer_schema_is_refused() {
     assert!(err.to_string().contains("newer"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_tool_call_without_its_result_gets_a_synthetic_unavailable_result() {
+    let mut e = engine();
+    let call = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c9", "name": "bash", "arguments": {"command": "make"}}], "timestamp": 2});
+    e.commit_turn(commit("k1", vec![user("build it", 1), call]), 10).unwrap();
+    e.commit_turn(commit("k2", vec![user("what happened?", 3), assistant("The build was interrupted.", 4)]), 11).unwrap();
+    let params = decode::<AssembleParams>("assemble", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "tokenBudget": 10_000})).unwrap();
+    let view = e.assemble(params, 12).unwrap();
+    let roles: Vec<String> = view.messages.iter().map(|m| serde_json::from_str::<Value>(m).unwrap()["role"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "user", "assistant"]);
+    let synthetic: Value = serde_json::from_str(&view.messages[2]).unwrap();
+    assert_eq!(synthetic["toolCallId"], "c9");
+    assert_eq!(synthetic["isError"], true);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 4, "the synthetic result is shown, never stored");
+    let again = e.assemble(decode::<AssembleParams>("assemble", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "tokenBudget": 10_000})).unwrap(), 13).unwrap();
+    assert_eq!(again, view, "byte-identical for the same state");
+}

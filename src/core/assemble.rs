@@ -47,6 +47,84 @@ pub fn oldest_to_drop(oldest_first: impl IntoIterator<Item = (Role, u32)>, total
     drop
 }
 
+/// Text of the result put in for a tool call whose result is not in the view.
+pub const UNAVAILABLE_RESULT: &str = "[result unavailable: this tool call's result was not recorded]";
+/// What such a synthetic result costs in the view.
+pub const SYNTHETIC_RESULT_TOKENS: u32 = 24;
+
+/// The tool-call structure of one view item: the calls it issues and the call it answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolLinks {
+    /// `(call id, tool name)` of each tool call an assistant message makes.
+    pub calls: Vec<(String, String)>,
+    /// The call id a tool result answers.
+    pub answers: Option<String>,
+}
+
+/// Reads the tool links of a stored message's JSON (tolerant: a message we stored parsed once).
+pub fn tool_links(role: Role, raw_json: &str) -> ToolLinks {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(raw_json) else { return ToolLinks::default() };
+    match role {
+        Role::Assistant => ToolLinks {
+            calls: value["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "toolCall")
+                .filter_map(|b| Some((b["id"].as_str()?.to_owned(), b["name"].as_str().unwrap_or("").to_owned())))
+                .collect(),
+            answers: None,
+        },
+        Role::ToolResult => ToolLinks { calls: Vec::new(), answers: value["toolCallId"].as_str().map(str::to_owned) },
+        _ => ToolLinks::default(),
+    }
+}
+
+/// A tool call in the view whose result is not: providers reject such a transcript, so the view
+/// carries a synthetic "result unavailable" result instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DanglingCall {
+    /// The synthetic result goes right after this item (the call, or the results that follow it).
+    pub after: usize,
+    pub call_id: String,
+    pub tool_name: String,
+}
+
+/// The dangling calls of a view (items oldest first), in view order.
+pub fn dangling_calls(links: &[&ToolLinks]) -> Vec<DanglingCall> {
+    let mut dangling = Vec::new();
+    for (i, item) in links.iter().enumerate() {
+        if item.calls.is_empty() {
+            continue;
+        }
+        let answered: Vec<&str> = links[i + 1..].iter().filter_map(|l| l.answers.as_deref()).collect();
+        // Results of a call follow it directly; the synthetic ones go after those.
+        let mut after = i;
+        while links.get(after + 1).is_some_and(|l| l.answers.is_some()) {
+            after += 1;
+        }
+        for (id, name) in &item.calls {
+            if !answered.contains(&id.as_str()) {
+                dangling.push(DanglingCall { after, call_id: id.clone(), tool_name: name.clone() });
+            }
+        }
+    }
+    dangling
+}
+
+/// The synthetic result message for a dangling call.
+pub fn unavailable_result(call: &DanglingCall) -> String {
+    serde_json::json!({
+        "role": "toolResult",
+        "toolCallId": call.call_id,
+        "toolName": call.tool_name,
+        "content": [{ "type": "text", "text": UNAVAILABLE_RESULT }],
+        "isError": true,
+        "timestamp": 0,
+    })
+    .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +147,18 @@ mod tests {
         let items = [(Role::User, 10), (Role::Assistant, 10), (Role::ToolResult, 10), (Role::ToolResult, 10), (Role::Assistant, 10)];
         assert_eq!(oldest_to_drop(items, total(&items), 35), 4);
         assert_eq!(oldest_to_drop(items, total(&items), 45), 1);
+    }
+
+    #[test]
+    fn a_dangling_tool_call_gets_a_synthetic_result_after_its_answered_siblings() {
+        let call = tool_links(Role::Assistant, r#"{"role":"assistant","content":[{"type":"toolCall","id":"a","name":"ls"},{"type":"toolCall","id":"b","name":"cat"}]}"#);
+        let result_a = tool_links(Role::ToolResult, r#"{"role":"toolResult","toolCallId":"a","content":[]}"#);
+        let user = ToolLinks::default();
+        let dangling = dangling_calls(&[&call, &result_a, &user]);
+        assert_eq!(dangling, vec![DanglingCall { after: 1, call_id: "b".into(), tool_name: "cat".into() }]);
+        assert!(unavailable_result(&dangling[0]).contains("\"toolCallId\":\"b\""));
+        assert!(dangling_calls(&[&user, &result_a]).is_empty());
+        assert_eq!(tool_links(Role::Assistant, "not json"), ToolLinks::default());
     }
 
     #[test]

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::core::assemble::{oldest_to_drop, render_summary_message};
+use crate::core::assemble::{dangling_calls, oldest_to_drop, render_summary_message, tool_links, unavailable_result, ToolLinks, SYNTHETIC_RESULT_TOKENS};
 use crate::core::message::Role;
 use crate::error::Result;
 use crate::store::context::{self, ContextItem, ItemContent};
@@ -26,16 +26,20 @@ struct ViewItem {
     /// The role that matters for the view's start rule (summaries count as user turns).
     role: Role,
     json: String,
+    links: ToolLinks,
 }
 
 impl ViewItem {
     fn from_item(item: ContextItem) -> ViewItem {
         match item.content {
-            ItemContent::Message { role, raw_json } => ViewItem { tokens: item.tokens, role, json: raw_json },
+            ItemContent::Message { role, raw_json } => {
+                ViewItem { tokens: item.tokens, role, links: tool_links(role, &raw_json), json: raw_json }
+            }
             ItemContent::Summary { id, depth, content, earliest_at, latest_at } => ViewItem {
                 tokens: item.tokens,
                 role: Role::User,
                 json: render_summary_message(id, depth, &content, earliest_at, latest_at),
+                links: ToolLinks::default(),
             },
         }
     }
@@ -53,20 +57,50 @@ pub struct View {
 }
 
 impl View {
+    fn dangling(&self) -> Vec<crate::core::assemble::DanglingCall> {
+        let links: Vec<&ToolLinks> = self.items.iter().map(|i| &i.links).collect();
+        dangling_calls(&links)
+    }
+
+    /// The view's messages, with a synthetic result after each tool call whose result is missing.
     pub fn messages(&self) -> Vec<String> {
-        self.items.iter().map(|item| item.json.clone()).collect()
+        let mut dangling = self.dangling().into_iter().peekable();
+        let mut out = Vec::with_capacity(self.items.len());
+        for (i, item) in self.items.iter().enumerate() {
+            out.push(item.json.clone());
+            while let Some(call) = dangling.next_if(|d| d.after == i) {
+                out.push(unavailable_result(&call));
+            }
+        }
+        out
     }
 
+    /// The view's tokens, synthetic results included.
     pub fn tokens(&self) -> u64 {
-        self.tokens
+        self.tokens + self.synthetic_tokens()
     }
 
-    /// Drops the oldest items until the view fits `budget` (see [`oldest_to_drop`]).
+    fn synthetic_tokens(&self) -> u64 {
+        if self.items.iter().all(|i| i.links.calls.is_empty()) {
+            return 0;
+        }
+        self.dangling().len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS)
+    }
+
+    /// Drops the oldest items until the view, synthetic results included, fits `budget`
+    /// (see [`oldest_to_drop`]).
     fn fit(&mut self, budget: u32) {
         self.budget = budget;
-        let drop = oldest_to_drop(self.items.iter().map(|i| (i.role, i.tokens)), self.tokens, budget);
-        for item in self.items.drain(..drop) {
-            self.tokens -= u64::from(item.tokens);
+        loop {
+            let room = u64::from(budget).saturating_sub(self.synthetic_tokens());
+            let room = u32::try_from(room).unwrap_or(u32::MAX);
+            let drop = oldest_to_drop(self.items.iter().map(|i| (i.role, i.tokens)), self.tokens, room);
+            if drop == 0 {
+                break;
+            }
+            for item in self.items.drain(..drop) {
+                self.tokens -= u64::from(item.tokens);
+            }
         }
     }
 
