@@ -87,6 +87,13 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[0]]);
   });
 
+  test("broken UTF-16 from the host is stored with U+FFFD, not an error", async () => {
+    const { h, dbPath } = host();
+    const engine = await h.resolveEngine("lossless-wasm");
+    assert.deepEqual(await engine.ingest({ sessionId: "s", sessionKey: "k", message: { role: "user", content: "bad \uD800 half", timestamp: 1 } }), { ingested: true });
+    assert.deepEqual(await query(dbPath, "SELECT content FROM messages"), [["bad \uFFFD half"]]);
+  });
+
   test("an invalid config fails the factory with the key's name", async () => {
     const { h } = host({ defaultTokenBudget: "lots" });
     await assert.rejects(h.resolveEngine("lossless-wasm"), /defaultTokenBudget/);
