@@ -7,8 +7,11 @@
 //   await llm.close();
 //
 // Reply text is deterministic: "Mock reply #<n> to: <first 40 chars of the
-// current user message>" (n counts answered chat requests from 1), or
-// "Mock summary #<n> (…)" for a summarization request (see isSummarizationRequest).
+// current user message>" (n counts answered chat requests from 1), padded with
+// filler sentences to `chatReplyChars` when that option is set; for a
+// summarization request (see isSummarizationRequest) a short markdown summary
+// naming "mock-summary-<n>" (summaryText), or an HTTP error when
+// `summaryMode: "fail"`.
 //
 // Behaviour:
 //   GET  /v1/models            -> model list (ids from `models`, default ["mock-model"])
@@ -120,13 +123,32 @@ export function isSummarizationRequest(body) {
   );
 }
 
-function defaultReply({ n, body, summarization }) {
-  if (summarization) {
-    // Never echo the marker back: a summary that contained it would make later
-    // agent prompts look like summarization requests.
-    const text = lastUserText(body).split(SUMMARIZE_MARKER).join("").trim();
-    return `Mock summary #${n} (${text.length} chars summarized).`;
+/**
+ * The mock's answer to summarization request #n: a short markdown summary in the
+ * shape the engine asks for. It never contains the marker (a summary that did
+ * would make later agent prompts look like summarization requests), and it names
+ * "mock-summary-<n>", so tests can find it in the database and in later prompts.
+ */
+export function summaryText({ n, body }) {
+  const source = lastUserText(body).split(SUMMARIZE_MARKER).join("");
+  return (
+    `## Goal\n- mock-summary-${n}: keep the end-to-end conversation going\n` +
+    `## Progress\n- mock-summary-${n} condensed a ${source.length}-char summarization prompt`
+  );
+}
+
+/** Deterministic filler that pads a reply to exactly `chars` characters (if it is shorter). */
+export function padReply(text, chars, n) {
+  if (!Number.isFinite(chars) || text.length >= chars) return text;
+  let out = text;
+  for (let k = 1; out.length < chars; k++) {
+    out += ` Filler sentence ${k} of mock reply ${n}, added so that this turn carries enough text.`;
   }
+  return out.slice(0, chars);
+}
+
+function defaultReply({ n, body, summarization }) {
+  if (summarization) return summaryText({ n, body });
   return `Mock reply #${n} to: ${currentUserText(body).slice(0, 40)}`;
 }
 
@@ -156,14 +178,38 @@ function sendJson(res, status, obj) {
  * @param {string[]} [opts.models]     ids for GET /v1/models
  * @param {(ctx:{n:number, body:object, summarization:boolean}) => string} [opts.reply]
  *        override the reply text (must be deterministic for tests)
+ * @param {"answer"|"fail"} [opts.summaryMode="answer"]
+ *        "answer": summarization requests get a normal reply (summaryText);
+ *        "fail": every summarization request gets HTTP `summaryFailStatus`
+ * @param {number} [opts.summaryFailStatus=500]
+ * @param {number} [opts.chatReplyChars]  pad ordinary (non-summarization) replies
+ *        to this many characters, so that turns fill the context quickly
+ *
+ * Every request is recorded (`requests`); a chat request's record has
+ * `kind` "chat" or "summarization", `status`, `promptTokens`, and `reply`
+ * (when answered) or `failed` (when the mock answered with an error on purpose).
  */
-export async function startMockLlm({ contextWindow, port = 0, models = ["mock-model"], reply } = {}) {
+export async function startMockLlm({
+  contextWindow,
+  port = 0,
+  models = ["mock-model"],
+  reply,
+  summaryMode = "answer",
+  summaryFailStatus = 500,
+  chatReplyChars,
+} = {}) {
   if (!Number.isFinite(contextWindow) || contextWindow <= 0) {
     throw new Error(`startMockLlm: contextWindow must be a positive number, got ${contextWindow}`);
   }
+  if (summaryMode !== "answer" && summaryMode !== "fail") {
+    throw new Error(`startMockLlm: summaryMode must be "answer" or "fail", got ${summaryMode}`);
+  }
   const requests = [];
   let chatCount = 0;
-  const makeReply = reply ?? defaultReply;
+  const makeReply = (ctx) => {
+    const text = String((reply ?? defaultReply)(ctx));
+    return ctx.summarization ? text : padReply(text, chatReplyChars, ctx.n);
+  };
 
   const server = http.createServer(async (req, res) => {
     let raw = "";
@@ -242,9 +288,23 @@ export async function startMockLlm({ contextWindow, port = 0, models = ["mock-mo
       return;
     }
 
+    if (summarization && summaryMode === "fail") {
+      record.status = summaryFailStatus;
+      record.failed = `HTTP ${summaryFailStatus}`;
+      sendJson(res, summaryFailStatus, {
+        error: {
+          message: `mock: the summarizer is unavailable (HTTP ${summaryFailStatus}, summaryMode "fail")`,
+          type: "server_error",
+          code: null,
+          param: null,
+        },
+      });
+      return;
+    }
+
     chatCount += 1;
     const n = chatCount;
-    const text = String(makeReply({ n, body, summarization }));
+    const text = makeReply({ n, body, summarization });
     record.n = n;
     record.reply = text;
     record.status = 200;
@@ -314,6 +374,10 @@ export async function startMockLlm({ contextWindow, port = 0, models = ["mock-mo
     /** Chat requests that are ordinary agent turns (not /models, not summarization). */
     agentTurnRequests() {
       return requests.filter((r) => r.kind === "chat");
+    },
+    /** Chat requests that carried SUMMARIZE_MARKER (answered or failed). */
+    summarizationRequests() {
+      return requests.filter((r) => r.kind === "summarization");
     },
     close() {
       return new Promise((resolve) => {

@@ -217,7 +217,7 @@ impl<S: Sql> Engine<S> {
     fn next_pass(&mut self, id: u64, now_ms: i64) -> Result<Option<CompactionReport>> {
         let config = self.config.compaction.clone();
         let job = self.jobs.get(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?.clone();
-        let tokens = self.conversation_by_id(job.conversation_id)?;
+        let tokens = self.context_tokens_of(job.conversation_id)?;
         let allowed = match job.goal {
             Goal::Pending if job.passes >= 2 => return self.finish(id, true, "pending compaction done".to_owned(), now_ms).map(Some),
             Goal::Pending if job.passes == 1 => Allowed::CondenseOnly,
@@ -247,7 +247,7 @@ impl<S: Sql> Engine<S> {
     /// Ends a job: clears pending work when it succeeded, and reports.
     fn finish(&mut self, id: u64, ok: bool, reason: String, now_ms: i64) -> Result<CompactionReport> {
         let job = self.jobs.remove(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
-        let tokens_after = self.conversation_by_id(job.conversation_id)?;
+        let tokens_after = self.context_tokens_of(job.conversation_id)?;
         if ok {
             self.clear_pending(job.conversation_id, now_ms)?;
         }
@@ -271,7 +271,7 @@ impl<S: Sql> Engine<S> {
     }
 
     /// The active context's tokens of a conversation.
-    fn conversation_by_id(&mut self, conversation_id: i64) -> Result<i64> {
+    fn context_tokens_of(&mut self, conversation_id: i64) -> Result<i64> {
         let row = self.store.sql().query_row("SELECT context_token_count FROM conversations WHERE id = ?1", &[conversation_id.into()])?;
         row.map_or(Ok(0), |r| r.int(0))
     }

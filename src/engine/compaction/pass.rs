@@ -79,8 +79,10 @@ impl Pass {
             }
             None => {
                 let tail = items.len() - fresh_tail_start(&items, config.fresh_tail_count);
-                let why = no_leaf.unwrap_or("no leaf pass was allowed");
-                Ok(Err(format!("nothing to compact: {why}, and no summaries are due to be merged ({tail} items in the fresh tail)")))
+                Ok(Err(match no_leaf {
+                    Some(why) => format!("nothing to compact: {why}, and no summaries are due to be merged ({tail} items in the fresh tail)"),
+                    None => "no summaries are due to be merged".to_owned(),
+                }))
             }
         }
     }
