@@ -26,8 +26,10 @@ function withTimeout(promise, ms) {
  * @param {"auto"|"host"|"extractive"} [options.choice] config `summarizer`
  * @param {{complete: Function}} [options.llm] the host's LLM capability, when there is one
  * @param {number} [options.timeoutMs] per summary request
+ * @param {AbortSignal} [options.signal] the host's abort signal (compact() gets one); an abort
+ *        fails the pending summary like a timeout, so nothing is written
  */
-export async function runCompaction(handle, params, { choice = "auto", llm, timeoutMs = 120_000 } = {}) {
+export async function runCompaction(handle, params, { choice = "auto", llm, timeoutMs = 120_000, signal } = {}) {
   const hasLlm = typeof llm?.complete === "function";
   if (choice === "host" && !hasLlm) {
     return { type: "done", ok: true, compacted: false, reason: "summarizer is \"host\" but the host offered no LLM in this call; compaction waits", failures: [] };
@@ -37,8 +39,9 @@ export async function runCompaction(handle, params, { choice = "auto", llm, time
   while (step.type === "needSummary") {
     let answer;
     try {
+      if (signal?.aborted) throw Object.assign(new Error("compaction aborted by the host"), { name: "AbortError" });
       const result = await withTimeout(
-        llm.complete({ messages: [{ role: "user", content: step.prompt }], maxTokens: step.maxTokens, purpose: step.purpose }),
+        llm.complete({ messages: [{ role: "user", content: step.prompt }], maxTokens: step.maxTokens, purpose: step.purpose, signal }),
         timeoutMs,
       );
       answer = typeof result?.text === "string"

@@ -29,6 +29,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
       choice: config.summarizer ?? "auto",
       llm: llmFor(p),
       timeoutMs: config.summaryTimeoutMs,
+      signal: p?.abortSignal,
     });
     for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
     if (report.compacted) logger?.info?.(`[lossless-wasm] ${report.reason}`);

@@ -100,6 +100,22 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
   });
 });
 
+test("an aborted compact() writes nothing and reports the failure", async () => {
+  const dir = tempDir("abort");
+  const llm = scriptedLlm(summaryText);
+  const h = createFakeHost({ pluginConfig: { dbPath: join(dir, "db.sqlite"), ...SMALL, summarizer: "host" }, stateDir: dir, llm });
+  h.load(plugin);
+  await talk(h, 6, { budget: 200_000 });
+  const engine = await h.resolveEngine("lossless-wasm");
+  const controller = new AbortController();
+  controller.abort();
+  const result = await engine.compact({ sessionId: "s1", sessionKey: "agent:main:c", tokenBudget: 1000, force: true, abortSignal: controller.signal, runtimeContext: { llm } });
+  assert.equal(result.ok, false);
+  assert.equal(result.compacted, false);
+  assert.match(result.reason, /aborted/);
+  assert.deepEqual(await query(join(dir, "db.sqlite"), "SELECT COUNT(*) FROM summaries"), [[0]]);
+});
+
 test("LLM errors are classified for the retry policy", () => {
   assert.equal(classifyError(Object.assign(new Error("nope"), { status: 401 })), "auth");
   assert.equal(classifyError(new Error("Invalid API key provided")), "auth");
