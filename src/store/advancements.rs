@@ -16,8 +16,9 @@ pub fn find(sql: &mut impl Sql, key: &str) -> Result<Option<String>> {
 
 /// Records a committed advancement. Call inside the write transaction that stored its messages.
 pub fn record(sql: &mut impl Sql, key: &str, conversation_id: i64, payload_hash: &str, message_count: i64, now_ms: i64) -> Result<()> {
-    sql.execute(
-        "INSERT INTO turn_advancements (advancement_key, conversation_id, payload_hash, message_count, committed_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        &[key.into(), conversation_id.into(), payload_hash.into(), message_count.into(), now_ms.into()],
-    )
+    sql.execute(RECORD_SQL, &[key.into(), conversation_id.into(), payload_hash.into(), message_count.into(), now_ms.into()])
 }
+
+/// Per-turn statement: the idempotency record of a committed turn.
+pub const RECORD_SQL: &str =
+    "INSERT INTO turn_advancements (advancement_key, conversation_id, payload_hash, message_count, committed_at) VALUES (?1, ?2, ?3, ?4, ?5)";

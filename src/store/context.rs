@@ -6,12 +6,12 @@ use crate::core::message::Role;
 use crate::error::{Error, Result};
 use crate::store::sql::{Row, Sql};
 
+/// Per-turn statement: a new message's context item.
+pub const INSERT_MESSAGE_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (?1, ?2, ?3, ?4)";
+
 /// Adds a message at `ordinal`. Call inside a write transaction.
 pub fn insert_message(sql: &mut impl Sql, conversation_id: i64, ordinal: i64, message_id: i64, tokens: u32) -> Result<()> {
-    sql.execute(
-        "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (?1, ?2, ?3, ?4)",
-        &[conversation_id.into(), ordinal.into(), message_id.into(), tokens.into()],
-    )
+    sql.execute(INSERT_MESSAGE_SQL, &[conversation_id.into(), ordinal.into(), message_id.into(), tokens.into()])
 }
 
 /// What a context item shows the model.

@@ -15,14 +15,14 @@ pub struct Appended {
     pub skipped: usize,
 }
 
-/// Per-turn query (indexed by `UNIQUE (conversation_id, identity_hash)`).
-pub const EXISTS_SQL: &str = "SELECT 1 FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2";
+/// Per-turn statement: stores a message unless its identity is already in the conversation
+/// (the `UNIQUE (conversation_id, identity_hash)` index decides, in the same step). Returns no
+/// row for a message already stored; any other conflict (a reused `seq`) is an error.
+pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
 
-/// Whether a message with this identity is already stored in the conversation.
-pub fn exists(sql: &mut impl Sql, conversation_id: i64, identity: &str) -> Result<bool> {
-    let row = sql.query_row(EXISTS_SQL, &[conversation_id.into(), identity.into()])?;
-    Ok(row.is_some())
-}
+/// Per-turn statement: one structural part of a new message.
+pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)";
 
 fn part_kind(role: Role, part: &MessagePart) -> &'static str {
     match (role, part.kind) {
@@ -43,17 +43,11 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
     let mut seq = conversation.message_count;
     let mut tokens: i64 = 0;
     for message in messages {
-        if exists(sql, conversation.id, &message.identity)? {
-            outcome.skipped += 1;
-            continue;
-        }
-        seq += 1;
         let inserted = sql.query_row(
-            "INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) RETURNING id",
+            INSERT_SQL,
             &[
                 conversation.id.into(),
-                seq.into(),
+                (seq + 1).into(),
                 message.role.as_str().into(),
                 message.text.as_str().into(),
                 message.tokens.into(),
@@ -64,13 +58,15 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
                 message.host_entry_id.clone().into(),
             ],
         )?;
-        let id = match inserted {
-            Some(row) => row.int(0)?,
-            None => return Err(crate::error::Error::storage("inserting a message returned no id")),
+        let Some(row) = inserted else {
+            outcome.skipped += 1;
+            continue;
         };
+        let id = row.int(0)?;
+        seq += 1;
         for (ordinal, part) in message.parts.iter().enumerate() {
             sql.execute(
-                "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)",
+                INSERT_PART_SQL,
                 &[id.into(), (ordinal as i64).into(), part_kind(message.role, part).into(), part.tool_call_id.clone().or_else(|| message.tool_call_id.clone()).into(), part.tool_name.clone().or_else(|| message.tool_name.clone()).into()],
             )?;
         }

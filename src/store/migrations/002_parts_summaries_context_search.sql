@@ -66,6 +66,11 @@ CREATE TABLE context_items (
     PRIMARY KEY (conversation_id, ordinal),
     CHECK ((message_id IS NULL) != (summary_id IS NULL))
 ) WITHOUT ROWID;
+-- Every foreign-key child column is indexed: SQLite checks children when a parent row is
+-- written, and without these it scans the table on every message insert.
+CREATE INDEX context_items_by_message ON context_items (message_id);
+CREATE INDEX context_items_by_summary ON context_items (summary_id);
+CREATE INDEX turn_advancements_by_conversation ON turn_advancements (conversation_id);
 
 CREATE TABLE compaction_events (
     id INTEGER PRIMARY KEY,
@@ -81,6 +86,7 @@ CREATE TABLE compaction_events (
     telemetry_json TEXT
 );
 CREATE INDEX compaction_events_by_conversation ON compaction_events (conversation_id, id);
+CREATE INDEX compaction_events_by_summary ON compaction_events (summary_id);
 
 -- Retry backoff and breaker state survive restarts, unlike in-memory guards.
 -- pending_json: work the trigger asked for, run by the next maintain() that has a summarizer.
