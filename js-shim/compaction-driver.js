@@ -44,9 +44,16 @@ export async function runCompaction(handle, params, { choice = "auto", llm, time
         llm.complete({ messages: [{ role: "user", content: step.prompt }], maxTokens: step.maxTokens, purpose: step.purpose, signal }),
         timeoutMs,
       );
-      answer = typeof result?.text === "string"
-        ? { text: result.text, model: typeof result.model === "string" ? result.model : undefined }
-        : { error: { kind: "other", message: "the LLM's answer had no text" } };
+      // OpenClaw resolves a failed provider call with stopReason "error" and empty text rather
+      // than throwing; that is a summarizer error, not an empty summary.
+      if (result?.stopReason === "error" || result?.stopReason === "aborted") {
+        const detail = result.errorMessage ?? result.error?.message ?? "no detail given";
+        answer = { error: { kind: result.stopReason === "aborted" ? "timeout" : "other", message: `the host LLM call ended with stopReason "${result.stopReason}" (${detail})` } };
+      } else if (typeof result?.text === "string") {
+        answer = { text: result.text, model: typeof result.model === "string" ? result.model : undefined };
+      } else {
+        answer = { error: { kind: "other", message: "the LLM's answer had no text" } };
+      }
     } catch (err) {
       answer = { error: { kind: classifyError(err), message: String(err?.message ?? err) } };
     }

@@ -83,22 +83,32 @@ export function lastUserText(body) {
 const INTERNAL_CONTEXT_OPEN = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
 
 /**
+ * A user message's text without what OpenClaw 2026.9.6 wraps around it on the
+ * wire: every user message (history included) gets a "[<weekday> <date> <time>
+ * UTC] " prefix from its timestamp, and the FIRST user message of the request
+ * also gets a "\n\nRuntime: agent=… | session=…" tail (whatever that message is:
+ * the current one on turn 1, the oldest history message or a summary later).
+ */
+export function stripHostEnvelope(text) {
+  let t = String(text).replace(/^\[[^\]\n]*\d{1,2}:\d{2}[^\]\n]*\]\s*/, "");
+  const runtimeAt = t.search(/\n\nRuntime: /);
+  if (runtimeAt >= 0) t = t.slice(0, runtimeAt);
+  return t;
+}
+
+/**
  * What the human typed in the current turn, as far as it can be recovered from
- * an OpenClaw request. OpenClaw 2026.9.6 sends the current user message as
- * "[<weekday> <date> <time> UTC] <text>\n\nRuntime: agent=… | session=…", then a
- * second user message holding "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>…". Skip the
- * internal-context message and strip the envelope; fall back to the raw text.
+ * an OpenClaw request: the last user message that is not the
+ * "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>…" block OpenClaw appends after it, with
+ * the envelope stripped (stripHostEnvelope); falls back to the raw text.
  */
 export function currentUserText(body) {
   const messages = Array.isArray(body?.messages) ? body.messages : [];
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]?.role !== "user") continue;
-    let text = contentText(messages[i].content);
+    const text = contentText(messages[i].content);
     if (text.trimStart().startsWith(INTERNAL_CONTEXT_OPEN)) continue;
-    text = text.replace(/^\[[^\]\n]*\d{1,2}:\d{2}[^\]\n]*\]\s*/, "");
-    const runtimeAt = text.search(/\n\nRuntime: /);
-    if (runtimeAt >= 0) text = text.slice(0, runtimeAt);
-    return text;
+    return stripHostEnvelope(text);
   }
   return lastUserText(body);
 }

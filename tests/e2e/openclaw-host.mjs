@@ -430,6 +430,107 @@ export async function createHostSandbox({
         parseError: result == null ? "stdout is not JSON" : undefined,
       };
     },
+    /**
+     * Reset a session the way a user does: type `/reset` into the local terminal
+     * UI (`openclaw tui --local --session <key>`), wait for "session <key> reset",
+     * then leave with `/exit`. In 2026.9.6, `/reset` and `/new` sent through
+     * `openclaw agent --local --message` are NOT commands (the model gets them as
+     * text), and `--session-id <new>` on an existing `--session-key` fails with
+     * "changed while starting work" (docs/openclaw-host-observed.md §9.3). The TUI
+     * needs a terminal, so it runs under util-linux `script` (a pty).
+     * Resolves {ok, ms, line, output}; `output` is the screen text without escape
+     * sequences. Never throws on a failed reset (check `ok`).
+     */
+    async resetViaTui({ sessionKey, timeoutMs = 180_000 }) {
+      const scriptBin = findOnPath("script", env.PATH);
+      if (!scriptBin) {
+        throw new Error(
+          "resetViaTui needs `script` (util-linux) to give `openclaw tui --local` a terminal; it is not on PATH",
+        );
+      }
+      const argv = [host.nodeBin, host.openclawEntry, "tui", "--local", "--session", sessionKey];
+      const started = Date.now();
+      const child = spawn(scriptBin, ["-qfec", argv.map(shellQuote).join(" "), "/dev/null"], {
+        env: { ...env, TERM: "xterm-256color", COLUMNS: "120", LINES: "40" },
+        cwd: workspace,
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+      });
+      let raw = "";
+      child.stdout.on("data", (c) => (raw += c));
+      child.stderr.on("data", (c) => (raw += c));
+      let closed = false;
+      const closedP = new Promise((resolve) => child.on("close", (code, signal) => {
+        closed = true;
+        resolve({ code, signal });
+      }));
+      child.on("error", () => {});
+      const screen = () => screenText(raw);
+      const waitFor = async (re, ms) => {
+        const deadline = Date.now() + ms;
+        while (Date.now() < deadline && !closed) {
+          const m = screen().match(re);
+          if (m) return m;
+          await sleep(250);
+        }
+        return screen().match(re);
+      };
+      const type = async (text) => {
+        if (!closed) child.stdin.write(text);
+        await sleep(300);
+      };
+      let ok = false;
+      let line = null;
+      try {
+        const ready = await waitFor(/local ready/, timeoutMs);
+        if (ready) {
+          await sleep(1000);
+          await type("/reset");
+          await type("\r");
+          const escaped = sessionKey.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+          const m = await waitFor(new RegExp(`session ${escaped} reset\\b|reset failed:[^\\n]*`), 60_000);
+          line = m ? m[0] : null;
+          ok = Boolean(m && !m[0].startsWith("reset failed"));
+          await type("/exit");
+          await type("\r");
+        }
+        const exited = await Promise.race([closedP, sleep(15_000).then(() => null)]);
+        if (!exited) {
+          try {
+            process.kill(-child.pid, "SIGTERM");
+          } catch {
+            /* gone */
+          }
+          const termed = await Promise.race([closedP, sleep(5000).then(() => null)]);
+          if (!termed) {
+            try {
+              process.kill(-child.pid, "SIGKILL");
+            } catch {
+              /* gone */
+            }
+            await closedP;
+          }
+        }
+      } finally {
+        if (!closed) {
+          try {
+            process.kill(-child.pid, "SIGKILL");
+          } catch {
+            /* gone */
+          }
+        }
+      }
+      const output = screen();
+      const res = { ok, line, ms: Date.now() - started, output };
+      transcript.push({
+        args: ["tui", "--local", "--session", sessionKey, "(typed: /reset, /exit)"],
+        code: ok ? 0 : 1,
+        stdout: output,
+        stderr: "",
+        ms: res.ms,
+      });
+      return res;
+    },
     /** Every stdout/stderr of this sandbox plus the host log, for grepping. */
     allOutput() {
       const parts = transcript.map(
@@ -447,6 +548,50 @@ export async function createHostSandbox({
       fs.rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+function findOnPath(name, pathVar = process.env.PATH ?? "") {
+  for (const dir of String(pathVar).split(path.delimiter)) {
+    if (!dir) continue;
+    const p = path.join(dir, name);
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return p;
+    } catch {
+      /* not here */
+    }
+  }
+  return null;
+}
+
+function shellQuote(s) {
+  return `'${String(s).replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Terminal output as plain lines: escape sequences removed, carriage returns as
+ * line breaks, blank lines and spinner repaints ("⠋ … • 3s | …") dropped, and
+ * consecutive duplicates collapsed.
+ */
+export function screenText(raw) {
+  const text = String(raw)
+    .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, "") // OSC (titles, hyperlinks)
+    .replace(/\x1b\[[0-9;?<>=!]*[ -/]*[@-~]/g, "") // CSI
+    .replace(/\x1b[()][0-9A-Za-z]/g, "")
+    .replace(/\x1b[@-Z\\-_=>78]/g, "")
+    .replace(/\r\n?/g, "\n");
+  const out = [];
+  for (const l of text.split("\n")) {
+    const line = l.replace(/\s+$/, "");
+    if (!line.trim()) continue;
+    if (/^\s*[⠁-⣿]\s/.test(line) && out.length && /^\s*[⠁-⣿]\s/.test(out.at(-1))) {
+      out[out.length - 1] = line;
+      continue;
+    }
+    if (out.at(-1) === line) continue;
+    out.push(line);
+  }
+  return out.join("\n");
 }
 
 function tail(s, n = 4000) {

@@ -24,7 +24,6 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
 import { startMockLlm, systemPromptOf } from "./mock-llm.mjs";
 import {
@@ -34,63 +33,9 @@ import {
   grepLines,
   logLineText,
 } from "./openclaw-host.mjs";
+import { ENGINE_MARKER, PLUGIN_ID, contextEngineLines, describeRequests, findPluginTarball } from "./e2e-support.mjs";
 
-const PLUGIN_ID = "lossless-wasm";
-const ENGINE_MARKER = "[lossless-wasm]";
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const [NODE_MAJOR, NODE_MINOR] = process.versions.node.split(".").map(Number);
-
-function findPluginTarball() {
-  const fromEnv = process.env.LOSSLESS_WASM_TGZ;
-  if (fromEnv) {
-    const p = path.resolve(fromEnv);
-    if (!fs.existsSync(p)) throw new Error(`LOSSLESS_WASM_TGZ=${fromEnv} does not exist`);
-    return p;
-  }
-  const dist = path.join(REPO, "dist");
-  const tgzs = fs.existsSync(dist) ? fs.readdirSync(dist).filter((f) => f.endsWith(".tgz")) : [];
-  if (tgzs.length === 0) {
-    throw new Error(
-      `No plugin tarball: set LOSSLESS_WASM_TGZ or build one into ${dist}/ (npm pack). Found none.`,
-    );
-  }
-  if (tgzs.length > 1) {
-    throw new Error(
-      `Several tarballs in ${dist}/ (${tgzs.join(", ")}); keep one or set LOSSLESS_WASM_TGZ.`,
-    );
-  }
-  return path.join(dist, tgzs[0]);
-}
-
-/** Host output/log lines about context engines, readable and deduplicated, for failure messages. */
-function contextEngineLines(text) {
-  const seen = new Set();
-  const out = [];
-  for (const raw of String(text).split(/\r?\n/)) {
-    if (!/context[- ]?engine|compaction|"lossless-wasm"/i.test(raw)) continue;
-    let line = logLineText(raw);
-    if (line.length > 600) line = line.slice(0, 600) + " …";
-    if (seen.has(line)) continue;
-    seen.add(line);
-    out.push(line);
-  }
-  return out.length ? out : ["(none)"];
-}
-
-function describeRequests(requests) {
-  return requests
-    .map((r) => {
-      const sys = r.body ? systemPromptOf(r.body) : "";
-      const at = sys.indexOf(ENGINE_MARKER);
-      return (
-        `#${r.index} ${r.method} ${r.path} kind=${r.kind} status=${r.status}` +
-        (r.promptTokens != null ? ` promptTokens=${r.promptTokens}` : "") +
-        (r.body ? ` systemChars=${sys.length} marker@${at}` : "") +
-        (r.reply ? ` reply=${JSON.stringify(r.reply)}` : "")
-      );
-    })
-    .join("\n");
-}
 
 test(
   "lossless-wasm runs as the context engine of the real OpenClaw host",

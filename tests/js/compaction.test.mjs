@@ -73,6 +73,15 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.deepEqual(view.messages, history, "the conversation is intact and keeps answering");
   });
 
+  test("an LLM answer with stopReason error is a failure, not an empty summary", async () => {
+    const llm = scriptedLlm(() => ({ text: "", stopReason: "error", provider: "fake", model: "fake" }));
+    const { h, dbPath } = host(llm, { summarizer: "host" });
+    await talk(h, 14);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM summaries"), [[0]]);
+    const [[reason]] = await query(dbPath, "SELECT reason FROM compaction_events WHERE outcome = 'failed' LIMIT 1");
+    assert.match(reason, /stopReason "error"/);
+  });
+
   test("without an LLM the extractive summarizer compacts", async () => {
     const { h, dbPath } = host(undefined);
     await talk(h, 14);

