@@ -13,6 +13,9 @@ pub enum Error {
     InvalidConfig { key: String, reason: String },
     /// The database refused an operation, or its contents are not what we expect.
     Storage(String),
+    /// A plan no longer matches the data it was made for (another writer got there first);
+    /// nothing was written.
+    Stale(String),
 }
 
 /// Shorthand used throughout the crate.
@@ -38,6 +41,7 @@ impl fmt::Display for Error {
             Error::InvalidInput { field, reason } => write!(f, "invalid input at `{field}`: {reason}"),
             Error::InvalidConfig { key, reason } => write!(f, "invalid config `{key}`: {reason}"),
             Error::Storage(reason) => write!(f, "storage error: {reason}"),
+            Error::Stale(reason) => write!(f, "stale plan: {reason}"),
         }
     }
 }

@@ -271,7 +271,7 @@ fn a_plan_made_stale_by_another_compaction_is_not_applied() {
     answer["jobId"] = json!(first_request.job_id);
     let step = e.compaction_continue(decode("compactionContinue", answer).unwrap(), 3_000).unwrap();
     let _ = run(&mut e, step, good_summary, 3_000);
-    assert!(count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'skipped' AND reason LIKE '%stale%'") >= 1);
+    assert!(count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'skipped' AND reason LIKE '%context changed%'") >= 1);
     let covered_twice = count(&mut e, "SELECT COUNT(*) FROM (SELECT message_id FROM summary_messages GROUP BY message_id HAVING COUNT(*) > 1)");
     assert_eq!(covered_twice, 0, "no message is summarized twice at the same level (had {summaries} summaries)");
 }

@@ -151,7 +151,7 @@ pub fn apply(sql: &mut impl Sql, range: &Range<'_>, summary: &NewSummary<'_>, co
     )?;
     let ids: Vec<Option<i64>> = current.iter().map(|r| r.opt_int(0)).collect::<Result<_>>()?;
     if ids.len() != range.ids.len() || ids.iter().zip(range.ids).any(|(have, want)| *have != Some(*want)) {
-        return Err(Error::storage("the context changed while the summary was being written; the plan is stale"));
+        return Err(Error::Stale("the context changed while the summary was being written; nothing was applied".to_owned()));
     }
     let replaced_tokens: i64 = current.iter().map(|r| r.int(1)).sum::<Result<i64>>()?;
     let row = sql.query_row(

@@ -205,8 +205,9 @@ impl<S: Sql> Engine<S> {
         let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
         match applied {
             Ok(summary_id) => job.summary_ids.push(summary_id),
-            Err(Error::Storage(reason)) if reason.contains("plan is stale") => {
-                self.store.write(|sql| store::record_event(sql, &Event { conversation_id, pass: "leaf", level: None, outcome: "skipped", reason: &reason, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms))?;
+            Err(Error::Stale(reason)) => {
+                let pass_name = pass.kind().as_str();
+                self.store.write(|sql| store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "skipped", reason: &reason, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms))?;
             }
             Err(err) => return Err(err),
         }
