@@ -10,7 +10,7 @@ use super::params::{validate_session, AssembleParams, AssembleResult};
 use super::Engine;
 use crate::core::assemble::SYSTEM_PROMPT_ADDITION;
 use crate::error::Result;
-use crate::store::{conversations, Sql};
+use crate::store::Sql;
 
 impl<S: Sql> Engine<S> {
     pub fn assemble(&mut self, mut params: AssembleParams, now_ms: i64) -> Result<AssembleResult> {
@@ -30,30 +30,33 @@ impl<S: Sql> Engine<S> {
         now_ms: i64,
     ) -> Result<AssembleResult> {
         validate_session(&params.session)?;
+        let mut conversation = self.conversation(&params.session)?;
         // A new session id under the same key is a rollover: the old conversation must not be
         // shown for the new session (seed 04). It is archived, never purged.
-        if self.conversation(&params.session)?.is_some_and(|c| c.session_id != params.session.session_id) {
+        if conversation.as_ref().is_some_and(|c| c.session_id != params.session.session_id) {
             self.archive_active(&params.session, "session-id-changed", now_ms)?;
+            conversation = None;
         }
-        let stored = self.stored_count(&params.session)?;
         // The host's whole visible history is empty while we hold this key's messages: the host
         // reset the session without a new session id (OpenClaw 2026.9 keeps the id on /reset).
         // A view we returned empty (a tiny budget) comes back empty too, which is not a reset.
-        if params.history_is_complete && history_len == 0 && stored > 0 {
-            let conversation = conversations::find_active(self.store.sql(), params.session.key())?;
-            if conversation.is_some_and(|c| self.views.last_view_nonempty(c.id).unwrap_or(true)) {
-                self.archive_active(&params.session, "host-history-reset", now_ms)?;
-            }
+        let reset = params.history_is_complete
+            && history_len == 0
+            && conversation.as_ref().is_some_and(|c| c.message_count > 0 && self.views.last_view_nonempty(c.id).unwrap_or(true));
+        if reset {
+            self.archive_active(&params.session, "host-history-reset", now_ms)?;
+            conversation = None;
         }
         // Only when the host knows more messages than we stored is there anything to catch up on.
-        if history_len as i64 > self.stored_count(&params.session)? {
+        if history_len as i64 > conversation.as_ref().map_or(0, |c| c.message_count) {
             self.ingest_from(&params.session, &history()?, 0, now_ms)?;
+            conversation = self.conversation(&params.session)?;
         }
         let budget = params
             .token_budget
             .filter(|b| b.is_finite() && *b >= 0.0)
             .map_or(self.config.default_token_budget, |b| b.min(f64::from(u32::MAX)) as u32);
-        let Some(conversation) = conversations::find_active(self.store.sql(), params.session.key())? else {
+        let Some(conversation) = conversation else {
             return Ok(AssembleResult {
                 messages: Vec::new(),
                 estimated_tokens: 0,
