@@ -129,6 +129,21 @@ function assertSummarizationRequestShape(requests) {
   }
 }
 
+/** Runs turns until a summarization happened (plus one more turn) and reads back what we stored. */
+async function runScenario(e2e, sessionKey, nonce) {
+  const triggeredAt = await runUntilSummarization(e2e, sessionKey, nonce, { after: 1 });
+  const output = e2e.sandbox.allOutput();
+  const db = e2e.openDb();
+  const { events, summaries } = compactionTables(db);
+  const rows = allMessages(db);
+  const conversations = conversationsOf(db, sessionKey);
+  db.close();
+  const dbState = () =>
+    `compaction_events:\n${describeEvents(events)}\nsummaries:\n${describeSummaries(summaries)}\n` +
+    `context-engine log lines:\n${contextEngineLines(output).join("\n")}`;
+  return { triggeredAt, output, events, summaries, rows, conversations, dbState };
+}
+
 test(
   "compaction: the host LLM summarizes old messages; originals stay stored, the model sees the summary",
   { timeout: 20 * 60_000 },
@@ -138,19 +153,11 @@ test(
       pluginConfig: { ...SMALL_COMPACTION_CONFIG },
       mock: { summaryMode: "answer", chatReplyChars: REPLY_CHARS },
     });
-    const { llm, sandbox } = e2e;
+    const { llm } = e2e;
     const nonce = Date.now().toString(36);
     const sessionKey = `agent:main:e2e-compact-${nonce}`;
 
-    const triggeredAt = await runUntilSummarization(e2e, sessionKey, nonce, { after: 1 });
-    const output = sandbox.allOutput();
-    const db = e2e.openDb();
-    const { events, summaries } = compactionTables(db);
-    const rows = allMessages(db);
-    db.close();
-    const dbState = () =>
-      `compaction_events:\n${describeEvents(events)}\nsummaries:\n${describeSummaries(summaries)}\n` +
-      `context-engine log lines:\n${contextEngineLines(output).join("\n")}`;
+    const { triggeredAt, output, events, summaries, rows, conversations, dbState } = await runScenario(e2e, sessionKey, nonce);
 
     // --- the summarization request reached the mock and was answered -------------
     const summarizations = llm.summarizationRequests();
@@ -226,14 +233,6 @@ test(
     );
 
     // --- (b) every message stored exactly once; (c) an llm summary row -------------
-    const conversations = (() => {
-      const d = e2e.openDb();
-      try {
-        return conversationsOf(d, sessionKey);
-      } finally {
-        d.close();
-      }
-    })();
     const active = conversations.filter((c) => c.status === "active");
     assert.equal(active.length, 1, `want one active conversation for ${sessionKey}: ${JSON.stringify(conversations)}`);
     assertStoredExactlyOnce(rows, expectedMessages(e2e.turns), { conversationId: active[0].id });
@@ -272,20 +271,11 @@ test(
       pluginConfig: { ...SMALL_COMPACTION_CONFIG },
       mock: { summaryMode: "fail", summaryFailStatus: 500, chatReplyChars: REPLY_CHARS },
     });
-    const { llm, sandbox } = e2e;
+    const { llm } = e2e;
     const nonce = Date.now().toString(36);
     const sessionKey = `agent:main:e2e-compact-fail-${nonce}`;
 
-    const triggeredAt = await runUntilSummarization(e2e, sessionKey, nonce, { after: 1 });
-    const output = sandbox.allOutput();
-    const db = e2e.openDb();
-    const { events, summaries } = compactionTables(db);
-    const rows = allMessages(db);
-    const conversations = conversationsOf(db, sessionKey);
-    db.close();
-    const dbState = () =>
-      `compaction_events:\n${describeEvents(events)}\nsummaries:\n${describeSummaries(summaries)}\n` +
-      `context-engine log lines:\n${contextEngineLines(output).join("\n")}`;
+    const { triggeredAt, output, events, summaries, rows, conversations, dbState } = await runScenario(e2e, sessionKey, nonce);
 
     // --- summarization requests were made, and all of them failed ----------------
     const summarizations = llm.summarizationRequests();
