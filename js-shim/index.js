@@ -54,7 +54,11 @@ export default {
       // Open (or reuse) before returning, so a bad config or database fails the factory with
       // its own message instead of failing later inside a turn.
       const handle = await open();
-      for (const warning of handle.configWarnings ?? []) api.logger?.warn?.(`[lossless-wasm] ${warning}`);
+      // The factory runs every turn; the config warnings belong in the log once per engine.
+      if (!handle.warningsLogged) {
+        for (const warning of handle.configWarnings ?? []) api.logger?.warn?.(`[lossless-wasm] ${warning}`);
+        handle.warningsLogged = true;
+      }
       return createContextEngine(open, { logger: api.logger, config, hostLlm: () => hostLlm(api), fullHistory: true });
     });
   },
