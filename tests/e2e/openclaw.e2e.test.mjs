@@ -29,11 +29,16 @@ import { startMockLlm } from "./mock-llm.mjs";
 import {
   locateHost,
   createHostSandbox,
-  findFailureLines,
   grepLines,
   logLineText,
 } from "./openclaw-host.mjs";
-import { PLUGIN_ID, assertEngineUsedForEveryAgentRequest, contextEngineLines, findPluginTarball } from "./e2e-support.mjs";
+import {
+  PLUGIN_ID,
+  assertEngineUsedForEveryAgentRequest,
+  assertNoFailureLines,
+  contextEngineLines,
+  findPluginTarball,
+} from "./e2e-support.mjs";
 
 const [NODE_MAJOR, NODE_MINOR] = process.versions.node.split(".").map(Number);
 
@@ -127,13 +132,7 @@ test(
         `turn ${i + 1}: the host's reply is not the mock's last reply`,
       );
     }
-    const failures = findFailureLines(output);
-    assert.ok(
-      failures.length === 0,
-      `the host reported engine failures:\n` +
-        failures.map((f) => `  [${f.pattern}] (x${f.count}) ${f.line}`).join("\n") +
-        `\ncontext-engine log lines:\n${contextEngineLines(output).join("\n")}`,
-    );
+    assertNoFailureLines(output);
 
     // --- (b) every agent-turn request carries our systemPromptAddition ------------
     assertEngineUsedForEveryAgentRequest(llm, output, { minRequests: messages.length });
