@@ -32,6 +32,10 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
       signal: p?.abortSignal,
     });
     for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
+    // A host that aborted does not wait for a result; claim no progress we did not store.
+    if (p?.abortSignal?.aborted && !report.summaryIds?.length) {
+      return { ...report, ok: false, compacted: false, reason: `compaction aborted by the host; ${report.reason}` };
+    }
     if (report.compacted) logger?.info?.(`[lossless-wasm] ${report.reason}`);
     return report;
   };
@@ -73,6 +77,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         messages: p.messages,
         admission: { entryId: p.admission?.entryId },
         terminal: { entryId: p.terminal?.entryId },
+        modelContextWindow: finite(p.runtimeContext?.modelContextWindow),
       });
       if (out.warning) logger?.warn?.(`[lossless-wasm] ${out.warning}`);
       if (out.compaction?.pending) logger?.info?.(`[lossless-wasm] compaction pending (${out.compaction.pending}): ${out.compaction.logLine}`);
@@ -82,7 +87,15 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     async assemble(p) {
       const budget = typeof p.tokenBudget === "number" ? p.tokenBudget : undefined;
       const messages = Array.isArray(p.messages) ? p.messages : [];
-      const out = await call("assemble", { ...session(p), messages, tokenBudget: budget, historyIsComplete: fullHistory && Array.isArray(p.messages) });
+      const out = await call("assemble", {
+        ...session(p),
+        messages,
+        tokenBudget: budget,
+        historyIsComplete: fullHistory && Array.isArray(p.messages),
+        // The prompt and the reply share the window with our view (docs/prompt-accounting.md).
+        prompt: typeof p.prompt === "string" ? p.prompt : undefined,
+        maxOutputTokens: finite(p.runtimeSettings?.limits?.maxOutputTokens),
+      });
       return {
         messages: JSON.parse(out.messagesJson),
         estimatedTokens: out.estimatedTokens,
@@ -90,13 +103,20 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
       };
     },
 
-    /** A full sweep until the context is under the target, or the reason it is not. */
+    /**
+     * Brings the prompt under the host's target: summaries, and a view that fits what the host
+     * counts (`currentTokenCount`: its preflight projection or an overflowed prompt). OpenClaw
+     * passes the model's window as `tokenBudget`.
+     */
     async compact(p) {
       const report = await compaction(p, {
         mode: "sweep",
         force: p.force === true,
         tokenBudget: finite(p.tokenBudget),
-        currentTokenCount: finite(p.currentTokenCount),
+        currentTokenCount: finite(p.currentTokenCount) ?? finite(p.runtimeContext?.currentTokenCount),
+        // OpenClaw's compact() budget is the window; an embedder's may be a view budget.
+        contextWindow: finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
+        maxOutputTokens: finite(p.runtimeSettings?.limits?.maxOutputTokens),
       });
       return {
         ok: report.ok,

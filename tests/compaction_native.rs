@@ -209,14 +209,18 @@ fn repeated_auth_failures_open_a_breaker_that_survives_a_restart() {
         let mut e = Engine::open(NativeSql::open(&path).unwrap(), config(json!({"maxFailuresBeforeBreaker": 3})), 0).unwrap();
         assemble(&mut e, 50_000);
         fill(&mut e, 0, 12);
-        for _ in 0..3 {
-            let step = start(&mut e, "pending", "host", json!({"force": true}));
-            let report = run(&mut e, step, |_| json!({"error": {"kind": "auth", "message": "401 invalid api key"}}), 2_000);
-            assert!(!report.ok);
+        // Attempts far enough apart that the backoff (at most 8 s here) is over each time.
+        for i in 1..=3 {
+            let now = i * 100_000;
+            let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host", "force": true})).unwrap();
+            let step = e.compaction_start(p, now).unwrap();
+            let report = run(&mut e, step, |_| json!({"error": {"kind": "auth", "message": "401 invalid api key"}}), now);
+            assert!(!report.ok, "{report:?}");
         }
     }
     let mut e = Engine::open(NativeSql::open(&path).unwrap(), config(json!({"maxFailuresBeforeBreaker": 3})), 0).unwrap();
-    let step = start(&mut e, "pending", "host", json!({"force": true}));
+    let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host", "force": true})).unwrap();
+    let step = e.compaction_start(p, 300_001).unwrap();
     match step {
         CompactionStep::Done(report) => assert!(!report.ok && report.reason.contains("breaker"), "{report:?}"),
         other => panic!("the breaker should hold after a restart: {other:?}"),

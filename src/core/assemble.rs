@@ -47,6 +47,21 @@ pub fn oldest_to_drop(oldest_first: impl IntoIterator<Item = (Role, u32)>, total
     drop
 }
 
+/// What the omission line costs in the view: a fixed allowance, so the budget does not depend
+/// on how many digits the count has.
+pub const OMISSION_LINE_TOKENS: u32 = 64;
+
+/// The one fixed line that opens a view which had to leave older messages out (when summaries
+/// could not keep up): how many are stored, and that the recall tools bring them back. A
+/// user-role message, so every provider accepts it first.
+pub fn omission_message(omitted: i64) -> String {
+    let text = format!(
+        "[lossless-wasm] {omitted} earlier messages of this conversation are stored but left out of this view to fit the \
+         context window; lcm_grep searches them and lcm_expand brings them back."
+    );
+    serde_json::json!({ "role": "user", "content": text, "timestamp": 0 }).to_string()
+}
+
 /// Text of the result put in for a tool call whose result is not in the view.
 pub const UNAVAILABLE_RESULT: &str = "[result unavailable: this tool call's result was not recorded]";
 /// What such a synthetic result costs in the view.
@@ -159,6 +174,14 @@ mod tests {
         assert!(unavailable_result(&dangling[0]).contains("\"toolCallId\":\"b\""));
         assert!(dangling_calls(&[&user, &result_a]).is_empty());
         assert_eq!(tool_links(Role::Assistant, "not json"), ToolLinks::default());
+    }
+
+    #[test]
+    fn the_omission_line_counts_the_messages_and_fits_its_allowance() {
+        let line = omission_message(1_234_567);
+        assert!(line.contains("1234567 earlier messages of this conversation are stored"), "{line}");
+        assert!(line.contains("lcm_grep") && line.contains("\"role\":\"user\""));
+        assert!(estimate_text(&line) + MESSAGE_OVERHEAD_TOKENS <= OMISSION_LINE_TOKENS);
     }
 
     #[test]

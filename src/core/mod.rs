@@ -1,6 +1,7 @@
 //! The pure core: no I/O, no JS, no async, no clock. Everything here is a function of its inputs
 //! and is tested natively in milliseconds.
 
+pub mod accounting;
 pub mod assemble;
 pub mod compaction;
 pub mod config;

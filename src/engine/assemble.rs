@@ -1,11 +1,13 @@
 //! `assemble`: the model's view — the newest context items (messages and summaries) that fit the
 //! token budget, messages exactly as the host sent them, plus a static system-prompt addition.
-//! The view itself is maintained incrementally by [`super::view`].
+//! The view itself is maintained incrementally by [`super::view`]; its budget comes from
+//! [`super::accounting`].
 //! Messages the host passes that we have never seen (history from before the engine was
 //! installed) are stored first.
 
 use serde_json::Value;
 
+use super::accounting::tokens_of;
 use super::params::{validate_session, AssembleParams, AssembleResult};
 use super::Engine;
 use crate::core::assemble::SYSTEM_PROMPT_ADDITION;
@@ -52,7 +54,7 @@ impl<S: Sql> Engine<S> {
             self.ingest_from(&params.session, &history()?, 0, now_ms)?;
             conversation = self.conversation(&params.session)?;
         }
-        let budget = params
+        let host_budget = params
             .token_budget
             .filter(|b| b.is_finite() && *b >= 0.0)
             .map_or(self.config.default_token_budget, |b| b.min(f64::from(u32::MAX)) as u32);
@@ -64,6 +66,10 @@ impl<S: Sql> Engine<S> {
                 stored_messages: 0,
             });
         };
+        // The view shares the prompt with the host's system prompt, tools, the user's prompt
+        // and the reply: its budget is what they leave (docs/prompt-accounting.md).
+        let max_output = tokens_of(params.max_output_tokens);
+        let budget = self.view_budget(conversation.id, host_budget, params.prompt.as_deref(), max_output)?.tokens;
         let view = self.views.view(self.store.sql(), &conversation, budget)?;
         Ok(AssembleResult {
             messages: view.messages(),

@@ -1,10 +1,13 @@
 //! `commitTurn`: the host's durable turn advancement. One transaction stores the turn's messages
 //! and its advancement key; a retry with the same key stores nothing and reports `duplicate`.
+//! The same transaction keeps what the turn's provider usage teaches about the real prompt.
 
+use super::accounting::{learn_from_turn, tokens_of};
 use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult};
 use super::Engine;
 use crate::core::identity::Fingerprint;
-use crate::core::message::parse_messages;
+use crate::core::accounting::HostFacts;
+use crate::core::message::{parse_messages, StoredMessage};
 use crate::error::{Error, Result};
 use crate::store::{advancements, conversations, messages, Sql};
 
@@ -31,21 +34,43 @@ impl<S: Sql> Engine<S> {
         let payload_hash = fp.hex();
         let key = params.advancement_key.as_str();
         let session = &params.session;
-        let mut result = self.store.write(|sql| {
+        let facts = self.facts_after_turn(&params, &parsed)?;
+        let (mut result, learned) = self.store.write(|sql| {
             if let Some(recorded) = advancements::find(sql, key)? {
                 let warning = (recorded != payload_hash).then(|| {
                     format!("advancementKey {key:?} was committed before with different messages; the first commit is kept")
                 });
-                return Ok(CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning, compaction: None });
+                return Ok((CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning, compaction: None }, None));
             }
             let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
             let appended = messages::append(sql, &conversation, &parsed, now_ms)?;
             advancements::record(sql, key, conversation.id, &payload_hash, parsed.len() as i64, now_ms)?;
-            Ok(CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None })
+            Self::save_facts(sql, conversation.id, &facts, now_ms)?;
+            let result = CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None };
+            Ok((result, Some(conversation.id)))
         })?;
+        if let Some(conversation_id) = learned {
+            self.remember_facts(conversation_id, facts);
+        }
         if result.stored_messages > 0 {
             result.compaction = self.trigger_for(session, now_ms)?;
         }
         Ok(result)
+    }
+
+    /// What this turn teaches about the host's prompt (see [`super::accounting`]): the view its
+    /// request was built from is the one the last `assemble` returned for this conversation, or
+    /// nothing when there was no conversation to show.
+    fn facts_after_turn(&mut self, params: &CommitTurnParams, parsed: &[StoredMessage]) -> Result<HostFacts> {
+        let prior = self.conversation(&params.session)?.filter(|c| c.session_id == params.session.session_id);
+        let (mut facts, view_tokens) = match &prior {
+            Some(c) => (self.host_facts(c.id)?, self.views.tokens(c.id).map(|t| u32::try_from(t).unwrap_or(u32::MAX))),
+            None => (HostFacts::default(), Some(0)),
+        };
+        if let Some(window) = tokens_of(params.model_context_window) {
+            facts.window = Some(window);
+        }
+        learn_from_turn(&mut facts, &params.messages, parsed, view_tokens);
+        Ok(facts)
     }
 }

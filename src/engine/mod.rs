@@ -2,6 +2,7 @@
 //! one transaction; every call validates all of its input before it writes anything. The host
 //! passes time (`now_ms`) in, so the engine never reads a clock.
 
+mod accounting;
 mod assemble;
 mod commit;
 pub mod compaction;
@@ -25,6 +26,7 @@ pub struct Engine<S: Sql> {
     store: Store<S>,
     config: Config,
     views: view::ViewCache,
+    accounting: accounting::FactsCache,
     jobs: std::collections::HashMap<u64, compaction::Job>,
     next_job: u64,
 }
@@ -32,7 +34,7 @@ pub struct Engine<S: Sql> {
 impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), jobs: Default::default(), next_job: 0 })
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), accounting: Default::default(), jobs: Default::default(), next_job: 0 })
     }
 
     pub fn config(&self) -> &Config {

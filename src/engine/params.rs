@@ -96,6 +96,9 @@ pub struct CommitTurnParams {
     /// The host's transcript anchor of the turn's last message.
     #[serde(default)]
     pub terminal: Option<EntryAnchor>,
+    /// The model's context window, when the host reports it (OpenClaw: `runtimeContext.modelContextWindow`).
+    #[serde(default)]
+    pub model_context_window: Option<f64>,
 }
 
 /// The part of the host's `TranscriptEntryAnchor` we keep: its stable entry id.
@@ -148,6 +151,12 @@ pub struct AssembleParams {
     /// while we hold messages means the host reset the session.
     #[serde(default)]
     pub history_is_complete: bool,
+    /// The current user prompt, which the host sends after the view (its size is budgeted).
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// The reply budget the host will request (OpenClaw: `runtimeSettings.limits.maxOutputTokens`).
+    #[serde(default)]
+    pub max_output_tokens: Option<f64>,
 }
 
 /// The view. `messages` are the stored host messages, serialized exactly as received.

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::core::assemble::{dangling_calls, oldest_to_drop, render_summary_message, tool_links, unavailable_result, ToolLinks, SYNTHETIC_RESULT_TOKENS};
+use crate::core::assemble::{dangling_calls, omission_message, oldest_to_drop, render_summary_message, tool_links, unavailable_result, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS};
 use crate::core::message::Role;
 use crate::error::Result;
 use crate::store::context::{self, ContextItem, ItemContent};
@@ -23,6 +23,8 @@ const MAX_CACHED: usize = 64;
 #[derive(Debug, Clone)]
 struct ViewItem {
     tokens: u32,
+    /// Original messages this item stands for: 1 for a message, its descendants for a summary.
+    represents: i64,
     /// The role that matters for the view's start rule (summaries count as user turns).
     role: Role,
     json: String,
@@ -33,10 +35,11 @@ impl ViewItem {
     fn from_item(item: ContextItem) -> ViewItem {
         match item.content {
             ItemContent::Message { role, raw_json } => {
-                ViewItem { tokens: item.tokens, role, links: tool_links(role, &raw_json), json: raw_json }
+                ViewItem { tokens: item.tokens, represents: 1, role, links: tool_links(role, &raw_json), json: raw_json }
             }
-            ItemContent::Summary { id, depth, content, earliest_at, latest_at } => ViewItem {
+            ItemContent::Summary { id, depth, content, earliest_at, latest_at, descendant_messages } => ViewItem {
                 tokens: item.tokens,
+                represents: descendant_messages.max(0),
                 role: Role::User,
                 json: render_summary_message(id, depth, &content, earliest_at, latest_at),
                 links: ToolLinks::default(),
@@ -54,6 +57,10 @@ pub struct View {
     budget: u32,
     items: VecDeque<ViewItem>,
     tokens: u64,
+    /// Original messages the items stand for, and how many the conversation holds: the rest
+    /// were left out to fit the budget and are announced by the omission line.
+    represented: i64,
+    message_count: i64,
 }
 
 impl View {
@@ -62,10 +69,31 @@ impl View {
         dangling_calls(&links)
     }
 
-    /// The view's messages, with a synthetic result after each tool call whose result is missing.
+    /// Stored messages that neither appear in the view nor are covered by a summary in it, when
+    /// the view says so (a budget too small for the line gets an empty view instead).
+    pub fn omitted(&self) -> i64 {
+        if self.budget < OMISSION_LINE_TOKENS {
+            return 0;
+        }
+        (self.message_count - self.represented).max(0)
+    }
+
+    fn omission_tokens(&self) -> u64 {
+        if self.omitted() > 0 {
+            u64::from(OMISSION_LINE_TOKENS)
+        } else {
+            0
+        }
+    }
+
+    /// The view's messages: the omission line when older messages were left out, then the items,
+    /// with a synthetic result after each tool call whose result is missing.
     pub fn messages(&self) -> Vec<String> {
         let mut dangling = self.dangling().into_iter().peekable();
-        let mut out = Vec::with_capacity(self.items.len());
+        let mut out = Vec::with_capacity(self.items.len() + 1);
+        if self.omitted() > 0 {
+            out.push(omission_message(self.omitted()));
+        }
         for (i, item) in self.items.iter().enumerate() {
             out.push(item.json.clone());
             while let Some(call) = dangling.next_if(|d| d.after == i) {
@@ -75,9 +103,9 @@ impl View {
         out
     }
 
-    /// The view's tokens, synthetic results included.
+    /// The view's tokens, synthetic results and the omission line included.
     pub fn tokens(&self) -> u64 {
-        self.tokens + self.synthetic_tokens()
+        self.tokens + self.synthetic_tokens() + self.omission_tokens()
     }
 
     fn synthetic_tokens(&self) -> u64 {
@@ -92,7 +120,10 @@ impl View {
     fn fit(&mut self, budget: u32) {
         self.budget = budget;
         loop {
-            let room = u64::from(budget).saturating_sub(self.synthetic_tokens());
+            // Once anything is left out, the line that says so needs room too.
+            let over = self.tokens + self.synthetic_tokens() > u64::from(budget);
+            let line = if (over || self.omitted() > 0) && budget >= OMISSION_LINE_TOKENS { u64::from(OMISSION_LINE_TOKENS) } else { 0 };
+            let room = u64::from(budget).saturating_sub(self.synthetic_tokens() + line);
             let room = u32::try_from(room).unwrap_or(u32::MAX);
             let drop = oldest_to_drop(self.items.iter().map(|i| (i.role, i.tokens)), self.tokens, room);
             if drop == 0 {
@@ -100,6 +131,7 @@ impl View {
             }
             for item in self.items.drain(..drop) {
                 self.tokens -= u64::from(item.tokens);
+                self.represented -= item.represents;
             }
         }
     }
@@ -107,6 +139,7 @@ impl View {
     fn push(&mut self, item: ContextItem) {
         let item = ViewItem::from_item(item);
         self.tokens += u64::from(item.tokens);
+        self.represented += item.represents;
         self.items.push_back(item);
     }
 }
@@ -121,6 +154,11 @@ impl ViewCache {
     /// Whether the conversation's latest view had any item (None: no view in this process).
     pub fn last_view_nonempty(&self, conversation_id: i64) -> Option<bool> {
         self.views.get(&conversation_id).map(|v| !v.items.is_empty())
+    }
+
+    /// The tokens of the conversation's latest view (None: no view in this process).
+    pub fn tokens(&self, conversation_id: i64) -> Option<u64> {
+        self.views.get(&conversation_id).map(View::tokens)
     }
 
     /// The budget of the conversation's latest view: the tightest budget the host gave in the
@@ -144,6 +182,7 @@ impl ViewCache {
         let Some(view) = self.views.get_mut(&conversation.id) else {
             return Err(crate::error::Error::storage("view cache lost a view"));
         };
+        view.message_count = conversation.message_count;
         if reusable {
             if view.through_ordinal != conversation.next_ordinal {
                 for item in context::newer_than(sql, conversation.id, view.through_ordinal)? {
@@ -179,7 +218,15 @@ fn rebuild(sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Resu
             break;
         }
     }
-    let mut view = View { epoch: conversation.context_epoch, through_ordinal: conversation.next_ordinal, budget, items: VecDeque::new(), tokens: 0 };
+    let mut view = View {
+        epoch: conversation.context_epoch,
+        through_ordinal: conversation.next_ordinal,
+        budget,
+        items: VecDeque::new(),
+        tokens: 0,
+        represented: 0,
+        message_count: conversation.message_count,
+    };
     for item in newest_first.into_iter().rev() {
         view.push(item);
     }

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::compaction::{ContextItem, ItemKind, RetryState};
+use crate::core::compaction::{ContextItem, ItemKind, RetryState, TailRule};
 use crate::core::message::Role;
 use crate::error::{Error, Result};
 use crate::store::sql::{Row, Sql, SqlValue};
@@ -274,10 +274,21 @@ pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, 
     )
 }
 
-/// Per-turn query: tokens of the newest `n` raw messages in the context (the fresh tail).
-pub const TAIL_TOKENS_SQL: &str = "SELECT COALESCE(SUM(token_count), 0) FROM \
-     (SELECT token_count FROM context_items WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2)";
+/// Per-turn query: token counts of the newest raw messages in the context, newest first.
+pub const TAIL_TOKENS_SQL: &str = "SELECT token_count FROM context_items \
+     WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
 
-pub fn tail_tokens(sql: &mut impl Sql, conversation_id: i64, n: u32) -> Result<i64> {
-    sql.query_row(TAIL_TOKENS_SQL, &[conversation_id.into(), n.into()])?.map_or(Ok(0), |r| r.int(0))
+/// Tokens of the fresh tail under `tail` (its count and token cap; the newest message always
+/// counts). Tool pairs at the tail's edge are the chunk planner's business, not this estimate's.
+pub fn tail_tokens(sql: &mut impl Sql, conversation_id: i64, tail: TailRule) -> Result<i64> {
+    let rows = sql.query(TAIL_TOKENS_SQL, &[conversation_id.into(), tail.count.into()])?;
+    let mut total: u64 = 0;
+    for (i, row) in rows.iter().enumerate() {
+        let tokens = u64::try_from(row.int(0)?).unwrap_or(0);
+        if i > 0 && total + tokens > tail.max_tokens {
+            break;
+        }
+        total += tokens;
+    }
+    Ok(i64::try_from(total).unwrap_or(i64::MAX))
 }

@@ -20,7 +20,7 @@ pub enum ItemContent {
     /// A stored message, exactly as the host sent it.
     Message { role: Role, raw_json: String },
     /// A summary standing in for the messages (or summaries) it covers.
-    Summary { id: i64, depth: i64, content: String, earliest_at: Option<i64>, latest_at: Option<i64> },
+    Summary { id: i64, depth: i64, content: String, earliest_at: Option<i64>, latest_at: Option<i64>, descendant_messages: i64 },
 }
 
 /// One item of the active context.
@@ -44,20 +44,21 @@ fn from_row(row: &Row) -> Result<ContextItem> {
             content: row.text(6)?,
             earliest_at: row.opt_int(7)?,
             latest_at: row.opt_int(8)?,
+            descendant_messages: row.opt_int(9)?.unwrap_or(0),
         },
     };
     Ok(ContextItem { ordinal: row.int(0)?, tokens, content })
 }
 
 /// Per-turn query: a page of the view, through the primary key and the rowid joins.
-pub const NEWEST_BEFORE_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at \
+pub const NEWEST_BEFORE_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at, s.descendant_message_count \
      FROM context_items ci \
      LEFT JOIN messages m ON m.id = ci.message_id \
      LEFT JOIN summaries s ON s.id = ci.summary_id \
      WHERE ci.conversation_id = ?1 AND ci.ordinal < ?2 ORDER BY ci.ordinal DESC LIMIT ?3";
 
 /// Per-turn query: the items appended after `ordinal`, oldest first.
-pub const NEWER_THAN_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at \
+pub const NEWER_THAN_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at, s.descendant_message_count \
      FROM context_items ci \
      LEFT JOIN messages m ON m.id = ci.message_id \
      LEFT JOIN summaries s ON s.id = ci.summary_id \

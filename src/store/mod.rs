@@ -3,6 +3,7 @@
 //! benchmarks. Queries used every turn touch only the rows they need (indexed by conversation and
 //! sequence), and running totals live on the conversation row instead of being re-summed.
 
+pub mod accounting;
 pub mod advancements;
 pub mod compaction;
 pub mod context;

@@ -114,14 +114,14 @@ const clip = (s, n = 3000) => {
  * sandbox is removed only when the test called `markPassed()` (and
  * LOSSLESS_E2E_KEEP is not "1").
  */
-export async function setupE2e(t, { contextWindow, pluginConfig = {}, mock = {}, extraConfig } = {}) {
+export async function setupE2e(t, { contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig } = {}) {
   assertHostNode();
   const { DatabaseSync } = await import("node:sqlite");
   const tgz = findPluginTarball();
   const host = await locateHost();
   const llm = await startMockLlm({ contextWindow, ...mock });
   t.after(() => llm.close());
-  const sandbox = await createHostSandbox({ host, mockUrl: llm.url, contextWindow, extraConfig });
+  const sandbox = await createHostSandbox({ host, mockUrl: llm.url, contextWindow, maxTokens, agentDefaults, extraConfig });
   let passed = false;
   t.after(() => {
     if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") {

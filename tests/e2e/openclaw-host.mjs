@@ -247,6 +247,7 @@ export function metaErrorOf(result) {
  * @param {string} [o.modelId="mock-model"]
  * @param {number} [o.maxTokens=1024]
  * @param {string} [o.root]         directory to use (default: fresh mkdtemp)
+ * @param {object} [o.agentDefaults] merged into `agents.defaults` (e.g. `{skipBootstrap: true}`)
  * @param {object} [o.extraConfig]  merged (shallowly, per top-level key) into openclaw.json
  */
 export async function createHostSandbox({
@@ -256,6 +257,7 @@ export async function createHostSandbox({
   modelId = "mock-model",
   maxTokens = 1024,
   root,
+  agentDefaults = {},
   extraConfig = {},
 }) {
   if (!host) throw new Error("createHostSandbox: host (from locateHost()) is required");
@@ -291,7 +293,7 @@ export async function createHostSandbox({
         },
       },
     },
-    agents: { defaults: { model: { primary: `mock/${modelId}` }, workspace } },
+    agents: { defaults: { model: { primary: `mock/${modelId}` }, workspace, ...agentDefaults } },
     logging: { level: "info", file: logFile },
     ...extraConfig,
   };

@@ -61,17 +61,46 @@ impl NoChunk {
     }
 }
 
-/// Index of the first item of the fresh tail: the newest `fresh_tail_count` raw messages.
-pub fn fresh_tail_start(items: &[ContextItem], fresh_tail_count: u32) -> usize {
-    let mut remaining = fresh_tail_count;
+/// Which newest raw messages are the fresh tail: at most `count` of them and at most
+/// `max_tokens` tokens, but always the newest one (the tail yields to the budget, never to
+/// nothing). Summaries between tail messages belong to the tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailRule {
+    pub count: u32,
+    pub max_tokens: u64,
+}
+
+impl From<u32> for TailRule {
+    /// A tail of `count` messages, whatever their size.
+    fn from(count: u32) -> Self {
+        TailRule { count, max_tokens: u64::MAX }
+    }
+}
+
+/// Index of the first item of the fresh tail (see [`TailRule`]). A tail never starts with a
+/// tool result whose call lies before it: the call joins the tail, so no pass can separate them.
+pub fn fresh_tail_start(items: &[ContextItem], tail: impl Into<TailRule>) -> usize {
+    let rule = tail.into();
+    let mut remaining = rule.count;
+    let mut tokens = 0u64;
     let mut start = items.len();
     for (i, item) in items.iter().enumerate().rev() {
         if remaining == 0 {
             break;
         }
         if item.is_message() {
+            let next = tokens + u64::from(item.tokens);
+            if next > rule.max_tokens && start < items.len() {
+                break;
+            }
+            tokens = next;
             remaining -= 1;
             start = i;
+        }
+    }
+    if let Some(call) = items.get(start).and_then(|first| first.answers.as_deref()) {
+        if let Some(caller) = items[..start].iter().rposition(|item| item.tool_calls.iter().any(|id| id == call)) {
+            start = caller;
         }
     }
     start
@@ -112,8 +141,8 @@ fn first_open_pair(reaches: &[Option<usize>], base: usize, start: usize, end: us
 /// Selects the leaf chunk. Prefers shrinking the chunk so a pair stays in the next one (keeping
 /// the chunk within budget); extends it only when shrinking would leave nothing, which is also
 /// how a single message larger than the chunk becomes a chunk of its own.
-pub fn select_leaf_chunk(items: &[ContextItem], fresh_tail_count: u32, leaf_chunk_tokens: u32) -> Result<LeafPlan, NoChunk> {
-    let tail = fresh_tail_start(items, fresh_tail_count);
+pub fn select_leaf_chunk(items: &[ContextItem], tail: impl Into<TailRule>, leaf_chunk_tokens: u32) -> Result<LeafPlan, NoChunk> {
+    let tail = fresh_tail_start(items, tail);
     let outside = items.get(..tail).unwrap_or(&[]);
     let start = outside.iter().position(ContextItem::is_message).ok_or(NoChunk::NothingOutsideTail)?;
     let run_end = outside.iter().skip(start).position(|item| !item.is_message()).map_or(tail, |n| start + n);
@@ -183,8 +212,8 @@ impl CondenseRules {
 
 /// Plans the next condensation: the shallowest depth with a qualifying run, its oldest run.
 /// Only summaries before the fresh tail are considered.
-pub fn plan_condensation(items: &[ContextItem], fresh_tail_count: u32, rules: &CondenseRules) -> Option<CondensePlan> {
-    let outside = items.get(..fresh_tail_start(items, fresh_tail_count)).unwrap_or(&[]);
+pub fn plan_condensation(items: &[ContextItem], tail: impl Into<TailRule>, rules: &CondenseRules) -> Option<CondensePlan> {
+    let outside = items.get(..fresh_tail_start(items, tail)).unwrap_or(&[]);
     let mut runs: Vec<(u32, &[ContextItem])> = Vec::new();
     let mut i = 0;
     while let Some(item) = outside.get(i) {
@@ -257,6 +286,23 @@ mod tests {
     }
 
     #[test]
+    fn fresh_tail_yields_to_its_token_cap_but_keeps_the_newest_message() {
+        let items = [msg(0, Role::User, 500), msg(1, Role::Assistant, 500), msg(2, Role::User, 500), msg(3, Role::Assistant, 900)];
+        assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 1_500 }), 2);
+        assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 1_399 }), 3);
+        assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 10 }), 3, "the newest message always stays");
+        assert_eq!(fresh_tail_start(&items, TailRule { count: 0, max_tokens: 10 }), 4);
+    }
+
+    #[test]
+    fn fresh_tail_never_starts_with_a_result_whose_call_is_outside() {
+        let items = [msg(0, Role::User, 10), call(1, 10, &["a"]), result(2, 5_000, "a")];
+        assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 100 }), 1);
+        let plan = select_leaf_chunk(&items, TailRule { count: 32, max_tokens: 100 }, 1_000).unwrap();
+        assert_eq!(plan.message_ids, vec![100], "the pair stays together in the tail");
+    }
+
+    #[test]
     fn leaf_chunk_is_the_oldest_raw_run_outside_the_tail_within_budget() {
         let items = [summary(0, 0, 50), msg(1, Role::User, 40), msg(2, Role::Assistant, 40), msg(3, Role::User, 40),
                      msg(4, Role::Assistant, 40), msg(5, Role::User, 40)];
@@ -295,8 +341,8 @@ mod tests {
         let plan = select_leaf_chunk(&items, 1, 100).unwrap();
         assert_eq!(plan.message_ids, vec![100, 101], "extended to include the result");
         assert_eq!(plan.tokens, 700);
-        // When the answer is inside the fresh tail, nothing can be taken yet.
-        assert_eq!(select_leaf_chunk(&items, 3, 100), Err(NoChunk::PairReachesIntoTail));
+        // When the answer is inside the fresh tail, its call joins the tail: nothing can be taken yet.
+        assert_eq!(select_leaf_chunk(&items, 3, 100), Err(NoChunk::NothingOutsideTail));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::escalation::BackoffPolicy;
+use super::retry::BackoffPolicy;
 use crate::error::{Error, Result};
 
 /// Every compaction key, as users write it.
@@ -49,6 +49,10 @@ pub struct CompactionConfig {
     pub max_failures_before_breaker: u32,
     pub backoff_base_ms: u64,
     pub backoff_max_ms: u64,
+    /// Not a key: the fresh tail's token cap, set by [`super::fit`] from the view budget so the
+    /// tail yields before it crowds summaries out of the view (unbounded until then).
+    #[serde(skip)]
+    pub fresh_tail_max_tokens: u64,
 }
 
 impl Default for CompactionConfig {
@@ -65,6 +69,7 @@ impl Default for CompactionConfig {
             max_failures_before_breaker: 3,
             backoff_base_ms: 30_000,
             backoff_max_ms: 3_600_000,
+            fresh_tail_max_tokens: u64::MAX,
         }
     }
 }
@@ -147,6 +152,11 @@ impl CompactionConfig {
             _ => return Ok(None),
         };
         Ok(Some(clamped))
+    }
+
+    /// The fresh tail as chunk selection applies it.
+    pub fn tail_rule(&self) -> super::TailRule {
+        super::TailRule { count: self.fresh_tail_count, max_tokens: self.fresh_tail_max_tokens }
     }
 
     /// The retry policy. A maximum below the base is read as "no growth" rather than an error,

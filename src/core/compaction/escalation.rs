@@ -11,12 +11,12 @@
 //! the only text a [`SummaryDraft`] can hold is a summarizer's output (after the caller's
 //! `finish` formatting), so a truncated or placeholder summary cannot exist.
 //!
-//! [`RetryState`] is the persisted backoff/breaker record (plain serde data; the store keeps it,
-//! so a restart does not forget a failing provider) with pure transitions taking `now_ms`.
+//! What happens after a give-up (backoff, breaker, retry on the next turn) is [`super::retry`].
 
 use serde::{Deserialize, Serialize};
 
 use super::format::contains_our_markup;
+use super::retry::RetryKind;
 use super::{ErrorKind, SummarizerError, SummarizerOutput, SummaryDraft};
 use crate::core::tokens::estimate_text;
 
@@ -82,11 +82,14 @@ impl Failure {
         matches!(self, Failure::NotShorter { .. } | Failure::OverCap { .. })
     }
 
-    /// How the failure counts for backoff and the breaker.
+    /// How the failure counts for backoff and the breaker: a refused credential or a provider
+    /// that failed to answer backs off in time; an answer that was not a usable summary is
+    /// retried on the next turn (see [`super::retry`]).
     pub fn retry_kind(&self) -> RetryKind {
         match self {
             Failure::Summarizer { kind: ErrorKind::Auth, .. } => RetryKind::Auth,
-            _ => RetryKind::Other,
+            Failure::Summarizer { .. } => RetryKind::Provider,
+            _ => RetryKind::Output,
         }
     }
 }
@@ -117,7 +120,7 @@ impl GiveUp {
     }
 
     pub fn retry_kind(&self) -> RetryKind {
-        self.last_failure().map_or(RetryKind::Other, Failure::retry_kind)
+        self.last_failure().map_or(RetryKind::Output, Failure::retry_kind)
     }
 
     /// The log line operators look for (seed 02): it says the safety net worked.
@@ -245,73 +248,6 @@ impl Escalation {
     }
 }
 
-/// How a failure counts toward backoff and the breaker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RetryKind {
-    Auth,
-    Other,
-}
-
-/// Retry timing, from [`super::config::CompactionConfig::backoff_policy`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BackoffPolicy {
-    pub base_ms: u64,
-    pub max_ms: u64,
-    /// Consecutive auth failures that open the breaker.
-    pub breaker_after: u32,
-}
-
-/// Persisted per conversation: consecutive failures, the auth streak, when the next attempt
-/// may run, and whether the breaker is open.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RetryState {
-    pub consecutive_failures: u32,
-    /// Auth failures since the last success. Other failures neither add to nor reset it: a
-    /// timeout says nothing about whether the credentials work.
-    pub auth_failures: u32,
-    pub next_retry_at_ms: Option<i64>,
-    pub breaker_open: bool,
-}
-
-impl RetryState {
-    /// Records a failed compaction at `now_ms`. The delay doubles per consecutive failure up to
-    /// the cap; once the breaker opens, the wait is the full cap, after which one probe may run.
-    pub fn on_failure(&mut self, kind: RetryKind, now_ms: i64, policy: &BackoffPolicy) {
-        self.consecutive_failures = self.consecutive_failures.saturating_add(1);
-        if kind == RetryKind::Auth {
-            self.auth_failures = self.auth_failures.saturating_add(1);
-        }
-        self.breaker_open = self.auth_failures >= policy.breaker_after.max(1);
-        let max = policy.max_ms.max(policy.base_ms);
-        let delay = if self.breaker_open {
-            max
-        } else {
-            let doublings = self.consecutive_failures.saturating_sub(1).min(63);
-            policy.base_ms.saturating_mul(1u64 << doublings).min(max)
-        };
-        let delay = i64::try_from(delay).unwrap_or(i64::MAX);
-        self.next_retry_at_ms = Some(now_ms.saturating_add(delay));
-    }
-
-    /// A compaction succeeded: every counter resets and the breaker closes.
-    pub fn on_success(&mut self) {
-        *self = RetryState::default();
-    }
-
-    /// Whether an automatic compaction may run now.
-    pub fn may_attempt(&self, now_ms: i64) -> bool {
-        self.next_retry_at_ms.is_none_or(|at| now_ms >= at)
-    }
-
-    /// Whether a forced (`compact({force})`) compaction may run now: it skips ordinary backoff,
-    /// but not an open breaker, since repeating a refused credential only repeats the refusal.
-    pub fn may_attempt_forced(&self, now_ms: i64) -> bool {
-        !self.breaker_open || self.may_attempt(now_ms)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,56 +361,7 @@ mod tests {
         let steps = drive(500, vec![err(ErrorKind::Timeout)]);
         let Some(Step::GiveUp(give_up)) = steps.last() else { panic!() };
         assert_eq!(give_up.log_line(42), "compaction failed (summarizer timed out: boom); all 42 original messages preserved");
-        assert_eq!(give_up.retry_kind(), RetryKind::Other);
-    }
-
-    const POLICY: BackoffPolicy = BackoffPolicy { base_ms: 30_000, max_ms: 3_600_000, breaker_after: 3 };
-
-    #[test]
-    fn backoff_doubles_up_to_the_cap_and_success_resets_it() {
-        let mut s = RetryState::default();
-        assert!(s.may_attempt(0));
-        let mut delays = vec![];
-        for _ in 0..10 {
-            s.on_failure(RetryKind::Other, 1_000, &POLICY);
-            delays.push(s.next_retry_at_ms.unwrap() - 1_000);
-        }
-        assert_eq!(&delays[..4], &[30_000, 60_000, 120_000, 240_000]);
-        assert_eq!(*delays.last().unwrap(), 3_600_000);
-        assert!(!s.may_attempt(1_000 + 3_599_999));
-        assert!(s.may_attempt(1_000 + 3_600_000));
-        assert!(s.may_attempt_forced(1_000), "force skips ordinary backoff");
-        s.on_success();
-        assert_eq!(s, RetryState::default());
-    }
-
-    #[test]
-    fn breaker_opens_after_repeated_auth_failures_and_blocks_forced_runs() {
-        let mut s = RetryState::default();
-        for i in 0..3 {
-            assert!(!s.breaker_open, "open too early at {i}");
-            s.on_failure(RetryKind::Auth, 0, &POLICY);
-        }
-        assert!(s.breaker_open);
-        assert_eq!(s.next_retry_at_ms, Some(3_600_000));
-        assert!(!s.may_attempt_forced(10));
-        assert!(s.may_attempt(3_600_000), "one probe after the cooldown");
-        s.on_failure(RetryKind::Other, 3_600_000, &POLICY);
-        assert!(s.breaker_open, "a timeout does not prove the credentials work");
-        s.on_success();
-        assert!(!s.breaker_open);
-    }
-
-    #[test]
-    fn retry_state_round_trips_as_plain_data_and_survives_extremes() {
-        let mut s = RetryState::default();
-        for _ in 0..200 {
-            s.on_failure(RetryKind::Auth, i64::MAX - 5, &BackoffPolicy { base_ms: u64::MAX, max_ms: u64::MAX, breaker_after: 1 });
-        }
-        assert_eq!(s.next_retry_at_ms, Some(i64::MAX));
-        let json = serde_json::to_string(&s).unwrap();
-        assert!(json.contains("\"consecutiveFailures\":200") && json.contains("\"breakerOpen\":true"), "{json}");
-        assert_eq!(serde_json::from_str::<RetryState>(&json).unwrap(), s);
+        assert_eq!(give_up.retry_kind(), RetryKind::Provider);
     }
 
     #[test]

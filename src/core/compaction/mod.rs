@@ -16,9 +16,11 @@ pub mod chunking;
 pub mod config;
 pub mod escalation;
 pub mod extractive;
+pub mod fit;
 pub mod format;
 pub mod ledger;
 pub mod prompts;
+pub mod retry;
 mod timefmt;
 pub mod trigger;
 
@@ -26,9 +28,10 @@ use serde::Serialize;
 
 use super::message::{Role, StoredMessage};
 
-pub use chunking::{plan_condensation, select_leaf_chunk, CondenseRules, ContextItem, ItemKind, NoChunk};
+pub use chunking::{plan_condensation, select_leaf_chunk, CondenseRules, ContextItem, ItemKind, NoChunk, TailRule};
 pub use config::CompactionConfig;
-pub use escalation::{failure_log_line, BackoffPolicy, Escalation, Failure, GiveUp, Level, OutputLimits, RetryKind, RetryState, Step};
+pub use escalation::{failure_log_line, Escalation, Failure, GiveUp, Level, OutputLimits, Step};
+pub use retry::{BackoffPolicy, RetryKind, RetryState};
 pub use format::{render_for_context, SummaryView};
 pub use prompts::{Prompt, PROMPT_MARKER};
 pub use trigger::{evaluate_leaf_trigger, needs_full_sweep, sweep_target, LeafDecision, LeafReason, LeafTriggerInput};

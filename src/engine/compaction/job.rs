@@ -3,8 +3,9 @@
 //! [`Engine::compaction_continue`] or [`Engine::compaction_start`], never across an await.
 
 use super::pass::{Allowed, Pass};
-use super::{AnswerError, CompactionMode, CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest};
-use crate::core::compaction::{sweep_target, ErrorKind, Step, SummarizerError, SummarizerOutput};
+use super::target::{Goal, ViewAim};
+use super::{AnswerError, CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest};
+use crate::core::compaction::{CompactionConfig, ErrorKind, RetryState, Step, SummarizerError, SummarizerOutput};
 use crate::engine::params::validate_session;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -14,21 +15,20 @@ use crate::store::{conversations, Sql};
 /// Passes one job may run before it stops and reports (a sweep resumes on a later call).
 const MAX_PASSES: u32 = 24;
 
-/// When a job is done.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Goal {
-    /// One leaf pass, then a condensed pass if one is due.
-    Pending,
-    /// Until the active context is at or under this many tokens.
-    Under(i64),
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
     conversation_id: i64,
+    session_key: String,
     summarizer: Summarizer,
     goal: Goal,
+    /// The compaction config fitted to this job's budget.
+    config: CompactionConfig,
+    /// For `compact`: the view budget it establishes and the view before it.
+    view: Option<ViewAim>,
+    /// Why the summarizer may not be asked (backoff, breaker), when it may not.
+    no_summaries: Option<String>,
     tokens_before: i64,
+    host_counted: bool,
     passes: u32,
     summary_ids: Vec<i64>,
     failures: Vec<String>,
@@ -50,6 +50,19 @@ fn answer_output(answer: SummaryAnswer) -> SummarizerOutput {
     }
 }
 
+/// Why the summarizer may not be asked now, if it may not.
+fn summaries_blocked(retry: &RetryState, force: bool, now_ms: i64) -> Option<String> {
+    if retry.breaker_open && !retry.may_attempt(now_ms) {
+        return Some("summarization is paused: repeated authentication failures opened the breaker; it probes again later".to_owned());
+    }
+    let may = if force { retry.may_attempt_forced(now_ms) } else { retry.may_attempt(now_ms) };
+    if may {
+        return None;
+    }
+    let until = retry.next_retry_at_ms.map_or_else(String::new, |t| format!(" until {t}"));
+    Some(format!("compaction is backing off after {} failures{until}", retry.consecutive_failures))
+}
+
 impl<S: Sql> Engine<S> {
     /// Starts a compaction job; returns a summary request or the finished report.
     pub fn compaction_start(&mut self, params: CompactionParams, now_ms: i64) -> Result<CompactionStep> {
@@ -58,7 +71,7 @@ impl<S: Sql> Engine<S> {
             return Ok(CompactionStep::Done(CompactionReport {
                 ok: true,
                 compacted: false,
-                reason: "no conversation stored for this session yet".to_owned(),
+                reason: "nothing to compact: no conversation stored for this session yet".to_owned(),
                 tokens_before: 0,
                 tokens_after: 0,
                 summary_ids: Vec::new(),
@@ -66,51 +79,36 @@ impl<S: Sql> Engine<S> {
             }));
         };
         let (retry, pending) = store::load_state(self.store.sql(), conversation.id)?;
-        let live = params.current_token_count.filter(|t| t.is_finite() && *t > 0.0).map(|t| t as i64);
-        let tokens_before = conversation.context_token_count.max(live.unwrap_or(0));
-        let done = |ok: bool, reason: String| {
-            Ok(CompactionStep::Done(CompactionReport {
-                ok,
-                compacted: false,
-                reason,
-                tokens_before,
-                tokens_after: tokens_before,
-                summary_ids: Vec::new(),
-                failures: Vec::new(),
-            }))
+        let live = params.current_token_count.filter(|t| t.is_finite() && *t > 0.0).map(|t| t.min(9e15) as i64);
+        let done = |ok: bool, reason: String, tokens: i64| {
+            Ok(CompactionStep::Done(CompactionReport { ok, compacted: false, reason, tokens_before: tokens, tokens_after: tokens, summary_ids: Vec::new(), failures: Vec::new() }))
         };
-        let goal = match params.mode {
-            CompactionMode::Pending => match &pending {
-                None => return done(true, "no compaction is pending".to_owned()),
-                Some(p) if p.work == "sweep" => {
-                    Goal::Under(sweep_target(u64::from(p.budget), self.config.compaction.context_threshold) as i64)
-                }
-                Some(_) => Goal::Pending,
-            },
-            CompactionMode::Sweep => {
-                let budget = self.prompt_budget(&conversation, params.token_budget);
-                Goal::Under(sweep_target(u64::from(budget), self.config.compaction.context_threshold) as i64)
-            }
+        let fallback_tokens = conversation.context_token_count.max(live.unwrap_or(0));
+        let Some(aim) = self.aim(&conversation, &params, pending.as_ref(), &retry)? else {
+            return done(true, "no compaction is pending".to_owned(), fallback_tokens);
         };
-        if retry.breaker_open && !retry.may_attempt(now_ms) {
-            return done(false, "summarization is paused: repeated authentication failures opened the breaker; it probes again later".to_owned());
+        let blocked = summaries_blocked(&retry, params.force, now_ms);
+        if let (Some(why), None) = (&blocked, &aim.view) {
+            // `maintain` only summarizes; a breaker left open is a failure to report.
+            return done(!retry.breaker_open, why.clone(), aim.tokens_before);
         }
-        let may = if params.force { retry.may_attempt_forced(now_ms) } else { retry.may_attempt(now_ms) };
-        if !may {
-            let until = retry.next_retry_at_ms.map_or_else(String::new, |t| format!(" until {t}"));
-            return done(true, format!("compaction is backing off after {} failures{until}", retry.consecutive_failures));
-        }
-        if let Goal::Under(target) = goal {
-            if tokens_before <= target {
+        if let Goal::Under(target) = aim.goal {
+            let nothing_to_shrink = aim.view.is_none_or(|v| v.before <= v.budget);
+            if conversation.context_token_count <= target && nothing_to_shrink {
                 self.clear_pending(conversation.id, now_ms)?;
-                return done(true, format!("already under target ({tokens_before} <= {target} tokens)"));
+                return done(true, format!("already under target ({} <= {target} tokens)", conversation.context_token_count), aim.tokens_before);
             }
         }
         let job = Job {
             conversation_id: conversation.id,
+            session_key: conversation.session_key.clone(),
             summarizer: params.summarizer,
-            goal,
-            tokens_before,
+            goal: aim.goal,
+            config: aim.config,
+            view: aim.view,
+            no_summaries: blocked,
+            tokens_before: aim.tokens_before,
+            host_counted: aim.host_counted,
             passes: 0,
             summary_ids: Vec::new(),
             failures: Vec::new(),
@@ -122,7 +120,7 @@ impl<S: Sql> Engine<S> {
         self.drive(id, None, now_ms)
     }
 
-    /// Hands the answer to a summary request back; returns the next request or the report.
+/// Hands the answer to a summary request back; returns the next request or the report.
     pub fn compaction_continue(&mut self, answer: SummaryAnswer, now_ms: i64) -> Result<CompactionStep> {
         let id = answer.job_id;
         if !self.jobs.contains_key(&id) {
@@ -134,12 +132,12 @@ impl<S: Sql> Engine<S> {
 
     /// Runs the job until it needs the host's LLM or is finished.
     fn drive(&mut self, id: u64, mut answer: Option<(SummarizerOutput, Option<String>)>, now_ms: i64) -> Result<CompactionStep> {
-        let config = self.config.compaction.clone();
+        let backoff = self.config.compaction.backoff_policy();
         loop {
             let Some(job) = self.jobs.get_mut(&id) else {
                 return Err(Error::storage(format!("compaction job {id} disappeared")));
             };
-            let (summarizer, conversation_id) = (job.summarizer, job.conversation_id);
+            let (summarizer, conversation_id, config) = (job.summarizer, job.conversation_id, job.config.clone());
             let step = match (&mut job.pass, answer.take()) {
                 (Some(pass), Some((output, model))) => (pass.feed(output, &config), model),
                 (Some(pass), None) if summarizer == Summarizer::Extractive => {
@@ -174,7 +172,7 @@ impl<S: Sql> Engine<S> {
                     let line = give_up.log_line(covered);
                     job.failures.push(line.clone());
                     let kind = give_up.retry_kind();
-                    let policy = config.backoff_policy();
+                    let policy = backoff;
                     let pass_name = pass.as_ref().map_or("leaf", |p| p.kind().as_str());
                     self.store.write(|sql| {
                         store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "failed", reason: &line, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms)?;
@@ -216,9 +214,12 @@ impl<S: Sql> Engine<S> {
 
     /// Plans the job's next pass; returns the report when the job is done.
     fn next_pass(&mut self, id: u64, now_ms: i64) -> Result<Option<CompactionReport>> {
-        let config = self.config.compaction.clone();
         let job = self.jobs.get(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?.clone();
+        let config = job.config.clone();
         let tokens = self.context_tokens_of(job.conversation_id)?;
+        if let Some(why) = &job.no_summaries {
+            return self.finish(id, true, why.clone(), now_ms).map(Some);
+        }
         let allowed = match job.goal {
             Goal::Pending if job.passes >= 2 => return self.finish(id, true, "pending compaction done".to_owned(), now_ms).map(Some),
             Goal::Pending if job.passes == 1 => Allowed::CondenseOnly,
@@ -245,20 +246,51 @@ impl<S: Sql> Engine<S> {
         }
     }
 
-    /// Ends a job: clears pending work when it succeeded, and reports.
+    /// Ends a job: clears pending work when it succeeded, and reports. A `compact` job reports
+    /// how far the prompt shrinks: its summaries, and the view under its budget (which leaves
+    /// out the oldest messages when summaries could not keep up). It never fails a turn while
+    /// the view could shrink; when nothing could, it says so in words hosts treat as a skip.
     fn finish(&mut self, id: u64, ok: bool, reason: String, now_ms: i64) -> Result<CompactionReport> {
         let job = self.jobs.remove(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
-        let tokens_after = self.context_tokens_of(job.conversation_id)?;
+        let context_after = self.context_tokens_of(job.conversation_id)?;
+        let view_after = match job.view {
+            Some(aim) => self.view_tokens_under(&job.session_key, job.conversation_id, aim.budget)?,
+            None => None,
+        };
+        let shrunk = match (job.view, view_after) {
+            (Some(aim), Some(after)) => u64::from(aim.before).saturating_sub(after),
+            _ => 0,
+        };
+        let compacted = !job.summary_ids.is_empty() || shrunk > 0;
+        let ok = ok || (job.view.is_some() && compacted);
         if ok {
             self.clear_pending(job.conversation_id, now_ms)?;
         }
-        let compacted = !job.summary_ids.is_empty();
-        let reason = if compacted && ok {
-            format!("{} summaries written ({} -> {} tokens); {reason}", job.summary_ids.len(), job.tokens_before, tokens_after)
-        } else {
-            reason
+        let tokens_after = if job.host_counted { job.tokens_before.saturating_sub(i64::try_from(shrunk).unwrap_or(i64::MAX)) } else { context_after };
+        let reason = match (compacted, job.view, view_after) {
+            (true, Some(aim), Some(after)) => format!(
+                "{} summaries written, view {} -> {after} tokens ({} -> {tokens_after} prompt tokens); {reason}",
+                job.summary_ids.len(),
+                aim.before,
+                job.tokens_before
+            ),
+            (true, _, _) => format!("{} summaries written ({} -> {} tokens); {reason}", job.summary_ids.len(), job.tokens_before, context_after),
+            (false, Some(_), after) if !reason.starts_with("already under target") && !reason.starts_with("nothing to compact") => {
+                let view = after.map_or_else(String::new, |a| format!(" the view is already down to {a} tokens and"));
+                format!("nothing to compact:{view} {reason}")
+            }
+            (false, _, _) => reason,
         };
+        let ok = ok || job.view.is_some();
         Ok(CompactionReport { ok, compacted, reason, tokens_before: job.tokens_before, tokens_after, summary_ids: job.summary_ids, failures: job.failures })
+    }
+
+    /// The tokens of the conversation's view under `budget` (None when it is no longer active).
+    fn view_tokens_under(&mut self, session_key: &str, conversation_id: i64, budget: u32) -> Result<Option<u64>> {
+        let Some(conversation) = conversations::find_active(self.store.sql(), session_key)?.filter(|c| c.id == conversation_id) else {
+            return Ok(None);
+        };
+        Ok(Some(self.views.view(self.store.sql(), &conversation, budget)?.tokens()))
     }
 
     fn clear_pending(&mut self, conversation_id: i64, now_ms: i64) -> Result<()> {

@@ -9,6 +9,7 @@
 
 mod job;
 mod pass;
+mod target;
 mod trigger;
 
 use serde::{Deserialize, Serialize};
@@ -58,9 +59,16 @@ pub struct CompactionParams {
     pub force: bool,
     #[serde(default)]
     pub token_budget: Option<f64>,
-    /// The host's own count of the prompt that overflowed, when it has one.
+    /// The host's own count of the prompt (its projection before a turn, or the prompt that
+    /// overflowed), when it has one.
     #[serde(default)]
     pub current_token_count: Option<f64>,
+    /// The model's context window, when the host reports it.
+    #[serde(default)]
+    pub context_window: Option<f64>,
+    /// The reply budget the host requests, when it reports it.
+    #[serde(default)]
+    pub max_output_tokens: Option<f64>,
 }
 
 /// A summary the caller must obtain from the host's LLM.

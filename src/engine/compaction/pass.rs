@@ -60,7 +60,7 @@ impl Pass {
         let items = store::load_items(sql, conversation_id)?;
         let mut no_leaf = None;
         if allowed == Allowed::LeafThenCondense {
-            match select_leaf_chunk(&items, config.fresh_tail_count, config.leaf_chunk_tokens) {
+            match select_leaf_chunk(&items, config.tail_rule(), config.leaf_chunk_tokens) {
                 Ok(plan) => {
                     let rows = store::load_messages(sql, &plan.message_ids)?;
                     let previous = previous_summary(sql, &items, plan.first_ordinal)?;
@@ -70,7 +70,7 @@ impl Pass {
                 Err(why) => no_leaf = Some(why.sentence()),
             }
         }
-        match plan_condensation(&items, config.fresh_tail_count, &CondenseRules::from_config(config)) {
+        match plan_condensation(&items, config.tail_rule(), &CondenseRules::from_config(config)) {
             Some(plan) => {
                 let rows = store::load_summaries(sql, &plan.summary_ids)?;
                 let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
@@ -78,7 +78,7 @@ impl Pass {
                 Ok(Ok(Pass::new(Sources::Summaries { plan, rows }, ledger, config, summarizer)))
             }
             None => {
-                let tail = items.len() - fresh_tail_start(&items, config.fresh_tail_count);
+                let tail = items.len() - fresh_tail_start(&items, config.tail_rule());
                 Ok(Err(match no_leaf {
                     Some(why) => format!("nothing to compact: {why}, and no summaries are due to be merged ({tail} items in the fresh tail)"),
                     None => "no summaries are due to be merged".to_owned(),

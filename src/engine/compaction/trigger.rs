@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use crate::core::compaction::fit::{fit, MIN_LEAF_CHUNK};
 use crate::core::compaction::{evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput};
 use crate::engine::params::{SessionRef, TriggerReport};
 use crate::engine::Engine;
@@ -28,11 +29,21 @@ impl<S: Sql> Engine<S> {
         Ok(Some(TriggerReport { pending: outcome.work, log_line: outcome.log_line }))
     }
 
-    /// Evaluates the trigger for a conversation and records the decision.
+    /// Evaluates the trigger for a conversation and records the decision. Sizes follow the
+    /// budget of the latest view (see [`crate::core::compaction::fit`]).
     pub(crate) fn evaluate_trigger(&mut self, conversation: &Conversation, now_ms: i64) -> Result<TriggerOutcome> {
-        let config = self.config.compaction.clone();
         let budget = self.views.budget(conversation.id);
-        let tail = store::tail_tokens(self.store.sql(), conversation.id, config.fresh_tail_count)?;
+        let window = self.host_facts(conversation.id)?.window;
+        let (mut retry, _) = store::load_state(self.store.sql(), conversation.id)?;
+        let config = match budget {
+            Some(b) => {
+                let mut fitted = fit(&self.config.compaction, b, window);
+                fitted.leaf_chunk_tokens = retry.chunk_tokens(fitted.leaf_chunk_tokens, MIN_LEAF_CHUNK);
+                fitted
+            }
+            None => self.config.compaction.clone(),
+        };
+        let tail = store::tail_tokens(self.store.sql(), conversation.id, config.tail_rule())?;
         let raw_outside_tail = conversation.context_raw_tokens() - tail;
         let input = LeafTriggerInput::new(&config, raw_outside_tail, conversation.context_token_count, None, budget.map(i64::from));
         let decision = evaluate_leaf_trigger(&input);
@@ -48,8 +59,10 @@ impl<S: Sql> Engine<S> {
             Some("sweep") => format!("context over the {} threshold: full sweep due; {}", config.context_threshold, decision.log_line()),
             _ => decision.log_line(),
         };
-        let telemetry = json!({ "decision": decision, "sweep": sweep, "budget": budget }).to_string();
+        let telemetry = json!({ "decision": decision, "sweep": sweep, "budget": budget, "freshTailTokens": tail }).to_string();
         let pending = work.map(|w| Pending { work: w.to_owned(), budget: budget.unwrap_or(self.config.default_token_budget), reason: decision.reason.name().to_owned() });
+        let failing = retry.consecutive_failures > 0;
+        retry.on_turn();
         self.store.write(|sql| {
             store::record_event(
                 sql,
@@ -66,9 +79,9 @@ impl<S: Sql> Engine<S> {
                 },
                 now_ms,
             )?;
-            if let Some(pending) = &pending {
-                let (retry, _) = store::load_state(sql, conversation.id)?;
-                store::save_state(sql, conversation.id, &retry, Some(pending), now_ms)?;
+            if pending.is_some() || failing {
+                let (_, stored_pending) = store::load_state(sql, conversation.id)?;
+                store::save_state(sql, conversation.id, &retry, pending.as_ref().or(stored_pending.as_ref()), now_ms)?;
             }
             Ok(())
         })?;

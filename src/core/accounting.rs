@@ -1,0 +1,193 @@
+//! Prompt accounting: the engine is not alone in the prompt. The model receives the host's system
+//! prompt, tool schemas and envelopes (the *overhead*), the engine's view, the current user
+//! prompt, and must keep room for its reply. The host decides before every turn, from the
+//! provider's reported usage, whether the turn may run (OpenClaw's preflight check: projected
+//! prompt ≥ window − reserve means "compact first"). This module turns what the host reported
+//! into the largest view that keeps both promises:
+//!
+//! 1. **the reply budget stays intact**: overhead + view + prompt + reply ≤ window;
+//! 2. **the next turn passes the host's check**: overhead + view + prompt + the reply to come +
+//!    the next prompt < window − reserve, so compaction happens in `maintain`, not as a
+//!    blocking preflight.
+//!
+//! Pure arithmetic on numbers the caller measured ([`HostFacts`]); it never looks at messages.
+//! Every number the host does not report is left out of the bound it would tighten, so an
+//! embedder that only passes a token budget gets exactly that budget.
+
+use serde::{Deserialize, Serialize};
+
+/// The host's reserve below the window (OpenClaw 2026.9: 20,000 tokens, at most a quarter of
+/// the window), where its preflight check asks for compaction.
+pub const HOST_RESERVE_TOKENS: u32 = 20_000;
+/// The reserve never exceeds this fraction of the window (as in the host).
+pub const HOST_RESERVE_MAX_FRACTION: f64 = 0.25;
+/// Slack for the difference between our token estimate and the provider's tokenizer on the
+/// parts we estimate (the view, the prompt), as a fraction of the window.
+pub const ESTIMATE_MARGIN_FRACTION: f64 = 0.02;
+
+/// What the engine learned about one conversation's real prompt. Persisted per conversation;
+/// every field is optional because hosts report different subsets (a browser embedder: none).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HostFacts {
+    /// The model's context window.
+    pub window: Option<u32>,
+    /// The reply budget the host requests (`max_tokens`).
+    pub max_output: Option<u32>,
+    /// Tokens of the prompt that are not our view nor the turn's own messages: system prompt,
+    /// tool schemas, envelopes, and the steady part of our estimate's error.
+    pub overhead: Option<u32>,
+    /// Output tokens of the last reply.
+    pub last_output: Option<u32>,
+    /// Our estimate of the last user prompt.
+    pub last_prompt: Option<u32>,
+    /// Tokens of the last view we returned (our estimate).
+    pub last_view: Option<u32>,
+    /// The prompt tokens the provider reported for the last request.
+    pub last_reported_prompt: Option<u32>,
+}
+
+/// The host's preflight threshold for a window: `window − min(20000, window / 4)`.
+pub fn host_threshold(window: u32) -> u32 {
+    let cap = (f64::from(window) * HOST_RESERVE_MAX_FRACTION).floor() as u32;
+    window.saturating_sub(HOST_RESERVE_TOKENS.min(cap))
+}
+
+fn margin(window: u32) -> u32 {
+    (f64::from(window) * ESTIMATE_MARGIN_FRACTION).ceil() as u32
+}
+
+/// A view budget and the bound that set it, for the log and `compaction_events`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ViewBudget {
+    pub tokens: u32,
+    /// `host` (the budget the host passed), `reply` (promise 1) or `preflight` (promise 2).
+    pub limited_by: &'static str,
+}
+
+impl HostFacts {
+    /// The largest view for a call whose host budget is `host_budget` and whose current user
+    /// prompt is `prompt_tokens` (our estimate; 0 when unknown).
+    pub fn view_budget(&self, host_budget: u32, prompt_tokens: u32) -> ViewBudget {
+        let mut best = ViewBudget { tokens: host_budget, limited_by: "host" };
+        let Some(window) = self.window.filter(|w| *w > 0) else { return best };
+        let overhead = self.overhead.unwrap_or(0);
+        let reply = self.max_output.unwrap_or(0).min(window);
+        let fixed = overhead.saturating_add(prompt_tokens).saturating_add(margin(window));
+        let fits_reply = window.saturating_sub(reply).saturating_sub(fixed);
+        // The reply to come is bounded by the reply budget; the last one is the best guess.
+        let next_reply = self.last_output.unwrap_or(reply).min(if reply > 0 { reply } else { u32::MAX });
+        let next_prompt = self.last_prompt.unwrap_or(0).max(prompt_tokens);
+        let passes_preflight = host_threshold(window).saturating_sub(fixed).saturating_sub(next_reply).saturating_sub(next_prompt);
+        for (tokens, limited_by) in [(fits_reply, "reply"), (passes_preflight, "preflight")] {
+            if tokens < best.tokens {
+                best = ViewBudget { tokens, limited_by };
+            }
+        }
+        best
+    }
+
+    /// Learns from one answered request: the provider counted `reported_prompt` tokens for a
+    /// prompt made of the overhead, our view of `view_tokens` and `turn_tokens` of the turn's
+    /// own messages before the request (our estimates).
+    pub fn learn_from_usage(&mut self, reported_prompt: u32, view_tokens: u32, turn_tokens: u32) {
+        self.overhead = Some(reported_prompt.saturating_sub(view_tokens.saturating_add(turn_tokens)));
+        self.last_reported_prompt = Some(reported_prompt);
+    }
+
+    /// Learns from a forced compaction: the host counts `host_count` tokens where it sees a
+    /// prompt over its threshold, while a view of `view_tokens` under our accounting would make
+    /// `predicted` tokens. A host count above our prediction is overhead we did not know about.
+    pub fn learn_from_host_count(&mut self, host_count: u32, view_tokens: u32) {
+        if self.window.is_none() {
+            return;
+        }
+        let predicted = self.predicted_prompt(view_tokens);
+        if host_count > predicted {
+            self.overhead = Some(self.overhead.unwrap_or(0).saturating_add(host_count - predicted));
+        }
+    }
+
+    /// What the host's next preflight projection should come to with a view of `view_tokens`
+    /// (the view as it stands now, last reply included): overhead, the view, and a next prompt
+    /// like the last one.
+    pub fn predicted_prompt(&self, view_tokens: u32) -> u32 {
+        self.overhead.unwrap_or(0).saturating_add(view_tokens).saturating_add(self.last_prompt.unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(window: u32, max_output: u32, overhead: u32) -> HostFacts {
+        HostFacts { window: Some(window), max_output: Some(max_output), overhead: Some(overhead), ..HostFacts::default() }
+    }
+
+    #[test]
+    fn host_threshold_keeps_a_quarter_for_small_windows_and_20000_for_large() {
+        assert_eq!(host_threshold(8_000), 6_000);
+        assert_eq!(host_threshold(32_000), 24_000);
+        assert_eq!(host_threshold(128_000), 108_000);
+        assert_eq!(host_threshold(0), 0);
+    }
+
+    #[test]
+    fn without_host_facts_the_host_budget_is_the_budget() {
+        let b = HostFacts::default().view_budget(5_000, 300);
+        assert_eq!(b, ViewBudget { tokens: 5_000, limited_by: "host" });
+    }
+
+    #[test]
+    fn the_view_leaves_room_for_overhead_prompt_reply_and_the_next_turn() {
+        let mut f = facts(8_000, 1_024, 3_000);
+        f.last_output = Some(40);
+        f.last_prompt = Some(600);
+        let b = f.view_budget(100_000, 600);
+        // preflight: 6000 − (3000 + 600 + 160) − 40 − 600 = 1600; reply: 8000 − 1024 − 3760 = 3216.
+        assert_eq!(b, ViewBudget { tokens: 1_600, limited_by: "preflight" });
+        assert!(3_000 + b.tokens + 600 + 1_024 <= 8_000, "the reply budget stays intact");
+        assert!(3_000 + b.tokens + 600 + 40 + 600 < host_threshold(8_000), "the next turn passes the preflight check");
+    }
+
+    #[test]
+    fn a_huge_reply_budget_binds_before_the_preflight_reserve() {
+        let mut f = facts(128_000, 100_000, 10_000);
+        f.last_output = Some(500);
+        let b = f.view_budget(200_000, 0);
+        assert_eq!(b.limited_by, "reply");
+        assert_eq!(b.tokens, 128_000 - 100_000 - 10_000 - 2_560);
+    }
+
+    #[test]
+    fn overhead_larger_than_the_window_gives_an_empty_view_not_a_panic() {
+        let b = facts(8_000, 1_024, 50_000).view_budget(4_000, u32::MAX);
+        assert_eq!(b.tokens, 0);
+    }
+
+    #[test]
+    fn usage_teaches_the_overhead_and_a_higher_host_count_raises_it() {
+        let mut f = HostFacts { window: Some(8_000), ..HostFacts::default() };
+        f.learn_from_usage(4_000, 1_000, 600);
+        assert_eq!(f.overhead, Some(2_400));
+        f.learn_from_usage(100, 1_000, 600);
+        assert_eq!(f.overhead, Some(0), "a report below our estimate means no overhead, never negative");
+        f.overhead = Some(2_000);
+        f.last_output = Some(50);
+        f.last_prompt = Some(600);
+        f.learn_from_host_count(7_000, 3_000);
+        // predicted 2000 + 3000 + 600 = 5600: 1400 more overhead than we knew.
+        assert_eq!(f.overhead, Some(3_400));
+        f.learn_from_host_count(1_000, 3_000);
+        assert_eq!(f.overhead, Some(3_400), "a lower host count never lowers the overhead");
+    }
+
+    #[test]
+    fn facts_round_trip_and_tolerate_missing_fields() {
+        let f = facts(8_000, 512, 3_000);
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(serde_json::from_str::<HostFacts>(&json).unwrap(), f);
+        assert_eq!(serde_json::from_str::<HostFacts>("{}").unwrap(), HostFacts::default());
+    }
+}

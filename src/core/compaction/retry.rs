@@ -1,0 +1,206 @@
+//! What happens after a summary was given up (seed 01: "skip and retry next turn").
+//!
+//! - An answer that was not a usable summary (empty, too long, our own markup, ...) is retried
+//!   on the **next turn**, with a smaller chunk: waiting would not make the same request better,
+//!   and every turn without a summary pushes the view towards a sliding window.
+//! - A provider that failed to answer (an error, a timeout) backs off in time, doubling up to
+//!   the cap, but a probe runs after [`PROBE_AFTER_TURNS`] turns whatever the clock says, so a
+//!   busy session (tool loops make turns seconds apart) never goes unsummarized for more than a
+//!   few turns once the provider answers again.
+//! - Refused credentials count towards the breaker; once it is open only one probe per cooldown
+//!   runs, forced or not, because repeating a refused credential only repeats the refusal.
+//!
+//! [`RetryState`] is plain serde data kept in the database, so a restart forgets nothing. Pure
+//! transitions; time arrives as `now_ms`.
+
+use serde::{Deserialize, Serialize};
+
+/// Turns after a provider failure when one attempt runs despite the backoff.
+pub const PROBE_AFTER_TURNS: u32 = 3;
+/// Most halvings of the leaf chunk after failed answers.
+pub const MAX_CHUNK_SHRINK: u32 = 3;
+
+/// How a failure counts toward backoff and the breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryKind {
+    /// Credentials refused.
+    Auth,
+    /// The provider failed to answer: an error, a timeout, an outage, a rate limit.
+    Provider,
+    /// The provider answered, but not with a usable summary.
+    Output,
+}
+
+/// Retry timing, from [`super::config::CompactionConfig::backoff_policy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackoffPolicy {
+    pub base_ms: u64,
+    pub max_ms: u64,
+    /// Consecutive auth failures that open the breaker.
+    pub breaker_after: u32,
+}
+
+/// Persisted per conversation: consecutive failures, the auth streak, when the next attempt
+/// may run, the turns since the last failure, and whether the breaker is open.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryState {
+    pub consecutive_failures: u32,
+    /// Auth failures since the last success. Other failures neither add to nor reset it: a
+    /// timeout says nothing about whether the credentials work.
+    pub auth_failures: u32,
+    pub next_retry_at_ms: Option<i64>,
+    pub breaker_open: bool,
+    /// Turns stored since the last failure (for the provider probe).
+    #[serde(default)]
+    pub turns_since_failure: u32,
+    /// Halvings of the leaf chunk for the next attempt, after answers that were not summaries.
+    #[serde(default)]
+    pub chunk_shrink: u32,
+}
+
+impl RetryState {
+    /// Records a failed compaction at `now_ms`.
+    pub fn on_failure(&mut self, kind: RetryKind, now_ms: i64, policy: &BackoffPolicy) {
+        self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+        self.turns_since_failure = 0;
+        if kind == RetryKind::Auth {
+            self.auth_failures = self.auth_failures.saturating_add(1);
+        }
+        self.breaker_open = self.auth_failures >= policy.breaker_after.max(1);
+        if kind == RetryKind::Output && !self.breaker_open {
+            self.chunk_shrink = (self.chunk_shrink + 1).min(MAX_CHUNK_SHRINK);
+            self.next_retry_at_ms = None;
+            return;
+        }
+        let max = policy.max_ms.max(policy.base_ms);
+        let delay = if self.breaker_open {
+            max
+        } else {
+            let doublings = self.consecutive_failures.saturating_sub(1).min(63);
+            policy.base_ms.saturating_mul(1u64 << doublings).min(max)
+        };
+        let delay = i64::try_from(delay).unwrap_or(i64::MAX);
+        self.next_retry_at_ms = Some(now_ms.saturating_add(delay));
+    }
+
+    /// A compaction succeeded: every counter resets and the breaker closes.
+    pub fn on_success(&mut self) {
+        *self = RetryState::default();
+    }
+
+    /// A turn was stored: counts towards the provider probe.
+    pub fn on_turn(&mut self) {
+        if self.consecutive_failures > 0 {
+            self.turns_since_failure = self.turns_since_failure.saturating_add(1);
+        }
+    }
+
+    /// Whether an automatic compaction may run now.
+    pub fn may_attempt(&self, now_ms: i64) -> bool {
+        let time_is_up = self.next_retry_at_ms.is_none_or(|at| now_ms >= at);
+        time_is_up || (!self.breaker_open && self.turns_since_failure >= PROBE_AFTER_TURNS)
+    }
+
+    /// Whether a forced (`compact({force})`) compaction may ask the summarizer now: the same
+    /// rule. A forced compaction that may not summarize still shrinks the view.
+    pub fn may_attempt_forced(&self, now_ms: i64) -> bool {
+        self.may_attempt(now_ms)
+    }
+
+    /// The leaf chunk for the next attempt: halved once per failed answer since the last success.
+    pub fn chunk_tokens(&self, fitted_chunk: u32, floor: u32) -> u32 {
+        (fitted_chunk >> self.chunk_shrink.min(MAX_CHUNK_SHRINK)).max(floor.min(fitted_chunk))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POLICY: BackoffPolicy = BackoffPolicy { base_ms: 30_000, max_ms: 3_600_000, breaker_after: 3 };
+
+    #[test]
+    fn provider_failures_back_off_doubling_up_to_the_cap_and_success_resets_it() {
+        let mut s = RetryState::default();
+        assert!(s.may_attempt(0));
+        let mut delays = vec![];
+        for _ in 0..10 {
+            s.on_failure(RetryKind::Provider, 1_000, &POLICY);
+            delays.push(s.next_retry_at_ms.unwrap() - 1_000);
+        }
+        assert_eq!(&delays[..4], &[30_000, 60_000, 120_000, 240_000]);
+        assert_eq!(*delays.last().unwrap(), 3_600_000);
+        assert!(!s.may_attempt(1_000 + 3_599_999));
+        assert!(s.may_attempt(1_000 + 3_600_000));
+        s.on_success();
+        assert_eq!(s, RetryState::default());
+    }
+
+    #[test]
+    fn a_provider_that_answers_again_is_probed_within_a_few_turns_whatever_the_backoff() {
+        let mut s = RetryState::default();
+        for _ in 0..10 {
+            s.on_failure(RetryKind::Provider, 0, &POLICY);
+        }
+        for turn in 1..=PROBE_AFTER_TURNS {
+            assert!(!s.may_attempt(1_000), "probe too early at turn {turn}");
+            s.on_turn();
+        }
+        assert!(s.may_attempt(1_000), "a probe after {PROBE_AFTER_TURNS} turns");
+        s.on_failure(RetryKind::Provider, 1_000, &POLICY);
+        assert!(!s.may_attempt(1_001), "a failed probe starts the count again");
+    }
+
+    #[test]
+    fn an_unusable_answer_is_retried_next_turn_with_a_smaller_chunk() {
+        let mut s = RetryState::default();
+        s.on_failure(RetryKind::Output, 0, &POLICY);
+        assert!(s.may_attempt(0), "no waiting in time after an answer that was not a summary");
+        assert_eq!(s.chunk_tokens(8_000, 256), 4_000);
+        for _ in 0..10 {
+            s.on_failure(RetryKind::Output, 0, &POLICY);
+        }
+        assert_eq!(s.chunk_tokens(8_000, 256), 1_000, "at most {MAX_CHUNK_SHRINK} halvings");
+        assert_eq!(s.chunk_tokens(300, 256), 256, "never below the floor");
+        assert_eq!(s.chunk_tokens(100, 256), 100, "a floor above the chunk keeps the chunk");
+        s.on_success();
+        assert_eq!(s.chunk_tokens(8_000, 256), 8_000);
+    }
+
+    #[test]
+    fn breaker_opens_after_repeated_auth_failures_and_blocks_forced_runs_and_probes() {
+        let mut s = RetryState::default();
+        for i in 0..3 {
+            assert!(!s.breaker_open, "open too early at {i}");
+            s.on_failure(RetryKind::Auth, 0, &POLICY);
+        }
+        assert!(s.breaker_open);
+        assert_eq!(s.next_retry_at_ms, Some(3_600_000));
+        assert!(!s.may_attempt_forced(10));
+        for _ in 0..10 {
+            s.on_turn();
+        }
+        assert!(!s.may_attempt(10), "turn probes do not bypass an open breaker");
+        assert!(s.may_attempt(3_600_000), "one probe after the cooldown");
+        s.on_failure(RetryKind::Provider, 3_600_000, &POLICY);
+        assert!(s.breaker_open, "a timeout does not prove the credentials work");
+        s.on_success();
+        assert!(!s.breaker_open);
+    }
+
+    #[test]
+    fn retry_state_round_trips_reads_older_rows_and_survives_extremes() {
+        let mut s = RetryState::default();
+        for _ in 0..200 {
+            s.on_failure(RetryKind::Auth, i64::MAX - 5, &BackoffPolicy { base_ms: u64::MAX, max_ms: u64::MAX, breaker_after: 1 });
+        }
+        assert_eq!(s.next_retry_at_ms, Some(i64::MAX));
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains("\"consecutiveFailures\":200") && json.contains("\"breakerOpen\":true"), "{json}");
+        assert_eq!(serde_json::from_str::<RetryState>(&json).unwrap(), s);
+        let old = r#"{"consecutiveFailures":2,"authFailures":0,"nextRetryAtMs":5,"breakerOpen":false}"#;
+        assert_eq!(serde_json::from_str::<RetryState>(old).unwrap().turns_since_failure, 0);
+    }
+}
