@@ -37,10 +37,12 @@ import {
 } from "./e2e-support.mjs";
 
 const MAX_TOKENS = 1024;
-// The default workspace's bootstrap files make the host's system prompt ~10K tokens, more than an
-// 8K window holds before any history; a user of such a model skips them (the host's own setting,
-// not ours), which leaves a ~3K-token system prompt.
+// The host's defaults make its own prompt ~10K tokens (workspace bootstrap files, 12 tool
+// schemas), more than an 8K window holds before any history: no engine can answer there. A user
+// of such a model trims the host (its settings, not ours): no bootstrap files and the minimal
+// tool profile leave a ~3K-token system prompt, as in the runs the issue reports.
 const SMALL_MODEL_AGENT = { skipBootstrap: true };
+const SMALL_MODEL_HOST = { tools: { profile: "minimal" } };
 const FAILED_WARNING = /\[lossless-wasm\] compaction failed \((.+?)\); all (\d+) original messages preserved/;
 const OMISSION_LINE = /earlier messages of this conversation are stored/;
 
@@ -83,7 +85,7 @@ function describeEvents(events) {
 }
 
 test("default config, window 8000, 2,400-char notes: 12/12 turns answered and summaries reach the prompt", { timeout: 30 * 60_000 }, async (t) => {
-  const e2e = await setupE2e(t, { contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, mock: { summaryMode: "answer" } });
+  const e2e = await setupE2e(t, { contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "answer" } });
   const nonce = Date.now().toString(36);
   const sessionKey = `agent:main:e2e-default-8k-${nonce}`;
   const recs = await runNotes(e2e, sessionKey, { turns: 12, chars: 2400, nonce });
@@ -101,7 +103,7 @@ test("default config, window 8000, 2,400-char notes: 12/12 turns answered and su
 });
 
 test("default config, window 8000, every summary request HTTP 500: 12/12 answered, no truncated text, originals kept", { timeout: 30 * 60_000 }, async (t) => {
-  const e2e = await setupE2e(t, { contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, mock: { summaryMode: "fail", summaryFailStatus: 500 } });
+  const e2e = await setupE2e(t, { contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "fail", summaryFailStatus: 500 } });
   const nonce = Date.now().toString(36);
   const sessionKey = `agent:main:e2e-default-8k-fail-${nonce}`;
   const recs = await runNotes(e2e, sessionKey, { turns: 12, chars: 2400, nonce });

@@ -219,9 +219,10 @@ export function assertTurnOk(rec, output) {
     served.length >= 1,
     `${label}: the mock LLM answered no agent-turn request; requests during the turn:\n${describeRequests(rec.requests)}`,
   );
+  // The host trims the reply's surrounding whitespace.
   assert.equal(
-    turn.reply,
-    served.at(-1).reply,
+    String(turn.reply ?? "").trim(),
+    String(served.at(-1).reply ?? "").trim(),
     `${label}: the host's reply is not the mock's last agent-turn reply\n` +
       `requests during the turn:\n${describeRequests(rec.requests)}`,
   );

@@ -14,7 +14,7 @@
 //! one summary inside another. It must not invent content: everything rendered comes from the
 //! parsed input or the ledger.
 
-use super::ledger::{dedupe_newest, one_line, EntryKind, Ledger, ENTRY_MAX_CHARS};
+use super::ledger::{clip, dedupe_newest, one_line, EntryKind, Ledger, ENTRY_MAX_CHARS};
 use super::timefmt;
 use crate::core::tokens::estimate_text;
 
@@ -228,9 +228,20 @@ impl SummaryDoc {
     /// when the budget is too small for it. Returns whether anything was dropped.
     pub fn bound(&mut self, budget_tokens: u32) -> bool {
         let budget = u64::from(budget_tokens);
+        // The latest request is kept, but never more than a quarter of the summary: quoting a
+        // whole note would make the summary of a short chunk as long as the chunk.
+        let request_share = (budget / REQUEST_SHARE_DIVISOR).max(REQUEST_MIN_TOKENS);
+        let mut clipped = false;
+        if let Some(request) = &self.ledger.latest_request {
+            if u64::from(estimate_text(request)) > request_share {
+                let keep = usize::try_from(request_share * 4).unwrap_or(usize::MAX);
+                self.ledger.latest_request = Some(clip(request, keep));
+                clipped = true;
+            }
+        }
         let mut total = u64::from(estimate_text(&self.render()));
         if total <= budget {
-            return false;
+            return clipped;
         }
         let mut piles: Vec<Pile> = SHARES.iter().map(|&(slot, weight, keep)| Pile::new(self.slot(slot), weight, keep)).collect();
         while total > budget {
@@ -343,6 +354,11 @@ pub fn ledger_of(texts: &[&str]) -> Ledger {
     }
     ledger
 }
+
+/// The latest request may fill at most this fraction (1/n) of a bounded summary...
+const REQUEST_SHARE_DIVISOR: u64 = 4;
+/// ...but always keeps this many tokens (about 120 characters).
+const REQUEST_MIN_TOKENS: u64 = 30;
 
 const OPEN_TAG: &str = "<lossless-summary";
 const CLOSE_TAG: &str = "</lossless-summary>";
@@ -491,6 +507,18 @@ mod tests {
         assert_eq!(doc.ledger.modified, vec!["src/keep.rs"]);
         assert_eq!(doc.ledger.latest_request.as_deref(), Some("please keep me"));
         assert!(!doc.clone().bound(300), "already within budget");
+    }
+
+    #[test]
+    fn a_long_latest_request_is_clipped_to_a_quarter_of_the_summary() {
+        let mut doc = SummaryDoc::default();
+        doc.goal.push("keep the logbook".to_owned());
+        doc.ledger.set_latest_request(&"note the tide and the wind ".repeat(70));
+        assert!(doc.bound(200));
+        let request = doc.ledger.latest_request.clone().unwrap();
+        assert!(request.starts_with("note the tide") && request.ends_with('…'), "{request}");
+        assert!(estimate_text(&request) <= 51, "{}", estimate_text(&request));
+        assert!(estimate_text(&doc.render()) <= 200);
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub fn one_line(text: &str, max_chars: usize) -> String {
     clip(&flat, max_chars)
 }
 
-fn clip(text: &str, max_chars: usize) -> String {
+pub(crate) fn clip(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
