@@ -9,6 +9,13 @@ profile=release
 [ "${1:-}" = "--debug" ] && profile=debug
 flags=(); [ "$profile" = release ] && flags=(--release)
 
+# On a fresh clone: the npm packages (sql.js ships inside the package) and the wasm toolchain
+# come from the setup's build-only part, which skips whatever is already there.
+if [ ! -f node_modules/sql.js/dist/sql-wasm.wasm ] || ! command -v wasm-bindgen >/dev/null || ! { rustup_has_wasm || debian_wasm_std; }; then
+  echo "==> build prerequisites missing; running: bash scripts/setup.sh --build-only"
+  bash scripts/setup.sh --build-only
+fi
+
 wasm_cargo build --quiet --lib --target wasm32-unknown-unknown "${flags[@]}"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)"
 
