@@ -5,7 +5,8 @@
 //! prompt ≥ window − reserve means "compact first"). This module turns what the host reported
 //! into the largest view that keeps both promises:
 //!
-//! 1. **the reply budget stays intact**: overhead + view + prompt + reply ≤ window;
+//! 1. **the reply budget stays intact**: 1.2 × (overhead + view + prompt) + reply ≤ window (the
+//!    host pads its own estimate by 1.2 before it decides whether the reply still fits);
 //! 2. **the next turn passes the host's check**: overhead + view + prompt + the reply to come +
 //!    the next prompt < window − reserve, so compaction happens in `maintain`, not as a
 //!    blocking preflight.
@@ -21,6 +22,10 @@ use serde::{Deserialize, Serialize};
 pub const HOST_RESERVE_TOKENS: u32 = 20_000;
 /// The reserve never exceeds this fraction of the window (as in the host).
 pub const HOST_RESERVE_MAX_FRACTION: f64 = 0.25;
+/// The host estimates a prompt at this factor of its plain count when it decides how much room
+/// the reply has (OpenClaw's `SAFETY_MARGIN`), and cuts the reply budget when that estimate
+/// plus the reply exceeds the window.
+pub const HOST_ESTIMATE_SAFETY: f64 = 1.2;
 /// Slack for the difference between our token estimate and the provider's tokenizer on the
 /// parts we estimate (the view, the prompt), as a fraction of the window.
 pub const ESTIMATE_MARGIN_FRACTION: f64 = 0.02;
@@ -75,7 +80,8 @@ impl HostFacts {
         let overhead = self.overhead.unwrap_or(0);
         let reply = self.max_output.unwrap_or(0).min(window);
         let fixed = overhead.saturating_add(prompt_tokens).saturating_add(margin(window));
-        let fits_reply = window.saturating_sub(reply).saturating_sub(fixed);
+        let room_for_prompt = (f64::from(window.saturating_sub(reply)) / HOST_ESTIMATE_SAFETY).floor() as u32;
+        let fits_reply = room_for_prompt.saturating_sub(fixed);
         // The reply to come is bounded by the reply budget; the last one is the best guess.
         let next_reply = self.last_output.unwrap_or(reply).min(if reply > 0 { reply } else { u32::MAX });
         let next_prompt = self.last_prompt.unwrap_or(0).max(prompt_tokens);
@@ -145,9 +151,9 @@ mod tests {
         f.last_output = Some(40);
         f.last_prompt = Some(600);
         let b = f.view_budget(100_000, 600);
-        // preflight: 6000 − (3000 + 600 + 160) − 40 − 600 = 1600; reply: 8000 − 1024 − 3760 = 3216.
+        // preflight: 6000 − (3000 + 600 + 160) − 40 − 600 = 1600; reply: (8000 − 1024) / 1.2 − 3760 = 2053.
         assert_eq!(b, ViewBudget { tokens: 1_600, limited_by: "preflight" });
-        assert!(3_000 + b.tokens + 600 + 1_024 <= 8_000, "the reply budget stays intact");
+        assert!(f64::from(3_000 + b.tokens + 600) * HOST_ESTIMATE_SAFETY + 1_024.0 <= 8_000.0, "the reply budget stays intact");
         assert!(3_000 + b.tokens + 600 + 40 + 600 < host_threshold(8_000), "the next turn passes the preflight check");
     }
 
@@ -157,7 +163,7 @@ mod tests {
         f.last_output = Some(500);
         let b = f.view_budget(200_000, 0);
         assert_eq!(b.limited_by, "reply");
-        assert_eq!(b.tokens, 128_000 - 100_000 - 10_000 - 2_560);
+        assert_eq!(b.tokens, 23_333 - 10_000 - 2_560);
     }
 
     #[test]
