@@ -36,7 +36,8 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     if (p?.abortSignal?.aborted && !report.summaryIds?.length) {
       return { ...report, ok: false, compacted: false, reason: `compaction aborted by the host; ${report.reason}` };
     }
-    if (report.compacted) logger?.info?.(`[lossless-wasm] ${report.reason}`);
+    // Every forced compaction explains itself, including "nothing to compact".
+    if (report.compacted || params.force) logger?.info?.(`[lossless-wasm] ${report.reason}`);
     return report;
   };
   return {
