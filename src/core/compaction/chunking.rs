@@ -61,6 +61,10 @@ impl NoChunk {
     }
 }
 
+/// Smallest leaf chunk worth a summary of its own (a rendered summary costs ~60 tokens of
+/// framing before any content).
+pub const MIN_USEFUL_CHUNK_TOKENS: u64 = 256;
+
 /// Which newest raw messages are the fresh tail: at most `count` of them and at most
 /// `max_tokens` tokens, but always the newest one (the tail yields to the budget, never to
 /// nothing). Summaries between tail messages belong to the tail.
@@ -148,11 +152,14 @@ pub fn select_leaf_chunk(items: &[ContextItem], tail: impl Into<TailRule>, leaf_
     let run_end = outside.iter().skip(start).position(|item| !item.is_message()).map_or(tail, |n| start + n);
 
     let budget = u64::from(leaf_chunk_tokens);
+    // A chunk too small to outweigh its summary's own framing takes the next message along,
+    // however large: a 19-token reply summarized alone would grow the context.
+    let min_useful = MIN_USEFUL_CHUNK_TOKENS.min(budget / 4);
     let mut end = start;
     let mut tokens = 0u64;
     for item in outside.get(start..run_end).unwrap_or(&[]) {
         let next = tokens + u64::from(item.tokens);
-        if end > start && next > budget {
+        if end > start && next > budget && tokens >= min_useful {
             break;
         }
         tokens = next;
@@ -292,6 +299,16 @@ mod tests {
         assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 1_399 }), 3);
         assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 10 }), 3, "the newest message always stays");
         assert_eq!(fresh_tail_start(&items, TailRule { count: 0, max_tokens: 10 }), 4);
+    }
+
+    #[test]
+    fn a_tiny_chunk_takes_the_next_message_along_instead_of_being_summarized_alone() {
+        let items = [msg(0, Role::Assistant, 19), msg(1, Role::User, 4_056), msg(2, Role::Assistant, 19)];
+        let plan = select_leaf_chunk(&items, TailRule { count: 32, max_tokens: 100 }, 1_127).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101]);
+        let roomy = [msg(0, Role::User, 600), msg(1, Role::User, 4_056), msg(2, Role::Assistant, 19)];
+        let plan = select_leaf_chunk(&roomy, TailRule { count: 32, max_tokens: 100 }, 1_127).unwrap();
+        assert_eq!(plan.message_ids, vec![100], "a chunk of useful size stops at its budget");
     }
 
     #[test]
