@@ -67,6 +67,8 @@ test("128K window, 10.8K-token system prompt, 2K-8K tool results, 300 turns: eve
   assertEveryTurnFit(sim);
   await assertStoredOnce(dbPath, sim);
   assert.ok(llm.calls.length > 0, "summaries were written");
+  assert.ok(llm.calls.length <= 300, `summaries cost at most one request per turn (${llm.calls.length} in 300 turns)`);
+  assert.equal(sim.stats.forced, 0, "with room in the window the host never had to force a compaction");
   const late = sim.stats.views.slice(100);
   const withSummary = late.filter((v) => viewText(v).includes(SUMMARY_TAG)).length;
   assert.equal(withSummary, late.length, `only ${withSummary} of the last ${late.length} views carry summaries (a sliding window)`);
@@ -95,6 +97,7 @@ test("8K window, fast tool loops, one failed summary: the next attempt comes wit
   assert.ok(withSummary >= views.length * 0.95, `only ${withSummary} of ${views.length} views carry a summary: a sliding window`);
   const [[events]] = await query(dbPath, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'compacted'");
   assert.ok(events >= 20, `summaries kept being written (${events})`);
+  assert.ok(llm.calls.length <= 450, `summaries cost about one request per turn, not a sweep each (${llm.calls.length} in 300 turns)`);
 });
 
 test("8K window, every summary failing: every turn answered, the view says what it left out, nothing lost", { timeout: 600_000 }, async () => {
