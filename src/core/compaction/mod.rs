@@ -18,6 +18,7 @@ pub mod escalation;
 pub mod extractive;
 pub mod format;
 pub mod ledger;
+pub mod plausibility;
 pub mod prompts;
 mod timefmt;
 pub mod trigger;
