@@ -47,6 +47,14 @@ fn check_common_fields(value: &Value) -> Result<()> {
         Some(Value::Null) => return Err(Error::input("sessionId", "is required (a non-empty string)")),
         Some(_) => return Err(Error::input("sessionId", "must be a string")),
     }
+    // Required strings of some calls; when present but null (JS undefined), name them.
+    for key in ["advancementKey", "pattern"] {
+        match obj.get(key) {
+            Some(Value::Null) => return Err(Error::input(key, "is required (a string)")),
+            Some(v) if !v.is_string() => return Err(Error::input(key, "must be a string")),
+            _ => {}
+        }
+    }
     if obj.get("sessionKey").is_some_and(|k| !k.is_null() && !k.is_string()) {
         return Err(Error::input("sessionKey", "must be a string"));
     }
@@ -214,6 +222,7 @@ mod tests {
         assert_eq!(field_of(json!({"sessionId": "s", "sessionKey": [], "advancementKey": "a", "messages": []})), "sessionKey");
         assert_eq!(field_of(json!({"sessionId": "s", "advancementKey": "a", "messages": "nope"})), "messages");
         assert_eq!(field_of(json!("not an object")), "params");
+        assert_eq!(field_of(json!({"sessionId": "s", "advancementKey": null, "messages": []})), "advancementKey");
         let missing = decode::<CommitTurnParams>("commitTurn", json!({"advancementKey": "a", "messages": []})).unwrap_err();
         assert!(missing.to_string().contains("sessionId"), "{missing}");
     }
