@@ -10,12 +10,41 @@ export function classifyError(err) {
   return "other";
 }
 
-function withTimeout(promise, ms) {
+const abortError = (message) => Object.assign(new Error(message), { name: "AbortError" });
+
+/**
+ * Runs one LLM request under its own AbortController, linked to the host's signal: the time
+ * limit or a host abort rejects at once *and* aborts the request, so an abandoned request stops
+ * (and stops being billed) instead of running on until the provider gives up. An answer that
+ * arrives after the abort is discarded, never used as a summary.
+ */
+async function completeWithin(llm, request, ms, hostSignal) {
+  const controller = new AbortController();
   let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`summarizer timed out after ${ms} ms`), { name: "TimeoutError" })), ms);
+  let onHostAbort;
+  const stopped = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      const err = Object.assign(new Error(`summarizer timed out after ${ms} ms`), { name: "TimeoutError" });
+      controller.abort(err);
+      reject(err);
+    }, ms);
+    onHostAbort = () => {
+      const err = abortError("compaction aborted by the host");
+      controller.abort(err);
+      reject(err);
+    };
+    hostSignal?.addEventListener?.("abort", onHostAbort, { once: true });
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  try {
+    const result = await Promise.race([llm.complete({ ...request, signal: controller.signal }), stopped]);
+    if (controller.signal.aborted) throw controller.signal.reason ?? abortError("the summary request was aborted");
+    return result;
+  } finally {
+    clearTimeout(timer);
+    hostSignal?.removeEventListener?.("abort", onHostAbort);
+    // The losing side of the race must not surface as an unhandled rejection.
+    stopped.catch(() => {});
+  }
 }
 
 /**
@@ -25,9 +54,9 @@ function withTimeout(promise, ms) {
  * @param {object} options
  * @param {"auto"|"host"|"extractive"} [options.choice] config `summarizer`
  * @param {{complete: Function}} [options.llm] the host's LLM capability, when there is one
- * @param {number} [options.timeoutMs] per summary request
+ * @param {number} [options.timeoutMs] per summary request; when it passes, the request is aborted
  * @param {AbortSignal} [options.signal] the host's abort signal (compact() gets one); an abort
- *        fails the pending summary like a timeout, so nothing is written
+ *        aborts the pending request and fails the summary like a timeout, so nothing is written
  */
 export async function runCompaction(handle, params, { choice = "auto", llm, timeoutMs = 120_000, signal } = {}) {
   const hasLlm = typeof llm?.complete === "function";
@@ -39,11 +68,9 @@ export async function runCompaction(handle, params, { choice = "auto", llm, time
   while (step.type === "needSummary") {
     let answer;
     try {
-      if (signal?.aborted) throw Object.assign(new Error("compaction aborted by the host"), { name: "AbortError" });
-      const result = await withTimeout(
-        llm.complete({ messages: [{ role: "user", content: step.prompt }], maxTokens: step.maxTokens, purpose: step.purpose, signal }),
-        timeoutMs,
-      );
+      if (signal?.aborted) throw abortError("compaction aborted by the host");
+      const request = { messages: [{ role: "user", content: step.prompt }], maxTokens: step.maxTokens, purpose: step.purpose };
+      const result = await completeWithin(llm, request, timeoutMs, signal);
       // OpenClaw resolves a failed provider call with stopReason "error" and empty text rather
       // than throwing; that is a summarizer error, not an empty summary.
       if (result?.stopReason === "error" || result?.stopReason === "aborted") {

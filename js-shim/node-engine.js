@@ -1,12 +1,14 @@
 // The Node side: loads the wasm module once per process and keeps one engine per database path
 // for the life of the process (the host calls the factory every turn). Storage is node:sqlite
 // when available (file-backed, WAL, durable per transaction) or sql.js with atomic whole-file
-// saves; config `storage` overrides the choice.
+// saves; config `storage` overrides the choice. A sql.js file is locked to one process
+// (file-lock.js): a second process gets a clear error instead of silently losing writes.
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { initSync } from "../wasm/lossless_wasm.js";
 import { createHandle } from "./engine-handle.js";
+import { lockDatabaseFile } from "./file-lock.js";
 import { readDatabaseFile, writeFileAtomic } from "./file-store.js";
 import { NodeSqliteDatabase, nodeSqliteAvailable } from "./node-sqlite.js";
 
@@ -37,9 +39,15 @@ export function chooseStorage(config) {
 async function openDatabase(path, storage) {
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") return { db: new NodeSqliteDatabase(path) };
-  sqlJs ??= require("../vendor/sql.js/sql-wasm.cjs")();
-  const SQL = await sqlJs;
-  return { db: new SQL.Database(readDatabaseFile(path)), save: (bytes) => writeFileAtomic(path, bytes) };
+  const unlock = lockDatabaseFile(path);
+  try {
+    sqlJs ??= require("../vendor/sql.js/sql-wasm.cjs")();
+    const SQL = await sqlJs;
+    return { db: new SQL.Database(readDatabaseFile(path)), save: (bytes) => writeFileAtomic(path, bytes) };
+  } catch (err) {
+    unlock();
+    throw err;
+  }
 }
 
 /** The engine for `dbPath`, opened on first use and shared afterwards. */

@@ -1,7 +1,10 @@
 // node:sqlite behind the subset of sql.js's Database/Statement interface that the Rust backend
 // binds to (prepare/bind/step/get/reset/free, exec), so the same Rust SQL layer runs on both.
 // The database is a file in WAL mode with synchronous=FULL: each committed transaction is durable
-// on its own, with no whole-file export.
+// on its own, with no whole-file export. Several processes may share the file (two gateways of
+// one user): SQLite's busy timeout waits for the other writer, and a statement that still finds
+// the database locked outside a transaction (starting one, or a lone read) is retried, so
+// "database is locked" does not reach the host while the other process is merely busy.
 
 /** Whether this Node has node:sqlite (22.5+; stable in 24+). */
 export function nodeSqliteAvailable() {
@@ -12,8 +15,33 @@ export function nodeSqliteAvailable() {
   }
 }
 
+/** How long SQLite itself waits for another connection's lock, per attempt. */
+export const BUSY_TIMEOUT_MS = 5000;
+/** Further attempts after the busy timeout ran out, each after a pause. */
+const BUSY_RETRIES = 5;
+const BUSY_PAUSE_MS = 200;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+const isBusy = (err) => err?.errcode === 5 || err?.errcode === 6 || /database is (locked|busy)/i.test(err?.message ?? "");
+
+/**
+ * Runs `work`, retrying while the database is locked by another process. Only safe outside a
+ * transaction or for the statement that opens one: inside a transaction the caller rolls back.
+ */
+function retryBusy(db, work) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return work();
+    } catch (err) {
+      if (!isBusy(err) || attempt >= BUSY_RETRIES || db.isTransaction) throw err;
+      Atomics.wait(pause, 0, 0, BUSY_PAUSE_MS);
+    }
+  }
+}
+
 class Statement {
-  constructor(stmt) {
+  constructor(stmt, db) {
+    this.db = db;
     stmt.setReturnArrays(true);
     this.stmt = stmt;
     this.params = [];
@@ -28,8 +56,14 @@ class Statement {
   }
 
   step() {
-    this.rows ??= this.stmt.iterate(...this.params);
-    const next = this.rows.next();
+    // The first step is where a lock is taken (retried afresh); a later one continues a read
+    // that already holds it.
+    const next = this.rows
+      ? this.rows.next()
+      : retryBusy(this.db, () => {
+        this.rows = this.stmt.iterate(...this.params);
+        return this.rows.next();
+      });
     if (next.done) {
       this.rows = null;
       this.row = null;
@@ -63,7 +97,8 @@ export class NodeSqliteDatabase {
     this.db = new DatabaseSync(path);
     try {
       // Fails here, not later, when the file is not a SQLite database.
-      this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;");
+      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
+      retryBusy(this.db, () => this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"));
     } catch (err) {
       this.db.close();
       throw new Error(`lossless-wasm: ${path} is not a SQLite database (${err.message}); refusing to open it, the file was left unchanged`);
@@ -71,11 +106,11 @@ export class NodeSqliteDatabase {
   }
 
   prepare(sql) {
-    return new Statement(this.db.prepare(sql));
+    return new Statement(retryBusy(this.db, () => this.db.prepare(sql)), this.db);
   }
 
   exec(sql) {
-    this.db.exec(sql);
+    retryBusy(this.db, () => this.db.exec(sql));
     return [];
   }
 

@@ -32,7 +32,36 @@ impl SessionRef {
 
 /// Decodes host parameters, naming the missing or mistyped field on failure.
 pub fn decode<T: for<'de> Deserialize<'de>>(call: &str, value: Value) -> Result<T> {
+    check_common_fields(&value)?;
     serde_json::from_value(value).map_err(|e| Error::input(format!("{call} params"), e.to_string()))
+}
+
+/// serde's messages for these fields would not name them (a flattened `sessionId` that is null
+/// reads "invalid type: null, expected a string"), so they are checked by name first.
+fn check_common_fields(value: &Value) -> Result<()> {
+    let Some(obj) = value.as_object() else {
+        return Err(Error::input("params", "expected an object"));
+    };
+    match obj.get("sessionId") {
+        None | Some(Value::String(_)) => {}
+        Some(Value::Null) => return Err(Error::input("sessionId", "is required (a non-empty string)")),
+        Some(_) => return Err(Error::input("sessionId", "must be a string")),
+    }
+    // Required strings of some calls; when present but null (JS undefined), name them.
+    for key in ["advancementKey", "pattern"] {
+        match obj.get(key) {
+            Some(Value::Null) => return Err(Error::input(key, "is required (a string)")),
+            Some(v) if !v.is_string() => return Err(Error::input(key, "must be a string")),
+            _ => {}
+        }
+    }
+    if obj.get("sessionKey").is_some_and(|k| !k.is_null() && !k.is_string()) {
+        return Err(Error::input("sessionKey", "must be a string"));
+    }
+    if obj.get("messages").is_some_and(|m| !m.is_null() && !m.is_array()) {
+        return Err(Error::input("messages", "expected an array of messages"));
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -181,4 +210,36 @@ pub struct ResetParams {
 
 pub(crate) fn validate_session(session: &SessionRef) -> Result<()> {
     session.validate()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn field_of(value: Value) -> String {
+        match decode::<CommitTurnParams>("commitTurn", value) {
+            Err(Error::InvalidInput { field, .. }) => field,
+            other => panic!("expected an input error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn wrong_shapes_of_common_fields_name_the_field() {
+        assert_eq!(field_of(json!({"sessionId": null, "advancementKey": "a", "messages": []})), "sessionId");
+        assert_eq!(field_of(json!({"sessionId": 7, "advancementKey": "a", "messages": []})), "sessionId");
+        assert_eq!(field_of(json!({"sessionId": "s", "sessionKey": [], "advancementKey": "a", "messages": []})), "sessionKey");
+        assert_eq!(field_of(json!({"sessionId": "s", "advancementKey": "a", "messages": "nope"})), "messages");
+        assert_eq!(field_of(json!("not an object")), "params");
+        assert_eq!(field_of(json!({"sessionId": "s", "advancementKey": null, "messages": []})), "advancementKey");
+        let missing = decode::<CommitTurnParams>("commitTurn", json!({"advancementKey": "a", "messages": []})).unwrap_err();
+        assert!(missing.to_string().contains("sessionId"), "{missing}");
+    }
+
+    #[test]
+    fn a_missing_session_key_and_absent_messages_are_fine() {
+        let p: AssembleParams = decode("assemble", json!({"sessionId": "s", "sessionKey": null})).unwrap();
+        assert_eq!(p.session.key(), "s");
+        assert!(p.messages.is_empty());
+    }
 }

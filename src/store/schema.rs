@@ -37,9 +37,15 @@ pub fn migrate(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
     }
     for (version, script) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
         sql.execute("BEGIN IMMEDIATE", &[])?;
-        let applied = sql
-            .execute_script(script)
-            .and_then(|_| sql.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)", &[(*version).into(), now_ms.into()]));
+        // Another process opening the same file may have applied it while we waited for the
+        // write lock (two gateways starting at once): look again inside the transaction.
+        let applied = current_version(sql).and_then(|now| {
+            if now >= *version {
+                return Ok(());
+            }
+            sql.execute_script(script)?;
+            sql.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)", &[(*version).into(), now_ms.into()])
+        });
         match applied {
             Ok(()) => sql.execute("COMMIT", &[])?,
             Err(err) => {

@@ -95,6 +95,9 @@ pub fn search(sql: &mut impl Sql, conversations: &[i64], pattern: &str, mode: Se
     if pattern.chars().count() > MAX_PATTERN_CHARS {
         return Err(Error::input("pattern", format!("is longer than {MAX_PATTERN_CHARS} characters")));
     }
+    // Stored text shows NUL as U+2400 (SQLite's text functions and MATCH stop at NUL), so a
+    // pattern does the same: "a\0b" finds what was stored from "a\0b" instead of failing.
+    let pattern: &str = &pattern.replace('\0', "\u{2400}");
     let scope = if conversations.is_empty() {
         String::new()
     } else {
@@ -162,5 +165,15 @@ mod tests {
         let s = snippet_around("前面的文字静默后面的文字", "静默");
         assert!(s.contains("静默"));
         assert!(has_cjk("静默") && !has_cjk("plain"));
+    }
+
+    #[test]
+    fn a_pattern_with_nul_searches_for_the_stored_rendering_instead_of_failing() {
+        let mut sql = crate::store::native::NativeSql::in_memory().unwrap();
+        crate::store::schema::migrate(&mut sql, 0).unwrap();
+        for mode in [SearchMode::Text, SearchMode::FullText] {
+            let result = search(&mut sql, &[], "A\0", mode, 10);
+            assert!(matches!(result, Ok(ref hits) if hits.is_empty()), "{mode:?}: {result:?}");
+        }
     }
 }

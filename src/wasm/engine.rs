@@ -8,7 +8,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::js_error;
+use super::{depth, js_error};
 use super::sqljs::{SqlJsDatabase, SqlJsSql};
 use crate::core::config::Config;
 use crate::engine::{checked_tail_start, decode, AfterTurnParams, AssembleParams, Engine};
@@ -21,6 +21,7 @@ pub struct WasmEngine {
 }
 
 fn from_js(call: &str, value: JsValue) -> Result<Value, JsError> {
+    depth::check(&value, call).map_err(js_error)?;
     serde_wasm_bindgen::from_value(value).map_err(|e| js_error(Error::input(format!("{call} params"), e.to_string())))
 }
 
@@ -42,6 +43,7 @@ fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsErro
 }
 
 fn convert_messages(call: &str, messages: &JsValue) -> Result<Vec<Value>, JsError> {
+    depth::check(messages, &format!("{call} messages")).map_err(js_error)?;
     serde_wasm_bindgen::from_value(messages.clone()).map_err(|e| js_error(Error::input(format!("{call} messages"), e.to_string())))
 }
 
@@ -116,7 +118,10 @@ impl WasmEngine {
         let (rest, messages) = split_messages("assemble", &params)?;
         let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
         let len = messages.length() as usize;
-        let history = || serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input("assemble messages", e.to_string()));
+        let history = || {
+            depth::check(&messages, "assemble messages")?;
+            serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input("assemble messages", e.to_string()))
+        };
         let view = self.inner.assemble_with(params, len, history, now(now_ms)).map_err(js_error)?;
         to_js(&AssembleOut {
             messages_json: format!("[{}]", view.messages.join(",")),

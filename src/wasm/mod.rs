@@ -1,6 +1,7 @@
 //! The `#[wasm_bindgen]` surface (wasm32 only): conversions between JS values and the engine's
 //! plain data, and nothing else. No logic lives here.
 
+mod depth;
 mod engine;
 mod sqljs;
 

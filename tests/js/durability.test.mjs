@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { STORAGES, tempDir } from "./support.mjs";
 
-const KILLS = 50;
+const KILLS = Number(process.env.LOSSLESS_KILLS ?? 50);
 const writer = new URL("./durability-writer.mjs", import.meta.url).pathname;
 
 function runUntilKilled(dbPath, storage, run, delayMs) {

@@ -7,6 +7,10 @@
 //! the length asked for): a stricter prompt can fix that, but it cannot fix an exception, a
 //! timeout, an empty answer or an answer that echoes our own markup. Anything else gives up.
 //!
+//! Before its size is judged, an answer must be a summary at all ([`super::plausibility`]): an
+//! HTML error page, a JSON error body, a refusal or the input sent back is a failure with a
+//! reason that says which, never a stored summary.
+//!
 //! Giving up produces nothing. There is deliberately no code here that builds summary text:
 //! the only text a [`SummaryDraft`] can hold is a summarizer's output (after the caller's
 //! `finish` formatting), so a truncated or placeholder summary cannot exist.
@@ -16,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::format::contains_our_markup;
+use super::plausibility::{check_shape, EchoFingerprint, NotASummary};
 use super::retry::RetryKind;
 use super::{ErrorKind, SummarizerError, SummarizerOutput, SummaryDraft};
 use crate::core::tokens::estimate_text;
@@ -56,6 +61,25 @@ pub enum Failure {
     NotShorter { output_tokens: u32, input_tokens: u32 },
     /// There was nothing to summarize.
     EmptySource,
+    /// An HTML document or a gateway's status text (a proxy answered, not the model).
+    ErrorPage { title: String },
+    /// A JSON error body returned as if it were the completion.
+    ErrorBody { message: String },
+    /// The model declined to summarize.
+    Refusal { opening: String },
+    /// Most of the answer is the input copied back.
+    EchoedInput { copied_percent: u32 },
+}
+
+impl From<NotASummary> for Failure {
+    fn from(why: NotASummary) -> Self {
+        match why {
+            NotASummary::ErrorPage(title) => Failure::ErrorPage { title },
+            NotASummary::ErrorBody(message) => Failure::ErrorBody { message },
+            NotASummary::Refusal(opening) => Failure::Refusal { opening },
+            NotASummary::Echo { copied_percent } => Failure::EchoedInput { copied_percent },
+        }
+    }
 }
 
 impl Failure {
@@ -74,6 +98,12 @@ impl Failure {
                 format!("summary of {output_tokens} tokens is not shorter than its {input_tokens}-token input")
             }
             Failure::EmptySource => "nothing to summarize".to_owned(),
+            Failure::ErrorPage { title } => format!("summarizer returned an error page, not a summary: {title:?}"),
+            Failure::ErrorBody { message } => format!("summarizer returned an error body, not a summary: {message:?}"),
+            Failure::Refusal { opening } => format!("summarizer refused instead of summarizing: {opening:?}"),
+            Failure::EchoedInput { copied_percent } => {
+                format!("summarizer repeated its input instead of summarizing ({copied_percent}% copied word for word)")
+            }
         }
     }
 
@@ -88,7 +118,8 @@ impl Failure {
     pub fn retry_kind(&self) -> RetryKind {
         match self {
             Failure::Summarizer { kind: ErrorKind::Auth, .. } => RetryKind::Auth,
-            Failure::Summarizer { .. } => RetryKind::Provider,
+            // An error page or error body is a provider failure that arrived as text.
+            Failure::Summarizer { .. } | Failure::ErrorPage { .. } | Failure::ErrorBody { .. } => RetryKind::Provider,
             _ => RetryKind::Output,
         }
     }
@@ -172,12 +203,30 @@ pub struct Escalation {
     level: Level,
     attempts: Vec<FailedAttempt>,
     finished: bool,
+    echo: EchoFingerprint,
 }
 
 impl Escalation {
     /// `input_tokens` is the estimate of the source text; `summarizer` names who answers.
     pub fn new(input_tokens: u32, limits: OutputLimits, summarizer: impl Into<String>) -> Self {
-        Escalation { input_tokens, limits, summarizer: summarizer.into(), level: Level::Normal, attempts: Vec::new(), finished: false }
+        Escalation {
+            input_tokens,
+            limits,
+            summarizer: summarizer.into(),
+            level: Level::Normal,
+            attempts: Vec::new(),
+            finished: false,
+            echo: EchoFingerprint::default(),
+        }
+    }
+
+    /// Remembers the transcript a leaf prompt sends, so an answer that repeats it is rejected.
+    /// The extractive summarizer is exempt: it is made of input sentences by design.
+    pub fn with_prompt(mut self, prompt: &str) -> Self {
+        if self.summarizer != super::extractive::NAME {
+            self.echo = EchoFingerprint::of_leaf_prompt(prompt);
+        }
+        self
     }
 
     /// The first step: run at normal level, or give up at once on an empty source.
@@ -227,6 +276,9 @@ impl Escalation {
         }
         if contains_our_markup(&raw) {
             return Err(Failure::OurMarkup);
+        }
+        if let Some(why) = check_shape(&raw).or_else(|| self.echo.check(&raw)) {
+            return Err(why.into());
         }
         let raw_tokens = estimate_text(&raw);
         let cap_tokens = self.limits.for_level(self.level).saturating_mul(OVER_CAP_FACTOR);
@@ -335,6 +387,45 @@ mod tests {
             let steps = drive(500, vec![long(), second]);
             assert!(matches!(steps.last(), Some(Step::GiveUp(g)) if g.attempts.len() == 2), "{steps:?}");
         }
+    }
+
+    #[test]
+    fn an_html_502_page_is_never_accepted_as_a_summary() {
+        let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center><h1>502 Bad Gateway</h1></center></body>\r\n</html>";
+        let steps = drive(500, vec![Ok(page.to_owned()), short()]);
+        assert_eq!(steps.len(), 2, "an error page gives up at once: {steps:?}");
+        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
+        assert_eq!(give_up.last_failure(), Some(&Failure::ErrorPage { title: "502 Bad Gateway".to_owned() }));
+        assert_eq!(give_up.reason(), "summarizer returned an error page, not a summary: \"502 Bad Gateway\"");
+        assert_eq!(give_up.retry_kind(), RetryKind::Provider, "a gateway's error page backs off like the outage it is");
+    }
+
+    #[test]
+    fn refusals_and_error_bodies_give_up_with_a_reason_that_says_which() {
+        let cases = [
+            ("I'm sorry, but I can't help with summarizing this conversation.", "refused instead of summarizing"),
+            (r#"{"error":{"message":"rate_limit_error","type":"rate_limit_error"}}"#, "error body, not a summary: \"rate_limit_error\""),
+        ];
+        for (text, reason) in cases {
+            let steps = drive(500, vec![Ok(text.to_owned())]);
+            let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
+            assert!(give_up.reason().contains(reason), "{text}: {}", give_up.reason());
+        }
+    }
+
+    #[test]
+    fn a_leaf_answer_that_repeats_its_transcript_gives_up_as_an_echo() {
+        let transcript: String = (0..40).map(|i| format!("[t{i} | user]\nplease rotate the signing key {i} on the vault cluster and confirm it\n\n")).collect();
+        let prompt = format!("[lossless-wasm:summarize] leaf summary, normal level\ninstructions\n\n<messages>\n{transcript}\n</messages>");
+        let echo = transcript[..transcript.len() / 3].to_owned();
+        let mut esc = Escalation::new(5_000, LIMITS, "llm").with_prompt(&prompt);
+        esc.start();
+        let step = esc.on_output(Ok(echo.clone()), same);
+        assert!(matches!(&step, Step::GiveUp(g) if matches!(g.last_failure(), Some(Failure::EchoedInput { copied_percent }) if *copied_percent >= 80)), "{step:?}");
+        // The extractive summarizer quotes its input by design and is never judged as an echo.
+        let mut esc = Escalation::new(5_000, LIMITS, crate::core::compaction::extractive::NAME).with_prompt(&prompt);
+        esc.start();
+        assert!(matches!(esc.on_output(Ok(echo), same), Step::Accept(_)));
     }
 
     #[test]

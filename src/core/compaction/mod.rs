@@ -19,6 +19,7 @@ pub mod extractive;
 pub mod fit;
 pub mod format;
 pub mod ledger;
+pub mod plausibility;
 pub mod prompts;
 pub mod retry;
 mod timefmt;

@@ -91,7 +91,7 @@ impl Pass {
         let mut pass = Pass { sources, escalation: Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), summarizer), level: Level::Normal, ledger };
         let prompt = pass.prompt(config);
         let limits = prompts::output_limits(pass.kind(), prompt.source_tokens, config);
-        pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer);
+        pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer).with_prompt(&prompt.text);
         pass
     }
 

@@ -1,0 +1,35 @@
+// The short summarizer-fault soak (the long one is scripts/reliability.sh): a few hundred turns
+// of tool-heavy traffic, 20 % of summaries failing in every way a provider does, and an auth
+// outage in the middle. Nothing may be lost, no garbage may be stored, every hung request must
+// have been aborted, and backoff and the breaker must show up as documented.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { FAULTS, runSoak } from "./soak-host.mjs";
+import { STORAGES } from "./support.mjs";
+
+const TURNS = 240;
+
+for (const storage of STORAGES) describe(`storage ${storage}`, () => {
+  test(`${TURNS} turns with a faulty summarizer lose nothing and store no garbage`, { timeout: 600_000 }, async (t) => {
+    const r = await runSoak({ turns: TURNS, storage, window: 80, authOutageTurns: [120, 150] });
+    t.diagnostic(JSON.stringify({ seconds: r.seconds, llm: r.llm, maintain: r.maintainReasons, summaries: r.summaries, windows: r.windows }));
+    assert.equal(r.integrity, "ok");
+    assert.equal(r.storedMessages, r.sentMessages, "every message stored");
+    assert.equal(r.distinctMessages, r.sentMessages, "every message stored once");
+    assert.equal(r.reachableMessages, r.sentMessages, "every message reachable from the context through the DAG");
+    assert.equal(r.halfApplied, 0, "no summary without its edges, no context item pointing at nothing");
+    assert.ok(r.summaries > 0, "compaction happened");
+    assert.deepEqual(r.garbageSummaries, [], "no summary holds an error page, refusal, echo, late answer or truncation");
+    for (const fault of FAULTS) assert.ok(r.llm.faults[fault] > 0, `fault ${fault} was exercised`);
+    assert.equal(r.llm.signalMissing, 0, "every request carried an abort signal");
+    assert.equal(r.llm.hungAborted, r.llm.hung, "every request that did not answer in time was aborted");
+    const reasons = r.failureReasons.join("\n");
+    for (const expected of [/error page, not a summary: "502 Bad Gateway"/, /refused instead of summarizing/, /repeated its input/, /timed out/, /stopReason "error"/, /authentication failed/]) {
+      assert.match(reasons, expected);
+    }
+    assert.ok(r.maintainReasons.backingOff > 0, "failures back off");
+    assert.ok(r.maintainReasons.breakerOpen > 0, "the auth outage opened the breaker");
+    assert.ok(r.maintainReasons.firstCompactedAfterOutage !== undefined, "compaction resumed after the outage");
+    assert.ok(r.logs.some(([level, m]) => level === "warn" && /all \d+ original messages preserved/.test(m)), "failures are logged as preserved");
+  });
+});
