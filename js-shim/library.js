@@ -1,6 +1,7 @@
 // Library entry for embedders outside OpenClaw (browser pages, plain Node): open an engine on a
 // sql.js module you provide, with an optional `save` callback that receives the database bytes
-// after every write. The returned object speaks the same ContextEngine contract as the plugin.
+// after every write. The returned object speaks the same ContextEngine contract as the plugin,
+// plus read-only inspection (`describe`, `expand`, `compactionEvents`) and `search`.
 import init from "../wasm/lossless_wasm.js";
 import { createContextEngine } from "./context-engine.js";
 import { createHandle } from "./engine-handle.js";
@@ -24,7 +25,16 @@ export async function openEngine({ SQL, bytes, config, save, wasm, llm } = {}) {
   wasmReady ??= init(wasm === undefined ? undefined : { module_or_path: wasm });
   await wasmReady;
   const handle = createHandle({ db: new SQL.Database(bytes), config, save });
-  return createContextEngine(async () => handle, { config, hostLlm: () => llm });
+  return withInspection(createContextEngine(async () => handle, { config, hostLlm: () => llm }), handle);
+}
+
+/** Adds the engine's read-only inspection calls (the base of lcm_describe / lcm_expand). */
+function withInspection(engine, handle) {
+  return Object.assign(engine, {
+    describe: async (p) => handle.call("describe", { ...p }),
+    expand: async (p) => handle.call("expand", { ...p }),
+    compactionEvents: async (p) => handle.call("compactionEvents", { ...p }),
+  });
 }
 
 /**
