@@ -98,5 +98,5 @@ export function renderEvents(tbody, events, select) {
     const row = h("tr", { className: e.outcome, title: e.telemetryJson ?? "" }, h("td", {}, String(e.id)), h("td", {}, e.pass), h("td", {}, e.outcome), h("td", {}, e.level ?? ""), h("td", {}, tokens), h("td", {}, summary), h("td", {}, e.reason));
     tbody.append(row);
   }
-  tbody.closest("section")?.scrollTo?.({ top: 1e9 });
+  tbody.closest(".events-scroll")?.scrollTo?.({ top: 1e9 });
 }
