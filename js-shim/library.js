@@ -59,9 +59,9 @@ export async function openEngine({ SQL, bytes, config, save, wasm, llm } = {}) {
  * A browser engine whose database persists in IndexedDB (`idbName`, entry `key`): reopened with
  * everything stored by earlier page loads. Each write is appended to a journal in one durable
  * IndexedDB transaction before the call resolves; the whole database is written only at
- * checkpoints (when the journal outgrows a quarter of it).
+ * checkpoints (when the journal outgrows a quarter of it, and `checkpointBytes`, default 4 MiB).
  */
-export async function openBrowserEngine({ SQL, config, wasm, llm, idbName = "lossless-wasm", key = "default" } = {}) {
+export async function openBrowserEngine({ SQL, config, wasm, llm, idbName = "lossless-wasm", key = "default", checkpointBytes } = {}) {
   requireSqlJs(SQL, "openBrowserEngine");
   const store = await openIndexedDbStore(idbName);
   const { snapshot, entries, lastSeq } = await store.loadJournaled(key);
@@ -80,6 +80,7 @@ export async function openBrowserEngine({ SQL, config, wasm, llm, idbName = "los
     nextSeq: lastSeq + 1,
     append: (seq, list) => store.append(key, seq, list),
     checkpoint: (bytes) => store.checkpoint(key, bytes),
+    minCheckpointBytes: checkpointBytes,
   });
   return openOn({ db: persister.db, config, persist: persister.persist, wasm, llm });
 }
