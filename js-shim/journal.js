@@ -37,6 +37,12 @@ export function entrySize(entry) {
   return n;
 }
 
+/** The schema cookie and the connection's change counter: both move when a script wrote. */
+function changeMarks(db) {
+  const [row] = db.exec("SELECT (SELECT schema_version FROM pragma_schema_version), total_changes()");
+  return row ? row.values[0].join(",") : "";
+}
+
 class RecordingStatement {
   constructor(stmt, sql, journal) {
     this.stmt = stmt;
@@ -103,9 +109,12 @@ export function journalDatabase(db) {
       return isRead(sql) ? stmt : new RecordingStatement(stmt, sql, journal);
     },
     exec(script) {
+      if (CONNECTION_ONLY.test(script)) return db.exec(script);
+      // Scripts are migrations or idempotent DDL (CREATE TABLE IF NOT EXISTS on every open);
+      // only one that changed the schema or rows is journaled, to be replayed as a script.
+      const before = changeMarks(db);
       const out = db.exec(script);
-      // Scripts are migrations (inside a transaction) or idempotent DDL; replayed as scripts.
-      if (!CONNECTION_ONLY.test(script)) journal.ran(script, null, undefined);
+      if (changeMarks(db) !== before) journal.ran(script, null, undefined);
       return out;
     },
     export() {
