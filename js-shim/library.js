@@ -59,7 +59,7 @@ export async function openEngine({ SQL, bytes, config, save, wasm, llm } = {}) {
  * A browser engine whose database persists in IndexedDB (`idbName`, entry `key`): reopened with
  * everything stored by earlier page loads. Each write is appended to a journal in one durable
  * IndexedDB transaction before the call resolves; the whole database is written only at
- * checkpoints (when the journal outgrows a quarter of it, and `checkpointBytes`, default 4 MiB).
+ * checkpoints (when the journal outgrows a sixteenth of it and `checkpointBytes`, default 2 MiB).
  */
 export async function openBrowserEngine({ SQL, config, wasm, llm, idbName = "lossless-wasm", key = "default", checkpointBytes } = {}) {
   requireSqlJs(SQL, "openBrowserEngine");

@@ -85,7 +85,7 @@ export interface OpenBrowserEngineOptions extends Omit<OpenEngineOptions, "bytes
   key?: string;
   /**
    * The journal is checkpointed (a new snapshot written, the journal dropped) once it exceeds
-   * both this many bytes and a quarter of the database. Default 4 MiB.
+   * both this many bytes and a sixteenth of the database. Default 2 MiB (2097152).
    */
   checkpointBytes?: number;
 }

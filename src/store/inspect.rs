@@ -131,15 +131,6 @@ fn message_from_row(row: &Row) -> Result<MessageInfo> {
     })
 }
 
-/// Messages of a conversation with `seq` in `first..=last`, in order, at most `limit`.
-pub fn messages_in_range(sql: &mut impl Sql, conversation_id: i64, first: i64, last: i64, limit: i64) -> Result<Vec<MessageInfo>> {
-    let rows = sql.query(
-        &format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?1 AND m.seq BETWEEN ?2 AND ?3 ORDER BY m.seq LIMIT ?4"),
-        &[conversation_id.into(), first.into(), last.into(), limit.into()],
-    )?;
-    rows.iter().map(message_from_row).collect()
-}
-
 /// The messages a leaf summary covers, from `after_seq` on, in order, at most `limit`.
 pub fn leaf_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, limit: i64) -> Result<Vec<MessageInfo>> {
     let rows = sql.query(
