@@ -10,8 +10,11 @@ import { WasmEngine } from "../wasm/lossless_wasm.js";
  * @param {(bytes: Uint8Array) => void|Promise<void>} [options.save] persists the database after
  *        each write (a returned promise is awaited before the call resolves); omit it for
  *        databases that persist themselves (node:sqlite) or live only in memory
+ * @param {(exportDatabase: () => Uint8Array) => void|Promise<void>} [options.persist] instead of
+ *        `save`: persists incrementally (journal.js), exporting the whole database only when it
+ *        decides to checkpoint
  */
-export function createHandle({ db, config, save }) {
+export function createHandle({ db, config, save, persist }) {
   let engine;
   try {
     engine = new WasmEngine(db, config ?? {}, Date.now());
@@ -33,9 +36,9 @@ export function createHandle({ db, config, save }) {
     },
     /** Saves when something committed since the last save; a promise for asynchronous saves. */
     flush() {
-      if (!save || !(engine.takeDirty() || unsaved)) return undefined;
+      if (!(save || persist) || !(engine.takeDirty() || unsaved)) return undefined;
       unsaved = true;
-      const result = save(engine.exportDatabase());
+      const result = persist ? persist(() => engine.exportDatabase()) : save(engine.exportDatabase());
       if (typeof result?.then === "function") return result.then(() => { unsaved = false; });
       unsaved = false;
       return undefined;

@@ -30,6 +30,7 @@ cp node_modules/sql.js/dist/sql-wasm.wasm node_modules/sql.js/LICENSE dist/pkg/v
 # .cjs: the package is "type": "module", and sql.js is a CommonJS file.
 cp node_modules/sql.js/dist/sql-wasm.js dist/pkg/vendor/sql.js/sql-wasm.cjs
 cp openclaw.plugin.json pkg-template/README.md dist/pkg/
+cp -r pkg-template/types dist/pkg/types
 node -e '
   const fs = require("fs");
   const pkg = JSON.parse(fs.readFileSync("pkg-template/package.json", "utf8"));

@@ -7,6 +7,7 @@ mod assemble;
 mod commit;
 pub mod compaction;
 mod ingest;
+pub mod inspect;
 mod lifecycle;
 pub mod params;
 mod search;

@@ -173,6 +173,27 @@ impl WasmEngine {
         self.inner.take_dirty()
     }
 
+    /// Describes the session's conversation (totals and the summary DAG), or one summary
+    /// (`summaryId`) or message (`messageId`) of it; read-only, the base of `lcm_describe`.
+    pub fn describe(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("describe", from_js("describe", params)?).map_err(js_error)?;
+        to_js(&self.inner.describe(params).map_err(js_error)?)
+    }
+
+    /// Expands a summary into its children, or (`toMessages`) every original message under it,
+    /// one page under `tokenLimit`; read-only, the base of `lcm_expand`.
+    pub fn expand(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("expand", from_js("expand", params)?).map_err(js_error)?;
+        to_js(&self.inner.expand(params).map_err(js_error)?)
+    }
+
+    /// The compaction log of the session's conversation, oldest first (`afterId?`, `limit?`).
+    #[wasm_bindgen(js_name = compactionEvents)]
+    pub fn compaction_events(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("compactionEvents", from_js("compactionEvents", params)?).map_err(js_error)?;
+        to_js(&self.inner.compaction_events(params).map_err(js_error)?)
+    }
+
     /// The database as SQLite file bytes, for persisting.
     #[wasm_bindgen(js_name = exportDatabase)]
     pub fn export_database(&mut self) -> Result<Vec<u8>, JsError> {

@@ -1,0 +1,43 @@
+// Engine and plugin configuration. Every key is optional; the engine validates the object again
+// (an invalid value is an Error naming the key, e.g. "invalid config `freshTailCount`: ...") and
+// clamps out-of-range numbers (reported once as a warning). The plugin manifest's configSchema
+// lists the same keys (a test keeps the two in step).
+
+/** Options of the compaction and assembly engine, shared by the plugin and the library. */
+export interface EngineConfig {
+  /** Budget for the assembled view when the host passes none. Default 128000. */
+  defaultTokenBudget?: number;
+  /** Who writes summaries: the host's LLM, the built-in extractive summarizer, or the host's LLM when offered. Default "auto". */
+  summarizer?: "auto" | "host" | "extractive";
+  /** One summary request's time limit, in ms (1000..3600000). Default 120000. */
+  summaryTimeoutMs?: number;
+  /** Newest raw messages never summarized. Default 32. */
+  freshTailCount?: number;
+  /** Raw tokens outside the fresh tail that one leaf pass summarizes (and the leaf trigger's size). Default 20000. */
+  leafChunkTokens?: number;
+  /** Fraction of the prompt budget above which a full sweep runs. Default 0.75. */
+  contextThreshold?: number;
+  /** Skip leaf passes while the context is below factor × threshold × budget; 0 disables. Default 0.8. */
+  leafBudgetHeadroomFactor?: number;
+  /** Skip a pass that would shrink the context by less than this fraction (never under budget pressure); 0 disables. Default 0.05. */
+  leafSkipReductionThreshold?: number;
+  /** Same-depth summaries merged into one deeper summary. Default 4. */
+  condensedFanout?: number;
+  /** Target size of a leaf summary, in tokens. Default 1200. */
+  leafTargetTokens?: number;
+  /** Target size of a condensed summary, in tokens. Default 2000. */
+  condensedTargetTokens?: number;
+  /** Consecutive authentication failures that pause summarization. Default 3. */
+  maxFailuresBeforeBreaker?: number;
+  /** Retry backoff after a failed summary, doubling from base to max, in ms. Defaults 30000 / 3600000. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+}
+
+/** `plugins.entries.lossless-wasm.config` in OpenClaw: the engine's options plus storage. */
+export interface PluginConfig extends EngineConfig {
+  /** The SQLite file that holds every message. Default `<state dir>/lossless-wasm/lossless.sqlite`. */
+  dbPath?: string;
+  /** `node:sqlite` (file, WAL) when the host's Node has it, else `sql.js` (whole-file saves); or force either. Default "auto". */
+  storage?: "auto" | "sql.js" | "node:sqlite";
+}

@@ -1,0 +1,123 @@
+// Crash test for the browser storage (openBrowserEngine: IndexedDB snapshot + journal): a page
+// commits turns as fast as it can while the whole Chromium process is killed (SIGKILL) at a
+// random moment, five times over, on one profile directory. After every kill the stored
+// database opens, passes `PRAGMA integrity_check`, and holds every turn the page had been told
+// was committed, each with both of its messages, in order. Small checkpoints make kills land in
+// checkpoints as well as in journal appends.
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { chromium } from "playwright-core";
+import { startStaticServer } from "./static-server.mjs";
+
+const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
+const ROUNDS = 5;
+let server;
+let profile;
+
+before(async () => {
+  server = await startStaticServer();
+  profile = mkdtempSync(join(tmpdir(), "lossless-wasm-crash-"));
+});
+
+after(async () => {
+  await server?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+/** The pid of the Chromium browser process using `dir` as its profile (the one we launched). */
+function browserPid(dir) {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let cmdline;
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, "latin1").split("\0");
+    } catch {
+      continue;
+    }
+    if (cmdline.includes(`--user-data-dir=${dir}`) && !cmdline.some((a) => a.startsWith("--type="))) return Number(entry);
+  }
+  return undefined;
+}
+
+async function openPage(context) {
+  const page = await context.newPage();
+  await page.goto(`${server.url}/tests/browser/blank.html`);
+  await page.addScriptTag({ url: "/node_modules/sql.js/dist/sql-wasm.js" });
+  return page;
+}
+
+/** Reads the stored database back (snapshot + journal, as openBrowserEngine does) and checks it. */
+const inspectStored = (page) =>
+  page.evaluate(async () => {
+    const { openIndexedDbStore } = await import("/dist/pkg/shim/indexeddb-store.js");
+    const { replay } = await import("/dist/pkg/shim/journal.js");
+    const SQL = await globalThis.initSqlJs({ locateFile: (f) => `/node_modules/sql.js/dist/${f}` });
+    const store = await openIndexedDbStore("crash-test");
+    const { snapshot, entries } = await store.loadJournaled("chat");
+    store.close();
+    const db = new SQL.Database(snapshot);
+    replay(db, entries);
+    const integrity = db.exec("PRAGMA integrity_check")[0].values[0][0];
+    const contents = db.exec("SELECT content FROM messages ORDER BY seq")[0]?.values.map(([c]) => c) ?? [];
+    db.close();
+    const { openBrowserEngine } = await import("/dist/pkg/shim/library.js");
+    const engine = await openBrowserEngine({ SQL, idbName: "crash-test", key: "chat", checkpointBytes: 20_000 });
+    const described = await engine.describe({ sessionId: "s", sessionKey: "chat" });
+    return { integrity, contents, engineCount: described.messageCount ?? 0, journal: entries.length };
+  });
+
+test("every acknowledged turn survives the browser being killed mid-write", async () => {
+  let acked = -1;
+  let turnsStored = 0;
+  let checkpointsSeen = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    const context = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS, headless: true });
+    const pid = browserPid(profile);
+    assert.ok(pid, "found the browser process we launched");
+    const page = await openPage(context);
+    await page.exposeFunction("ack", (i) => {
+      acked = Math.max(acked, i);
+    });
+    const target = acked + 5 + Math.floor(Math.random() * 20);
+    // Commits forever, acknowledging each turn once commitTurn has resolved (the write is durable).
+    page
+      .evaluate(async (start) => {
+        const { openBrowserEngine } = await import("/dist/pkg/shim/library.js");
+        const SQL = await globalThis.initSqlJs({ locateFile: (f) => `/node_modules/sql.js/dist/${f}` });
+        const engine = await openBrowserEngine({ SQL, idbName: "crash-test", key: "chat", checkpointBytes: 20_000 });
+        for (let i = start; ; i++) {
+          await engine.commitTurn({ sessionId: "s", sessionKey: "chat", advancementKey: `turn-${i}`, messages: [
+            { role: "user", content: `crash turn ${i} question ${"x".repeat(200)}`, timestamp: 10 * i },
+            { role: "assistant", content: [{ type: "text", text: `crash turn ${i} answer` }], timestamp: 10 * i + 1 },
+          ] });
+          await window.ack(i);
+        }
+      }, turnsStored)
+      .catch(() => {});
+    while (acked < target) await new Promise((r) => setTimeout(r, 5));
+    // Kill at a random point of the next few writes.
+    await new Promise((r) => setTimeout(r, Math.random() * 30));
+    process.kill(pid, "SIGKILL");
+    await context.close().catch(() => {});
+
+    const reopened = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS, headless: true });
+    const check = await inspectStored(await openPage(reopened));
+    await reopened.close();
+    assert.equal(check.integrity, "ok", `round ${round}: integrity`);
+    assert.equal(check.contents.length % 2, 0, `round ${round}: no half-stored turn`);
+    const stored = check.contents.length / 2;
+    assert.ok(stored >= acked + 1, `round ${round}: ${stored} turns stored, ${acked + 1} acknowledged`);
+    for (let i = 0; i < stored; i++) {
+      assert.ok(check.contents[2 * i].startsWith(`crash turn ${i} question`), `round ${round}: turn ${i} question in place`);
+      assert.equal(check.contents[2 * i + 1], `crash turn ${i} answer`, `round ${round}: turn ${i} answer in place`);
+    }
+    assert.equal(check.engineCount, check.contents.length, "the engine opens the same database");
+    if (check.journal < stored - turnsStored) checkpointsSeen++;
+    turnsStored = stored;
+    acked = stored - 1;
+  }
+  assert.ok(checkpointsSeen > 0, "checkpoints happened between kills (the journal was shorter than the turns written)");
+});
