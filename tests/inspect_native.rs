@@ -33,7 +33,7 @@ fn fill(e: &mut Engine<NativeSql>, key: &str, turns: usize) {
         let p = decode("commitTurn", json!({"sessionId": "s", "sessionKey": key, "advancementKey": format!("{key}-t{t}"), "messages": messages})).unwrap();
         e.commit_turn(p, ts).unwrap();
         if t % 4 == 3 {
-            let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": key, "mode": "sweep", "summarizer": "extractive", "force": true, "tokenBudget": 2000})).unwrap();
+            let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": key, "mode": "sweep", "summarizer": "extractive", "force": true, "tokenBudget": 1200})).unwrap();
             let step = e.compaction_start(p, ts + 5).unwrap();
             assert!(matches!(step, CompactionStep::Done(_)), "the extractive summarizer needs no host round trip");
         }
@@ -100,8 +100,8 @@ fn expand_walks_a_summary_down_to_its_original_messages_in_pages_under_the_token
     assert_eq!(seqs.last().copied(), top.last_seq);
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in conversation order, no repeats");
     let first = e.expand(decode("expand", json!({"sessionId": "s", "sessionKey": KEY, "summaryId": top.id, "toMessages": true, "tokenLimit": 200000})).unwrap()).unwrap();
-    let ExpandItem::Message { message } = &first.items[0] else { panic!() };
-    assert!(message.content.contains("MARK"), "the original text comes back: {}", message.content);
+    let texts: Vec<&str> = first.items.iter().filter_map(|i| if let ExpandItem::Message { message } = i { Some(message.content.as_str()) } else { None }).collect();
+    assert!(texts.iter().any(|t| t.contains("MARK")), "the original text comes back: {texts:?}");
 
     // Direct children: summaries for a condensed summary, messages for a leaf.
     let direct = e.expand(decode("expand", json!({"sessionId": "s", "sessionKey": KEY, "summaryId": top.id})).unwrap()).unwrap();
