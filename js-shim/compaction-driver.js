@@ -82,7 +82,8 @@ export async function runCompaction(handle, params, { choice = "auto", llm, time
         answer = { error: { kind: "other", message: "the LLM's answer had no text" } };
       }
     } catch (err) {
-      answer = { error: { kind: classifyError(err), message: String(err?.message ?? err) } };
+      // A host that aborted says nothing about the provider: the engine keeps no backoff for it.
+      answer = { error: { kind: signal?.aborted ? "aborted" : classifyError(err), message: String(err?.message ?? err) } };
     }
     step = await handle.call("compactionContinue", { jobId: step.jobId, ...answer });
   }

@@ -29,6 +29,8 @@ pub(crate) struct Job {
     no_summaries: Option<String>,
     tokens_before: i64,
     host_counted: bool,
+    /// The host aborted the call: a failure that says nothing about the provider.
+    host_aborted: bool,
     passes: u32,
     summary_ids: Vec<i64>,
     failures: Vec<String>,
@@ -40,7 +42,7 @@ fn answer_output(answer: SummaryAnswer) -> SummarizerOutput {
         (_, Some(AnswerError { kind, message })) => {
             let kind = match kind.as_str() {
                 "auth" => ErrorKind::Auth,
-                "timeout" => ErrorKind::Timeout,
+                "timeout" | "aborted" => ErrorKind::Timeout,
                 _ => ErrorKind::Other,
             };
             Err(SummarizerError::new(kind, message))
@@ -109,6 +111,7 @@ impl<S: Sql> Engine<S> {
             no_summaries: blocked,
             tokens_before: aim.tokens_before,
             host_counted: aim.host_counted,
+            host_aborted: false,
             passes: 0,
             summary_ids: Vec::new(),
             failures: Vec::new(),
@@ -127,6 +130,11 @@ impl<S: Sql> Engine<S> {
             return Err(Error::input("jobId", format!("no compaction job {id} is waiting for a summary")));
         }
         let model = answer.model.clone();
+        if answer.error.as_ref().is_some_and(|e| e.kind == "aborted") {
+            if let Some(job) = self.jobs.get_mut(&id) {
+                job.host_aborted = true;
+            }
+        }
         self.drive(id, Some((answer_output(answer), model)), now_ms)
     }
 
@@ -174,8 +182,12 @@ impl<S: Sql> Engine<S> {
                     let kind = give_up.retry_kind();
                     let policy = backoff;
                     let pass_name = pass.as_ref().map_or("leaf", |p| p.kind().as_str());
+                    let count_it = !job.host_aborted;
                     self.store.write(|sql| {
                         store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "failed", reason: &line, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms)?;
+                        if !count_it {
+                            return Ok(());
+                        }
                         let (mut retry, pending) = store::load_state(sql, conversation_id)?;
                         retry.on_failure(kind, now_ms, &policy);
                         store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)

@@ -121,7 +121,7 @@ pub struct SummaryAnswer {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct AnswerError {
-    /// "auth", "timeout" or anything else.
+    /// "auth", "timeout", "aborted" (the host gave up on the call; no backoff) or anything else.
     pub kind: String,
     pub message: String,
 }
