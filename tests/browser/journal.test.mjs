@@ -60,6 +60,7 @@ function rebuild(stored) {
 
 test("a snapshot plus its journal rebuilds the live database exactly, across compactions and checkpoints", async () => {
   const { raw, stored, engine } = journaled();
+  let journaledAfterCheckpoint = false;
   for (let i = 0; i < 60; i++) {
     assert.equal((await engine.commitTurn({ ...session, advancementKey: `t${i}`, messages: turn(i) })).status, "committed");
     await engine.maintain(session);
@@ -69,9 +70,10 @@ test("a snapshot plus its journal rebuilds the live database exactly, across com
     }
     // After every acknowledged call, what is stored is the whole database.
     assert.deepEqual(dump(rebuild(stored)), dump(raw), `after turn ${i}`);
+    journaledAfterCheckpoint ||= stored.checkpoints >= 2 && stored.entries.length > 0;
   }
   assert.ok(stored.checkpoints >= 2, `checkpoints happened (${stored.checkpoints})`);
-  assert.ok(stored.entries.length > 0, "and transactions were journaled after the last one");
+  assert.ok(journaledAfterCheckpoint, "and transactions were journaled on top of a later snapshot");
   const summaries = raw.exec("SELECT COUNT(*) FROM summaries")[0].values[0][0];
   assert.ok(summaries > 0, "compaction wrote summaries");
   assert.deepEqual(dump(rebuild(stored)), dump(raw));
