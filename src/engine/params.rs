@@ -32,15 +32,15 @@ impl SessionRef {
 
 /// Decodes host parameters, naming the missing or mistyped field on failure.
 pub fn decode<T: for<'de> Deserialize<'de>>(call: &str, value: Value) -> Result<T> {
-    check_common_fields(&value)?;
+    check_common_fields(call, &value)?;
     serde_json::from_value(value).map_err(|e| Error::input(format!("{call} params"), e.to_string()))
 }
 
 /// serde's messages for these fields would not name them (a flattened `sessionId` that is null
 /// reads "invalid type: null, expected a string"), so they are checked by name first.
-fn check_common_fields(value: &Value) -> Result<()> {
+fn check_common_fields(call: &str, value: &Value) -> Result<()> {
     let Some(obj) = value.as_object() else {
-        return Err(Error::input("params", "expected an object"));
+        return Err(Error::input(format!("{call} params"), "expected an object"));
     };
     match obj.get("sessionId") {
         None | Some(Value::String(_)) => {}
@@ -230,7 +230,7 @@ mod tests {
         assert_eq!(field_of(json!({"sessionId": 7, "advancementKey": "a", "messages": []})), "sessionId");
         assert_eq!(field_of(json!({"sessionId": "s", "sessionKey": [], "advancementKey": "a", "messages": []})), "sessionKey");
         assert_eq!(field_of(json!({"sessionId": "s", "advancementKey": "a", "messages": "nope"})), "messages");
-        assert_eq!(field_of(json!("not an object")), "params");
+        assert_eq!(field_of(json!("not an object")), "commitTurn params");
         assert_eq!(field_of(json!({"sessionId": "s", "advancementKey": null, "messages": []})), "advancementKey");
         let missing = decode::<CommitTurnParams>("commitTurn", json!({"advancementKey": "a", "messages": []})).unwrap_err();
         assert!(missing.to_string().contains("sessionId"), "{missing}");

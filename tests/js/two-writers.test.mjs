@@ -21,9 +21,7 @@ function gateway(dbPath, storage, name, sessionKey, turns = TURNS) {
     proc.stdout.on("data", (d) => (out += d));
     proc.stderr.on("data", (d) => (err += d));
     proc.on("error", reject);
-    proc.on("exit", (code, signal) => resolve({ proc, code, signal, err, acks: out.split("\n").filter((l) => l.startsWith("ack ")).map((l) => l.slice(4)) }));
-    proc.stdout.once("data", () => proc.emit("started"));
-    Object.assign(resolve, { proc });
+    proc.on("exit", (code, signal) => resolve({ code, signal, err, acks: out.split("\n").filter((l) => l.startsWith("ack ")).map((l) => l.slice(4)) }));
   });
 }
 
