@@ -32,6 +32,11 @@ export function writeFileAtomic(path, bytes) {
     closeSync(fd);
   }
   renameSync(tmp, path);
+  fsyncDirectoryOf(path);
+}
+
+/** Makes a rename or creation of `path` durable by fsyncing its directory. */
+export function fsyncDirectoryOf(path) {
   let dirFd;
   try {
     dirFd = openSync(dirname(path), "r");

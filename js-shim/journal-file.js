@@ -11,28 +11,15 @@
 // the two leaves a journal of generation g that the next open recognises as already contained
 // in the snapshot, and ignores.
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
 import { deserialize, serialize } from "node:v8";
 import { crc32 } from "node:zlib";
-import { readDatabaseFile, writeFileAtomic } from "./file-store.js";
+import { fsyncDirectoryOf, readDatabaseFile, writeFileAtomic } from "./file-store.js";
 import { entrySize, journalPersister, replay } from "./journal.js";
 
 const MAGIC = "LWJ1";
 
 /** The journal file that belongs to the database at `path`. */
 export const journalPath = (path) => `${path}.lwjournal`;
-
-function fsyncDir(path) {
-  let fd;
-  try {
-    fd = openSync(dirname(path), "r");
-    fsyncSync(fd);
-  } catch {
-    // Some file systems refuse fsync on directories; the rename itself is atomic.
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
 
 function header(generation) {
   const b = Buffer.alloc(8);
@@ -52,7 +39,7 @@ function resetJournal(path, generation) {
     closeSync(fd);
   }
   renameSync(tmp, path);
-  fsyncDir(path);
+  fsyncDirectoryOf(path);
 }
 
 /** Reads a journal: its generation, the entries of its intact records, and where they end. */
@@ -110,7 +97,7 @@ export function openJournaledFile(SQL, path, { checkpointBytes } = {}) {
         closeSync(fd);
       }
       renameSync(tmp, jpath);
-      fsyncDir(jpath);
+      fsyncDirectoryOf(jpath);
     } else {
       resetJournal(jpath, generation);
     }

@@ -5,38 +5,20 @@
 // partial import, no half-run migration. LOSSLESS_KILLS sets the kills per driver and write
 // point (20 here; scripts/reliability.sh runs 100).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { runUntilKilled } from "./kill-harness.mjs";
 import { inspectSoak } from "./soak-host.mjs";
 import { STORAGES, tempDir } from "./support.mjs";
 
 const KILLS = Number(process.env.LOSSLESS_KILLS ?? 20);
 const IMPORT_SIZE = 150;
 const writer = new URL("./crash-writer.mjs", import.meta.url).pathname;
+/** Runs the writer and SIGKILLs it `delayMs` after it is ready (a writer may also finish by itself). */
+const killWriter = (args, delayMs, options = {}) => runUntilKilled(writer, args, delayMs, { ...options, mustBeKilled: false });
 const { DatabaseSync } = process.getBuiltinModule?.("node:sqlite") ?? {};
 
-/** Runs the writer and SIGKILLs it `delayMs` after it is ready (or lets it exit by itself). */
-function runUntilKilled(args, delayMs, { waitReady = true } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [writer, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    let timer = waitReady ? undefined : setTimeout(() => child.kill("SIGKILL"), delayMs);
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      if (!timer && out.includes("ready\n")) timer = setTimeout(() => child.kill("SIGKILL"), delayMs);
-    });
-    child.stderr.on("data", (chunk) => (err += chunk));
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      if (signal !== "SIGKILL" && code !== 0) return reject(new Error(`writer failed (code ${code}): ${err}`));
-      resolve({ killed: signal === "SIGKILL", acks: out.split("\n").filter((l) => l.startsWith("ack ")).map((l) => l.slice(4)) });
-    });
-  });
-}
 
 function read(dbPath, fn) {
   const db = new DatabaseSync(dbPath);
@@ -72,7 +54,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const dbPath = join(tempDir(`crash-compaction-${storage.replace(":", "")}`), "db.sqlite");
     const acked = [];
     for (let run = 0; run < KILLS; run++) {
-      acked.push(...(await runUntilKilled([dbPath, storage, "compaction", `r${run}`], delay(run, 400))).acks);
+      acked.push(...(await killWriter([dbPath, storage, "compaction", `r${run}`], delay(run, 400))).acks);
       const turns = read(dbPath, (q) => new Set(q("SELECT advancement_key AS k FROM turn_advancements").map((r) => r.k)));
       const state = await inspectSoak(dbPath, { length: turns.size * 2 });
       assert.equal(state.integrity, "ok", `integrity after kill ${run}`);
@@ -90,7 +72,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const dbPath = join(tempDir(`crash-bootstrap-${storage.replace(":", "")}`), "db.sqlite");
     const acked = [];
     for (let run = 0; run < KILLS; run++) {
-      acked.push(...(await runUntilKilled([dbPath, storage, "bootstrap", `r${run}`], delay(run, 300))).acks);
+      acked.push(...(await killWriter([dbPath, storage, "bootstrap", `r${run}`], delay(run, 300))).acks);
       const counts = read(dbPath, (q) => new Map(q("SELECT c.session_key AS k, COUNT(m.id) AS n FROM conversations c LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id").map((r) => [r.k, r.n])));
       const [{ integrity_check }] = read(dbPath, (q) => q("PRAGMA integrity_check"));
       assert.equal(integrity_check, "ok");
@@ -109,7 +91,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     for (let run = 0; run < KILLS; run++) {
       const dbPath = join(dir, `run${run}.sqlite`);
       copyFileSync(template, dbPath);
-      const { acks } = await runUntilKilled([dbPath, storage, "migration", `r${run}`], 30 + Math.floor(Math.random() * 400), { waitReady: false });
+      const { acks } = await killWriter([dbPath, storage, "migration", `r${run}`], 30 + Math.floor(Math.random() * 400), { waitReady: false });
       const state = read(dbPath, (q) => ({
         integrity: q("PRAGMA integrity_check")[0].integrity_check,
         version: q("SELECT MAX(version) AS v FROM schema_migrations")[0].v,
@@ -122,7 +104,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
       else assert.equal(state.items, N, "version 2 complete: every message has its context item");
       if (!acks.includes("migrated")) interrupted++;
       // The next open completes the migration.
-      const again = await runUntilKilled([dbPath, storage, "migration", `again${run}`], 60_000, { waitReady: false });
+      const again = await killWriter([dbPath, storage, "migration", `again${run}`], 60_000, { waitReady: false });
       assert.deepEqual(again.acks, ["migrated"]);
       const after = read(dbPath, (q) => ({ version: q("SELECT MAX(version) AS v FROM schema_migrations")[0].v, messages: q("SELECT COUNT(*) AS n FROM messages")[0].n }));
       assert.ok(after.version >= 3, `migrated to ${after.version}`);

@@ -2,33 +2,15 @@
 // After every kill the database must open, pass PRAGMA integrity_check, and hold every turn that
 // was acknowledged before the kill — each with both of its messages (commits are atomic).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { runUntilKilled } from "./kill-harness.mjs";
 import { STORAGES, tempDir } from "./support.mjs";
 
 const KILLS = Number(process.env.LOSSLESS_KILLS ?? 50);
 const writer = new URL("./durability-writer.mjs", import.meta.url).pathname;
+const killedAcks = async (dbPath, storage, run, delayMs) => (await runUntilKilled(writer, [dbPath, storage, run], delayMs)).acks;
 
-function runUntilKilled(dbPath, storage, run, delayMs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [writer, dbPath, storage, run], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    let timer;
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      if (!timer && out.includes("ready\n")) timer = setTimeout(() => child.kill("SIGKILL"), delayMs);
-    });
-    child.stderr.on("data", (chunk) => (err += chunk));
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      if (signal !== "SIGKILL") return reject(new Error(`writer exited by itself (code ${code}): ${err}`));
-      resolve(out.split("\n").filter((l) => l.startsWith("ack ")).map((l) => l.slice(4)));
-    });
-  });
-}
 
 function inspect(dbPath) {
   const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
@@ -52,7 +34,7 @@ for (const storage of STORAGES) {
       for (let run = 0; run < KILLS; run++) {
         // Early kills land during start-up and migration, later ones during commits.
         const delay = Math.floor(Math.random() * (run < 5 ? 20 : 250));
-        acked.push(...(await runUntilKilled(dbPath, storage, `r${run}`, delay)));
+        acked.push(...(await killedAcks(dbPath, storage, `r${run}`, delay)));
         const state = inspect(dbPath);
         assert.equal(state.integrity, "ok", `integrity after kill ${run}`);
         const lost = acked.filter((k) => !state.keys.has(k));

@@ -3,11 +3,11 @@
 // journal (a crash inside a checkpoint) are recognised; and a writer killed with SIGKILL at
 // random points loses no acknowledged turn.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { appendFileSync, copyFileSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
+import { runUntilKilled } from "./kill-harness.mjs";
 import { PKG, tempDir } from "./support.mjs";
 
 const { initSync } = await import(new URL("wasm/lossless_wasm.js", PKG));
@@ -97,32 +97,16 @@ test("a journal older than its snapshot (a crash inside a checkpoint) is ignored
   assert.equal(messages.length, 2 * i, "every turn once: the stale journal was not replayed on top");
 });
 
-function runUntilKilled(path, start, delayMs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [new URL("./journal-file-writer.mjs", import.meta.url).pathname, path, String(start)], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    let timer;
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      if (!timer && out.includes("ready\n")) timer = setTimeout(() => child.kill("SIGKILL"), delayMs);
-    });
-    child.stderr.on("data", (chunk) => (err += chunk));
-    child.on("error", reject);
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      if (signal !== "SIGKILL") return reject(new Error(`writer exited by itself (code ${code}): ${err}`));
-      resolve(out.split("\n").filter((l) => l.startsWith("ack ")).map((l) => Number(l.slice(4))));
-    });
-  });
-}
+
+const journalWriter = new URL("./journal-file-writer.mjs", import.meta.url).pathname;
+const killedAcks = async (path, start, delayMs) => (await runUntilKilled(journalWriter, [path, String(start)], delayMs)).acks.map(Number);
 
 test("SIGKILL at random points loses no acknowledged turn", { timeout: 300_000 }, async () => {
   const path = join(tempDir("journal-crash"), "db.sqlite");
   let stored = 0;
   let acked = 0;
   for (let run = 0; run < 15; run++) {
-    const acks = await runUntilKilled(path, stored, Math.floor(Math.random() * 400));
+    const acks = await killedAcks(path, stored, Math.floor(Math.random() * 400));
     acked += acks.length;
     const { messages, integrity } = contents(path);
     assert.equal(integrity, "ok", `integrity after kill ${run}`);
