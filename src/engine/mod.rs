@@ -9,9 +9,11 @@ pub mod compaction;
 mod ingest;
 mod lifecycle;
 pub mod params;
+mod recall;
 mod search;
 mod view;
 
+pub use recall::{Description, Expansion, GrepParams, GrepResult, RecallTarget, EXPAND_DEFAULT_TOKENS, EXPAND_MAX_TOKENS, EXPAND_MIN_TOKENS};
 pub use search::SearchParams;
 
 use crate::core::config::Config;

@@ -9,6 +9,7 @@ pub mod compaction;
 pub mod context;
 pub mod conversations;
 pub mod messages;
+pub mod recall;
 pub mod schema;
 pub mod search;
 pub mod sql;
