@@ -5,6 +5,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { createContextEngine, ENGINE_ID } from "./context-engine.js";
 import { openNodeEngine } from "./node-engine.js";
+import { createRecallTools, TOOL_NAMES } from "./tools.js";
 
 function stateDir(api) {
   try {
@@ -50,6 +51,9 @@ export default {
         api.logger?.warn?.(`[lossless-wasm] could not record the reset of ${sessionKey ?? sessionId}: ${err.message}`);
       }
     });
+    // The recall tools, built per session: the factory's ctx names the session they may read
+    // (the engine derives the agent from its key and checks every id against it).
+    api.registerTool?.((ctx) => createRecallTools(open, ctx), { names: TOOL_NAMES });
     api.registerContextEngine(ENGINE_ID, async () => {
       // Open (or reuse) before returning, so a bad config or database fails the factory with
       // its own message instead of failing later inside a turn.

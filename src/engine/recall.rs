@@ -176,6 +176,8 @@ pub struct AboveRef {
     pub in_view: bool,
 }
 
+/// A one-shot answer, serialized at once: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Description {
@@ -380,13 +382,14 @@ impl<S: Sql> Engine<S> {
     fn recall_target(&mut self, params: &RecallTarget) -> Result<Target> {
         validate_session(&params.session)?;
         let reach = Reach::of(&params.session);
-        let (field, target) = match (&params.summary_id, &params.message_id) {
+        let given = |v: &Option<Value>| v.clone().filter(|v| !v.is_null());
+        let (field, target) = match (given(&params.summary_id), given(&params.message_id)) {
             (Some(id), None) => {
-                let id = parse_id("summaryId", id)?;
+                let id = parse_id("summaryId", &id)?;
                 ("summaryId", recall::summary(self.store.sql(), id)?.map(Target::Summary).ok_or(id))
             }
             (None, Some(id)) => {
-                let id = parse_id("messageId", id)?;
+                let id = parse_id("messageId", &id)?;
                 ("messageId", recall::message(self.store.sql(), id)?.map(Target::Message).ok_or(id))
             }
             _ => return Err(Error::input("summaryId", "give exactly one of summaryId or messageId")),

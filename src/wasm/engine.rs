@@ -162,6 +162,28 @@ impl WasmEngine {
         to_js(&self.inner.search(params).map_err(js_error)?)
     }
 
+    /// `lcm_grep`: `{sessionId, sessionKey?, pattern, mode?, scope?: "conversation"|"agent",
+    /// since?, before?, limit?}`; only conversations the caller's own session key reaches.
+    #[wasm_bindgen(js_name = recallGrep)]
+    pub fn recall_grep(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("lcm_grep", from_js("lcm_grep", params)?).map_err(js_error)?;
+        to_js(&self.inner.recall_grep(params).map_err(js_error)?)
+    }
+
+    /// `lcm_describe`: `{sessionId, sessionKey?, summaryId? | messageId?}`.
+    #[wasm_bindgen(js_name = recallDescribe)]
+    pub fn recall_describe(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("lcm_describe", from_js("lcm_describe", params)?).map_err(js_error)?;
+        to_js(&self.inner.recall_describe(params).map_err(js_error)?)
+    }
+
+    /// `lcm_expand`: `{sessionId, sessionKey?, summaryId? | messageId?, cursor?, maxTokens?, messages?}`.
+    #[wasm_bindgen(js_name = recallExpand)]
+    pub fn recall_expand(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("lcm_expand", from_js("lcm_expand", params)?).map_err(js_error)?;
+        to_js(&self.inner.recall_expand(params).map_err(js_error)?)
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {
