@@ -8,11 +8,13 @@ mod commit;
 pub mod compaction;
 mod ingest;
 mod lifecycle;
+mod operator;
 pub mod params;
 mod recall;
 mod search;
 mod view;
 
+pub use operator::{DoctorParams, DoctorReport, SessionStatus, Status, StatusParams};
 pub use recall::{Description, Expansion, GrepParams, GrepResult, RecallTarget, EXPAND_DEFAULT_TOKENS, EXPAND_MAX_TOKENS, EXPAND_MIN_TOKENS};
 pub use search::SearchParams;
 

@@ -8,6 +8,7 @@ pub mod advancements;
 pub mod compaction;
 pub mod context;
 pub mod conversations;
+pub mod doctor;
 pub mod messages;
 pub mod recall;
 pub mod schema;

@@ -184,6 +184,19 @@ impl WasmEngine {
         to_js(&self.inner.recall_expand(params).map_err(js_error)?)
     }
 
+    /// `/lcm status`: `{sessionId?, sessionKey?}`: totals, this session's conversation, the
+    /// latest compactions and failures.
+    pub fn status(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("status", from_js("status", params)?).map_err(js_error)?;
+        to_js(&self.inner.status(params).map_err(js_error)?)
+    }
+
+    /// `/lcm doctor`: `{fix?}`: the integrity checks, and the safe fixes when asked.
+    pub fn doctor(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("doctor", from_js("doctor", params)?).map_err(js_error)?;
+        to_js(&self.inner.doctor(params).map_err(js_error)?)
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {
