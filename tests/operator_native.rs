@@ -97,3 +97,87 @@ fn doctor_rebuilds_a_stale_search_index_and_recomputes_running_totals() {
     let hits = e.recall_grep(decode("grep", json!({"sessionId": "s", "sessionKey": KEY, "pattern": "ghost row"})).unwrap()).unwrap();
     assert!(hits.hits.is_empty(), "the ghost is gone from the index");
 }
+
+/// Marks the first leaf that has a parent as a truncation fallback; returns (leaf, parent).
+fn plant_fallback(e: &mut Engine<NativeSql>) -> (i64, i64) {
+    let row = e.sql().query_row("SELECT source_summary_id, condensed_summary_id FROM summary_sources ORDER BY source_summary_id LIMIT 1", &[]).unwrap().unwrap();
+    let (leaf, parent) = (row.int(0).unwrap(), row.int(1).unwrap());
+    e.sql().execute("DELETE FROM summaries_fts WHERE docid = ?1", &[leaf.into()]).unwrap();
+    e.sql().execute("UPDATE summaries SET level = 'fallback', content = '[Truncated from 4000 tokens] request 0 wor' WHERE id = ?1", &[leaf.into()]).unwrap();
+    e.sql().execute("INSERT INTO summaries_fts (docid, content) VALUES (?1, '[Truncated from 4000 tokens] request 0 wor')", &[leaf.into()]).unwrap();
+    (leaf, parent)
+}
+
+fn repair(e: &mut Engine<NativeSql>, params: serde_json::Value, mut answer: impl FnMut(&lossless_wasm::engine::compaction::SummaryRequest) -> serde_json::Value) -> RepairReport {
+    let mut step = e.repair_start(decode("repairStart", params).unwrap()).unwrap();
+    loop {
+        match step {
+            RepairStep::Done(report) => return report,
+            RepairStep::NeedSummary(request) => {
+                let mut reply = answer(&request);
+                reply["jobId"] = json!(request.job_id);
+                step = e.repair_continue(decode("repairContinue", reply).unwrap()).unwrap();
+            }
+        }
+    }
+}
+
+fn level_and_content(e: &mut Engine<NativeSql>, id: i64) -> (String, String) {
+    let row = e.sql().query_row("SELECT level, content FROM summaries WHERE id = ?1", &[id.into()]).unwrap().unwrap();
+    (row.text(0).unwrap(), row.text(1).unwrap())
+}
+
+#[test]
+fn repair_dry_run_lists_fallbacks_and_their_parents_and_writes_nothing() {
+    let mut e = compacted_engine();
+    let (leaf, parent) = plant_fallback(&mut e);
+    let report = repair(&mut e, json!({"dryRun": true}), |_| panic!("a dry run asks no LLM"));
+    assert!(report.dry_run && report.repaired.is_empty());
+    let planned: Vec<(i64, &str)> = report.planned.iter().map(|p| (p.id, p.reason)).collect();
+    assert_eq!(planned[0], (leaf, "fallback"));
+    assert!(planned.contains(&(parent, "cascade")), "{planned:?}");
+    assert_eq!(level_and_content(&mut e, leaf).0, "fallback");
+}
+
+#[test]
+fn repair_resummarizes_a_fallback_with_the_host_llm_bottom_up_and_cascades_to_its_parents() {
+    let mut e = compacted_engine();
+    let (leaf, parent) = plant_fallback(&mut e);
+    let mut prompts = Vec::new();
+    let report = repair(&mut e, json!({"summarizer": "host"}), |request| {
+        prompts.push(request.prompt.clone());
+        json!({"text": format!("## Goal\n- repaired summary number {}\n## Progress\n- the user made requests", prompts.len()), "model": "mock-model"})
+    });
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.repaired[0], leaf, "the fallback first");
+    assert!(report.repaired.contains(&parent), "then the summary built on it");
+    assert!(prompts[0].contains("request 0"), "the leaf is redone from its original messages");
+    let (level, content) = level_and_content(&mut e, leaf);
+    assert_eq!(level, "normal");
+    assert!(content.contains("repaired summary number 1") && !content.contains("[Truncated"));
+    assert!(level_and_content(&mut e, parent).1.contains("repaired summary"), "the parent was redone");
+    let parent_prompt = prompts.iter().position(|p| p.contains("<summaries>")).expect("a condensed prompt");
+    assert!(prompts[parent_prompt].contains("repaired summary number 1"), "the parent is redone from the repaired child");
+    // The index follows the new text, and the view's totals still add up.
+    let old = e.recall_grep(decode("grep", json!({"sessionId": "s", "sessionKey": KEY, "pattern": "Truncated from"})).unwrap()).unwrap();
+    assert!(old.hits.is_empty());
+    let new = e.recall_grep(decode("grep", json!({"sessionId": "s", "sessionKey": KEY, "pattern": "repaired summary number 1"})).unwrap()).unwrap();
+    assert_eq!(new.hits.len(), 1);
+    assert!(doctor(&mut e, false).ok, "{:?}", doctor(&mut e, false).checks);
+    let again = repair(&mut e, json!({"dryRun": true}), |_| panic!("nothing left"));
+    assert!(again.planned.is_empty());
+}
+
+#[test]
+fn a_failed_repair_leaves_the_old_summary_and_its_parents_in_place_and_says_so() {
+    let mut e = compacted_engine();
+    let (leaf, parent) = plant_fallback(&mut e);
+    let parent_before = level_and_content(&mut e, parent);
+    let report = repair(&mut e, json!({"summarizer": "host"}), |_| json!({"error": {"kind": "timeout", "message": "provider timed out"}}));
+    assert!(!report.ok);
+    assert!(report.repaired.is_empty());
+    assert!(report.failures.iter().any(|f| f.contains(&format!("summary {leaf} left in place")) && f.contains("timed out")), "{:?}", report.failures);
+    assert!(report.failures.iter().any(|f| f.contains(&format!("summary {parent} left in place: built on summary {leaf}"))), "{:?}", report.failures);
+    assert_eq!(level_and_content(&mut e, leaf).0, "fallback");
+    assert_eq!(level_and_content(&mut e, parent), parent_before);
+}

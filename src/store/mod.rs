@@ -11,6 +11,7 @@ pub mod conversations;
 pub mod doctor;
 pub mod messages;
 pub mod recall;
+pub mod repair;
 pub mod schema;
 pub mod search;
 pub mod sql;

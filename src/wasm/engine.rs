@@ -197,6 +197,22 @@ impl WasmEngine {
         to_js(&self.inner.doctor(params).map_err(js_error)?)
     }
 
+    /// `/lcm repair`: `{sessionId?, sessionKey?, dryRun?, summarizer?: "host"|"extractive"}`.
+    /// Returns `{type: "needSummary", jobId, prompt, maxTokens, purpose, ...}` (as compaction
+    /// does) or `{type: "done", ok, dryRun, planned, repaired, failures}`.
+    #[wasm_bindgen(js_name = repairStart)]
+    pub fn repair_start(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("repairStart", from_js("repairStart", params)?).map_err(js_error)?;
+        to_js(&self.inner.repair_start(params).map_err(js_error)?)
+    }
+
+    /// Answers a repair's summary request: `{jobId, text}` or `{jobId, error: {kind, message}}`.
+    #[wasm_bindgen(js_name = repairContinue)]
+    pub fn repair_continue(&mut self, answer: JsValue) -> Result<JsValue, JsError> {
+        let answer = decode("repairContinue", from_js("repairContinue", answer)?).map_err(js_error)?;
+        to_js(&self.inner.repair_continue(answer).map_err(js_error)?)
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {
