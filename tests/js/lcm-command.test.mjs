@@ -1,0 +1,102 @@
+// The /lcm operator command through the plugin entry (registered with api.registerCommand), on
+// the built package: status and doctor print sensible reports, repair re-summarizes a fallback
+// summary with the host's LLM, and bad input gets the usage text.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { createFakeHost } from "./fake-host.mjs";
+import { assistant, loadPlugin, STORAGES, tempDir, user } from "./support.mjs";
+
+const plugin = await loadPlugin();
+const KEY = "agent:main:ops";
+
+function host(storage) {
+  const dir = tempDir("lcm");
+  const dbPath = join(dir, "db.sqlite");
+  const h = createFakeHost({ pluginConfig: { dbPath, storage, freshTailCount: 2 }, stateDir: dir });
+  const commands = new Map();
+  h.api.registerCommand = (def) => {
+    if (typeof def?.handler !== "function" || !def.name) throw new Error("invalid command");
+    commands.set(def.name, def);
+  };
+  h.load(plugin);
+  const lcm = (args, extra = {}) => commands.get("lcm").handler({ args, sessionKey: KEY, sessionId: "s", isAuthorizedSender: true, ...extra });
+  return { h, lcm, commands, dbPath };
+}
+
+async function conversation(h) {
+  const history = [];
+  for (let i = 0; i < 20; i++) {
+    const turn = [user(`request ${i}: ${"please ".repeat(60)}`), assistant(`done ${i} ${"ok ".repeat(40)}`)];
+    await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: KEY, history: [...history], turn });
+    history.push(...turn);
+  }
+  const report = await h.compact("lossless-wasm", { sessionId: "s", sessionKey: KEY, tokenBudget: 1500 });
+  assert.ok(report.compacted, JSON.stringify(report));
+}
+
+for (const storage of STORAGES) describe(`storage ${storage}`, () => {
+  test("the command is registered as /lcm, takes arguments and requires an authorized sender", () => {
+    const { commands } = host(storage);
+    const def = commands.get("lcm");
+    assert.equal(def.acceptsArgs, true);
+    assert.equal(def.requireAuth, true);
+  });
+
+  test("status counts what is stored and shows this session and the last compactions", async () => {
+    const { h, lcm } = host(storage);
+    await conversation(h);
+    const { text } = await lcm("status");
+    assert.match(text, /messages: 40 \(/);
+    assert.match(text, /conversations: 1 active, 0 archived/);
+    assert.match(text, /summaries by level and depth: normal d0: \d+/);
+    assert.match(text, new RegExp(`this session: conversation \\d+ \\(${KEY}\\), 40 messages`));
+    assert.match(text, /compaction: no failures recorded|consecutive failure/);
+    assert.match(text, /last compactions:\n {2}\S+ conversation \d+ \w+\/normal compacted:/);
+    assert.equal((await lcm("")).text, text, "status is the default");
+  });
+
+  test("doctor passes a healthy database and repair has nothing to do", async () => {
+    const { h, lcm } = host(storage);
+    await conversation(h);
+    const doctor = (await lcm("doctor --dry-run")).text;
+    assert.match(doctor, /all checks pass \(dry run: nothing changed\)/);
+    for (const name of ["sqlite_integrity", "messages_reachable", "dag_acyclic", "context_items_valid", "running_totals", "messages_fts", "summaries_fts"]) {
+      assert.match(doctor, new RegExp(`ok {3}${name}:`));
+    }
+    assert.match((await lcm("repair --dry-run")).text, /no fallback summaries; nothing to do/);
+  });
+
+  test("unknown commands and options get the usage", async () => {
+    const { lcm } = host(storage);
+    assert.match((await lcm("frobnicate")).text, /unknown command "frobnicate"\nusage: \/lcm/);
+    assert.match((await lcm("repair --force")).text, /unknown option --force/);
+  });
+});
+
+if (STORAGES.includes("node:sqlite")) {
+  test("node:sqlite: repair redoes a fallback summary and its parents with the host's LLM", async () => {
+    const { h, lcm, dbPath } = host("node:sqlite");
+    await conversation(h);
+    // Plant a truncation fallback (as an older engine or an import leaves them) in the live file.
+    const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
+    const db = new DatabaseSync(dbPath);
+    const { id } = db.prepare("SELECT id FROM summaries ORDER BY depth, id LIMIT 1").get();
+    db.prepare("DELETE FROM summaries_fts WHERE docid = ?").run(id);
+    db.prepare("UPDATE summaries SET level = 'fallback', content = '[Truncated from 9000 tokens] request 0: ple' WHERE id = ?").run(id);
+    db.prepare("INSERT INTO summaries_fts (docid, content) VALUES (CAST(? AS INTEGER), '[Truncated from 9000 tokens] request 0: ple')").run(id);
+    db.close();
+    assert.match((await lcm("repair --dry-run")).text, new RegExp(`would redo 1 fallback summary and \\d+ built on them:\\n {2}summary ${id} \\(depth 0, fallback\\)`));
+    const prompts = [];
+    const llm = { complete: async ({ messages }) => { prompts.push(messages[0].content); return { text: `## Goal\n- redone by the host LLM (${prompts.length})`, model: "mock" }; } };
+    const out = (await lcm("repair", { runtimeContext: { llm } })).text;
+    assert.match(out, new RegExp(`redone \\d+ \\(${id}`), out);
+    assert.ok(prompts[0].includes("request 0"), "the fallback is redone from its original messages");
+    const check = new DatabaseSync(dbPath, { readOnly: true });
+    const row = check.prepare("SELECT level, content FROM summaries WHERE id = ?").get(id);
+    check.close();
+    assert.equal(row.level, "normal");
+    assert.match(row.content, /redone by the host LLM \(1\)/);
+    assert.match((await lcm("doctor --dry-run")).text, /all checks pass/);
+  });
+}
