@@ -57,7 +57,7 @@ export default {
     // (the engine derives the agent from its key and checks every id against it).
     api.registerTool?.((ctx) => createRecallTools(open, ctx), { names: TOOL_NAMES });
     // The operator command: /lcm status | doctor | repair (bypasses the model).
-    api.registerCommand?.(createLcmCommand(open, { config, hostLlm: () => hostLlm(api) }));
+    api.registerCommand?.(createLcmCommand(open, { config, hostLlm: () => hostLlm(api), defaultImportPath: () => join(stateDir(api), "lcm.db") }));
     api.registerContextEngine(ENGINE_ID, async () => {
       // Open (or reuse) before returning, so a bad config or database fails the factory with
       // its own message instead of failing later inside a turn.

@@ -1,4 +1,4 @@
-// The operator command `/lcm` (status, doctor, repair) as text, over any engine handle: the
+// The operator command `/lcm` (status, doctor, repair, import) as text, over any engine handle: the
 // OpenClaw command registered in index.js uses it, and so can headless callers (library users,
 // scripts) with a handle of their own. The checks and the repair live in the wasm engine; this
 // file parses arguments, carries repair prompts to the LLM (through the compaction driver, which
@@ -10,6 +10,7 @@ const USAGE = [
   "  status              what is stored, the last compactions and failures, backoff and breaker state",
   "  doctor [--dry-run]  integrity checks; fixes what is safe to fix (search indexes, running totals) unless --dry-run",
   "  repair [--dry-run]  re-summarize fallback summaries (and the summaries built on them) with the host's LLM",
+  "  import [path]       import a lossless-claw lcm.db (default <state dir>/lcm.db), read-only and idempotent",
 ].join("\n");
 
 const iso = (ms) => (typeof ms === "number" && ms > 0 ? new Date(ms).toISOString().replace(/\.\d+Z$/, "Z") : "?");
@@ -69,6 +70,17 @@ function repairText(r) {
   return [`lossless-wasm repair: ${head}; redone ${r.repaired.length}${r.repaired.length ? ` (${r.repaired.join(", ")})` : ""}`, ...r.failures.map((f) => `  ${f}`)].join("\n");
 }
 
+function importText(path, r) {
+  const lines = [
+    `lossless-wasm import from ${path}: ${r.conversations} new conversation(s), ${r.messages} message(s), ${r.summaries} summar${r.summaries === 1 ? "y" : "ies"}` +
+      ` (${r.fallbackSummaries} fallback${r.fallbackSummaries === 1 ? "" : "s"}), ${r.views} view(s); the source was not modified`,
+    ...r.notes.map((n) => `  note: ${n}`),
+  ];
+  if (r.fallbackSummaries) lines.push("  run /lcm repair to re-summarize the fallbacks with the host's LLM");
+  if (!r.conversations && !r.messages && !r.summaries) lines.push("  nothing new: everything was imported before");
+  return lines.join("\n");
+}
+
 /**
  * Runs one `/lcm` command line and returns its text.
  * @param {{call: Function}} handle an engine handle (engine-handle.js)
@@ -79,9 +91,17 @@ function repairText(r) {
  * @param {{complete: Function}} [options.llm] the LLM repair uses (else the extractive summarizer)
  * @param {"auto"|"host"|"extractive"} [options.summarizer] config `summarizer`
  * @param {number} [options.timeoutMs] per repair summary
+ * @param {string} [options.defaultImportPath] lcm.db to import when `import` names none
  */
-export async function runLcm(handle, args, { sessionId, sessionKey, llm, summarizer = "auto", timeoutMs } = {}) {
+export async function runLcm(handle, args, { sessionId, sessionKey, llm, summarizer = "auto", timeoutMs, defaultImportPath } = {}) {
   const [command = "status", ...flags] = words(args);
+  if (command === "import") {
+    const path = flags.join(" ") || defaultImportPath;
+    if (!path) return `import needs the path of lcm.db\n${USAGE}`;
+    // Node-only (file access); loaded on use so this module stays host-independent.
+    const { importLosslessClaw } = await import("./import-lossless-claw.js");
+    return importText(path, await importLosslessClaw(handle, path));
+  }
   const unknown = flags.filter((f) => f !== "--dry-run");
   if (unknown.length) return `unknown option ${unknown.join(" ")}\n${USAGE}`;
   const dryRun = flags.includes("--dry-run");
@@ -109,11 +129,12 @@ export async function runLcm(handle, args, { sessionId, sessionKey, llm, summari
  * @param {object} options
  * @param {object} [options.config] plugin config (`summarizer`, `summaryTimeoutMs`)
  * @param {() => ({complete: Function}|undefined)} [options.hostLlm] the plugin-wide LLM
+ * @param {string|(() => string)} [options.defaultImportPath] lcm.db for a bare `/lcm import`
  */
-export function createLcmCommand(openHandle, { config = {}, hostLlm } = {}) {
+export function createLcmCommand(openHandle, { config = {}, hostLlm, defaultImportPath } = {}) {
   return {
     name: "lcm",
-    description: "Lossless context: status, doctor [--dry-run], repair [--dry-run]",
+    description: "Lossless context: status, doctor [--dry-run], repair [--dry-run], import [path]",
     acceptsArgs: true,
     requireAuth: true,
     async handler(ctx) {
@@ -124,6 +145,7 @@ export function createLcmCommand(openHandle, { config = {}, hostLlm } = {}) {
           llm: ctx?.runtimeContext?.llm ?? hostLlm?.(),
           summarizer: config.summarizer ?? "auto",
           timeoutMs: config.summaryTimeoutMs,
+          defaultImportPath: typeof defaultImportPath === "function" ? defaultImportPath() : defaultImportPath,
         });
         return { text };
       } catch (err) {

@@ -5,6 +5,7 @@
 mod accounting;
 mod assemble;
 mod commit;
+mod import;
 pub mod compaction;
 mod ingest;
 mod lifecycle;
@@ -15,6 +16,7 @@ mod repair;
 mod search;
 mod view;
 
+pub use import::ImportReport;
 pub use operator::{DoctorParams, DoctorReport, SessionStatus, Status, StatusParams};
 pub use repair::{Planned, RepairParams, RepairReport, RepairStep};
 pub use recall::{Description, Expansion, GrepParams, GrepResult, RecallTarget, EXPAND_DEFAULT_TOKENS, EXPAND_MAX_TOKENS, EXPAND_MIN_TOKENS};

@@ -9,6 +9,8 @@ pub mod compaction;
 pub mod context;
 pub mod conversations;
 pub mod doctor;
+pub mod import;
+pub mod lossless_claw;
 pub mod messages;
 pub mod recall;
 pub mod repair;

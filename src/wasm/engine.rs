@@ -213,6 +213,14 @@ impl WasmEngine {
         to_js(&self.inner.repair_continue(answer).map_err(js_error)?)
     }
 
+    /// Imports a lossless-claw `lcm.db`, given as a second (read-only) database; returns
+    /// `{conversations, messages, summaries, fallbackSummaries, views, notes}`.
+    #[wasm_bindgen(js_name = importLosslessClaw)]
+    pub fn import_lossless_claw(&mut self, source: SqlJsDatabase, now_ms: f64) -> Result<JsValue, JsError> {
+        let mut source = SqlJsSql::new(source).map_err(js_error)?;
+        to_js(&self.inner.import_lossless_claw(&mut source, now(now_ms)).map_err(js_error)?)
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {
