@@ -20,6 +20,7 @@ const GREP_SCHEMA = {
   properties: {
     pattern: { type: "string", minLength: 1, description: "What to find. Plain text by default: matched literally, case-insensitive; quotes, operators and symbols are just characters." },
     mode: { type: "string", enum: ["text", "full_text"], description: "text (default) or full_text (SQLite FTS4 query syntax: AND, OR, NOT, \"phrases\", prefix*)." },
+    kind: { type: "string", enum: ["both", "messages", "summaries"], description: "both (default: original messages and summaries; neither crowds the other out), messages or summaries." },
     scope: { type: "string", enum: ["conversation", "agent"], description: "conversation (default: this session's history, archived segments included) or agent (every conversation of this agent)." },
     since: { ...TIME, description: `Only matches at or after this time; ${TIME.description}.` },
     before: { ...TIME, description: `Only matches before this time; ${TIME.description}.` },
@@ -134,6 +135,7 @@ export function createRecallTools(openHandle, ctx) {
         const out = await call("recallGrep", {
           pattern: p.pattern,
           mode: p.mode,
+          kind: p.kind,
           scope: p.scope,
           since: parseTime("since", p.since),
           before: parseTime("before", p.before),

@@ -104,6 +104,9 @@ pub struct GrepParams {
     /// "conversation" (default: this session's conversations, archived ones included) or "agent".
     #[serde(default)]
     pub scope: Option<String>,
+    /// "both" (default), "messages" or "summaries".
+    #[serde(default)]
+    pub kind: Option<String>,
     /// ms since the epoch, inclusive.
     #[serde(default)]
     pub since: Option<i64>,
@@ -263,6 +266,21 @@ pub struct Expansion {
     pub next_cursor: Option<String>,
 }
 
+/// At most `limit` hits, newest first, where neither kind crowds the other out: a fact quoted in
+/// many summaries must not hide the original message (what expand and describe start from), so
+/// each kind keeps at least half the limit when it has that many hits.
+fn fair_mix(hits: Vec<SearchHit>, limit: usize) -> Vec<SearchHit> {
+    let newest_first = |a: &SearchHit, b: &SearchHit| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id));
+    let (mut messages, mut summaries): (Vec<SearchHit>, Vec<SearchHit>) = hits.into_iter().partition(|h| h.kind == "message");
+    messages.sort_by(newest_first);
+    summaries.sort_by(newest_first);
+    let take_messages = messages.len().min(limit.div_ceil(2).max(limit - summaries.len().min(limit)));
+    let take_summaries = summaries.len().min(limit - take_messages);
+    let mut out: Vec<SearchHit> = messages.into_iter().take(take_messages).chain(summaries.into_iter().take(take_summaries)).collect();
+    out.sort_by(newest_first);
+    out
+}
+
 /// The longest prefix of `text` (in chars) whose estimate fits `budget`.
 fn fitting_chars(text: &str, budget: u32) -> usize {
     let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect();
@@ -363,7 +381,14 @@ impl<S: Sql> Engine<S> {
         };
         let limit = params.limit.unwrap_or(GREP_DEFAULT_LIMIT).clamp(1, GREP_MAX_LIMIT);
         let window = TimeWindow { since: params.since, before: params.before };
-        let hits = search::search_in(self.store.sql(), Some(&conversations), &params.pattern, mode, limit, window)?;
+        let kinds = match params.kind.as_deref().unwrap_or("both") {
+            "both" => ["message", "summary"].as_slice(),
+            "messages" => ["message"].as_slice(),
+            "summaries" => ["summary"].as_slice(),
+            other => return Err(Error::input("kind", format!("unknown kind {other:?} (expected \"messages\", \"summaries\" or \"both\")"))),
+        };
+        let found = search::search_in(self.store.sql(), Some(&conversations), &params.pattern, mode, limit, window)?;
+        let hits = fair_mix(found.into_iter().filter(|h| kinds.contains(&h.kind)).collect(), limit);
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
             let (in_view, covered_by) = if hit.kind == "message" {
@@ -566,6 +591,24 @@ mod tests {
         assert!(n > 0 && estimate_text(&char_slice(&text, 0, n)) <= 10);
         assert!(estimate_text(&char_slice(&text, 0, n + 1)) > 10);
         assert_eq!(fitting_chars("", 10), 0);
+    }
+
+    fn hit(kind: &'static str, id: i64) -> SearchHit {
+        SearchHit { kind, id, conversation_id: 1, role: "user".into(), snippet: String::new(), created_at: id }
+    }
+
+    #[test]
+    fn neither_kind_of_hit_crowds_the_other_out() {
+        let kinds = |hits: Vec<SearchHit>| hits.iter().map(|h| h.kind).collect::<Vec<_>>();
+        let many_summaries: Vec<SearchHit> = (1..=3).map(|i| hit("message", i)).chain((10..20).map(|i| hit("summary", i))).collect();
+        let mixed = fair_mix(many_summaries, 5);
+        assert_eq!(mixed.len(), 5);
+        assert_eq!(kinds(mixed).iter().filter(|k| **k == "message").count(), 3, "half the limit rounded up is kept for messages");
+        let few_summaries: Vec<SearchHit> = (1..=10).map(|i| hit("message", i)).chain([hit("summary", 50)]).collect();
+        assert_eq!(kinds(fair_mix(few_summaries, 5)).iter().filter(|k| **k == "summary").count(), 1);
+        let only_messages: Vec<SearchHit> = (1..=10).map(|i| hit("message", i)).collect();
+        let newest = fair_mix(only_messages, 4);
+        assert_eq!(newest.iter().map(|h| h.id).collect::<Vec<_>>(), vec![10, 9, 8, 7], "newest first");
     }
 
     #[test]

@@ -100,11 +100,15 @@ fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
 /// Searches the given conversations (all when empty), newest first, at most `limit` hits.
 pub fn search(sql: &mut impl Sql, conversations: &[i64], pattern: &str, mode: SearchMode, limit: usize) -> Result<Vec<SearchHit>> {
     let scope = if conversations.is_empty() { None } else { Some(conversations) };
-    search_in(sql, scope, pattern, mode, limit, TimeWindow::default())
+    let mut hits = search_in(sql, scope, pattern, mode, limit, TimeWindow::default())?;
+    hits.truncate(limit.clamp(1, 500));
+    Ok(hits)
 }
 
 /// Searches exactly the given conversations (every conversation when `None`; nothing when the
-/// list is empty, so an empty scope can never widen to all), within a time window.
+/// list is empty, so an empty scope can never widen to all), within a time window. Returns up to
+/// `limit` hits of each kind (messages, summaries), newest first: the caller decides how to mix
+/// them.
 pub fn search_in(
     sql: &mut impl Sql,
     conversations: Option<&[i64]>,
@@ -184,7 +188,6 @@ pub fn search_in(
         }
     }
     hits.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
-    hits.truncate(limit as usize);
     Ok(hits)
 }
 
