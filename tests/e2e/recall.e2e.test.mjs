@@ -124,3 +124,24 @@ test(
     e2e.markPassed();
   },
 );
+
+test(
+  "recall: the host loads the /lcm command and the three tools from the installed package",
+  { timeout: 10 * 60_000 },
+  async (t) => {
+    // Typing /lcm into `agent --local --message` or the local TUI reaches the model as text in
+    // 2026.9.6 (plugin commands are dispatched by the gateway's channels), so this checks what
+    // the host registered; the command's behaviour is covered in tests/js/lcm-command.test.mjs.
+    const e2e = await setupE2e(t, { contextWindow: CONTEXT_WINDOW });
+    const inspect = await e2e.sandbox.inspectPlugin("lossless-wasm");
+    const text = JSON.stringify(inspect.json ?? inspect.stdout);
+    t.diagnostic(`plugins inspect: ${text.slice(0, 1500)}`);
+    assert.ok(inspect.json, `plugins inspect printed no JSON:\n${inspect.stdout}\n${inspect.stderr}`);
+    const plugin = inspect.json.plugin ?? {};
+    assert.equal(plugin.status, "loaded");
+    assert.deepEqual(plugin.toolNames, ["lcm_grep", "lcm_describe", "lcm_expand"]);
+    assert.match(text, /"commands":\[[^\]]*"lcm"/, "the /lcm command is registered");
+    assert.doesNotMatch(text, /registration failed|must declare contracts\.tools/);
+    e2e.markPassed();
+  },
+);
