@@ -110,6 +110,20 @@ function expandText(x) {
 
 const result = (text, details) => ({ content: [{ type: "text", text }], details });
 
+// `details` carries ids and counts only, never text: the host may serialize the whole result
+// for the model (Tool Search's tool_call does), and text there would be paid twice and break
+// expand's page limit.
+const grepDetails = (out) => ({
+  scope: out.scope,
+  conversations: out.conversations,
+  hits: out.hits.map(({ kind, id, conversationId, role, createdAt, inView, coveredBy }) => ({ kind, id, conversationId, role, createdAt, inView, coveredBy })),
+});
+const describeDetails = ({ content: _content, preview: _preview, ledger: _ledger, ...rest }) => rest;
+const expandDetails = ({ items, ...rest }) => ({
+  ...rest,
+  items: items.map(({ kind, id, seq, depth, tokens, truncated, continueAt }) => ({ kind, id, seq, depth, tokens, truncated, continueAt })),
+});
+
 /**
  * The three recall tools bound to one session.
  * @param {() => Promise<{call: Function}>} openHandle the shared engine
@@ -141,7 +155,7 @@ export function createRecallTools(openHandle, ctx) {
           before: parseTime("before", p.before),
           limit: p.limit,
         });
-        return result(grepText(p.pattern, out), out);
+        return result(grepText(p.pattern, out), grepDetails(out));
       },
     },
     {
@@ -153,7 +167,7 @@ export function createRecallTools(openHandle, ctx) {
       async execute(_toolCallId, params) {
         const p = args(params);
         const out = await call("recallDescribe", { summaryId: p.summaryId, messageId: p.messageId });
-        return result(describeText(out), out);
+        return result(describeText(out), describeDetails(out));
       },
     },
     {
@@ -165,7 +179,7 @@ export function createRecallTools(openHandle, ctx) {
       async execute(_toolCallId, params) {
         const p = args(params);
         const out = await call("recallExpand", { summaryId: p.summaryId, messageId: p.messageId, messages: p.messages, cursor: p.cursor, maxTokens: p.maxTokens });
-        return result(expandText(out), out);
+        return result(expandText(out), expandDetails(out));
       },
     },
   ];

@@ -119,6 +119,9 @@ test(
     const expandText = toolResults(requests[2]?.body).at(-1) ?? "";
     t.diagnostic(`lcm_expand result: ${JSON.stringify(expandText.slice(0, 300))}`);
     assert.ok(expandText.includes(note), `the expand result lacks the original note:\n${expandText.slice(0, 2000)}`);
+    // Tool Search's tool_call shows the model the whole result, details included: the text must
+    // be in it once, or expand's page limit would not hold for what the model pays.
+    assert.equal(expandText.split(note).length - 1, 1, `the original text reached the model more than once:\n${expandText.slice(0, 3000)}`);
     assert.ok(String(probe.turn.reply ?? "").length > 0, "the turn ended with a reply");
     assertNoFailureLines(e2e.sandbox.allOutput());
     e2e.markPassed();

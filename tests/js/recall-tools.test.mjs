@@ -77,7 +77,11 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.ok(hit.coveredBy, "a summary in the view covers it");
     assert.match(grep.content[0].text, new RegExp(`message ${hit.id}`));
 
+    // details carry ids and counts, never the text (a host may show the model both).
+    assert.ok(!JSON.stringify(grep.details).includes("kv/stg"), JSON.stringify(grep.details));
+
     const byMessage = await t.lcm_expand.execute("call-2", { messageId: hit.id });
+    assert.ok(!JSON.stringify(byMessage.details).includes("password"), "expand details hold no text");
     assert.ok(byMessage.content[0].text.includes(fact), byMessage.content[0].text);
 
     const bySummary = await t.lcm_expand.execute("call-3", { summaryId: String(hit.coveredBy), messages: true, maxTokens: 16000 });
