@@ -1,10 +1,13 @@
 // OpenClaw plugin entry. `register` is synchronous and cheap, as the host requires: it only
-// registers the engine factory. The wasm module and the database open lazily on first use and
+// registers the engine factory, the recall tools' per-session factory and the /lcm command.
+// The wasm module and the database open lazily on first use and
 // are shared by every factory call for the same database path.
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { createContextEngine, ENGINE_ID } from "./context-engine.js";
 import { openNodeEngine } from "./node-engine.js";
+import { createLcmCommand } from "./lcm-command.js";
+import { createRecallTools, TOOL_NAMES } from "./tools.js";
 
 function stateDir(api) {
   try {
@@ -50,6 +53,11 @@ export default {
         api.logger?.warn?.(`[lossless-wasm] could not record the reset of ${sessionKey ?? sessionId}: ${err.message}`);
       }
     });
+    // The recall tools, built per session: the factory's ctx names the session they may read
+    // (the engine derives the agent from its key and checks every id against it).
+    api.registerTool?.((ctx) => createRecallTools(open, ctx), { names: TOOL_NAMES });
+    // The operator command: /lcm status | doctor | repair (bypasses the model).
+    api.registerCommand?.(createLcmCommand(open, { config, hostLlm: () => hostLlm(api), defaultImportPath: () => join(stateDir(api), "lcm.db") }));
     api.registerContextEngine(ENGINE_ID, async () => {
       // Open (or reuse) before returning, so a bad config or database fails the factory with
       // its own message instead of failing later inside a turn.

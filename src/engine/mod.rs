@@ -5,14 +5,22 @@
 mod accounting;
 mod assemble;
 mod commit;
+mod import;
 pub mod compaction;
 mod ingest;
 pub mod inspect;
 mod lifecycle;
+mod operator;
 pub mod params;
+mod recall;
+mod repair;
 mod search;
 mod view;
 
+pub use import::ImportReport;
+pub use operator::{DoctorParams, DoctorReport, SessionStatus, Status, StatusParams};
+pub use repair::{Planned, RepairParams, RepairReport, RepairStep};
+pub use recall::{Description, Expansion, GrepParams, GrepResult, RecallTarget, EXPAND_DEFAULT_TOKENS, EXPAND_MAX_TOKENS, EXPAND_MIN_TOKENS};
 pub use search::SearchParams;
 
 use crate::core::config::Config;
@@ -29,13 +37,14 @@ pub struct Engine<S: Sql> {
     views: view::ViewCache,
     accounting: accounting::FactsCache,
     jobs: std::collections::HashMap<u64, compaction::Job>,
+    repairs: std::collections::HashMap<u64, repair::RepairJob>,
     next_job: u64,
 }
 
 impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), accounting: Default::default(), jobs: Default::default(), next_job: 0 })
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), accounting: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0 })
     }
 
     pub fn config(&self) -> &Config {

@@ -11,6 +11,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("migrations/002_parts_summaries_context_search.sql")),
     (3, include_str!("migrations/003_backfill_fallback_summaries.sql")),
     (4, include_str!("migrations/004_host_accounting.sql")),
+    (5, include_str!("migrations/005_imports.sql")),
 ];
 
 /// The schema version this build writes.

@@ -76,12 +76,22 @@ struct Source {
     table: &'static str,
     fts: &'static str,
     role: &'static str,
+    /// When the row happened, for time windows: the host's timestamp of a message, the newest
+    /// message a summary covers; the time it was stored when those are unknown.
+    time: &'static str,
 }
 
 const SOURCES: [Source; 2] = [
-    Source { kind: "message", table: "messages", fts: "messages_fts", role: "t.role" },
-    Source { kind: "summary", table: "summaries", fts: "summaries_fts", role: "'summary'" },
+    Source { kind: "message", table: "messages", fts: "messages_fts", role: "t.role", time: "COALESCE(t.host_timestamp, t.created_at)" },
+    Source { kind: "summary", table: "summaries", fts: "summaries_fts", role: "'summary'", time: "COALESCE(t.latest_at, t.created_at)" },
 ];
+
+/// A time window in ms since the epoch: `since` inclusive, `before` exclusive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeWindow {
+    pub since: Option<i64>,
+    pub before: Option<i64>,
+}
 
 fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
     Ok(SearchHit { kind, id: row.int(0)?, conversation_id: row.int(1)?, role: row.text(2)?, snippet, created_at: row.int(4)? })
@@ -89,6 +99,29 @@ fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
 
 /// Searches the given conversations (all when empty), newest first, at most `limit` hits.
 pub fn search(sql: &mut impl Sql, conversations: &[i64], pattern: &str, mode: SearchMode, limit: usize) -> Result<Vec<SearchHit>> {
+    let scope = if conversations.is_empty() { None } else { Some(conversations) };
+    let mut hits = search_in(sql, scope, pattern, mode, limit, TimeWindow::default())?;
+    hits.truncate(limit.clamp(1, 500));
+    Ok(hits)
+}
+
+/// Searches exactly the given conversations (every conversation when `None`; nothing when the
+/// list is empty, so an empty scope can never widen to all), within a time window. Returns up to
+/// `limit` hits of each kind (messages, summaries), newest first: the caller decides how to mix
+/// them.
+pub fn search_in(
+    sql: &mut impl Sql,
+    conversations: Option<&[i64]>,
+    pattern: &str,
+    mode: SearchMode,
+    limit: usize,
+    window: TimeWindow,
+) -> Result<Vec<SearchHit>> {
+    if let (Some(since), Some(before)) = (window.since, window.before) {
+        if since >= before {
+            return Err(Error::input("since", "must be earlier than before"));
+        }
+    }
     if pattern.trim().is_empty() {
         return Err(Error::input("pattern", "must not be empty"));
     }
@@ -98,15 +131,22 @@ pub fn search(sql: &mut impl Sql, conversations: &[i64], pattern: &str, mode: Se
     // Stored text shows NUL as U+2400 (SQLite's text functions and MATCH stop at NUL), so a
     // pattern does the same: "a\0b" finds what was stored from "a\0b" instead of failing.
     let pattern: &str = &pattern.replace('\0', "\u{2400}");
-    let scope = if conversations.is_empty() {
-        String::new()
-    } else {
-        let ids: Vec<String> = conversations.iter().map(i64::to_string).collect();
-        format!(" AND t.conversation_id IN ({})", ids.join(","))
+    let scope = match conversations {
+        None => String::new(),
+        Some([]) => return Ok(Vec::new()),
+        // Integers formatted by us, never caller text.
+        Some(ids) => format!(" AND t.conversation_id IN ({})", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")),
     };
     let limit = limit.clamp(1, 500) as i64;
     let mut hits = Vec::new();
     for source in &SOURCES {
+        let mut scope = scope.clone();
+        if let Some(since) = window.since {
+            scope.push_str(&format!(" AND {} >= {since}", source.time));
+        }
+        if let Some(before) = window.before {
+            scope.push_str(&format!(" AND {} < {before}", source.time));
+        }
         let columns = format!("t.id, t.conversation_id, {}, t.content, t.created_at", source.role);
         let (query, params): (String, Vec<SqlValue>) = match mode {
             SearchMode::FullText => (
@@ -151,7 +191,6 @@ pub fn search(sql: &mut impl Sql, conversations: &[i64], pattern: &str, mode: Se
         }
     }
     hits.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
-    hits.truncate(limit as usize);
     Ok(hits)
 }
 

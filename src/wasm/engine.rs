@@ -167,6 +167,65 @@ impl WasmEngine {
         to_js(&self.inner.search(params).map_err(js_error)?)
     }
 
+    /// `lcm_grep`: `{sessionId, sessionKey?, pattern, mode?, scope?: "conversation"|"agent",
+    /// since?, before?, limit?}`; only conversations the caller's own session key reaches.
+    #[wasm_bindgen(js_name = recallGrep)]
+    pub fn recall_grep(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("lcm_grep", from_js("lcm_grep", params)?).map_err(js_error)?;
+        to_js(&self.inner.recall_grep(params).map_err(js_error)?)
+    }
+
+    /// `lcm_describe`: `{sessionId, sessionKey?, summaryId? | messageId?}`.
+    #[wasm_bindgen(js_name = recallDescribe)]
+    pub fn recall_describe(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("lcm_describe", from_js("lcm_describe", params)?).map_err(js_error)?;
+        to_js(&self.inner.recall_describe(params).map_err(js_error)?)
+    }
+
+    /// `lcm_expand`: `{sessionId, sessionKey?, summaryId? | messageId?, cursor?, maxTokens?, messages?}`.
+    #[wasm_bindgen(js_name = recallExpand)]
+    pub fn recall_expand(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("lcm_expand", from_js("lcm_expand", params)?).map_err(js_error)?;
+        to_js(&self.inner.recall_expand(params).map_err(js_error)?)
+    }
+
+    /// `/lcm status`: `{sessionId?, sessionKey?}`: totals, this session's conversation, the
+    /// latest compactions and failures.
+    pub fn status(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("status", from_js("status", params)?).map_err(js_error)?;
+        to_js(&self.inner.status(params).map_err(js_error)?)
+    }
+
+    /// `/lcm doctor`: `{fix?}`: the integrity checks, and the safe fixes when asked.
+    pub fn doctor(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("doctor", from_js("doctor", params)?).map_err(js_error)?;
+        to_js(&self.inner.doctor(params).map_err(js_error)?)
+    }
+
+    /// `/lcm repair`: `{sessionId?, sessionKey?, dryRun?, summarizer?: "host"|"extractive"}`.
+    /// Returns `{type: "needSummary", jobId, prompt, maxTokens, purpose, ...}` (as compaction
+    /// does) or `{type: "done", ok, dryRun, planned, repaired, failures}`.
+    #[wasm_bindgen(js_name = repairStart)]
+    pub fn repair_start(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("repairStart", from_js("repairStart", params)?).map_err(js_error)?;
+        to_js(&self.inner.repair_start(params).map_err(js_error)?)
+    }
+
+    /// Answers a repair's summary request: `{jobId, text}` or `{jobId, error: {kind, message}}`.
+    #[wasm_bindgen(js_name = repairContinue)]
+    pub fn repair_continue(&mut self, answer: JsValue) -> Result<JsValue, JsError> {
+        let answer = decode("repairContinue", from_js("repairContinue", answer)?).map_err(js_error)?;
+        to_js(&self.inner.repair_continue(answer).map_err(js_error)?)
+    }
+
+    /// Imports a lossless-claw `lcm.db`, given as a second (read-only) database; returns
+    /// `{conversations, messages, summaries, fallbackSummaries, views, notes}`.
+    #[wasm_bindgen(js_name = importLosslessClaw)]
+    pub fn import_lossless_claw(&mut self, source: SqlJsDatabase, now_ms: f64) -> Result<JsValue, JsError> {
+        let mut source = SqlJsSql::new(source).map_err(js_error)?;
+        to_js(&self.inner.import_lossless_claw(&mut source, now(now_ms)).map_err(js_error)?)
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {

@@ -194,6 +194,10 @@ function sendJson(res, status, obj) {
  * @param {number} [opts.summaryFailStatus=500]
  * @param {number} [opts.chatReplyChars]  pad ordinary (non-summarization) replies
  *        to this many characters, so that turns fill the context quickly
+ * @param {(ctx:{n:number, body:object}) => ({name:string, arguments:object}|null)} [opts.toolCall]
+ *        for an agent (non-summarization) request: a tool call to answer with instead
+ *        of text (finish_reason "tool_calls"; id "call_mock_<n>"), or null for text.
+ *        The host runs the tool and sends its result in the next request.
  *
  * Every request is recorded (`requests`); a chat request's record has
  * `kind` "chat" or "summarization", `status`, `promptTokens`, and `reply`
@@ -207,6 +211,7 @@ export async function startMockLlm({
   summaryMode = "answer",
   summaryFailStatus = 500,
   chatReplyChars,
+  toolCall,
 } = {}) {
   if (!Number.isFinite(contextWindow) || contextWindow <= 0) {
     throw new Error(`startMockLlm: contextWindow must be a positive number, got ${contextWindow}`);
@@ -314,7 +319,12 @@ export async function startMockLlm({
 
     chatCount += 1;
     const n = chatCount;
-    const text = makeReply({ n, body, summarization });
+    const call = !summarization && toolCall ? toolCall({ n, body }) : null;
+    const text = call ? "" : makeReply({ n, body, summarization });
+    const toolCalls = call
+      ? [{ id: `call_mock_${n}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } }]
+      : undefined;
+    record.toolCall = call ?? undefined;
     record.n = n;
     record.reply = text;
     record.status = 200;
@@ -344,10 +354,15 @@ export async function startMockLlm({
           ...extra,
         })}\n\n`;
       res.write(chunk({ role: "assistant", content: "" }));
-      // A few content pieces, so the client really has to join deltas.
-      const pieces = text.match(/.{1,16}/gs) ?? [""];
-      for (const p of pieces) res.write(chunk({ content: p }));
-      res.write(chunk({}, "stop"));
+      if (toolCalls) {
+        res.write(chunk({ tool_calls: toolCalls.map((c, index) => ({ index, ...c })) }));
+        res.write(chunk({}, "tool_calls"));
+      } else {
+        // A few content pieces, so the client really has to join deltas.
+        const pieces = text.match(/.{1,16}/gs) ?? [""];
+        for (const p of pieces) res.write(chunk({ content: p }));
+        res.write(chunk({}, "stop"));
+      }
       if (body.stream_options?.include_usage) {
         res.write(
           `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices: [], usage })}\n\n`,
@@ -363,7 +378,11 @@ export async function startMockLlm({
       object: "chat.completion",
       created,
       model,
-      choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+      choices: [
+        toolCalls
+          ? { index: 0, message: { role: "assistant", content: null, tool_calls: toolCalls }, finish_reason: "tool_calls" }
+          : { index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" },
+      ],
       usage,
     });
   });

@@ -1,0 +1,156 @@
+// The operator command `/lcm` (status, doctor, repair, import) as text, over any engine handle: the
+// OpenClaw command registered in index.js uses it, and so can headless callers (library users,
+// scripts) with a handle of their own. The checks and the repair live in the wasm engine; this
+// file parses arguments, carries repair prompts to the LLM (through the compaction driver, which
+// speaks the same request/answer protocol) and formats the reports.
+import { runCompaction } from "./compaction-driver.js";
+
+const USAGE = [
+  "usage: /lcm <command>",
+  "  status              what is stored, the last compactions and failures, backoff and breaker state",
+  "  doctor [--dry-run]  integrity checks; fixes what is safe to fix (search indexes, running totals) unless --dry-run",
+  "  repair [--dry-run]  re-summarize fallback summaries (and the summaries built on them) with the host's LLM",
+  "  import [path]       import a lossless-claw lcm.db (default <state dir>/lcm.db), read-only and idempotent",
+].join("\n");
+
+const iso = (ms) => (typeof ms === "number" && ms > 0 ? new Date(ms).toISOString().replace(/\.\d+Z$/, "Z") : "?");
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+function words(args) {
+  if (Array.isArray(args)) return args.map(String).filter(Boolean);
+  return typeof args === "string" ? args.trim().split(/\s+/).filter(Boolean) : [];
+}
+
+function eventLine(e) {
+  const tokens = e.tokensBefore != null ? ` ${e.tokensBefore} -> ${e.tokensAfter ?? "?"} tokens` : "";
+  return `  ${iso(e.createdAt)} conversation ${e.conversationId} ${e.pass}${e.level ? `/${e.level}` : ""} ${e.outcome}:${tokens} ${e.reason}`;
+}
+
+function statusText(s) {
+  const t = s.totals;
+  const byLevel = t.summaries.length ? t.summaries.map(([level, depth, n]) => `${level} d${depth}: ${n}`).join(", ") : "none";
+  const lines = [
+    "lossless-wasm status",
+    `conversations: ${t.conversationsActive} active, ${t.conversationsArchived} archived`,
+    `messages: ${t.messages} (${t.messageTokens} tokens)`,
+    `summaries by level and depth: ${byLevel}`,
+    `database: ${kib(t.dbBytes)}, schema version ${t.schemaVersion}`,
+  ];
+  if (s.session) {
+    const c = s.session;
+    const r = c.retry;
+    const backoff = !r
+      ? "no failures recorded"
+      : `${r.consecutiveFailures} consecutive failure(s), breaker ${r.breakerOpen ? "OPEN (summaries paused)" : "closed"}${r.nextRetryAtMs ? `, next retry after ${iso(r.nextRetryAtMs)}` : ""}`;
+    lines.push(
+      `this session: conversation ${c.conversationId} (${c.sessionKey}), ${c.messages} messages, view ${c.contextTokens} tokens of which summaries ${c.contextSummaryTokens}`,
+      `  compaction: ${backoff}${c.compactionPending ? "; work pending" : ""}`,
+    );
+  }
+  lines.push("last compactions:", ...(s.latest.length ? s.latest.map(eventLine) : ["  none"]));
+  lines.push("last failures:", ...(s.failures.length ? s.failures.map(eventLine) : ["  none"]));
+  return lines.join("\n");
+}
+
+function doctorText(d, dryRun) {
+  const lines = [`lossless-wasm doctor: ${d.ok ? "all checks pass" : "problems found"}${dryRun ? " (dry run: nothing changed)" : ""}`];
+  for (const c of d.checks) lines.push(`  ${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.detail}${!c.ok && c.fixable ? " (fixable: run without --dry-run)" : ""}`);
+  if (d.fixed.length) lines.push(`fixed: ${d.fixed.join(", ")}`);
+  return lines.join("\n");
+}
+
+function repairText(r) {
+  if (!Array.isArray(r.planned)) return `lossless-wasm repair did not run: ${r.reason ?? "unknown reason"}`;
+  if (!r.planned.length) return "lossless-wasm repair: no fallback summaries; nothing to do";
+  const fallbacks = r.planned.filter((p) => p.reason === "fallback").length;
+  const head = `${fallbacks} fallback summar${fallbacks === 1 ? "y" : "ies"} and ${r.planned.length - fallbacks} built on them`;
+  if (r.dryRun) {
+    return [`lossless-wasm repair (dry run): would redo ${head}:`, ...r.planned.map((p) => `  summary ${p.id} (depth ${p.depth}, ${p.reason})`)].join("\n");
+  }
+  return [`lossless-wasm repair: ${head}; redone ${r.repaired.length}${r.repaired.length ? ` (${r.repaired.join(", ")})` : ""}`, ...r.failures.map((f) => `  ${f}`)].join("\n");
+}
+
+function importText(path, r) {
+  const lines = [
+    `lossless-wasm import from ${path}: ${r.conversations} new conversation(s), ${r.messages} message(s), ${r.summaries} summar${r.summaries === 1 ? "y" : "ies"}` +
+      ` (${r.fallbackSummaries} fallback${r.fallbackSummaries === 1 ? "" : "s"}), ${r.views} view(s); the source was not modified`,
+    ...r.notes.map((n) => `  note: ${n}`),
+  ];
+  if (r.fallbackSummaries) lines.push("  run /lcm repair to re-summarize the fallbacks with the host's LLM");
+  if (!r.conversations && !r.messages && !r.summaries) lines.push("  nothing new: everything was imported before");
+  return lines.join("\n");
+}
+
+/**
+ * Runs one `/lcm` command line and returns its text.
+ * @param {{call: Function}} handle an engine handle (engine-handle.js)
+ * @param {string|string[]} args e.g. "status", "doctor --dry-run", "repair --dry-run"
+ * @param {object} [options]
+ * @param {string} [options.sessionId] the session to detail in status (optional)
+ * @param {string} [options.sessionKey]
+ * @param {{complete: Function}} [options.llm] the LLM repair uses (else the extractive summarizer)
+ * @param {"auto"|"host"|"extractive"} [options.summarizer] config `summarizer`
+ * @param {number} [options.timeoutMs] per repair summary
+ * @param {string} [options.defaultImportPath] lcm.db to import when `import` names none
+ */
+export async function runLcm(handle, args, { sessionId, sessionKey, llm, summarizer = "auto", timeoutMs, defaultImportPath } = {}) {
+  const [command = "status", ...flags] = words(args);
+  if (command === "import") {
+    const path = flags.join(" ") || defaultImportPath;
+    if (!path) return `import needs the path of lcm.db\n${USAGE}`;
+    // Node-only (file access); loaded on use so this module stays host-independent.
+    const { importLosslessClaw } = await import("./import-lossless-claw.js");
+    return importText(path, await importLosslessClaw(handle, path));
+  }
+  const unknown = flags.filter((f) => f !== "--dry-run");
+  if (unknown.length) return `unknown option ${unknown.join(" ")}\n${USAGE}`;
+  const dryRun = flags.includes("--dry-run");
+  switch (command) {
+    case "status":
+      return statusText(await handle.call("status", { sessionId, sessionKey }));
+    case "doctor":
+      return doctorText(await handle.call("doctor", { fix: !dryRun }), dryRun);
+    case "repair": {
+      if (dryRun) return repairText(await handle.call("repairStart", { dryRun: true }));
+      // Same protocol as compaction: the driver carries each request to the LLM and back.
+      const repairHandle = { call: (method, params) => handle.call(method === "compactionStart" ? "repairStart" : "repairContinue", params) };
+      return repairText(await runCompaction(repairHandle, {}, { choice: summarizer, llm, timeoutMs }));
+    }
+    case "help":
+      return USAGE;
+    default:
+      return `unknown command ${JSON.stringify(command)}\n${USAGE}`;
+  }
+}
+
+/**
+ * The OpenClaw command definition for `api.registerCommand`.
+ * @param {() => Promise<{call: Function}>} openHandle the shared engine
+ * @param {object} options
+ * @param {object} [options.config] plugin config (`summarizer`, `summaryTimeoutMs`)
+ * @param {() => ({complete: Function}|undefined)} [options.hostLlm] the plugin-wide LLM
+ * @param {string|(() => string)} [options.defaultImportPath] lcm.db for a bare `/lcm import`
+ */
+export function createLcmCommand(openHandle, { config = {}, hostLlm, defaultImportPath } = {}) {
+  return {
+    name: "lcm",
+    description: "Lossless context: status, doctor [--dry-run], repair [--dry-run], import [path]",
+    acceptsArgs: true,
+    requireAuth: true,
+    async handler(ctx) {
+      try {
+        const text = await runLcm(await openHandle(), ctx?.args ?? ctx?.commandBody?.replace(/^\/lcm\b/, ""), {
+          sessionId: ctx?.sessionId ?? ctx?.sessionKey,
+          sessionKey: ctx?.sessionKey,
+          llm: ctx?.runtimeContext?.llm ?? hostLlm?.(),
+          summarizer: config.summarizer ?? "auto",
+          timeoutMs: config.summaryTimeoutMs,
+          defaultImportPath: typeof defaultImportPath === "function" ? defaultImportPath() : defaultImportPath,
+        });
+        return { text };
+      } catch (err) {
+        return { text: `lossless-wasm: /lcm failed: ${err?.message ?? err}` };
+      }
+    },
+  };
+}

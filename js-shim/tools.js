@@ -1,0 +1,186 @@
+// The recall tools the model calls: lcm_grep, lcm_describe, lcm_expand. Schemas (plain JSON
+// Schema, no TypeBox runtime), the text the model reads, and the binding to the caller's own
+// session. All query logic, scoping and the expand token limit live in the wasm engine: the
+// session passed down is the one the host gave this tool's factory, never one the model names.
+
+export const TOOL_NAMES = ["lcm_grep", "lcm_describe", "lcm_expand"];
+
+const ID = {
+  anyOf: [{ type: "integer", minimum: 1 }, { type: "string", minLength: 1 }],
+};
+const TIME = {
+  anyOf: [{ type: "string", minLength: 1 }, { type: "number" }],
+  description: "ISO 8601 time (e.g. 2026-11-23T09:00:00Z) or ms since the epoch",
+};
+
+const GREP_SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  required: ["pattern"],
+  properties: {
+    pattern: { type: "string", minLength: 1, description: "What to find. Plain text by default: matched literally, case-insensitive; quotes, operators and symbols are just characters." },
+    mode: { type: "string", enum: ["text", "full_text"], description: "text (default) or full_text (SQLite FTS4 query syntax: AND, OR, NOT, \"phrases\", prefix*)." },
+    kind: { type: "string", enum: ["both", "messages", "summaries"], description: "both (default: original messages and summaries; neither crowds the other out), messages or summaries." },
+    scope: { type: "string", enum: ["conversation", "agent"], description: "conversation (default: this session's history, archived segments included) or agent (every conversation of this agent)." },
+    since: { ...TIME, description: `Only matches at or after this time; ${TIME.description}.` },
+    before: { ...TIME, description: `Only matches before this time; ${TIME.description}.` },
+    limit: { type: "integer", minimum: 1, maximum: 200, description: "Most hits to return (default 20), newest first." },
+  },
+};
+
+const DESCRIBE_SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    summaryId: { ...ID, description: "A summary id, as shown in a <lossless-summary id=...> block or a grep hit." },
+    messageId: { ...ID, description: "A message id from a grep hit." },
+  },
+};
+
+const EXPAND_SCHEMA = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    summaryId: { ...ID, description: "The summary to open: returns its children (deeper summaries, or the original messages)." },
+    messageId: { ...ID, description: "One original message to read in full, page by page." },
+    messages: { type: "boolean", description: "With summaryId: list every original message under it, at any depth, instead of its direct children." },
+    cursor: { type: "string", description: "nextCursor from the previous page of the same expansion." },
+    maxTokens: { type: "integer", minimum: 200, maximum: 16000, description: "Token limit of this page (default 4000, at most 16000)." },
+  },
+};
+
+function parseTime(name, value) {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "number" && Number.isFinite(value)) return Math.trunc(value);
+  const ms = typeof value === "string" ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) throw new Error(`${name}: expected an ISO 8601 time such as 2026-11-23T09:00:00Z, got ${JSON.stringify(value)}`);
+  return ms;
+}
+
+const iso = (ms) => (typeof ms === "number" && ms > 0 ? new Date(ms).toISOString() : "unknown time");
+
+function grepText(pattern, out) {
+  const lines = [`${out.hits.length} match(es) for ${JSON.stringify(pattern)} in ${out.scope} scope (${out.conversations} conversation(s)), newest first.`];
+  for (const h of out.hits) {
+    const where = h.kind === "summary" ? `summary ${h.id}` : `message ${h.id} (${h.role})`;
+    let next = "";
+    if (h.kind === "message" && !h.inView) {
+      next = h.coveredBy ? ` — summarized; lcm_expand {"messageId": ${h.id}} reads it, summary ${h.coveredBy} in your view covers it` : ` — lcm_expand {"messageId": ${h.id}} reads it`;
+    } else if (h.kind === "summary") {
+      next = ` — lcm_expand {"summaryId": ${h.id}} opens it`;
+    }
+    lines.push(`- [${where}, conversation ${h.conversationId}, ${iso(h.createdAt)}] ${h.snippet}${next}`);
+  }
+  if (!out.hits.length) lines.push(out.scope === "conversation" ? 'Nothing found; try scope "agent" or fewer words.' : "Nothing found.");
+  return lines.join("\n");
+}
+
+function describeText(d) {
+  if (d.type === "message") {
+    const above = d.summaries.map((s) => `${s.id} (depth ${s.depth}${s.inView ? ", in view" : ""})`).join(", ") || "none";
+    return [
+      `message ${d.id}: ${d.role}, #${d.seq} of ${d.of} in conversation ${d.conversationId}, ${d.tokenCount} tokens, ${iso(d.timestamp)}`,
+      `in the current view: ${d.inView ? "yes" : "no"}; summaries above it (lowest first): ${above}`,
+      `preview: ${d.preview}`,
+    ].join("\n");
+  }
+  const children = d.children.map((c) => `${c.id} (depth ${c.depth}, ${c.level}, ${c.tokenCount} tok)`).join(", ");
+  return [
+    `summary ${d.id}: ${d.kind}, depth ${d.depth}, level ${d.level}, conversation ${d.conversationId}, in the current view: ${d.inView ? "yes" : "no"}`,
+    `tokens: ${d.tokenCount} (from ${d.sourceTokenCount} source tokens); summarizer ${d.summarizer}${d.model ? ` (${d.model})` : ""}`,
+    `covers messages #${d.firstSeq ?? "?"}..#${d.lastSeq ?? "?"}: ${d.coveredMessages} original messages, ${d.coveredTokens} tokens; span ${iso(d.earliestAt)} .. ${iso(d.latestAt)}`,
+    `parents: ${d.parents.join(", ") || "none"}; children: ${children || (d.directMessages ? `${d.directMessages} original messages` : "none")}`,
+    d.ledger.length ? `artifact ledger:\n${d.ledger.join("\n")}` : "artifact ledger: empty",
+    `content:\n${d.content}`,
+  ].join("\n");
+}
+
+function expandText(x) {
+  const head = `${x.target} ${x.id} (${x.listing}): ${x.items.length} item(s) of ${x.total}${x.target === "message" ? " characters" : ""}, ~${x.tokens} of ${x.maxTokens} tokens.`;
+  const blocks = x.items.map((i) => {
+    const label = i.kind === "summary" ? `summary ${i.id} (depth ${i.depth}, ${i.level})` : `message ${i.id} (${i.role}${i.seq ? `, #${i.seq}` : ""})`;
+    const cut = i.truncated ? `\n[cut to fit this page; lcm_expand {"messageId": ${i.id}, "cursor": "${i.continueAt}"} continues]` : "";
+    return `--- ${label} ---\n${i.content}${cut}`;
+  });
+  const next = x.nextCursor
+    ? `More: lcm_expand {"${x.target === "message" ? "messageId" : "summaryId"}": ${x.id}, "cursor": "${x.nextCursor}"${x.listing === "messages" ? ', "messages": true' : ""}}`
+    : "End of this expansion.";
+  return [head, ...blocks, next].join("\n");
+}
+
+const result = (text, details) => ({ content: [{ type: "text", text }], details });
+
+// `details` carries ids and counts only, never text: the host may serialize the whole result
+// for the model (Tool Search's tool_call does), and text there would be paid twice and break
+// expand's page limit.
+const grepDetails = (out) => ({
+  scope: out.scope,
+  conversations: out.conversations,
+  hits: out.hits.map(({ kind, id, conversationId, role, createdAt, inView, coveredBy }) => ({ kind, id, conversationId, role, createdAt, inView, coveredBy })),
+});
+const describeDetails = ({ content: _content, preview: _preview, ledger: _ledger, ...rest }) => rest;
+const expandDetails = ({ items, ...rest }) => ({
+  ...rest,
+  items: items.map(({ kind, id, seq, depth, tokens, truncated, continueAt }) => ({ kind, id, seq, depth, tokens, truncated, continueAt })),
+});
+
+/**
+ * The three recall tools bound to one session.
+ * @param {() => Promise<{call: Function}>} openHandle the shared engine
+ * @param {{sessionId?: string, sessionKey?: string}} ctx the host's tool-factory context
+ * @returns {object[]|null} the tools, or null outside a session (nothing to scope them to)
+ */
+export function createRecallTools(openHandle, ctx) {
+  const sessionKey = typeof ctx?.sessionKey === "string" && ctx.sessionKey ? ctx.sessionKey : undefined;
+  const sessionId = typeof ctx?.sessionId === "string" && ctx.sessionId ? ctx.sessionId : sessionKey;
+  if (!sessionId) return null;
+  const session = { sessionId, sessionKey };
+  const call = async (method, params) => (await openHandle()).call(method, { ...params, ...session });
+  const args = (p) => (p && typeof p === "object" ? p : {});
+  return [
+    {
+      name: "lcm_grep",
+      label: "Search stored history",
+      description:
+        "Search every stored message and summary of this conversation (or all of this agent's) — including what was summarized out of your view. Returns snippets with message/summary ids, newest first; open them with lcm_expand.",
+      parameters: GREP_SCHEMA,
+      async execute(_toolCallId, params) {
+        const p = args(params);
+        const out = await call("recallGrep", {
+          pattern: p.pattern,
+          mode: p.mode,
+          kind: p.kind,
+          scope: p.scope,
+          since: parseTime("since", p.since),
+          before: parseTime("before", p.before),
+          limit: p.limit,
+        });
+        return result(grepText(p.pattern, out), grepDetails(out));
+      },
+    },
+    {
+      name: "lcm_describe",
+      label: "Describe a summary or message",
+      description:
+        "For a summary id: its level (normal/aggressive/fallback), depth, parents and children, the range of original messages it covers, token counts and artifact ledger. For a message id: its place in the conversation and the summaries covering it.",
+      parameters: DESCRIBE_SCHEMA,
+      async execute(_toolCallId, params) {
+        const p = args(params);
+        const out = await call("recallDescribe", { summaryId: p.summaryId, messageId: p.messageId });
+        return result(describeText(out), describeDetails(out));
+      },
+    },
+    {
+      name: "lcm_expand",
+      label: "Expand a summary or message",
+      description:
+        "Recover what a summary replaced: its children down to the original messages, or one message's full text, one page at a time under a token limit (default 4000). Follow nextCursor for more.",
+      parameters: EXPAND_SCHEMA,
+      async execute(_toolCallId, params) {
+        const p = args(params);
+        const out = await call("recallExpand", { summaryId: p.summaryId, messageId: p.messageId, messages: p.messages, cursor: p.cursor, maxTokens: p.maxTokens });
+        return result(expandText(out), expandDetails(out));
+      },
+    },
+  ];
+}

@@ -1,0 +1,113 @@
+//! The operator's view (`/lcm status`, `/lcm doctor`, and the same through the library API): what
+//! is stored, what compaction last did and whether it is backing off, and the integrity checks of
+//! [`crate::store::doctor`], with the safe fixes applied in one transaction on request. Unlike the
+//! recall tools this is for the operator, not the model: status counts cover the whole database.
+
+use serde::{Deserialize, Serialize};
+
+use super::params::SessionRef;
+use super::Engine;
+use crate::core::compaction::RetryState;
+use crate::error::Result;
+use crate::store::doctor::{self, Check, EventRow, Totals};
+use crate::store::Sql;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusParams {
+    /// The session to detail, when the command runs inside one.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub session_key: Option<String>,
+}
+
+/// This session's conversation, as status details it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatus {
+    pub conversation_id: i64,
+    pub session_key: String,
+    pub messages: i64,
+    pub context_tokens: i64,
+    pub context_summary_tokens: i64,
+    pub retry: Option<RetryState>,
+    pub compaction_pending: bool,
+    pub latest: Vec<EventRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub totals: Totals,
+    pub session: Option<SessionStatus>,
+    /// The latest compactions and failures across the database.
+    pub latest: Vec<EventRow>,
+    pub failures: Vec<EventRow>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DoctorParams {
+    /// Apply the safe fixes (rebuild indexes, recompute totals) after checking.
+    #[serde(default)]
+    pub fix: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DoctorReport {
+    pub ok: bool,
+    pub checks: Vec<Check>,
+    /// Checks repaired by the fix, then found ok on a second run.
+    pub fixed: Vec<&'static str>,
+}
+
+impl<S: Sql> Engine<S> {
+    pub fn status(&mut self, params: StatusParams) -> Result<Status> {
+        let sql = self.store.sql();
+        let totals = doctor::totals(sql)?;
+        let latest = doctor::latest_events(sql, None, false, 5)?;
+        let failures = doctor::latest_events(sql, None, true, 5)?;
+        let session = match params.session_id.filter(|s| !s.trim().is_empty()) {
+            None => None,
+            Some(session_id) => {
+                let session = SessionRef { session_id, session_key: params.session_key };
+                match self.conversation(&session)? {
+                    None => None,
+                    Some(c) => {
+                        let sql = self.store.sql();
+                        let state = doctor::retry_state_json(sql, c.id)?;
+                        // A state this build cannot read is reported as absent, not as an error:
+                        // status must work on a damaged database.
+                        let retry = state.as_ref().and_then(|(json, _)| serde_json::from_str(json).ok());
+                        Some(SessionStatus {
+                            conversation_id: c.id,
+                            session_key: c.session_key.clone(),
+                            messages: c.message_count,
+                            context_tokens: c.context_token_count,
+                            context_summary_tokens: c.context_summary_tokens,
+                            retry,
+                            compaction_pending: state.is_some_and(|(_, pending)| pending),
+                            latest: doctor::latest_events(sql, Some(c.id), false, 5)?,
+                        })
+                    }
+                }
+            }
+        };
+        Ok(Status { totals, session, latest, failures })
+    }
+
+    pub fn doctor(&mut self, params: DoctorParams) -> Result<DoctorReport> {
+        let found = doctor::checks(self.store.sql())?;
+        if !params.fix || found.iter().all(|c| c.ok || !c.fixable) {
+            return Ok(DoctorReport { ok: found.iter().all(|c| c.ok), checks: found, fixed: Vec::new() });
+        }
+        let repaired = self.store.write(|sql| doctor::fix(sql, &found))?;
+        // The totals changed under any cached view.
+        self.views = Default::default();
+        let after = doctor::checks(self.store.sql())?;
+        let fixed = repaired.into_iter().filter(|name| after.iter().any(|c| c.name == *name && c.ok)).collect();
+        Ok(DoctorReport { ok: after.iter().all(|c| c.ok), checks: after, fixed })
+    }
+}

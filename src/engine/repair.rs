@@ -1,0 +1,303 @@
+//! `repair` (seed 01): re-summarizes every summary whose `level` is `fallback` (backfilled,
+//! imported, or left by older versions), shallowest first, then every summary built on one of
+//! them (the cascade), so a parent is redone from children that were redone. It is a job like
+//! compaction, with the same request/answer protocol (`needSummary` / `done`), so the same driver
+//! carries its prompts to the host's LLM; each summary is judged by the same escalation and
+//! formatting, and written in its own transaction. A summary whose answer fails is left in place
+//! and reported, and so is every summary above it (redoing a parent from a fallback child would
+//! only hide the problem). `dryRun` lists what would be redone and writes nothing.
+
+use std::collections::{HashSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use super::compaction::{AnswerError, Summarizer, SummaryAnswer, SummaryRequest};
+use super::params::SessionRef;
+use super::Engine;
+use crate::core::assemble::summary_item_tokens;
+use crate::core::compaction::ledger::{self, Ledger};
+use crate::core::compaction::{
+    extractive, format, prompts, CompactionConfig, ErrorKind, Escalation, Level, Prompt, SourceMessage, SourceSummary, Step, SummarizerError,
+    SummarizerOutput, SummaryKind,
+};
+use crate::error::{Error, Result};
+use crate::store::compaction::{load_messages, load_summaries, SourceRow, SummaryRow};
+use crate::store::repair::{self as store, Rewrite};
+use crate::store::Sql;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepairParams {
+    /// Limit the repair to this session's conversations (all conversations when absent).
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub session_key: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+    /// "host" (answers come from the caller) or "extractive"; required unless `dryRun`.
+    #[serde(default)]
+    pub summarizer: Option<Summarizer>,
+}
+
+/// One summary a repair would redo.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Planned {
+    pub id: i64,
+    pub depth: i64,
+    /// "fallback", or "cascade" (built on a fallback summary).
+    pub reason: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepairReport {
+    /// False when some summary could not be redone.
+    pub ok: bool,
+    pub dry_run: bool,
+    pub planned: Vec<Planned>,
+    pub repaired: Vec<i64>,
+    /// One line per summary left in place, with the reason.
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum RepairStep {
+    NeedSummary(SummaryRequest),
+    Done(RepairReport),
+}
+
+#[derive(Debug, Clone)]
+enum Sources {
+    Messages(Vec<SourceRow>),
+    Summaries(Vec<SummaryRow>),
+}
+
+/// The summary being redone.
+#[derive(Debug, Clone)]
+struct Current {
+    id: i64,
+    depth: i64,
+    old_content: String,
+    earliest_at: Option<i64>,
+    latest_at: Option<i64>,
+    sources: Sources,
+    ledger: Ledger,
+    escalation: Escalation,
+    level: Level,
+}
+
+/// A repair in progress.
+#[derive(Debug, Clone)]
+pub struct RepairJob {
+    summarizer: Summarizer,
+    planned: Vec<Planned>,
+    queue: VecDeque<i64>,
+    current: Option<Current>,
+    left_in_place: HashSet<i64>,
+    repaired: Vec<i64>,
+    failures: Vec<String>,
+}
+
+fn messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
+    rows.iter().map(|r| SourceMessage { role: r.role, text: &r.text, raw_json: &r.raw_json, timestamp_ms: r.timestamp_ms }).collect()
+}
+
+fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
+    rows.iter().map(|r| SourceSummary { text: &r.content, earliest_ms: r.earliest_at, latest_ms: r.latest_at }).collect()
+}
+
+impl Current {
+    fn kind(&self) -> SummaryKind {
+        match self.sources {
+            Sources::Messages(_) => SummaryKind::Leaf,
+            Sources::Summaries(_) => SummaryKind::Condensed,
+        }
+    }
+
+    fn prompt(&self, config: &CompactionConfig) -> Prompt {
+        match &self.sources {
+            Sources::Messages(rows) => prompts::leaf_prompt(self.level, &messages(rows), None, config),
+            Sources::Summaries(rows) => prompts::condensed_prompt(self.level, &summaries(rows), u32::try_from(self.depth).unwrap_or(1), config),
+        }
+    }
+
+    fn extractive(&self, config: &CompactionConfig) -> SummarizerOutput {
+        let target = prompts::target_tokens(self.kind(), self.level, self.prompt(config).source_tokens, config);
+        match &self.sources {
+            Sources::Messages(rows) => extractive::summarize_leaf(&messages(rows), self.level, target),
+            Sources::Summaries(rows) => extractive::summarize_condensed(&summaries(rows), self.level, target),
+        }
+    }
+}
+
+fn answer_output(answer: SummaryAnswer) -> SummarizerOutput {
+    match (answer.text, answer.error) {
+        (_, Some(AnswerError { kind, message })) => {
+            let kind = match kind.as_str() {
+                "auth" => ErrorKind::Auth,
+                "timeout" => ErrorKind::Timeout,
+                _ => ErrorKind::Other,
+            };
+            Err(SummarizerError::new(kind, message))
+        }
+        (Some(text), None) => Ok(text),
+        (None, None) => Err(SummarizerError::new(ErrorKind::Other, "the summarizer returned neither text nor an error")),
+    }
+}
+
+impl<S: Sql> Engine<S> {
+    /// Plans a repair; with `dryRun` returns the plan, else runs it until it needs the LLM.
+    pub fn repair_start(&mut self, params: RepairParams) -> Result<RepairStep> {
+        let conversations = match params.session_id.filter(|s| !s.trim().is_empty()) {
+            None => None,
+            Some(session_id) => {
+                let session = SessionRef { session_id, session_key: params.session_key };
+                Some(crate::store::recall::conversations_with_key(self.store.sql(), session.key())?)
+            }
+        };
+        let order = store::repair_order(self.store.sql(), conversations.as_deref())?;
+        let planned: Vec<Planned> = order.iter().map(|(id, depth, fallback)| Planned { id: *id, depth: *depth, reason: if *fallback { "fallback" } else { "cascade" } }).collect();
+        if params.dry_run {
+            return Ok(RepairStep::Done(RepairReport { ok: true, dry_run: true, planned, repaired: Vec::new(), failures: Vec::new() }));
+        }
+        let summarizer = params.summarizer.ok_or_else(|| Error::input("summarizer", "required unless dryRun: \"host\" or \"extractive\""))?;
+        let queue = planned.iter().map(|p| p.id).collect();
+        let job = RepairJob { summarizer, planned, queue, current: None, left_in_place: HashSet::new(), repaired: Vec::new(), failures: Vec::new() };
+        self.next_job += 1;
+        let id = self.next_job;
+        self.repairs.insert(id, job);
+        self.drive_repair(id, None)
+    }
+
+    /// Answers a repair's summary request (`{jobId, text}` or `{jobId, error}`, `model?`).
+    pub fn repair_continue(&mut self, answer: SummaryAnswer) -> Result<RepairStep> {
+        let id = answer.job_id;
+        if self.repairs.get(&id).is_none_or(|j| j.current.is_none()) {
+            return Err(Error::input("jobId", format!("no repair job {id} is waiting for a summary")));
+        }
+        let model = answer.model.clone();
+        self.drive_repair(id, Some((answer_output(answer), model)))
+    }
+
+    fn drive_repair(&mut self, id: u64, mut answer: Option<(SummarizerOutput, Option<String>)>) -> Result<RepairStep> {
+        let config = self.config.compaction.clone();
+        loop {
+            let job = self.repairs.get_mut(&id).ok_or_else(|| Error::storage(format!("repair job {id} disappeared")))?;
+            let Some(current) = job.current.as_mut() else {
+                let Some(next) = job.queue.pop_front() else {
+                    let Some(job) = self.repairs.remove(&id) else { return Err(Error::storage("repair job disappeared")) };
+                    let ok = job.failures.is_empty();
+                    return Ok(RepairStep::Done(RepairReport { ok, dry_run: false, planned: job.planned, repaired: job.repaired, failures: job.failures }));
+                };
+                self.begin_repair(id, next, &config)?;
+                continue;
+            };
+            let output = match answer.take() {
+                Some(answer) => answer,
+                None if job.summarizer == Summarizer::Extractive => (current.extractive(&config), None),
+                None => {
+                    let prompt = current.prompt(&config);
+                    return Ok(RepairStep::NeedSummary(SummaryRequest {
+                        job_id: id,
+                        prompt: prompt.text,
+                        max_tokens: prompt.max_output_tokens,
+                        purpose: "lossless-wasm repair of a fallback summary",
+                        kind: prompt.kind.as_str(),
+                        level: prompt.level.as_str(),
+                    }));
+                }
+            };
+            let budget = current.prompt(&config).max_output_tokens;
+            let ledger = &current.ledger;
+            let step = current.escalation.on_output(output.0, |text| format::finalize(text, ledger, budget));
+            match step {
+                Step::Run(level) => current.level = level,
+                Step::Accept(draft) => {
+                    let Some(current) = job.current.take() else { continue };
+                    let rewrite = Rewrite {
+                        id: current.id,
+                        expected_content: &current.old_content,
+                        content: draft.text(),
+                        tokens: draft.tokens(),
+                        item_tokens: summary_item_tokens(current.id, current.depth, draft.text(), current.earliest_at, current.latest_at),
+                        level: draft.level().as_str(),
+                        summarizer: draft.summarizer(),
+                        model: output.1.as_deref(),
+                    };
+                    match self.store.write(|sql| store::rewrite(sql, &rewrite)) {
+                        Ok(()) => {
+                            self.views = Default::default();
+                            if let Some(job) = self.repairs.get_mut(&id) {
+                                job.repaired.push(current.id);
+                            }
+                        }
+                        Err(Error::Stale(reason)) => self.leave_in_place(id, current.id, &reason),
+                        Err(err) => return Err(err),
+                    }
+                }
+                Step::GiveUp(give_up) => {
+                    let Some(current) = job.current.take() else { continue };
+                    self.leave_in_place(id, current.id, &give_up.reason());
+                }
+            }
+        }
+    }
+
+    fn leave_in_place(&mut self, id: u64, summary: i64, reason: &str) {
+        if let Some(job) = self.repairs.get_mut(&id) {
+            job.left_in_place.insert(summary);
+            job.failures.push(format!("summary {summary} left in place: {reason}"));
+        }
+    }
+
+    /// Loads a summary's sources and starts its escalation; a summary built on one that was left
+    /// in place is left in place too.
+    fn begin_repair(&mut self, id: u64, summary: i64, config: &CompactionConfig) -> Result<()> {
+        let sql = self.store.sql();
+        let Some(row) = crate::store::recall::summary(sql, summary)? else { return Ok(()) };
+        let children = store::source_summaries(sql, summary)?;
+        let blocked = self.repairs.get(&id).and_then(|job| children.iter().find(|c| job.left_in_place.contains(c)).copied());
+        if let Some(child) = blocked {
+            self.leave_in_place(id, summary, &format!("built on summary {child}, which could not be repaired"));
+            return Ok(());
+        }
+        let sql = self.store.sql();
+        let (sources, ledger) = if children.is_empty() {
+            let ids = store::source_messages(sql, summary)?;
+            let rows = load_messages(sql, &ids)?;
+            let ledger = ledger::extract(&messages(&rows));
+            (Sources::Messages(rows), ledger)
+        } else {
+            let rows = load_summaries(sql, &children)?;
+            let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
+            let ledger = format::ledger_of(&texts);
+            (Sources::Summaries(rows), ledger)
+        };
+        let Some(job) = self.repairs.get_mut(&id) else { return Err(Error::storage("repair job disappeared")) };
+        let mut current = Current {
+            id: summary,
+            depth: row.depth,
+            old_content: row.content,
+            earliest_at: row.earliest_at,
+            latest_at: row.latest_at,
+            sources,
+            ledger,
+            escalation: Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), job.summarizer.name()),
+            level: Level::Normal,
+        };
+        let prompt = current.prompt(config);
+        current.escalation = Escalation::new(prompt.source_tokens, prompts::output_limits(current.kind(), prompt.source_tokens, config), job.summarizer.name());
+        match current.escalation.start() {
+            Step::Run(level) => {
+                current.level = level;
+                job.current = Some(current);
+            }
+            Step::GiveUp(give_up) => self.leave_in_place(id, summary, &give_up.reason()),
+            Step::Accept(_) => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,139 @@
+//! Writes for an import from another engine's database: the map of what was imported (so a
+//! second import adds nothing), conversations created as they were there (active or archived),
+//! summaries with their DAG edges, and the imported view. Messages are not written here: they go
+//! through [`crate::store::messages::append`], the same path as ingestion, so dedup, message
+//! parts, the FTS index and running totals stay one code path. Call everything inside a write
+//! transaction.
+
+use crate::error::{Error, Result};
+use crate::store::conversations::Conversation;
+use crate::store::sql::Sql;
+
+/// The local id an earlier import gave this source row, if any.
+pub fn imported(sql: &mut impl Sql, source_key: &str) -> Result<Option<i64>> {
+    sql.query_row("SELECT local_id FROM imports WHERE source_key = ?1", &[source_key.into()])?.map(|r| r.int(0)).transpose()
+}
+
+pub fn record(sql: &mut impl Sql, source_key: &str, kind: &'static str, local_id: i64, now_ms: i64) -> Result<()> {
+    sql.execute("INSERT INTO imports (source_key, kind, local_id, imported_at) VALUES (?1, ?2, ?3, ?4)", &[source_key.into(), kind.into(), local_id.into(), now_ms.into()])
+}
+
+const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
+
+fn conversation_from(row: &crate::store::sql::Row) -> Result<Conversation> {
+    Ok(Conversation {
+        id: row.int(0)?,
+        session_key: row.text(1)?,
+        session_id: row.text(2)?,
+        generation: row.int(3)?,
+        message_count: row.int(4)?,
+        token_count: row.int(5)?,
+        next_ordinal: row.int(6)?,
+        context_token_count: row.int(7)?,
+        context_epoch: row.int(8)?,
+        context_summary_tokens: row.int(9)?,
+    })
+}
+
+/// A conversation by id, active or archived.
+pub fn conversation(sql: &mut impl Sql, id: i64) -> Result<Conversation> {
+    let row = sql.query_row(&format!("SELECT {COLUMNS} FROM conversations WHERE id = ?1"), &[id.into()])?;
+    row.as_ref().map(conversation_from).transpose()?.ok_or_else(|| Error::storage(format!("conversation {id} disappeared")))
+}
+
+/// Creates a conversation; archived ones carry `archive_cause`.
+pub fn create_conversation(sql: &mut impl Sql, key: &str, session_id: &str, archived: Option<&str>, created_at: i64, now_ms: i64) -> Result<Conversation> {
+    let generation = crate::store::conversations::next_generation(sql, key)?;
+    let (status, cause, archived_at) = match archived {
+        Some(cause) => ("archived", Some(cause), Some(now_ms)),
+        None => ("active", None, None),
+    };
+    let row = sql.query_row(
+        &format!(
+            "INSERT INTO conversations (session_key, session_id, generation, status, archive_cause, archived_at, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING {COLUMNS}"
+        ),
+        &[key.into(), session_id.into(), generation.into(), status.into(), cause.into(), archived_at.into(), created_at.into()],
+    )?;
+    row.as_ref().map(conversation_from).transpose()?.ok_or_else(|| Error::storage("creating a conversation returned no row"))
+}
+
+/// A summary to import, with its edges already mapped to local ids.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedSummary<'a> {
+    pub conversation_id: i64,
+    pub kind: &'a str,
+    pub depth: i64,
+    pub content: &'a str,
+    pub tokens: i64,
+    pub earliest_at: Option<i64>,
+    pub latest_at: Option<i64>,
+    pub source_tokens: i64,
+    pub model: Option<&'a str>,
+    pub level: &'static str,
+    pub created_at: i64,
+    pub messages: &'a [i64],
+    pub sources: &'a [i64],
+}
+
+/// Inserts a summary and its edges; descendant counts are computed from the edges.
+pub fn insert_summary(sql: &mut impl Sql, s: &ImportedSummary<'_>) -> Result<i64> {
+    let (mut descendant_messages, mut descendant_summaries) = (s.messages.len() as i64, 0i64);
+    for source in s.sources {
+        if let Some(row) = sql.query_row("SELECT descendant_message_count, descendant_summary_count FROM summaries WHERE id = ?1", &[(*source).into()])? {
+            descendant_messages += row.int(0)?;
+            descendant_summaries += row.int(1)? + 1;
+        }
+    }
+    let row = sql.query_row(
+        "INSERT INTO summaries (conversation_id, kind, depth, content, token_count, earliest_at, latest_at, descendant_message_count, \
+         descendant_summary_count, source_token_count, summarizer, model, level, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'lossless-claw', ?11, ?12, ?13) RETURNING id",
+        &[
+            s.conversation_id.into(),
+            s.kind.into(),
+            s.depth.into(),
+            s.content.into(),
+            s.tokens.into(),
+            s.earliest_at.into(),
+            s.latest_at.into(),
+            descendant_messages.into(),
+            descendant_summaries.into(),
+            s.source_tokens.into(),
+            s.model.into(),
+            s.level.into(),
+            s.created_at.into(),
+        ],
+    )?;
+    let id = row.ok_or_else(|| Error::storage("inserting a summary returned no row"))?.int(0)?;
+    for message in s.messages {
+        sql.execute("INSERT OR IGNORE INTO summary_messages (summary_id, message_id) VALUES (?1, ?2)", &[id.into(), (*message).into()])?;
+    }
+    for source in s.sources {
+        sql.execute("INSERT OR IGNORE INTO summary_sources (source_summary_id, condensed_summary_id) VALUES (?1, ?2)", &[(*source).into(), id.into()])?;
+    }
+    Ok(id)
+}
+
+/// One item of an imported view: `(message_id, summary_id, tokens)`, exactly one id set.
+pub type ViewItem = (Option<i64>, Option<i64>, u32);
+
+/// Replaces a conversation's view by `items`, in order, and resets its running totals.
+pub fn replace_view(sql: &mut impl Sql, conversation_id: i64, items: &[ViewItem]) -> Result<()> {
+    sql.execute("DELETE FROM context_items WHERE conversation_id = ?1", &[conversation_id.into()])?;
+    let (mut total, mut summaries) = (0i64, 0i64);
+    for (i, (message, summary, tokens)) in items.iter().enumerate() {
+        sql.execute(
+            "INSERT INTO context_items (conversation_id, ordinal, message_id, summary_id, token_count) VALUES (?1, ?2, ?3, ?4, ?5)",
+            &[conversation_id.into(), (i as i64 + 1).into(), (*message).into(), (*summary).into(), (*tokens).into()],
+        )?;
+        total += i64::from(*tokens);
+        if summary.is_some() {
+            summaries += i64::from(*tokens);
+        }
+    }
+    sql.execute(
+        "UPDATE conversations SET next_ordinal = ?2, context_token_count = ?3, context_summary_tokens = ?4, context_epoch = context_epoch + 1 WHERE id = ?1",
+        &[conversation_id.into(), (items.len() as i64).into(), total.into(), summaries.into()],
+    )
+}

@@ -1,0 +1,200 @@
+//! Read-only queries behind the recall tools (`lcm_describe`, `lcm_expand`) and the scoping that
+//! guards them: which conversations a session key may read, a summary's place in the DAG, the
+//! original messages under it, and the summaries above a message. Nothing here writes, and
+//! nothing here decides who may read what: the engine checks every row's conversation against
+//! the caller's scope before returning it. Recursive walks use `UNION` (not `UNION ALL`), so a
+//! damaged DAG with a cycle still terminates.
+
+use crate::error::Result;
+use crate::store::sql::{Row, Sql};
+
+/// One summary row, as the recall tools describe it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRow {
+    pub id: i64,
+    pub conversation_id: i64,
+    pub kind: String,
+    pub depth: i64,
+    pub level: String,
+    pub content: String,
+    pub token_count: i64,
+    pub source_token_count: i64,
+    pub descendant_message_count: i64,
+    pub descendant_summary_count: i64,
+    pub earliest_at: Option<i64>,
+    pub latest_at: Option<i64>,
+    pub summarizer: String,
+    pub model: Option<String>,
+    pub created_at: i64,
+}
+
+/// One stored message, as the recall tools show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRow {
+    pub id: i64,
+    pub conversation_id: i64,
+    pub seq: i64,
+    pub role: String,
+    pub content: String,
+    pub token_count: i64,
+    pub timestamp: i64,
+}
+
+/// The original messages a summary covers, directly or through the summaries below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Coverage {
+    pub messages: i64,
+    pub tokens: i64,
+    pub first_seq: Option<i64>,
+    pub last_seq: Option<i64>,
+}
+
+const SUMMARY_COLUMNS: &str = "id, conversation_id, kind, depth, level, content, token_count, source_token_count, \
+     descendant_message_count, descendant_summary_count, earliest_at, latest_at, summarizer, model, created_at";
+
+const MESSAGE_COLUMNS: &str = "m.id, m.conversation_id, m.seq, m.role, m.content, m.token_count, COALESCE(m.host_timestamp, m.created_at)";
+
+/// The summaries at or below `?1` (the summary itself included).
+const SUBTREE_CTE: &str = "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION \
+     SELECT s.source_summary_id FROM summary_sources s JOIN tree ON s.condensed_summary_id = tree.id)";
+
+fn summary_from(row: &Row) -> Result<SummaryRow> {
+    Ok(SummaryRow {
+        id: row.int(0)?,
+        conversation_id: row.int(1)?,
+        kind: row.text(2)?,
+        depth: row.int(3)?,
+        level: row.text(4)?,
+        content: row.text(5)?,
+        token_count: row.int(6)?,
+        source_token_count: row.int(7)?,
+        descendant_message_count: row.int(8)?,
+        descendant_summary_count: row.int(9)?,
+        earliest_at: row.opt_int(10)?,
+        latest_at: row.opt_int(11)?,
+        summarizer: row.text(12)?,
+        model: row.opt_text(13)?,
+        created_at: row.int(14)?,
+    })
+}
+
+fn message_from(row: &Row) -> Result<MessageRow> {
+    Ok(MessageRow {
+        id: row.int(0)?,
+        conversation_id: row.int(1)?,
+        seq: row.int(2)?,
+        role: row.text(3)?,
+        content: row.text(4)?,
+        token_count: row.int(5)?,
+        timestamp: row.int(6)?,
+    })
+}
+
+fn ids(rows: &[Row]) -> Result<Vec<i64>> {
+    rows.iter().map(|r| r.int(0)).collect()
+}
+
+/// The conversations (active and archived) whose session key starts with `prefix`. Compared
+/// with `substr`, not `LIKE`, so `%` and `_` in a key are plain characters.
+pub fn conversations_with_key_prefix(sql: &mut impl Sql, prefix: &str) -> Result<Vec<i64>> {
+    let rows = sql.query("SELECT id FROM conversations WHERE substr(session_key, 1, length(?1)) = ?1 ORDER BY id", &[prefix.into()])?;
+    ids(&rows)
+}
+
+/// The conversations (active and archived) of exactly this session key.
+pub fn conversations_with_key(sql: &mut impl Sql, key: &str) -> Result<Vec<i64>> {
+    let rows = sql.query("SELECT id FROM conversations WHERE session_key = ?1 ORDER BY id", &[key.into()])?;
+    ids(&rows)
+}
+
+/// The session key of a conversation.
+pub fn conversation_key(sql: &mut impl Sql, conversation_id: i64) -> Result<Option<String>> {
+    sql.query_row("SELECT session_key FROM conversations WHERE id = ?1", &[conversation_id.into()])?.map(|r| r.text(0)).transpose()
+}
+
+pub fn summary(sql: &mut impl Sql, id: i64) -> Result<Option<SummaryRow>> {
+    let query = format!("SELECT {SUMMARY_COLUMNS} FROM summaries WHERE id = ?1");
+    sql.query_row(&query, &[id.into()])?.as_ref().map(summary_from).transpose()
+}
+
+pub fn message(sql: &mut impl Sql, id: i64) -> Result<Option<MessageRow>> {
+    let query = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?1");
+    sql.query_row(&query, &[id.into()])?.as_ref().map(message_from).transpose()
+}
+
+/// The summaries a condensed summary was built from, oldest first.
+pub fn child_summaries(sql: &mut impl Sql, id: i64) -> Result<Vec<SummaryRow>> {
+    let query = format!(
+        "SELECT {SUMMARY_COLUMNS} FROM summaries WHERE id IN (SELECT source_summary_id FROM summary_sources WHERE condensed_summary_id = ?1) \
+         ORDER BY COALESCE(earliest_at, created_at), id"
+    );
+    sql.query(&query, &[id.into()])?.iter().map(summary_from).collect()
+}
+
+/// The summaries built on this one.
+pub fn parent_summaries(sql: &mut impl Sql, id: i64) -> Result<Vec<i64>> {
+    ids(&sql.query("SELECT condensed_summary_id FROM summary_sources WHERE source_summary_id = ?1 ORDER BY condensed_summary_id", &[id.into()])?)
+}
+
+/// How many messages a leaf summary covers directly.
+pub fn direct_message_count(sql: &mut impl Sql, id: i64) -> Result<i64> {
+    let row = sql.query_row("SELECT COUNT(*) FROM summary_messages WHERE summary_id = ?1", &[id.into()])?;
+    row.map_or(Ok(0), |r| r.int(0))
+}
+
+/// A page of the messages a leaf summary covers directly, in conversation order.
+pub fn direct_messages(sql: &mut impl Sql, id: i64, offset: i64, limit: i64) -> Result<Vec<MessageRow>> {
+    let query = format!(
+        "SELECT {MESSAGE_COLUMNS} FROM summary_messages sm JOIN messages m ON m.id = sm.message_id WHERE sm.summary_id = ?1 \
+         ORDER BY m.seq LIMIT ?2 OFFSET ?3"
+    );
+    sql.query(&query, &[id.into(), limit.into(), offset.into()])?.iter().map(message_from).collect()
+}
+
+/// The original messages under a summary, at any depth.
+pub fn coverage(sql: &mut impl Sql, id: i64) -> Result<Coverage> {
+    let query = format!(
+        "{SUBTREE_CTE} SELECT COUNT(*), COALESCE(SUM(m.token_count), 0), MIN(m.seq), MAX(m.seq) FROM messages m \
+         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN tree)"
+    );
+    let Some(row) = sql.query_row(&query, &[id.into()])? else { return Ok(Coverage::default()) };
+    Ok(Coverage { messages: row.int(0)?, tokens: row.int(1)?, first_seq: row.opt_int(2)?, last_seq: row.opt_int(3)? })
+}
+
+/// A page of the original messages under a summary, at any depth, in conversation order.
+pub fn covered_messages(sql: &mut impl Sql, id: i64, offset: i64, limit: i64) -> Result<Vec<MessageRow>> {
+    let query = format!(
+        "{SUBTREE_CTE} SELECT {MESSAGE_COLUMNS} FROM messages m \
+         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN tree) ORDER BY m.seq LIMIT ?2 OFFSET ?3"
+    );
+    sql.query(&query, &[id.into(), limit.into(), offset.into()])?.iter().map(message_from).collect()
+}
+
+/// The summaries above a message (the leaf that covers it, and every summary built on that),
+/// lowest first, each with whether it is in the current view.
+pub fn summaries_above_message(sql: &mut impl Sql, message_id: i64) -> Result<Vec<(i64, i64, bool)>> {
+    let rows = sql.query(
+        "WITH RECURSIVE up(id) AS (SELECT summary_id FROM summary_messages WHERE message_id = ?1 UNION \
+         SELECT ss.condensed_summary_id FROM summary_sources ss JOIN up ON ss.source_summary_id = up.id) \
+         SELECT s.id, s.depth, EXISTS (SELECT 1 FROM context_items c WHERE c.summary_id = s.id) FROM summaries s \
+         WHERE s.id IN (SELECT id FROM up) ORDER BY s.depth, s.id",
+        &[message_id.into()],
+    )?;
+    rows.iter().map(|r| Ok((r.int(0)?, r.int(1)?, r.int(2)? != 0))).collect()
+}
+
+/// Whether a message is itself an item of the current view.
+pub fn message_in_view(sql: &mut impl Sql, message_id: i64) -> Result<bool> {
+    Ok(sql.query_row("SELECT 1 FROM context_items WHERE message_id = ?1", &[message_id.into()])?.is_some())
+}
+
+/// Whether a summary is itself an item of the current view.
+pub fn summary_in_view(sql: &mut impl Sql, summary_id: i64) -> Result<bool> {
+    Ok(sql.query_row("SELECT 1 FROM context_items WHERE summary_id = ?1", &[summary_id.into()])?.is_some())
+}
+
+/// How many messages the conversation holds (its `seq` runs 1..=this).
+pub fn message_total(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
+    let row = sql.query_row("SELECT COUNT(*) FROM messages WHERE conversation_id = ?1", &[conversation_id.into()])?;
+    row.map_or(Ok(0), |r| r.int(0))
+}
