@@ -184,7 +184,9 @@ fn one_agent_never_reads_another_agents_conversations_whatever_it_passes() {
         let absent = e.recall_describe(target(OTHER, json!({field: missing}))).unwrap_err().to_string();
         assert_eq!(denied.replace(&id.to_string(), "N"), absent.replace(&missing.to_string(), "N"), "denied looks like absent");
         assert!(e.recall_expand(target(OTHER, json!({field: id}))).is_err());
-        assert!(e.recall_expand(target(OTHER, json!({field: id.to_string(), "messages": true}))).is_err());
+        // Odd shapes fail too, at decoding or at the scope check, never with the foreign rows.
+        let odd: lossless_wasm::Result<RecallTarget> = decode("expand", json!({"sessionId": "s", "sessionKey": OTHER, field: id.to_string(), "messages": true}));
+        assert!(odd.map_or(true, |t| e.recall_expand(t).is_err()));
     }
     for scope in ["conversation", "agent", "all"] {
         let result = grep(&mut e, OTHER, json!({"pattern": "code word", "scope": scope, "limit": 200}));
