@@ -178,7 +178,8 @@ export function createRecallTools(openHandle, ctx) {
       parameters: EXPAND_SCHEMA,
       async execute(_toolCallId, params) {
         const p = args(params);
-        const out = await call("recallExpand", { summaryId: p.summaryId, messageId: p.messageId, messages: p.messages, cursor: p.cursor, maxTokens: p.maxTokens });
+        // `allMessages`: the engine reserves `messages` for arrays of host messages.
+        const out = await call("recallExpand", { summaryId: p.summaryId, messageId: p.messageId, allMessages: p.messages, cursor: p.cursor, maxTokens: p.maxTokens });
         return result(expandText(out), expandDetails(out));
       },
     },

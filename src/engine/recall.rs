@@ -154,7 +154,7 @@ pub struct RecallTarget {
     pub max_tokens: Option<u32>,
     /// expand: list the original messages under the summary at any depth instead of its children.
     #[serde(default)]
-    pub messages: Option<bool>,
+    pub all_messages: Option<bool>,
 }
 
 enum Target {
@@ -516,7 +516,7 @@ impl<S: Sql> Engine<S> {
                 Ok(Expansion { target: "message", id: m.id, conversation_id: m.conversation_id, listing: "content", total: total as i64, items, tokens: used, max_tokens, next_cursor })
             }
             Target::Summary(s) => {
-                let flatten = params.messages.unwrap_or(false);
+                let flatten = params.all_messages.unwrap_or(false);
                 let children = if flatten { Vec::new() } else { recall::child_summaries(sql, s.id)? };
                 let (listing, total) = if flatten {
                     ("messages", recall::coverage(sql, s.id)?.messages)

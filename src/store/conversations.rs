@@ -31,9 +31,10 @@ impl Conversation {
     }
 }
 
-const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
+/// The columns [`from_row`] reads, in order.
+pub(crate) const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
 
-fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
+pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     Ok(Conversation {
         id: row.int(0)?,
         session_key: row.text(1)?,

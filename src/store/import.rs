@@ -6,7 +6,7 @@
 //! transaction.
 
 use crate::error::{Error, Result};
-use crate::store::conversations::Conversation;
+use crate::store::conversations::{from_row, Conversation, COLUMNS};
 use crate::store::sql::Sql;
 
 /// The local id an earlier import gave this source row, if any.
@@ -18,27 +18,10 @@ pub fn record(sql: &mut impl Sql, source_key: &str, kind: &'static str, local_id
     sql.execute("INSERT INTO imports (source_key, kind, local_id, imported_at) VALUES (?1, ?2, ?3, ?4)", &[source_key.into(), kind.into(), local_id.into(), now_ms.into()])
 }
 
-const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
-
-fn conversation_from(row: &crate::store::sql::Row) -> Result<Conversation> {
-    Ok(Conversation {
-        id: row.int(0)?,
-        session_key: row.text(1)?,
-        session_id: row.text(2)?,
-        generation: row.int(3)?,
-        message_count: row.int(4)?,
-        token_count: row.int(5)?,
-        next_ordinal: row.int(6)?,
-        context_token_count: row.int(7)?,
-        context_epoch: row.int(8)?,
-        context_summary_tokens: row.int(9)?,
-    })
-}
-
 /// A conversation by id, active or archived.
 pub fn conversation(sql: &mut impl Sql, id: i64) -> Result<Conversation> {
     let row = sql.query_row(&format!("SELECT {COLUMNS} FROM conversations WHERE id = ?1"), &[id.into()])?;
-    row.as_ref().map(conversation_from).transpose()?.ok_or_else(|| Error::storage(format!("conversation {id} disappeared")))
+    row.as_ref().map(from_row).transpose()?.ok_or_else(|| Error::storage(format!("conversation {id} disappeared")))
 }
 
 /// Creates a conversation; archived ones carry `archive_cause`.
@@ -55,7 +38,7 @@ pub fn create_conversation(sql: &mut impl Sql, key: &str, session_id: &str, arch
         ),
         &[key.into(), session_id.into(), generation.into(), status.into(), cause.into(), archived_at.into(), created_at.into()],
     )?;
-    row.as_ref().map(conversation_from).transpose()?.ok_or_else(|| Error::storage("creating a conversation returned no row"))
+    row.as_ref().map(from_row).transpose()?.ok_or_else(|| Error::storage("creating a conversation returned no row"))
 }
 
 /// A summary to import, with its edges already mapped to local ids.
