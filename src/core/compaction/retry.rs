@@ -97,16 +97,11 @@ impl RetryState {
         }
     }
 
-    /// Whether an automatic compaction may run now.
+    /// Whether the summarizer may be asked now. Forced compactions follow the same rule: one
+    /// that may not summarize still shrinks the view.
     pub fn may_attempt(&self, now_ms: i64) -> bool {
         let time_is_up = self.next_retry_at_ms.is_none_or(|at| now_ms >= at);
         time_is_up || (!self.breaker_open && self.turns_since_failure >= PROBE_AFTER_TURNS)
-    }
-
-    /// Whether a forced (`compact({force})`) compaction may ask the summarizer now: the same
-    /// rule. A forced compaction that may not summarize still shrinks the view.
-    pub fn may_attempt_forced(&self, now_ms: i64) -> bool {
-        self.may_attempt(now_ms)
     }
 
     /// The leaf chunk for the next attempt: halved once per failed answer since the last success.
@@ -178,7 +173,7 @@ mod tests {
         }
         assert!(s.breaker_open);
         assert_eq!(s.next_retry_at_ms, Some(3_600_000));
-        assert!(!s.may_attempt_forced(10));
+        assert!(!s.may_attempt(10));
         for _ in 0..10 {
             s.on_turn();
         }

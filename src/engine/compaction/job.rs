@@ -53,12 +53,11 @@ fn answer_output(answer: SummaryAnswer) -> SummarizerOutput {
 }
 
 /// Why the summarizer may not be asked now, if it may not.
-fn summaries_blocked(retry: &RetryState, force: bool, now_ms: i64) -> Option<String> {
+fn summaries_blocked(retry: &RetryState, now_ms: i64) -> Option<String> {
     if retry.breaker_open && !retry.may_attempt(now_ms) {
         return Some("summarization is paused: repeated authentication failures opened the breaker; it probes again later".to_owned());
     }
-    let may = if force { retry.may_attempt_forced(now_ms) } else { retry.may_attempt(now_ms) };
-    if may {
+    if retry.may_attempt(now_ms) {
         return None;
     }
     let until = retry.next_retry_at_ms.map_or_else(String::new, |t| format!(" until {t}"));
@@ -89,7 +88,7 @@ impl<S: Sql> Engine<S> {
         let Some(aim) = self.aim(&conversation, &params, pending.as_ref(), &retry)? else {
             return done(true, "no compaction is pending".to_owned(), fallback_tokens);
         };
-        let blocked = summaries_blocked(&retry, params.force, now_ms);
+        let blocked = summaries_blocked(&retry, now_ms);
         if let (Some(why), None) = (&blocked, &aim.view) {
             // `maintain` only summarizes; a breaker left open is a failure to report.
             return done(!retry.breaker_open, why.clone(), aim.tokens_before);

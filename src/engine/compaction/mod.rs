@@ -54,7 +54,9 @@ pub struct CompactionParams {
     pub session: SessionRef,
     pub mode: CompactionMode,
     pub summarizer: Summarizer,
-    /// Skip the retry backoff (not an open breaker).
+    /// The host's `force` (OpenClaw's preflight check sets it). Kept for the record: a forced
+    /// compaction follows the same retry rule as any other and, when it may not summarize,
+    /// still shrinks the view (see `target`).
     #[serde(default)]
     pub force: bool,
     #[serde(default)]
