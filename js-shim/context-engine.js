@@ -88,7 +88,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     async assemble(p) {
       const budget = typeof p.tokenBudget === "number" ? p.tokenBudget : undefined;
       const messages = Array.isArray(p.messages) ? p.messages : [];
-      const out = await call("assemble", {
+      const view = await (await openHandle()).assemble({
         ...session(p),
         messages,
         tokenBudget: budget,
@@ -97,10 +97,12 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         prompt: typeof p.prompt === "string" ? p.prompt : undefined,
         maxOutputTokens: finite(p.runtimeSettings?.limits?.maxOutputTokens),
       });
+      // The array is the host's to keep; its message objects are shared with later views
+      // (view-handover.js checks they come back unchanged).
       return {
-        messages: JSON.parse(out.messagesJson),
-        estimatedTokens: out.estimatedTokens,
-        systemPromptAddition: out.systemPromptAddition,
+        messages: view.messages,
+        estimatedTokens: view.estimatedTokens,
+        systemPromptAddition: view.systemPromptAddition,
       };
     },
 

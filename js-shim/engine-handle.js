@@ -2,6 +2,7 @@
 // over it, and the persistence step that runs after every call that committed a write.
 // Host-independent: the OpenClaw entry, the library entry and the tests all use it.
 import { WasmEngine } from "../wasm/lossless_wasm.js";
+import { createViewHandover } from "./view-handover.js";
 
 /**
  * @param {object} options
@@ -24,6 +25,8 @@ export function createHandle({ db, config, save, persist }) {
   }
   // A write that could not be saved stays pending until a later save succeeds.
   let unsaved = false;
+  // The decoded views last handed to the host, per session (view-handover.js).
+  const views = createViewHandover();
   const handle = {
     /** Config values the engine clamped, one sentence each. */
     configWarnings: engine.configWarnings(),
@@ -33,6 +36,15 @@ export function createHandle({ db, config, save, persist }) {
       const out = engine[method](params, Date.now());
       const saving = handle.flush();
       return saving ? saving.then(() => out) : out;
+    },
+    /** The view for an `assemble` call: `{messages, estimatedTokens, systemPromptAddition,
+     *  storedMessages}`, parsing only the messages this handle has not handed out before. */
+    assemble(params) {
+      const session = params.sessionKey ?? params.sessionId;
+      const { out, messages } = views.assemble(session, (held) => engine.assembleView(params, held, Date.now()));
+      const view = { messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: out.systemPromptAddition, storedMessages: out.storedMessages };
+      const saving = handle.flush();
+      return saving ? saving.then(() => view) : view;
     },
     /** Saves when something committed since the last save; a promise for asynchronous saves. */
     flush() {

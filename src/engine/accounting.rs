@@ -18,7 +18,7 @@ use crate::store::{accounting as store, Sql};
 /// Facts by conversation id, loaded once per process.
 #[derive(Debug, Default)]
 pub struct FactsCache {
-    facts: HashMap<i64, HostFacts>,
+    pub(super) facts: HashMap<i64, HostFacts>,
 }
 
 /// A positive, finite host number as tokens.

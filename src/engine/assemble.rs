@@ -8,10 +8,11 @@
 use serde_json::Value;
 
 use super::accounting::tokens_of;
-use super::params::{validate_session, AssembleParams, AssembleResult};
+use super::params::{validate_session, AssembleHandover, AssembleParams, AssembleResult};
 use super::Engine;
 use crate::core::assemble::SYSTEM_PROMPT_ADDITION;
 use crate::error::Result;
+use crate::store::conversations::Conversation;
 use crate::store::Sql;
 
 impl<S: Sql> Engine<S> {
@@ -31,6 +32,55 @@ impl<S: Sql> Engine<S> {
         history: impl FnOnce() -> Result<Vec<Value>>,
         now_ms: i64,
     ) -> Result<AssembleResult> {
+        let Some((conversation, budget)) = self.prepare_view(params, history_len, history, now_ms)? else {
+            return Ok(AssembleResult { messages: Vec::new(), estimated_tokens: 0, system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(), stored_messages: 0 });
+        };
+        let view = self.views.view(self.store.sql(), &conversation, budget)?;
+        Ok(AssembleResult {
+            messages: view.messages(),
+            estimated_tokens: view.tokens(),
+            system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+            stored_messages: conversation.message_count,
+        })
+    }
+
+    /// `assemble_with`, handing the view over incrementally to a caller that holds the
+    /// hand-over named `held` (see [`super::handover`]).
+    pub fn assemble_handover(
+        &mut self,
+        params: AssembleParams,
+        history_len: usize,
+        history: impl FnOnce() -> Result<Vec<Value>>,
+        held: Option<u64>,
+        now_ms: i64,
+    ) -> Result<AssembleHandover> {
+        let Some((conversation, budget)) = self.prepare_view(params, history_len, history, now_ms)? else {
+            return Ok(AssembleHandover {
+                view: self.handovers.hand_over(0, 0, None, &[]),
+                estimated_tokens: 0,
+                system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+                stored_messages: 0,
+            });
+        };
+        let view = self.views.view(self.store.sql(), &conversation, budget)?;
+        let handover = self.handovers.hand_over(conversation.id, view.epoch(), held, &view.entries());
+        Ok(AssembleHandover {
+            view: handover,
+            estimated_tokens: view.tokens(),
+            system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+            stored_messages: conversation.message_count,
+        })
+    }
+
+    /// Everything `assemble` does before reading the view: rollover and reset detection, catching
+    /// up on history we never stored, and the view's budget. None when there is no conversation.
+    fn prepare_view(
+        &mut self,
+        params: AssembleParams,
+        history_len: usize,
+        history: impl FnOnce() -> Result<Vec<Value>>,
+        now_ms: i64,
+    ) -> Result<Option<(Conversation, u32)>> {
         validate_session(&params.session)?;
         let mut conversation = self.conversation(&params.session)?;
         // A new session id under the same key is a rollover: the old conversation must not be
@@ -58,24 +108,11 @@ impl<S: Sql> Engine<S> {
             .token_budget
             .filter(|b| b.is_finite() && *b >= 0.0)
             .map_or(self.config.default_token_budget, |b| b.min(f64::from(u32::MAX)) as u32);
-        let Some(conversation) = conversation else {
-            return Ok(AssembleResult {
-                messages: Vec::new(),
-                estimated_tokens: 0,
-                system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
-                stored_messages: 0,
-            });
-        };
+        let Some(conversation) = conversation else { return Ok(None) };
         // The view shares the prompt with the host's system prompt, tools, the user's prompt
         // and the reply: its budget is what they leave (docs/prompt-accounting.md).
         let max_output = tokens_of(params.max_output_tokens);
         let budget = self.view_budget(conversation.id, host_budget, params.prompt.as_deref(), max_output)?.tokens;
-        let view = self.views.view(self.store.sql(), &conversation, budget)?;
-        Ok(AssembleResult {
-            messages: view.messages(),
-            estimated_tokens: view.tokens(),
-            system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
-            stored_messages: conversation.message_count,
-        })
+        Ok(Some((conversation, budget)))
     }
 }

@@ -3,7 +3,7 @@
 //! The same transaction keeps what the turn's provider usage teaches about the real prompt.
 
 use super::accounting::{learn_from_turn, tokens_of};
-use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult};
+use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult, SessionRef};
 use super::Engine;
 use crate::core::identity::Fingerprint;
 use crate::core::accounting::HostFacts;
@@ -32,9 +32,20 @@ impl<S: Sql> Engine<S> {
             fp.field(&message.identity);
         }
         let payload_hash = fp.hex();
-        let key = params.advancement_key.as_str();
         let session = &params.session;
         let facts = self.facts_after_turn(&params, &parsed)?;
+        // The turn's messages, its advancement record and the trigger's decision: one transaction.
+        self.store.begin_batch()?;
+        let outcome = self.commit_parsed(params.advancement_key.as_str(), session, &parsed, &payload_hash, facts, now_ms);
+        let committed = self.store.end_batch(outcome);
+        if committed.is_err() {
+            // What was learned in memory rolled back with the transaction: read it again.
+            self.accounting.facts.clear();
+        }
+        committed
+    }
+
+    fn commit_parsed(&mut self, key: &str, session: &SessionRef, parsed: &[StoredMessage], payload_hash: &str, facts: HostFacts, now_ms: i64) -> Result<CommitTurnResult> {
         let (mut result, learned) = self.store.write(|sql| {
             if let Some(recorded) = advancements::find(sql, key)? {
                 let warning = (recorded != payload_hash).then(|| {

@@ -47,11 +47,15 @@ impl<S: Sql> Engine<S> {
 
     /// Stores a finished turn's new messages (`first_index` is their position in the host's
     /// snapshot) and evaluates the compaction trigger when any were new.
+    /// The messages and the trigger's decision are one transaction.
     pub fn ingest_turn_tail(&mut self, session: &SessionRef, tail: &[Value], first_index: usize, now_ms: i64) -> Result<usize> {
-        let inserted = self.ingest_from(session, tail, first_index, now_ms)?.inserted;
-        if inserted > 0 {
-            self.trigger_for(session, now_ms)?;
-        }
-        Ok(inserted)
+        self.store.begin_batch()?;
+        let outcome = self.ingest_from(session, tail, first_index, now_ms).and_then(|appended| {
+            if appended.inserted > 0 {
+                self.trigger_for(session, now_ms)?;
+            }
+            Ok(appended.inserted)
+        });
+        self.store.end_batch(outcome)
     }
 }

@@ -5,6 +5,7 @@
 mod accounting;
 mod assemble;
 mod commit;
+pub mod handover;
 mod import;
 pub mod compaction;
 mod ingest;
@@ -35,6 +36,7 @@ pub struct Engine<S: Sql> {
     store: Store<S>,
     config: Config,
     views: view::ViewCache,
+    handovers: handover::Handovers,
     accounting: accounting::FactsCache,
     jobs: std::collections::HashMap<u64, compaction::Job>,
     repairs: std::collections::HashMap<u64, repair::RepairJob>,
@@ -44,7 +46,7 @@ pub struct Engine<S: Sql> {
 impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), accounting: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0 })
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0 })
     }
 
     pub fn config(&self) -> &Config {

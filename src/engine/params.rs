@@ -197,6 +197,15 @@ pub struct AssembleResult {
     pub stored_messages: i64,
 }
 
+/// The view handed over incrementally (see [`super::handover`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssembleHandover {
+    pub view: super::handover::Handover,
+    pub estimated_tokens: u64,
+    pub system_prompt_addition: String,
+    pub stored_messages: i64,
+}
+
 /// An explicit reset or rollover reported by the host (e.g. its `before_reset` hook).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -5,6 +5,7 @@
 //! would overflow the model. A view is rebuilt from the store when its context was replaced
 //! (epoch change) or a new turn brings a larger budget.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
 use crate::core::assemble::{dangling_calls, omission_message, oldest_to_drop, render_summary_message, tool_links, unavailable_result, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS};
@@ -22,6 +23,9 @@ const MAX_CACHED: usize = 64;
 /// One item as it enters the model's view.
 #[derive(Debug, Clone)]
 struct ViewItem {
+    /// What the item is, for handing the view over incrementally ([`super::handover`]): the
+    /// message id, or the negated summary id.
+    key: i64,
     tokens: u32,
     /// Original messages this item stands for: 1 for a message, its descendants for a summary.
     represents: i64,
@@ -34,10 +38,11 @@ struct ViewItem {
 impl ViewItem {
     fn from_item(item: ContextItem) -> ViewItem {
         match item.content {
-            ItemContent::Message { role, raw_json } => {
-                ViewItem { tokens: item.tokens, represents: 1, role, links: tool_links(role, &raw_json), json: raw_json }
+            ItemContent::Message { id, role, raw_json } => {
+                ViewItem { key: id, tokens: item.tokens, represents: 1, role, links: tool_links(role, &raw_json), json: raw_json }
             }
             ItemContent::Summary { id, depth, content, earliest_at, latest_at, descendant_messages } => ViewItem {
+                key: -id,
                 tokens: item.tokens,
                 represents: descendant_messages.max(0),
                 role: Role::User,
@@ -89,18 +94,29 @@ impl View {
     /// The view's messages: the omission line when older messages were left out, then the items,
     /// with a synthetic result after each tool call whose result is missing.
     pub fn messages(&self) -> Vec<String> {
+        self.entries().into_iter().map(|(_, json)| json.into_owned()).collect()
+    }
+
+    /// The view's messages with their keys: a message's id, a summary's negated id, or 0 for a
+    /// line the view made up (the omission line, synthetic tool results).
+    pub fn entries(&self) -> Vec<(i64, Cow<'_, str>)> {
         let mut dangling = self.dangling().into_iter().peekable();
         let mut out = Vec::with_capacity(self.items.len() + 1);
         if self.omitted() > 0 {
-            out.push(omission_message(self.omitted()));
+            out.push((0, Cow::Owned(omission_message(self.omitted()))));
         }
         for (i, item) in self.items.iter().enumerate() {
-            out.push(item.json.clone());
+            out.push((item.key, Cow::Borrowed(item.json.as_str())));
             while let Some(call) = dangling.next_if(|d| d.after == i) {
-                out.push(unavailable_result(&call));
+                out.push((0, Cow::Owned(unavailable_result(&call))));
             }
         }
         out
+    }
+
+    /// The context epoch the view was built in (summary keys are only valid within it).
+    pub fn epoch(&self) -> i64 {
+        self.epoch
     }
 
     /// The view's tokens, synthetic results and the omission line included.

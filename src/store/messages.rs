@@ -21,6 +21,9 @@ pub struct Appended {
 pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
 
+/// Per-turn statement: a new message's text in the search index (not a trigger: see migration 6).
+pub const INSERT_FTS_SQL: &str = "INSERT INTO messages_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)";
+
 /// Per-turn statement: one structural part of a new message.
 pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)";
 
@@ -63,6 +66,7 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
             continue;
         };
         let id = row.int(0)?;
+        sql.execute(INSERT_FTS_SQL, &[id.into(), message.text.as_str().into()])?;
         seq += 1;
         for (ordinal, part) in message.parts.iter().enumerate() {
             sql.execute(

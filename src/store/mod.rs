@@ -30,23 +30,51 @@ use crate::error::Result;
 pub struct Store<S: Sql> {
     sql: S,
     dirty: bool,
+    /// Inside [`Store::batch`]: writes join its transaction instead of opening their own.
+    batching: bool,
 }
 
 impl<S: Sql> Store<S> {
     /// Opens the store, creating or upgrading the schema.
     pub fn open(mut sql: S, now_ms: i64) -> Result<Self> {
         schema::migrate(&mut sql, now_ms)?;
-        Ok(Store { sql, dirty: true })
+        Ok(Store { sql, dirty: true, batching: false })
     }
 
     pub fn sql(&mut self) -> &mut S {
         &mut self.sql
     }
 
-    /// Runs `work` in one write transaction: all of it commits, or none of it does.
+    /// Runs `work` in one write transaction: all of it commits, or none of it does. Inside a
+    /// batch, it is part of the batch's transaction.
     pub fn write<T>(&mut self, work: impl FnOnce(&mut S) -> Result<T>) -> Result<T> {
+        if self.batching {
+            return work(&mut self.sql);
+        }
         self.sql.execute("BEGIN IMMEDIATE", &[])?;
-        match work(&mut self.sql) {
+        let outcome = work(&mut self.sql);
+        self.finish(outcome)
+    }
+
+    /// Starts a batch: every [`Store::write`] until [`Store::end_batch`] shares one
+    /// transaction, so a turn's several writes cost one commit (one fsync) and land together.
+    pub fn begin_batch(&mut self) -> Result<()> {
+        if self.batching {
+            return Err(crate::error::Error::storage("a write batch is already open"));
+        }
+        self.sql.execute("BEGIN IMMEDIATE", &[])?;
+        self.batching = true;
+        Ok(())
+    }
+
+    /// Ends the batch: commits when `outcome` is Ok, rolls everything back otherwise.
+    pub fn end_batch<T>(&mut self, outcome: Result<T>) -> Result<T> {
+        self.batching = false;
+        self.finish(outcome)
+    }
+
+    fn finish<T>(&mut self, outcome: Result<T>) -> Result<T> {
+        match outcome {
             Ok(value) => {
                 if let Err(err) = self.sql.execute("COMMIT", &[]) {
                     let _ = self.sql.execute("ROLLBACK", &[]);

@@ -12,6 +12,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (3, include_str!("migrations/003_backfill_fallback_summaries.sql")),
     (4, include_str!("migrations/004_host_accounting.sql")),
     (5, include_str!("migrations/005_imports.sql")),
+    (6, include_str!("migrations/006_fts_insert_without_trigger.sql")),
 ];
 
 /// The schema version this build writes.

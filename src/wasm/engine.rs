@@ -131,6 +131,33 @@ impl WasmEngine {
         })
     }
 
+    /// `assemble`, handing the view over incrementally (src/engine/handover.rs): `held` is the
+    /// token of the hand-over the caller holds the messages of. Returns `{token, keys:
+    /// Float64Array, fresh: Uint8Array, freshJson, estimatedTokens, systemPromptAddition,
+    /// storedMessages}`.
+    #[wasm_bindgen(js_name = assembleView)]
+    pub fn assemble_view(&mut self, params: JsValue, held: Option<f64>, now_ms: f64) -> Result<JsValue, JsError> {
+        let (rest, messages) = split_messages("assemble", &params)?;
+        let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
+        let len = messages.length() as usize;
+        let history = || {
+            depth::check(&messages, "assemble messages")?;
+            serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input("assemble messages", e.to_string()))
+        };
+        let held = held.filter(|t| t.is_finite() && *t >= 0.0).map(|t| t as u64);
+        let out = self.inner.assemble_handover(params, len, history, held, now(now_ms)).map_err(js_error)?;
+        let object = Object::new();
+        let set = |key: &str, value: JsValue| Reflect::set(&object, &key.into(), &value).map(|_| ()).map_err(|_| JsError::new("building the assemble result"));
+        set("token", JsValue::from_f64(out.view.token as f64))?;
+        set("keys", js_sys::Float64Array::from(out.view.keys.as_slice()).into())?;
+        set("fresh", js_sys::Uint8Array::from(out.view.fresh.as_slice()).into())?;
+        set("freshJson", JsValue::from_str(&out.view.fresh_json))?;
+        set("estimatedTokens", JsValue::from_f64(out.estimated_tokens as f64))?;
+        set("systemPromptAddition", JsValue::from_str(&out.system_prompt_addition))?;
+        set("storedMessages", JsValue::from_f64(out.stored_messages as f64))?;
+        Ok(object.into())
+    }
+
     /// Starts compaction: `{sessionId, sessionKey?, mode: "pending"|"sweep", summarizer:
     /// "host"|"extractive", force?, tokenBudget?, currentTokenCount?}`. Returns
     /// `{type: "needSummary", jobId, prompt, maxTokens, purpose, ...}` or `{type: "done", ...report}`.

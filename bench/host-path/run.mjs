@@ -1,0 +1,203 @@
+// One host-path measurement in a fresh process (so RSS and cold start are the plugin's own):
+// drives the built plugin (dist/pkg) exactly as OpenClaw's embedded runner does — the factory
+// every turn, assemble with the host's whole history, then afterTurn with the whole history (or
+// commitTurn with the turn's messages, as 2026.9 does), then maintain — with an instant scripted
+// summarizer. Prints one JSON object. Asserts nothing about speed.
+//
+//   node --expose-gc bench/host-path/run.mjs --size 10000 --storage node:sqlite [--shape mixed]
+//        [--turns 30] [--commit afterTurn|commitTurn] [--dir /tmp/x]
+import { mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { transcript, transcriptBytes } from "./messages.mjs";
+
+const { values: args } = parseArgs({
+  options: {
+    size: { type: "string", default: "1000" },
+    storage: { type: "string", default: "node:sqlite" },
+    shape: { type: "string", default: "mixed" },
+    turns: { type: "string", default: "30" },
+    commit: { type: "string", default: "afterTurn" },
+    grow: { type: "string" },
+    dir: { type: "string" },
+    keep: { type: "boolean", default: false },
+    profile: { type: "string" },
+  },
+});
+const size = Number(args.size);
+const turns = Number(args.turns);
+// Messages added through afterTurn after the bootstrap, in tool-loop turns.
+const grow = Number(args.grow ?? Math.min(1000, Math.max(40, Math.floor(size / 10))));
+const dir = args.dir ?? mkdtempSync(join(tmpdir(), "lossless-bench-"));
+const dbPath = join(dir, "lossless.sqlite");
+const gc = globalThis.gc ?? (() => {});
+
+const cpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
+
+// The host's history exists before the plugin loads; its memory is not the plugin's.
+const source = transcript(args.shape, 7);
+const history = [];
+while (history.length < size) history.push(...source.turn());
+history.length = size;
+const more = [];
+while (more.length < grow + turns * 8) more.push(...source.turn());
+gc();
+const rssBefore = process.memoryUsage().rss;
+
+// A minimal host: register synchronously, then call the factory once per turn.
+const startedLoad = performance.now();
+// LOSSLESS_WASM_PKG points at another built package (for before/after comparisons).
+const pkg = process.env.LOSSLESS_WASM_PKG ? new URL(`file://${process.env.LOSSLESS_WASM_PKG.replace(/\/?$/, "/")}`) : new URL("../../dist/pkg/", import.meta.url);
+const plugin = (await import(new URL("shim/index.js", pkg))).default;
+let factory;
+plugin.register({
+  id: "lossless-wasm",
+  registrationMode: "full",
+  pluginConfig: { dbPath, storage: args.storage },
+  logger: { debug() {}, info() {}, warn() {}, error() {} },
+  runtime: { version: "2026.9.6" },
+  on() {},
+  registerTool() {},
+  registerCommand() {},
+  registerContextEngine(_id, f) {
+    factory = f;
+  },
+});
+const session = { sessionId: "bench-session", sessionKey: "agent:main:main" };
+// An instant summarizer: a short fixed-shape summary for any prompt.
+const llm = { complete: async () => ({ text: "Summary: the user asked for changes; the assistant read files and made them. Decisions kept; no open questions." }) };
+
+let engine = await factory({ config: {} });
+const t0 = performance.now();
+await engine.bootstrap({ ...session, messages: history });
+const bootstrapMs = performance.now() - t0;
+const loadMs = t0 - startedLoad;
+
+// Growth on the host path: afterTurn with the whole history, one tool-loop turn at a time.
+let next = 0;
+let growMs = 0;
+let grown = 0;
+while (grown < grow) {
+  const turn = [];
+  while (turn.length < 4 && next < more.length) turn.push(more[next++]);
+  const pre = history.length;
+  history.push(...turn);
+  const start = performance.now();
+  await engine.afterTurn({ ...session, messages: history, prePromptMessageCount: pre });
+  growMs += performance.now() - start;
+  grown += turn.length;
+}
+// Let compaction catch up with the grown history before measuring, as a long-running session has.
+let settleRounds = 0;
+while (settleRounds < 200 && (await engine.maintain({ ...session, runtimeContext: { llm } })).changed) settleRounds++;
+
+// --profile FILE: a CPU profile of the measured turns only.
+let profiler;
+if (args.profile) {
+  const { Session } = await import("node:inspector/promises");
+  profiler = new Session();
+  profiler.connect();
+  await profiler.post("Profiler.enable");
+  await profiler.post("Profiler.setSamplingInterval", { interval: 50 });
+}
+const profiles = [];
+
+// The measured turns: factory, assemble, afterTurn or commitTurn, maintain.
+// Turns whose maintain summarized are counted apart: the budget is for turns that do not.
+const perTurn = { cpu: [], wall: [], assemble: [], commit: [], maintain: [] };
+const compacting = { count: 0, wall: [] };
+let viewMessages = 0;
+for (let t = 0; t < turns; t++) {
+  const turn = [];
+  while (turn.length < 4 && next < more.length) turn.push(more[next++]);
+  if (profiler) await profiler.post("Profiler.start");
+  globalThis.__sqlTurn = new Map();
+  const c0 = cpu();
+  const w0 = performance.now();
+  engine = await factory({ config: {} });
+  const view = await engine.assemble({ ...session, messages: history, tokenBudget: 128_000, prompt: "next task", runtimeSettings: { limits: { maxOutputTokens: 8192 } } });
+  const w1 = performance.now();
+  viewMessages = view.messages.length;
+  const pre = history.length;
+  history.push(...turn);
+  if (args.commit === "commitTurn") {
+    await engine.commitTurn({ ...session, advancementKey: `turn-${pre}`, messages: turn, admission: { entryId: `a${pre}` }, terminal: { entryId: `t${pre}` } });
+  } else {
+    await engine.afterTurn({ ...session, messages: history, prePromptMessageCount: pre });
+  }
+  const w2 = performance.now();
+  const maintained = await engine.maintain({ ...session, runtimeContext: { llm } });
+  const w3 = performance.now();
+  const c3 = cpu();
+  if (profiler) {
+    const { profile } = await profiler.post("Profiler.stop");
+    if (!maintained.changed) profiles.push(profile);
+  }
+  if (!maintained.changed && globalThis.__sqlt) for (const [k, [t, n]] of globalThis.__sqlTurn) { const e = globalThis.__sqlt.get(k) ?? [0, 0]; e[0] += t; e[1] += n; globalThis.__sqlt.set(k, e); }
+  if (maintained.changed) {
+    compacting.count++;
+    compacting.wall.push(w3 - w0);
+    continue;
+  }
+  perTurn.cpu.push(c3 - c0);
+  perTurn.wall.push(w3 - w0);
+  perTurn.assemble.push(w1 - w0);
+  perTurn.commit.push(w2 - w1);
+  perTurn.maintain.push(w3 - w2);
+}
+await engine.dispose?.();
+// The profiles of the turns that did not summarize, as a JSON array.
+if (profiler) (await import("node:fs")).writeFileSync(args.profile, JSON.stringify(profiles));
+const peakRss = process.resourceUsage().maxRSS * 1024;
+
+// Storage against the host's own transcript of the same messages.
+let dbBytes = 0;
+let tables = {};
+if (args.storage === "node:sqlite") {
+  const { DatabaseSync } = await import("node:sqlite");
+  const db = new DatabaseSync(dbPath);
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  try {
+    for (const row of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC").all()) tables[row.name] = row.bytes;
+  } catch {
+    tables = {};
+  }
+  db.close();
+}
+for (const suffix of ["", "-wal", ".lwjournal"]) if (existsSync(dbPath + suffix)) dbBytes += statSync(dbPath + suffix).size;
+
+const result = {
+  size,
+  storage: args.storage,
+  shape: args.shape,
+  commit: args.commit,
+  storedMessages: history.length,
+  viewMessages,
+  loadMs,
+  bootstrapMs,
+  bootstrapRate: size / (bootstrapMs / 1000),
+  hostIngestRate: grown / (growMs / 1000),
+  settleRounds,
+  measuredTurns: perTurn.cpu.length,
+  compactingTurns: compacting.count,
+  compactingWallP50: compacting.count ? quantile(compacting.wall, 0.5) : null,
+  turnCpuP50: quantile(perTurn.cpu, 0.5),
+  turnCpuP95: quantile(perTurn.cpu, 0.95),
+  turnWallP50: quantile(perTurn.wall, 0.5),
+  turnWallP95: quantile(perTurn.wall, 0.95),
+  assembleP50: quantile(perTurn.assemble, 0.5),
+  commitP50: quantile(perTurn.commit, 0.5),
+  maintainP50: quantile(perTurn.maintain, 0.5),
+  dbBytes,
+  transcriptBytes: transcriptBytes(history),
+  tables,
+  rssAddedMiB: (peakRss - rssBefore) / 1048576,
+};
+result.storageRatio = result.dbBytes / result.transcriptBytes;
+console.log(JSON.stringify(result));
+if (!args.keep && !args.dir) rmSync(dir, { recursive: true, force: true });
