@@ -158,10 +158,13 @@ const peakRss = process.resourceUsage().maxRSS * 1024;
 // Storage against the host's own transcript of the same messages.
 let dbBytes = 0;
 let tables = {};
-if (args.storage === "node:sqlite") {
+// What the database holds, read back with node:sqlite whichever driver wrote it.
+let storedInDatabase = null;
+{
   const { DatabaseSync } = await import("node:sqlite");
   const db = new DatabaseSync(dbPath);
-  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (args.storage === "node:sqlite") db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  storedInDatabase = db.prepare("SELECT COUNT(*) AS n FROM messages").get().n;
   try {
     for (const row of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC").all()) tables[row.name] = row.bytes;
   } catch {
@@ -177,6 +180,7 @@ const result = {
   shape: args.shape,
   commit: args.commit,
   storedMessages: history.length,
+  storedInDatabase,
   viewMessages,
   loadMs,
   bootstrapMs,

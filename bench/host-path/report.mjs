@@ -1,0 +1,82 @@
+// Runs the host-path benchmark (run.mjs, one fresh process per case) over sizes, storage drivers
+// and transcript shapes, and prints a Markdown section with the anchor's figures beside ours;
+// `--write FILE` puts it into FILE between the bench markers (docs/benchmarks.md). The numbers
+// are measurements, never assertions.
+//
+//   node bench/host-path/report.mjs [--sizes 1000,10000,100000] [--storages node:sqlite,sql.js]
+//        [--shapes mixed,short] [--turns 30] [--criterion FILE] [--write docs/benchmarks.md]
+import { execFileSync } from "node:child_process";
+import { cpus, totalmem } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "1000,10000,100000" },
+    storages: { type: "string", default: "node:sqlite,sql.js" },
+    shapes: { type: "string", default: "mixed,short" },
+    turns: { type: "string", default: "30" },
+    criterion: { type: "string" },
+    write: { type: "string" },
+  },
+});
+const list = (s) => s.split(",").map((x) => x.trim()).filter(Boolean);
+const BEGIN = "<!-- bench:host-path:begin -->";
+const END = "<!-- bench:host-path:end -->";
+// The issue's independent measurement of the TypeScript anchor (lossless-claw), same harness shape.
+const ANCHOR = { 1000: { turn: "155 ms", ingest: "467", ratio: "4.5×" }, 10000: { turn: "575 ms", ingest: "453", ratio: "4.3×" }, 100000: { turn: "10,139 ms", ingest: "236", ratio: "4.3×" } };
+
+function runCase(size, storage, shape) {
+  const script = new URL("run.mjs", import.meta.url).pathname;
+  const out = execFileSync(process.execPath, ["--expose-gc", script, "--size", String(size), "--storage", storage, "--shape", shape, "--turns", args.turns], { encoding: "utf8", maxBuffer: 1 << 24 });
+  return JSON.parse(out.trim().split("\n").pop());
+}
+
+const ms = (x) => (x == null ? "–" : `${x.toFixed(2)} ms`);
+const int = (x) => Math.round(x).toLocaleString("en-US");
+const rows = [];
+for (const shape of list(args.shapes)) {
+  for (const size of list(args.sizes).map(Number)) {
+    for (const storage of list(args.storages)) {
+      process.stderr.write(`host-path: ${shape} ${size} ${storage}\n`);
+      rows.push(runCase(size, storage, shape));
+    }
+  }
+}
+
+const lines = [BEGIN, ""];
+lines.push(`Host path, wasm build in Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}, on ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB.`);
+lines.push(`Each case is a fresh process: bootstrap the history, grow it by tool-loop turns through \`afterTurn\`, let compaction settle, then ${args.turns} turns of factory → \`assemble\` (whole history, 128K budget) → \`afterTurn\` (whole history) → \`maintain\`, with an instant summarizer. Per-turn figures are over turns whose \`maintain\` did not summarize; turns that did are counted apart. Anchor figures: the TypeScript lossless-claw under the same kind of harness (issue 12).`);
+lines.push("");
+lines.push("| shape | stored | driver | view msgs | turn CPU p50 / p95 | turn wall p50 | assemble p50 | afterTurn p50 | summarizing turns (wall p50) | host-path ingest msgs/s | bootstrap msgs/s | db / transcript | RSS added | anchor: turn CPU p50 · ingest · db ratio |");
+lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+for (const r of rows) {
+  const anchor = ANCHOR[r.size];
+  lines.push(`| ${r.shape} | ${int(r.storedMessages)} | ${r.storage} | ${int(r.viewMessages)} | ${ms(r.turnCpuP50)} / ${ms(r.turnCpuP95)} | ${ms(r.turnWallP50)} | ${ms(r.assembleP50)} | ${ms(r.commitP50)} | ${r.compactingTurns} (${ms(r.compactingWallP50)}) | ${int(r.hostIngestRate)} | ${int(r.bootstrapRate)} | ${r.storageRatio.toFixed(2)}× | ${r.rssAddedMiB.toFixed(0)} MiB | ${anchor ? `${anchor.turn} · ${anchor.ingest} · ${anchor.ratio}` : "–"} |`);
+}
+const breakdown = rows.filter((r) => Object.keys(r.tables ?? {}).length).pop();
+if (breakdown) {
+  lines.push("");
+  lines.push(`Where the bytes go (${breakdown.shape}, ${int(breakdown.storedMessages)} messages, ${breakdown.storage}, dbstat): ` +
+    Object.entries(breakdown.tables).slice(0, 8).map(([name, bytes]) => `${name} ${(bytes / breakdown.storedMessages).toFixed(0)} B/msg`).join(", ") +
+    `; the host's transcript is ${(breakdown.transcriptBytes / breakdown.storedMessages).toFixed(0)} B/msg.`);
+}
+if (args.criterion) {
+  lines.push("");
+  lines.push("Native (criterion, bundled SQLite), medians:");
+  lines.push("");
+  lines.push("| benchmark | median |");
+  lines.push("|---|---|");
+  const text = readFileSync(args.criterion, "utf8");
+  for (const match of text.matchAll(/^(\S+)\s*\n?\s*time:\s*\[\S+ \S+ (\S+) (\S+) \S+ \S+\]/gm)) lines.push(`| ${match[1]} | ${match[2]} ${match[3]} |`);
+}
+lines.push("", END);
+const section = lines.join("\n");
+console.log(section);
+if (args.write) {
+  const doc = readFileSync(args.write, "utf8");
+  const start = doc.indexOf(BEGIN);
+  const end = doc.indexOf(END);
+  const updated = start >= 0 && end > start ? doc.slice(0, start) + section + doc.slice(end + END.length) : `${doc.trimEnd()}\n\n${section}\n`;
+  writeFileSync(args.write, updated);
+}
