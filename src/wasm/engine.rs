@@ -8,10 +8,10 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::{depth, js_error};
+use super::{depth, js_error, json_messages};
 use super::sqljs::{SqlJsDatabase, SqlJsSql};
 use crate::core::config::Config;
-use crate::engine::{checked_tail_start, decode, AfterTurnParams, AssembleParams, Engine};
+use crate::engine::{checked_tail_start, decode, AfterTurnParams, AssembleParams, BootstrapParams, Engine, IngestParams};
 use crate::error::Error;
 
 /// The context engine over a sql.js database.
@@ -40,6 +40,15 @@ fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsErro
     let rest = Object::assign(&Object::new(), object);
     let _ = Reflect::delete_property(&rest, &"messages".into());
     Ok((from_js(call, rest.into())?, messages))
+}
+
+/// `rest` with an empty `messages` array, for params types that require the field (the
+/// messages themselves are converted apart).
+fn with_empty_messages(mut rest: Value) -> Value {
+    if let Some(object) = rest.as_object_mut() {
+        object.insert("messages".to_owned(), Value::Array(Vec::new()));
+    }
+    rest
 }
 
 fn convert_messages(call: &str, messages: &JsValue) -> Result<Vec<Value>, JsError> {
@@ -83,13 +92,20 @@ impl WasmEngine {
     }
 
     pub fn bootstrap(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
-        let params = decode("bootstrap", from_js("bootstrap", params)?).map_err(js_error)?;
+        let (rest, messages) = split_messages("bootstrap", &params)?;
+        let mut params: BootstrapParams = decode("bootstrap", rest).map_err(js_error)?;
+        params.messages = json_messages::messages_from_js("bootstrap", &messages).map_err(js_error)?;
         to_js(&self.inner.bootstrap(params, now(now_ms)).map_err(js_error)?)
     }
 
     /// Ingests `{sessionId, sessionKey?, messages}`; returns how many messages were new.
     pub fn ingest(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsError> {
-        let params = decode("ingest", from_js("ingest", params)?).map_err(js_error)?;
+        if Reflect::get(&params, &"messages".into()).map_or(true, |m| m.is_undefined()) {
+            return Err(js_error(Error::input("ingest params", "missing field `messages`")));
+        }
+        let (rest, messages) = split_messages("ingest", &params)?;
+        let mut params: IngestParams = decode("ingest", with_empty_messages(rest)).map_err(js_error)?;
+        params.messages = json_messages::messages_from_js("ingest", &messages).map_err(js_error)?;
         let inserted = self.inner.ingest(params, now(now_ms)).map_err(js_error)?;
         Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }

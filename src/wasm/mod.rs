@@ -3,6 +3,7 @@
 
 mod depth;
 mod engine;
+mod json_messages;
 mod sqljs;
 
 pub use engine::WasmEngine;

@@ -1,0 +1,61 @@
+//! Bulk messages cross into wasm as one JSON string: `JSON.stringify` runs natively in the JS
+//! engine and serde_json parses it in one pass, several times faster than converting a large
+//! array value by value (serde-wasm-bindgen makes a JS call per field). Used where a call can
+//! carry thousands of messages (`bootstrap`, `ingest`).
+//!
+//! The nesting limit of [`super::depth`] holds here too: serde_json refuses anything deeper than
+//! its own recursion limit (128) while parsing, and what it accepts is measured against
+//! [`MAX_DEPTH`] before anything else walks it.
+
+use js_sys::Array;
+use serde_json::Value;
+
+use super::depth::MAX_DEPTH;
+use crate::error::Error;
+
+fn too_deep(what: &str) -> Error {
+    Error::input(what, format!("is nested deeper than {MAX_DEPTH} levels; refusing it rather than risk the engine"))
+}
+
+/// The deepest nesting in `value` (a scalar is 0), measured without recursion.
+fn depth_of(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The messages of `call`, converted through JSON.
+pub fn messages_from_js(call: &str, messages: &Array) -> Result<Vec<Value>, Error> {
+    let what = format!("{call} messages");
+    let json = js_sys::JSON::stringify(messages).map_err(|err| {
+        let reason = js_sys::Error::from(err).message().as_string().unwrap_or_default();
+        if reason.contains("call stack") {
+            too_deep(&what)
+        } else {
+            Error::input(&what, format!("cannot be read as JSON ({reason})"))
+        }
+    })?;
+    let json = json.as_string().unwrap_or_default();
+    let values: Vec<Value> = serde_json::from_str(&json).map_err(|err| {
+        if err.to_string().contains("recursion limit") {
+            too_deep(&what)
+        } else {
+            Error::input(&what, err.to_string())
+        }
+    })?;
+    for (i, value) in values.iter().enumerate() {
+        // The array is level 0 of the limit in the value-by-value check; a message is level 1.
+        if depth_of(value) + 1 > MAX_DEPTH {
+            return Err(too_deep(&format!("{call} messages[{i}]")));
+        }
+    }
+    Ok(values)
+}
