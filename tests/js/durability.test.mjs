@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { runUntilKilled } from "./kill-harness.mjs";
+import { withStored } from "./stored-db.mjs";
 import { STORAGES, tempDir } from "./support.mjs";
 
 const KILLS = Number(process.env.LOSSLESS_KILLS ?? 50);
@@ -12,17 +13,13 @@ const writer = new URL("./durability-writer.mjs", import.meta.url).pathname;
 const killedAcks = async (dbPath, storage, run, delayMs) => (await runUntilKilled(writer, [dbPath, storage, run], delayMs)).acks;
 
 
+/** The stored state as the engine sees it (a sql.js file with its journal replayed). */
 function inspect(dbPath) {
-  const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
-  const db = new DatabaseSync(dbPath);
-  try {
-    const integrity = db.prepare("PRAGMA integrity_check").get().integrity_check;
-    const keys = new Set(db.prepare("SELECT advancement_key AS k FROM turn_advancements").all().map((r) => r.k));
-    const messages = db.prepare("SELECT COUNT(*) AS n FROM messages").get().n;
-    return { integrity, keys, messages };
-  } finally {
-    db.close();
-  }
+  return withStored(dbPath, (db) => ({
+    integrity: db.all("PRAGMA integrity_check")[0].integrity_check,
+    keys: new Set(db.all("SELECT advancement_key AS k FROM turn_advancements").map((r) => r.k)),
+    messages: db.all("SELECT COUNT(*) AS n FROM messages")[0].n,
+  }), { readOnly: false });
 }
 
 for (const storage of STORAGES) {
