@@ -1,6 +1,8 @@
 // Crash safety: a process committing turns is killed with SIGKILL at random points, many times.
 // After every kill the database must open, pass PRAGMA integrity_check, and hold every turn that
-// was acknowledged before the kill — each with both of its messages (commits are atomic).
+// was acknowledged before the kill — each with both of its messages (commits are atomic). For
+// sql.js that is the snapshot plus its journal (kills land in appends and in checkpoints), and
+// the next writer's open must succeed on whatever the kill left.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
