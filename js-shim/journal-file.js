@@ -14,11 +14,28 @@
 // in the snapshot, and ignores. This module must not decide when to checkpoint (journal.js does).
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { deserialize, serialize } from "node:v8";
-import { crc32 } from "node:zlib";
+import * as zlib from "node:zlib";
 import { fsyncDirectoryOf, readDatabaseFile, writeFileAtomic } from "./file-store.js";
 import { entrySize, journalPersister, replay } from "./journal.js";
 
 const MAGIC = "LWJ1";
+
+// zlib.crc32 exists from Node 20.15 / 22.2; older Nodes (which lack node:sqlite and so rely on
+// this driver most) get the same CRC-32 computed here.
+let table;
+function crc32Js(bytes) {
+  table ??= Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  let c = 0xffffffff;
+  for (const b of bytes) c = table[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+export const crc32 = zlib.crc32 ?? crc32Js;
+/** For the test that the fallback agrees with zlib's. */
+export const crc32Fallback = crc32Js;
 
 /** The journal file that belongs to the database at `path`. */
 export const journalPath = (path) => `${path}.lwjournal`;
