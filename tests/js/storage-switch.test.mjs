@@ -5,7 +5,7 @@
 // holds the file, refuses with what to do).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -13,7 +13,7 @@ import { PKG, STORAGES, query, tempDir } from "./support.mjs";
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { journalPath, readJournal } = await import(new URL("shim/journal-file.js", PKG));
+const { foldJournal, journalPath, readJournal } = await import(new URL("shim/journal-file.js", PKG));
 const SQL = await createRequire(import.meta.url)("sql.js")();
 const child = new URL("./storage-switch-child.mjs", import.meta.url).pathname;
 
@@ -103,6 +103,21 @@ if (STORAGES.includes("node:sqlite")) {
     assert.deepEqual(await answers(dbPath), expected(31), "node:sqlite sees every sql.js turn, then its own");
     const [[integrity]] = await query(dbPath, "PRAGMA integrity_check");
     assert.equal(integrity, "ok");
+  });
+
+  test("a crash inside the fold (file written, journal not yet removed) neither loses nor repeats a turn", async () => {
+    const dir = tempDir("switch-fold-crash");
+    const dbPath = join(dir, "db.sqlite");
+    write(dbPath, "sql.js", 0, 12);
+    copyFileSync(journalPath(dbPath), join(dir, "journal-before-fold"));
+    assert.equal(foldJournal(SQL, dbPath), true, "the journal held turns to fold in");
+    assert.equal(snapshotOnly(dbPath), 24, "the fold wrote every turn into the file");
+    // The crash: the journal is still there, one generation behind the file now.
+    copyFileSync(join(dir, "journal-before-fold"), journalPath(dbPath));
+    const engine = engineOn(dbPath, "node:sqlite");
+    await commit(engine, 12);
+    assert.equal(existsSync(journalPath(dbPath)), false);
+    assert.deepEqual(await answers(dbPath), expected(13), "every turn once: the stale journal was not applied again");
   });
 
   test("node:sqlite refuses a dbPath a sql.js process still holds, naming it and saying what to do", { timeout: 60_000 }, async () => {
