@@ -1,6 +1,6 @@
 // A single-writer lock for sql.js database files. sql.js keeps the whole database in memory and
-// writes the whole file back after each write, so two processes on one file would each overwrite
-// the other's writes without an error. The lock makes the second one fail at open instead, with
+// persists it as a snapshot plus a journal of its own writes (journal-file.js), so two processes
+// on one file would each overwrite or interleave the other's writes without an error. The lock makes the second one fail at open instead, with
 // a message saying who holds the file. The lock file holds the owner's pid; a lock whose pid is
 // no longer running (the owner crashed or was killed) is stale and taken over.
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";

@@ -1,15 +1,18 @@
 // The Node side: loads the wasm module once per process and keeps one engine per database path
 // for the life of the process (the host calls the factory every turn). Storage is node:sqlite
-// when available (file-backed, WAL, durable per transaction) or sql.js with atomic whole-file
-// saves; config `storage` overrides the choice. A sql.js file is locked to one process
+// when available (file-backed, WAL, durable per transaction) or sql.js with a journal file
+// (journal-file.js: each write appended and fsynced, the whole file rewritten only at
+// checkpoints); config `storage` overrides the choice. A sql.js file is locked to one process
 // (file-lock.js): a second process gets a clear error instead of silently losing writes.
-import { mkdirSync, readFileSync } from "node:fs";
+// node:sqlite does not read sql.js journals, so before it opens a path that sql.js used, the
+// journal is folded into the file (under the same lock) and removed.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { initSync } from "../wasm/lossless_wasm.js";
 import { createHandle } from "./engine-handle.js";
 import { lockDatabaseFile } from "./file-lock.js";
-import { readDatabaseFile, writeFileAtomic } from "./file-store.js";
+import { foldJournal, journalPath, openJournaledFile } from "./journal-file.js";
 import { NodeSqliteDatabase, nodeSqliteAvailable } from "./node-sqlite.js";
 
 const require = createRequire(import.meta.url);
@@ -36,30 +39,61 @@ export function chooseStorage(config) {
   return wanted === "auto" ? (nodeSqliteAvailable() ? "node:sqlite" : "sql.js") : wanted;
 }
 
-async function openDatabase(path, storage) {
-  mkdirSync(dirname(path), { recursive: true });
-  if (storage === "node:sqlite") return { db: new NodeSqliteDatabase(path) };
-  const unlock = lockDatabaseFile(path);
+const loadSqlJs = () => (sqlJs ??= require("../vendor/sql.js/sql-wasm.cjs")());
+
+/** Takes the sql.js lock; for node:sqlite, says which process still writes through sql.js. */
+function lockFor(path, storage) {
   try {
-    sqlJs ??= require("../vendor/sql.js/sql-wasm.cjs")();
-    const SQL = await sqlJs;
-    return { db: new SQL.Database(readDatabaseFile(path)), save: (bytes) => writeFileAtomic(path, bytes) };
+    return lockDatabaseFile(path);
+  } catch (err) {
+    if (storage !== "node:sqlite" || !/in use by another process/.test(err.message)) throw err;
+    const holder = /\(pid \d+/.exec(err.message)?.[0].slice(1) ?? "see its lock file";
+    throw new Error(`lossless-wasm: ${path} is open with storage "sql.js" in another process (${holder}); stop that process, then open it with "node:sqlite" (its journal ${journalPath(path)} is folded in then)`);
+  }
+}
+
+async function openDatabase(path, storage, { checkpointBytes } = {}) {
+  mkdirSync(dirname(path), { recursive: true });
+  if (storage === "node:sqlite") {
+    if (existsSync(journalPath(path))) {
+      const unlock = lockFor(path, storage);
+      try {
+        foldJournal(await loadSqlJs(), path);
+      } finally {
+        unlock();
+      }
+    }
+    return { db: new NodeSqliteDatabase(path) };
+  }
+  const unlock = lockFor(path, storage);
+  try {
+    const file = openJournaledFile(await loadSqlJs(), path, { checkpointBytes });
+    return { db: file.db, persist: file.persist, release: () => { file.close(); unlock(); } };
   } catch (err) {
     unlock();
     throw err;
   }
 }
 
-/** The engine for `dbPath`, opened on first use and shared afterwards. */
-export function openNodeEngine(dbPath, config) {
+/**
+ * The engine for `dbPath`, opened on first use and shared afterwards.
+ * @param {object} [options] `checkpointBytes`: the sql.js journal's least checkpoint size (tests
+ *        make it small so kills land inside checkpoints); only the first open of a path uses it
+ */
+export function openNodeEngine(dbPath, config, options) {
   const path = resolve(dbPath);
   let pending = handles.get(path);
   if (!pending) {
     pending = (async () => {
       const storage = chooseStorage(config);
       loadWasm();
-      const { db, save } = await openDatabase(path, storage);
-      return Object.assign(createHandle({ db, config, save }), { storage, path });
+      const { db, persist, release } = await openDatabase(path, storage, options);
+      try {
+        return Object.assign(createHandle({ db, config, persist }), { storage, path });
+      } catch (err) {
+        release?.();
+        throw err;
+      }
     })();
     // A failed open is not cached, so a fixed config or file is picked up on the next turn.
     pending.catch(() => handles.delete(path));

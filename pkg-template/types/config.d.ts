@@ -38,6 +38,6 @@ export interface EngineConfig {
 export interface PluginConfig extends EngineConfig {
   /** The SQLite file that holds every message. Default `<state dir>/lossless-wasm/lossless.sqlite`. */
   dbPath?: string;
-  /** `node:sqlite` (file, WAL) when the host's Node has it, else `sql.js` (whole-file saves); or force either. Default "auto". */
+  /** `node:sqlite` (file, WAL) when the host's Node has it, else `sql.js` (each write appended to `<dbPath>.lwjournal`, the whole file rewritten at checkpoints); or force either. Default "auto". */
   storage?: "auto" | "sql.js" | "node:sqlite";
 }

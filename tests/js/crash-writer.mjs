@@ -10,7 +10,8 @@ const [dbPath, storage, mode, run] = process.argv.slice(2);
 const CONFIG = { freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0, summarizer: "host" };
 const IMPORT_SIZE = 150;
 const llm = { complete: async () => ({ text: "## Goal\n- keep the service up\n## Progress\n- many steps were taken", stopReason: "stop", model: "crash" }) };
-const engine = createContextEngine(() => openNodeEngine(dbPath, { storage, ...CONFIG }), { config: CONFIG, hostLlm: () => llm });
+// Small sql.js checkpoints, so kills also land inside checkpoints (a whole-file rewrite).
+const engine = createContextEngine(() => openNodeEngine(dbPath, { storage, ...CONFIG }, { checkpointBytes: 50_000 }), { config: CONFIG, hostLlm: () => llm });
 const ack = (id) => writeSync(1, `ack ${id}\n`);
 const ts = () => Date.now() * 1000;
 

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { runUntilKilled } from "./kill-harness.mjs";
 import { inspectSoak } from "./soak-host.mjs";
+import { withStored } from "./stored-db.mjs";
 import { STORAGES, tempDir } from "./support.mjs";
 
 const KILLS = Number(process.env.LOSSLESS_KILLS ?? 20);
@@ -20,14 +21,8 @@ const killWriter = (args, delayMs, options = {}) => runUntilKilled(writer, args,
 const { DatabaseSync } = process.getBuiltinModule?.("node:sqlite") ?? {};
 
 
-function read(dbPath, fn) {
-  const db = new DatabaseSync(dbPath);
-  try {
-    return fn((sql) => db.prepare(sql).all());
-  } finally {
-    db.close();
-  }
-}
+/** Reads the stored state as the engine sees it (a sql.js file with its journal replayed). */
+const read = (dbPath, fn) => withStored(dbPath, (db) => fn((sql) => db.all(sql)), { readOnly: false });
 
 /** A database as schema version 1 wrote it, with `n` messages, for the migration kills. */
 function oldDatabase(path, n) {

@@ -5,7 +5,8 @@ import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
 import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
 
 const [dbPath, storage, run] = process.argv.slice(2);
-const engine = createContextEngine(() => openNodeEngine(dbPath, { storage }));
+// Small sql.js checkpoints, so kills also land inside checkpoints (a whole-file rewrite).
+const engine = createContextEngine(() => openNodeEngine(dbPath, { storage }, { checkpointBytes: 30_000 }));
 await engine.assemble({ sessionId: "s", sessionKey: "durable", messages: [] });
 writeSync(1, "ready\n");
 for (let i = 0; ; i++) {

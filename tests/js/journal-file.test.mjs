@@ -13,7 +13,7 @@ import { PKG, tempDir } from "./support.mjs";
 const { initSync } = await import(new URL("wasm/lossless_wasm.js", PKG));
 const { createHandle } = await import(new URL("shim/engine-handle.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { openJournaledFile, journalPath, readJournal } = await import(new URL("shim/journal-file.js", PKG));
+const { openJournaledFile, journalPath, readJournal, crc32Fallback } = await import(new URL("shim/journal-file.js", PKG));
 initSync({ module: readFileSync(new URL("wasm/lossless_wasm_bg.wasm", PKG)) });
 const SQL = await createRequire(import.meta.url)("sql.js")();
 const session = { sessionId: "s", sessionKey: "k" };
@@ -97,6 +97,14 @@ test("a journal older than its snapshot (a crash inside a checkpoint) is ignored
   assert.equal(messages.length, 2 * i, "every turn once: the stale journal was not replayed on top");
 });
 
+test("the CRC-32 used on Nodes without zlib.crc32 is zlib's CRC-32", async () => {
+  const { crc32 } = await import("node:zlib");
+  assert.equal(crc32Fallback(Buffer.from("123456789")), 0xcbf43926, "the standard check value");
+  for (let n = 0; n < 2000; n += 97) {
+    const bytes = Buffer.from(Array.from({ length: n }, (_, i) => (i * 131 + n) & 0xff));
+    assert.equal(crc32Fallback(bytes), crc32(bytes), `${n} bytes`);
+  }
+});
 
 const journalWriter = new URL("./journal-file-writer.mjs", import.meta.url).pathname;
 const killedAcks = async (path, start, delayMs) => (await runUntilKilled(journalWriter, [path, String(start)], delayMs)).acks.map(Number);

@@ -1,7 +1,6 @@
 // Shared helpers for the shim tests: the built package, temp dirs, and reading our database
-// with sql.js (a real SQLite, the same one the engine uses).
-import { mkdtempSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+// with a real SQLite, snapshot plus journal for sql.js files (stored-db.mjs).
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -22,29 +21,13 @@ export function tempDir(name) {
 /** The storage drivers this Node can test: sql.js everywhere, node:sqlite where it exists. */
 export const STORAGES = process.getBuiltinModule?.("node:sqlite") ? ["sql.js", "node:sqlite"] : ["sql.js"];
 
-const require = createRequire(import.meta.url);
-let SQL;
-/** Reads our database with a real SQLite: node:sqlite (sees WAL content) or else sql.js. */
+/**
+ * Reads our database with a real SQLite, as the engine sees it: node:sqlite with its WAL, or a
+ * sql.js file with its journal replayed (stored-db.mjs). Rows as arrays.
+ */
 export async function query(dbPath, sql) {
-  const nodeSqlite = process.getBuiltinModule?.("node:sqlite");
-  if (nodeSqlite) {
-    const db = new nodeSqlite.DatabaseSync(dbPath, { readOnly: true });
-    try {
-      const stmt = db.prepare(sql);
-      stmt.setReturnArrays(true);
-      return stmt.all();
-    } finally {
-      db.close();
-    }
-  }
-  SQL ??= await require("sql.js")();
-  const db = new SQL.Database(readFileSync(dbPath));
-  try {
-    const [result] = db.exec(sql);
-    return result ? result.values : [];
-  } finally {
-    db.close();
-  }
+  const { withStored } = await import("./stored-db.mjs");
+  return withStored(dbPath, (db) => db.values(sql));
 }
 
 let clock = 1_790_000_000_000;
