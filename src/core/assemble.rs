@@ -106,26 +106,30 @@ pub struct DanglingCall {
     pub tool_name: String,
 }
 
-/// The dangling calls of a view (items oldest first), in view order.
+/// The dangling calls of a view (items oldest first), in view order. One pass from the newest
+/// item back, remembering the results seen so far: linear in the view, however many calls it has.
 pub fn dangling_calls(links: &[&ToolLinks]) -> Vec<DanglingCall> {
-    let mut dangling = Vec::new();
-    for (i, item) in links.iter().enumerate() {
-        if item.calls.is_empty() {
-            continue;
-        }
-        let answered: Vec<&str> = links[i + 1..].iter().filter_map(|l| l.answers.as_deref()).collect();
-        // Results of a call follow it directly; the synthetic ones go after those.
-        let mut after = i;
-        while links.get(after + 1).is_some_and(|l| l.answers.is_some()) {
-            after += 1;
-        }
-        for (id, name) in &item.calls {
-            if !answered.contains(&id.as_str()) {
-                dangling.push(DanglingCall { after, call_id: id.clone(), tool_name: name.clone() });
+    let mut answered_later: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut newest_first = Vec::new();
+    for (i, item) in links.iter().enumerate().rev() {
+        if !item.calls.is_empty() {
+            // Results of a call follow it directly; the synthetic ones go after those.
+            let mut after = i;
+            while links.get(after + 1).is_some_and(|l| l.answers.is_some()) {
+                after += 1;
+            }
+            for (id, name) in item.calls.iter().rev() {
+                if !answered_later.contains(id.as_str()) {
+                    newest_first.push(DanglingCall { after, call_id: id.clone(), tool_name: name.clone() });
+                }
             }
         }
+        if let Some(answer) = item.answers.as_deref() {
+            answered_later.insert(answer);
+        }
     }
-    dangling
+    newest_first.reverse();
+    newest_first
 }
 
 /// The synthetic result message for a dangling call.
@@ -163,6 +167,47 @@ mod tests {
         let items = [(Role::User, 10), (Role::Assistant, 10), (Role::ToolResult, 10), (Role::ToolResult, 10), (Role::Assistant, 10)];
         assert_eq!(oldest_to_drop(items, total(&items), 35), 4);
         assert_eq!(oldest_to_drop(items, total(&items), 45), 1);
+    }
+
+    /// The quadratic definition the linear pass must agree with.
+    fn dangling_by_definition(links: &[&ToolLinks]) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        for (i, item) in links.iter().enumerate() {
+            let answered: Vec<&str> = links[i + 1..].iter().filter_map(|l| l.answers.as_deref()).collect();
+            let mut after = i;
+            while links.get(after + 1).is_some_and(|l| l.answers.is_some()) {
+                after += 1;
+            }
+            for (id, _) in &item.calls {
+                if !answered.contains(&id.as_str()) {
+                    out.push((after, id.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_linear_dangling_pass_matches_the_definition() {
+        // Calls of 1-3 ids, results for some of them, in several orders; deterministic variety.
+        let mut seed = 17u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for _ in 0..200 {
+            let mut items = Vec::new();
+            for n in 0..(next() % 12) {
+                items.push(match next() % 3 {
+                    0 => ToolLinks { calls: (0..1 + next() % 3).map(|k| (format!("c{}", (n + k) % 7), "t".to_owned())).collect(), answers: None },
+                    1 => ToolLinks { calls: Vec::new(), answers: Some(format!("c{}", next() % 7)) },
+                    _ => ToolLinks::default(),
+                });
+            }
+            let links: Vec<&ToolLinks> = items.iter().collect();
+            let fast: Vec<(usize, String)> = dangling_calls(&links).into_iter().map(|d| (d.after, d.call_id)).collect();
+            assert_eq!(fast, dangling_by_definition(&links));
+        }
     }
 
     #[test]

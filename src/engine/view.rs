@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
-use crate::core::assemble::{dangling_calls, omission_message, oldest_to_drop, render_summary_message, tool_links, unavailable_result, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS};
+use crate::core::assemble::{dangling_calls, omission_message, DanglingCall, oldest_to_drop, render_summary_message, tool_links, unavailable_result, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS};
 use crate::core::message::Role;
 use crate::error::Result;
 use crate::store::context::{self, ContextItem, ItemContent};
@@ -66,12 +66,22 @@ pub struct View {
     /// were left out to fit the budget and are announced by the omission line.
     represented: i64,
     message_count: i64,
+    /// The tool calls without a result in the view, kept up to date by every change
+    /// ([`View::refresh`]) so handing the view out does not recompute them.
+    dangling: Vec<DanglingCall>,
 }
 
 impl View {
-    fn dangling(&self) -> Vec<crate::core::assemble::DanglingCall> {
+    fn compute_dangling(&self) -> Vec<DanglingCall> {
+        if self.items.iter().all(|i| i.links.calls.is_empty()) {
+            return Vec::new();
+        }
         let links: Vec<&ToolLinks> = self.items.iter().map(|i| &i.links).collect();
         dangling_calls(&links)
+    }
+
+    fn refresh(&mut self) {
+        self.dangling = self.compute_dangling();
     }
 
     /// Stored messages that neither appear in the view nor are covered by a summary in it, when
@@ -100,7 +110,7 @@ impl View {
     /// The view's messages with their keys: a message's id, a summary's negated id, or 0 for a
     /// line the view made up (the omission line, synthetic tool results).
     pub fn entries(&self) -> Vec<(i64, Cow<'_, str>)> {
-        let mut dangling = self.dangling().into_iter().peekable();
+        let mut dangling = self.dangling.iter().peekable();
         let mut out = Vec::with_capacity(self.items.len() + 1);
         if self.omitted() > 0 {
             out.push((0, Cow::Owned(omission_message(self.omitted()))));
@@ -108,7 +118,7 @@ impl View {
         for (i, item) in self.items.iter().enumerate() {
             out.push((item.key, Cow::Borrowed(item.json.as_str())));
             while let Some(call) = dangling.next_if(|d| d.after == i) {
-                out.push((0, Cow::Owned(unavailable_result(&call))));
+                out.push((0, Cow::Owned(unavailable_result(call))));
             }
         }
         out
@@ -121,14 +131,7 @@ impl View {
 
     /// The view's tokens, synthetic results and the omission line included.
     pub fn tokens(&self) -> u64 {
-        self.tokens + self.synthetic_tokens() + self.omission_tokens()
-    }
-
-    fn synthetic_tokens(&self) -> u64 {
-        if self.items.iter().all(|i| i.links.calls.is_empty()) {
-            return 0;
-        }
-        self.dangling().len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS)
+        self.tokens + self.dangling.len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS) + self.omission_tokens()
     }
 
     /// Drops the oldest items until the view, synthetic results included, fits `budget`
@@ -136,13 +139,16 @@ impl View {
     fn fit(&mut self, budget: u32) {
         self.budget = budget;
         loop {
+            let dangling = self.compute_dangling();
+            let synthetic = dangling.len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS);
             // Once anything is left out, the line that says so needs room too.
-            let over = self.tokens + self.synthetic_tokens() > u64::from(budget);
+            let over = self.tokens + synthetic > u64::from(budget);
             let line = if (over || self.omitted() > 0) && budget >= OMISSION_LINE_TOKENS { u64::from(OMISSION_LINE_TOKENS) } else { 0 };
-            let room = u64::from(budget).saturating_sub(self.synthetic_tokens() + line);
+            let room = u64::from(budget).saturating_sub(synthetic + line);
             let room = u32::try_from(room).unwrap_or(u32::MAX);
             let drop = oldest_to_drop(self.items.iter().map(|i| (i.role, i.tokens)), self.tokens, room);
             if drop == 0 {
+                self.dangling = dangling;
                 break;
             }
             for item in self.items.drain(..drop) {
@@ -200,7 +206,8 @@ impl ViewCache {
         };
         view.message_count = conversation.message_count;
         if reusable {
-            if view.through_ordinal != conversation.next_ordinal {
+            let appended = view.through_ordinal != conversation.next_ordinal;
+            if appended {
                 for item in context::newer_than(sql, conversation.id, view.through_ordinal)? {
                     view.push(item);
                 }
@@ -208,6 +215,8 @@ impl ViewCache {
             }
             if budget <= view.budget || view.tokens > u64::from(budget) {
                 view.fit(budget);
+            } else if appended {
+                view.refresh();
             }
         }
         Ok(view)
@@ -242,6 +251,7 @@ fn rebuild(sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Resu
         tokens: 0,
         represented: 0,
         message_count: conversation.message_count,
+        dangling: Vec::new(),
     };
     for item in newest_first.into_iter().rev() {
         view.push(item);
