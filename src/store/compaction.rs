@@ -14,34 +14,65 @@ const SEP: char = '\u{1f}';
 
 /// Every active context item with what selection needs (compaction only, not per turn).
 pub fn load_items(sql: &mut impl Sql, conversation_id: i64) -> Result<Vec<ContextItem>> {
-    let rows = sql.query(
-        "SELECT ci.ordinal, ci.message_id, ci.summary_id, ci.token_count, m.role, s.depth, \
-           (SELECT group_concat(p.tool_call_id, char(31)) FROM message_parts p \
-              WHERE p.message_id = ci.message_id AND p.kind = 'tool_call' AND p.tool_call_id IS NOT NULL), \
-           (SELECT p.tool_call_id FROM message_parts p \
-              WHERE p.message_id = ci.message_id AND m.role = 'toolResult' AND p.tool_call_id IS NOT NULL LIMIT 1) \
-         FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id LEFT JOIN summaries s ON s.id = ci.summary_id \
-         WHERE ci.conversation_id = ?1 ORDER BY ci.ordinal",
-        &[conversation_id.into()],
-    )?;
-    rows.iter()
-        .map(|row| {
-            let tokens = u32::try_from(row.int(3)?).map_err(|_| Error::storage("stored token count out of range"))?;
-            let (id, kind) = match row.opt_int(1)? {
-                Some(message_id) => {
-                    let name = row.text(4)?;
-                    let role = Role::parse(&name).ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))?;
-                    (message_id, ItemKind::Message { role })
-                }
-                None => {
-                    let depth = u32::try_from(row.int(5)?).map_err(|_| Error::storage("stored summary depth out of range"))?;
-                    (row.int(2)?, ItemKind::Summary { depth })
-                }
-            };
-            let tool_calls = row.opt_text(6)?.map(|s| s.split(SEP).map(str::to_owned).collect()).unwrap_or_default();
-            Ok(ContextItem { ordinal: row.int(0)?, id, kind, tokens, tool_calls, answers: row.opt_text(7)? })
-        })
-        .collect()
+    load_item_page(sql, conversation_id, ItemPage::After { ordinal: i64::MIN, limit: -1 })
+}
+
+/// A page of context items, in context order.
+#[derive(Debug, Clone, Copy)]
+pub enum ItemPage {
+    /// Up to `limit` items after `ordinal`, oldest first (`limit` -1: all of them).
+    After { ordinal: i64, limit: i64 },
+    /// The newest `limit` items.
+    Newest { limit: i64 },
+}
+
+const ITEM_COLUMNS: &str = "SELECT ci.ordinal, ci.message_id, ci.summary_id, ci.token_count, m.role, s.depth, \
+       (SELECT group_concat(p.tool_call_id, char(31)) FROM message_parts p \
+          WHERE p.message_id = ci.message_id AND p.kind = 'tool_call' AND p.tool_call_id IS NOT NULL), \
+       (SELECT p.tool_call_id FROM message_parts p \
+          WHERE p.message_id = ci.message_id AND m.role = 'toolResult' AND p.tool_call_id IS NOT NULL LIMIT 1) \
+     FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id LEFT JOIN summaries s ON s.id = ci.summary_id";
+
+/// One page of context items with what selection needs.
+pub fn load_item_page(sql: &mut impl Sql, conversation_id: i64, page: ItemPage) -> Result<Vec<ContextItem>> {
+    let rows = match page {
+        ItemPage::After { ordinal, limit } => sql.query(
+            &format!("{ITEM_COLUMNS} WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal LIMIT ?3"),
+            &[conversation_id.into(), ordinal.into(), limit.into()],
+        )?,
+        ItemPage::Newest { limit } => sql.query(
+            &format!("{ITEM_COLUMNS} WHERE ci.conversation_id = ?1 ORDER BY ci.ordinal DESC LIMIT ?2"),
+            &[conversation_id.into(), limit.into()],
+        )?,
+    };
+    let mut items = rows.iter().map(item_from_row).collect::<Result<Vec<_>>>()?;
+    if matches!(page, ItemPage::Newest { .. }) {
+        items.reverse();
+    }
+    Ok(items)
+}
+
+/// How many items the conversation's active context holds.
+pub fn count_items(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
+    let row = sql.query_row("SELECT COUNT(*) FROM context_items WHERE conversation_id = ?1", &[conversation_id.into()])?;
+    row.map_or(Ok(0), |r| r.int(0))
+}
+
+fn item_from_row(row: &Row) -> Result<ContextItem> {
+    let tokens = u32::try_from(row.int(3)?).map_err(|_| Error::storage("stored token count out of range"))?;
+    let (id, kind) = match row.opt_int(1)? {
+        Some(message_id) => {
+            let name = row.text(4)?;
+            let role = Role::parse(&name).ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))?;
+            (message_id, ItemKind::Message { role })
+        }
+        None => {
+            let depth = u32::try_from(row.int(5)?).map_err(|_| Error::storage("stored summary depth out of range"))?;
+            (row.int(2)?, ItemKind::Summary { depth })
+        }
+    };
+    let tool_calls = row.opt_text(6)?.map(|s| s.split(SEP).map(str::to_owned).collect()).unwrap_or_default();
+    Ok(ContextItem { ordinal: row.int(0)?, id, kind, tokens, tool_calls, answers: row.opt_text(7)? })
 }
 
 /// A source message of a leaf pass.

@@ -11,6 +11,7 @@ mod job;
 mod pass;
 mod target;
 mod trigger;
+mod window;
 
 use serde::{Deserialize, Serialize};
 

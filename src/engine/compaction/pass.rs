@@ -15,6 +15,8 @@ use crate::error::Result;
 use crate::store::compaction::{self as store, NewSummary, Range, SourceRow, SummaryRow};
 use crate::store::Sql;
 
+use super::window::{self, Planning};
+
 #[derive(Debug, Clone)]
 enum Sources {
     Messages { plan: LeafPlan, rows: Vec<SourceRow>, previous: Option<String> },
@@ -45,6 +47,26 @@ fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
     rows.iter().map(|r| SourceSummary { text: &r.content, earliest_ms: r.earliest_at, latest_ms: r.latest_at }).collect()
 }
 
+/// What planning from a set of items came to.
+enum Planned {
+    Pass(Pass),
+    /// Nothing to do, and why.
+    Nothing(String),
+    /// The plan would span items the set does not hold: plan again from the whole context.
+    Crosses,
+}
+
+impl Planned {
+    fn into_result(self) -> std::result::Result<Pass, String> {
+        match self {
+            Planned::Pass(pass) => Ok(pass),
+            Planned::Nothing(why) => Err(why),
+            // Planning from the whole context never crosses a gap.
+            Planned::Crosses => Err("the plan spans context items that were not read".to_owned()),
+        }
+    }
+}
+
 /// The summary right before `ordinal` in the context, for continuity.
 fn previous_summary(sql: &mut impl Sql, items: &[ContextItem], ordinal: i64) -> Result<Option<String>> {
     let Some(item) = items.iter().rev().find(|i| i.ordinal < ordinal) else { return Ok(None) };
@@ -57,29 +79,42 @@ fn previous_summary(sql: &mut impl Sql, items: &[ContextItem], ordinal: i64) -> 
 impl Pass {
     /// Plans the next pass over the conversation's context, or says why there is none.
     pub fn plan(sql: &mut impl Sql, conversation_id: i64, config: &CompactionConfig, allowed: Allowed, summarizer: &str) -> Result<std::result::Result<Pass, String>> {
-        let items = store::load_items(sql, conversation_id)?;
+        let planning = window::planning_items(sql, conversation_id, config.tail_rule(), config.leaf_chunk_tokens)?;
+        match Self::plan_from(sql, &planning, config, allowed, summarizer)? {
+            Planned::Crosses => {
+                let whole = window::whole(sql, conversation_id)?;
+                Self::plan_from(sql, &whole, config, allowed, summarizer).map(Planned::into_result)
+            }
+            planned => Ok(planned.into_result()),
+        }
+    }
+
+    fn plan_from(sql: &mut impl Sql, planning: &Planning, config: &CompactionConfig, allowed: Allowed, summarizer: &str) -> Result<Planned> {
+        let items = &planning.items;
         let mut no_leaf = None;
         if allowed == Allowed::LeafThenCondense {
-            match select_leaf_chunk(&items, config.tail_rule(), config.leaf_chunk_tokens) {
+            match select_leaf_chunk(items, config.tail_rule(), config.leaf_chunk_tokens) {
+                Ok(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => return Ok(Planned::Crosses),
                 Ok(plan) => {
                     let rows = store::load_messages(sql, &plan.message_ids)?;
-                    let previous = previous_summary(sql, &items, plan.first_ordinal)?;
+                    let previous = previous_summary(sql, items, plan.first_ordinal)?;
                     let ledger = ledger::extract(&messages(&rows));
-                    return Ok(Ok(Pass::new(Sources::Messages { plan, rows, previous }, ledger, config, summarizer)));
+                    return Ok(Planned::Pass(Pass::new(Sources::Messages { plan, rows, previous }, ledger, config, summarizer)));
                 }
                 Err(why) => no_leaf = Some(why.sentence()),
             }
         }
-        match plan_condensation(&items, config.tail_rule(), &CondenseRules::from_config(config)) {
+        match plan_condensation(items, config.tail_rule(), &CondenseRules::from_config(config)) {
+            Some(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => Ok(Planned::Crosses),
             Some(plan) => {
                 let rows = store::load_summaries(sql, &plan.summary_ids)?;
                 let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
                 let ledger = format::ledger_of(&texts);
-                Ok(Ok(Pass::new(Sources::Summaries { plan, rows }, ledger, config, summarizer)))
+                Ok(Planned::Pass(Pass::new(Sources::Summaries { plan, rows }, ledger, config, summarizer)))
             }
             None => {
-                let tail = items.len() - fresh_tail_start(&items, config.tail_rule());
-                Ok(Err(match no_leaf {
+                let tail = items.len() - fresh_tail_start(items, config.tail_rule());
+                Ok(Planned::Nothing(match no_leaf {
                     Some(why) => format!("nothing to compact: {why}, and no summaries are due to be merged ({tail} items in the fresh tail)"),
                     None => "no summaries are due to be merged".to_owned(),
                 }))
