@@ -7,7 +7,9 @@
 //        [--shapes mixed,short] [--turns 30] [--criterion FILE] [--write docs/benchmarks.md]
 import { execFileSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
 import { parseArgs } from "node:util";
 
 const { values: args } = parseArgs({
@@ -26,10 +28,22 @@ const END = "<!-- bench:host-path:end -->";
 // The issue's independent measurement of the TypeScript anchor (lossless-claw), same harness shape.
 const ANCHOR = { 1000: { turn: "155 ms", ingest: "467", ratio: "4.5×" }, 10000: { turn: "575 ms", ingest: "453", ratio: "4.3×" }, 100000: { turn: "10,139 ms", ingest: "236", ratio: "4.3×" } };
 
-function runCase(size, storage, shape) {
-  const script = new URL("run.mjs", import.meta.url).pathname;
-  const out = execFileSync(process.execPath, ["--expose-gc", script, "--size", String(size), "--storage", storage, "--shape", shape, "--turns", args.turns], { encoding: "utf8", maxBuffer: 1 << 24 });
+const node = (script, params) => {
+  const out = execFileSync(process.execPath, ["--expose-gc", new URL(script, import.meta.url).pathname, ...params], { encoding: "utf8", maxBuffer: 1 << 24 });
   return JSON.parse(out.trim().split("\n").pop());
+};
+
+/** One case: run.mjs builds the database and measures turns; reopen.mjs, in a fresh process on
+ *  that database, measures the cold start and the memory of serving turns. */
+function runCase(size, storage, shape) {
+  const dir = mkdtempSync(join(tmpdir(), "lossless-bench-"));
+  try {
+    const result = node("run.mjs", ["--size", String(size), "--storage", storage, "--shape", shape, "--turns", args.turns, "--dir", dir]);
+    const reopen = node("reopen.mjs", ["--dir", dir, "--storage", storage, "--shape", shape, "--size", String(size), "--used", String(result.used), "--turns", "10"]);
+    return { ...result, ...reopen };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const ms = (x) => (x == null ? "–" : `${x.toFixed(2)} ms`);
@@ -48,11 +62,11 @@ const lines = [BEGIN, ""];
 lines.push(`Host path, wasm build in Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}, on ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB.`);
 lines.push(`Each case is a fresh process: bootstrap the history, grow it by tool-loop turns through \`afterTurn\`, let compaction settle, then ${args.turns} turns of factory → \`assemble\` (whole history, 128K budget) → \`afterTurn\` (whole history) → \`maintain\`, with an instant summarizer. Per-turn figures are over turns whose \`maintain\` did not summarize; turns that did are counted apart. Anchor figures: the TypeScript lossless-claw under the same kind of harness (issue 12).`);
 lines.push("");
-lines.push("| shape | stored | driver | view msgs | turn CPU p50 / p95 | turn wall p50 | assemble p50 | afterTurn p50 | summarizing turns (wall p50) | host-path ingest msgs/s | bootstrap msgs/s | db / transcript | RSS added | anchor: turn CPU p50 · ingest · db ratio |");
-lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+lines.push("| shape | stored | driver | view msgs | turn CPU p50 / p95 | turn wall p50 | assemble p50 | afterTurn p50 | summarizing turns (wall p50) | host-path ingest msgs/s | bootstrap msgs/s | db / transcript | cold start | RSS added serving (importing) | anchor: turn CPU p50 · ingest · db ratio |");
+lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   const anchor = ANCHOR[r.size];
-  lines.push(`| ${r.shape} | ${int(r.storedMessages)} | ${r.storage} | ${int(r.viewMessages)} | ${ms(r.turnCpuP50)} / ${ms(r.turnCpuP95)} | ${ms(r.turnWallP50)} | ${ms(r.assembleP50)} | ${ms(r.commitP50)} | ${r.compactingTurns} (${ms(r.compactingWallP50)}) | ${int(r.hostIngestRate)} | ${int(r.bootstrapRate)} | ${r.storageRatio.toFixed(2)}× | ${r.rssAddedMiB.toFixed(0)} MiB | ${anchor ? `${anchor.turn} · ${anchor.ingest} · ${anchor.ratio}` : "–"} |`);
+  lines.push(`| ${r.shape} | ${int(r.storedMessages)} | ${r.storage} | ${int(r.viewMessages)} | ${ms(r.turnCpuP50)} / ${ms(r.turnCpuP95)} | ${ms(r.turnWallP50)} | ${ms(r.assembleP50)} | ${ms(r.commitP50)} | ${r.compactingTurns} (${ms(r.compactingWallP50)}) | ${int(r.hostIngestRate)} | ${int(r.bootstrapRate)} | ${r.storageRatio.toFixed(2)}× | ${ms(r.coldStartMs)} | ${r.reopenRssAddedMiB.toFixed(0)} MiB (${r.importRssAddedMiB.toFixed(0)} MiB) | ${anchor ? `${anchor.turn} · ${anchor.ingest} · ${anchor.ratio}` : "–"} |`);
 }
 const breakdown = rows.filter((r) => Object.keys(r.tables ?? {}).length).pop();
 if (breakdown) {

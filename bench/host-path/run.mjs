@@ -10,7 +10,9 @@ import { mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { transcript, transcriptBytes } from "./messages.mjs";
+import { transcriptBytes } from "./messages.mjs";
+import { createRequire } from "node:module";
+import { assembleParams, cpu, hostHistory, llm, loadPlugin, PKG, quantile, session } from "./host.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -33,45 +35,14 @@ const dir = args.dir ?? mkdtempSync(join(tmpdir(), "lossless-bench-"));
 const dbPath = join(dir, "lossless.sqlite");
 const gc = globalThis.gc ?? (() => {});
 
-const cpu = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
-const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
-
 // The host's history exists before the plugin loads; its memory is not the plugin's.
-const source = transcript(args.shape, 7);
-const history = [];
-while (history.length < size) history.push(...source.turn());
-history.length = size;
-const more = [];
-while (more.length < grow + turns * 8) more.push(...source.turn());
+const { history, more } = hostHistory(args.shape, size, grow + turns * 8);
 gc();
 const rssBefore = process.memoryUsage().rss;
 
 // A minimal host: register synchronously, then call the factory once per turn.
 const startedLoad = performance.now();
-// LOSSLESS_WASM_PKG points at another built package (for before/after comparisons).
-const pkg = process.env.LOSSLESS_WASM_PKG ? new URL(`file://${process.env.LOSSLESS_WASM_PKG.replace(/\/?$/, "/")}`) : new URL("../../dist/pkg/", import.meta.url);
-const plugin = (await import(new URL("shim/index.js", pkg))).default;
-let factory;
-plugin.register({
-  id: "lossless-wasm",
-  registrationMode: "full",
-  pluginConfig: { dbPath, storage: args.storage },
-  logger: { debug() {}, info() {}, warn() {}, error() {} },
-  runtime: { version: "2026.9.6" },
-  on() {},
-  registerTool() {},
-  registerCommand() {},
-  registerContextEngine(_id, f) {
-    factory = f;
-  },
-});
-const session = { sessionId: "bench-session", sessionKey: "agent:main:main" };
-// An instant summarizer: a short fixed-shape summary for any prompt.
-const llm = { complete: async () => ({ text: "Summary: the user asked for changes; the assistant read files and made them. Decisions kept; no open questions." }) };
-
+const factory = await loadPlugin(dbPath, args.storage);
 let engine = await factory({ config: {} });
 const t0 = performance.now();
 await engine.bootstrap({ ...session, messages: history });
@@ -92,9 +63,17 @@ while (grown < grow) {
   growMs += performance.now() - start;
   grown += turn.length;
 }
-// Let compaction catch up with the grown history before measuring, as a long-running session has.
+// Let compaction catch up with the imported history before measuring, as in a session that has
+// run for a while: the host's compact() (a sweep to its target) until it has nothing to do.
 let settleRounds = 0;
+const settleStarted = performance.now();
+while (settleRounds < 100) {
+  const swept = await engine.compact({ ...session, tokenBudget: 128_000, force: true, runtimeContext: { llm, modelContextWindow: 128_000 } });
+  if (!swept.compacted) break;
+  settleRounds++;
+}
 while (settleRounds < 200 && (await engine.maintain({ ...session, runtimeContext: { llm } })).changed) settleRounds++;
+const settleMs = performance.now() - settleStarted;
 
 // --profile FILE: a CPU profile of the measured turns only.
 let profiler;
@@ -120,7 +99,7 @@ for (let t = 0; t < turns; t++) {
   const c0 = cpu();
   const w0 = performance.now();
   engine = await factory({ config: {} });
-  const view = await engine.assemble({ ...session, messages: history, tokenBudget: 128_000, prompt: "next task", runtimeSettings: { limits: { maxOutputTokens: 8192 } } });
+  const view = await engine.assemble(assembleParams(history));
   const w1 = performance.now();
   viewMessages = view.messages.length;
   const pre = history.length;
@@ -136,9 +115,9 @@ for (let t = 0; t < turns; t++) {
   const c3 = cpu();
   if (profiler) {
     const { profile } = await profiler.post("Profiler.stop");
-    if (!maintained.changed) profiles.push(profile);
+    if (!maintained.changed || process.env.PROFILE_ALL) profiles.push(profile);
   }
-  if (!maintained.changed && globalThis.__sqlt) for (const [k, [t, n]] of globalThis.__sqlTurn) { const e = globalThis.__sqlt.get(k) ?? [0, 0]; e[0] += t; e[1] += n; globalThis.__sqlt.set(k, e); }
+  if ((!maintained.changed || process.env.PROFILE_ALL) && globalThis.__sqlt) for (const [k, [t, n]] of globalThis.__sqlTurn) { const e = globalThis.__sqlt.get(k) ?? [0, 0]; e[0] += t; e[1] += n; globalThis.__sqlt.set(k, e); }
   if (maintained.changed) {
     compacting.count++;
     compacting.wall.push(w3 - w0);
@@ -158,18 +137,25 @@ const peakRss = process.resourceUsage().maxRSS * 1024;
 // Storage against the host's own transcript of the same messages.
 let dbBytes = 0;
 let tables = {};
-// What the database holds, read back with node:sqlite whichever driver wrote it.
+// What the database holds, read back as the engine will see it: node:sqlite's file and WAL, or
+// sql.js's snapshot plus its journal (replayed in memory by the package's own reader).
 let storedInDatabase = null;
-{
+if (args.storage === "node:sqlite") {
   const { DatabaseSync } = await import("node:sqlite");
   const db = new DatabaseSync(dbPath);
-  if (args.storage === "node:sqlite") db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   storedInDatabase = db.prepare("SELECT COUNT(*) AS n FROM messages").get().n;
   try {
     for (const row of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC").all()) tables[row.name] = row.bytes;
   } catch {
     tables = {};
   }
+  db.close();
+} else {
+  const { readJournaledFile } = await import(new URL("shim/journal-file.js", PKG));
+  const SQL = await createRequire(import.meta.url)(new URL("vendor/sql.js/sql-wasm.cjs", PKG).pathname)();
+  const db = readJournaledFile(SQL, dbPath);
+  storedInDatabase = db.exec("SELECT COUNT(*) FROM messages")[0].values[0][0];
   db.close();
 }
 for (const suffix of ["", "-wal", ".lwjournal"]) if (existsSync(dbPath + suffix)) dbBytes += statSync(dbPath + suffix).size;
@@ -181,12 +167,15 @@ const result = {
   commit: args.commit,
   storedMessages: history.length,
   storedInDatabase,
+  // Messages of the continuation used (reopen.mjs rebuilds the same history from it).
+  used: next,
   viewMessages,
   loadMs,
   bootstrapMs,
   bootstrapRate: size / (bootstrapMs / 1000),
   hostIngestRate: grown / (growMs / 1000),
   settleRounds,
+  settleMs,
   measuredTurns: perTurn.cpu.length,
   compactingTurns: compacting.count,
   compactingWallP50: compacting.count ? quantile(compacting.wall, 0.5) : null,
@@ -200,7 +189,9 @@ const result = {
   dbBytes,
   transcriptBytes: transcriptBytes(history),
   tables,
-  rssAddedMiB: (peakRss - rssBefore) / 1048576,
+  // Peak memory while importing the history and serving the turns (see reopen.mjs for serving
+  // turns alone).
+  importRssAddedMiB: (peakRss - rssBefore) / 1048576,
 };
 result.storageRatio = result.dbBytes / result.transcriptBytes;
 console.log(JSON.stringify(result));

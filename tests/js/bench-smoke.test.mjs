@@ -3,22 +3,27 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
-import { STORAGES } from "./support.mjs";
+import { STORAGES, tempDir } from "./support.mjs";
 
 const RUN = new URL("../../bench/host-path/run.mjs", import.meta.url).pathname;
+const REOPEN = new URL("../../bench/host-path/reopen.mjs", import.meta.url).pathname;
 
 for (const storage of STORAGES) {
   test(`host-path harness runs on ${storage} and stores what it sent`, () => {
-    const out = execFileSync(process.execPath, ["--expose-gc", RUN, "--size", "300", "--grow", "40", "--turns", "4", "--storage", storage], { encoding: "utf8" });
-    const r = JSON.parse(out.trim().split("\n").pop());
+    const dir = tempDir("bench-smoke");
+    const json = (script, params) => JSON.parse(execFileSync(process.execPath, ["--expose-gc", script, ...params], { encoding: "utf8" }).trim().split("\n").pop());
+    const r = json(RUN, ["--size", "300", "--grow", "40", "--turns", "4", "--storage", storage, "--dir", dir]);
     assert.equal(r.storage, storage);
     assert.equal(r.storedInDatabase, r.storedMessages, "every message the harness sent is in the database");
     assert.ok(r.storedMessages >= 300 + 40 + 4, `stored ${r.storedMessages}`);
     assert.equal(r.measuredTurns + r.compactingTurns, 4);
     assert.ok(r.viewMessages > 0);
-    for (const key of ["bootstrapRate", "hostIngestRate", "dbBytes", "transcriptBytes", "storageRatio", "rssAddedMiB", "loadMs"]) {
+    for (const key of ["bootstrapRate", "hostIngestRate", "dbBytes", "transcriptBytes", "storageRatio", "importRssAddedMiB", "loadMs"]) {
       assert.ok(Number.isFinite(r[key]) && r[key] > 0, `${key} = ${r[key]}`);
     }
     if (r.measuredTurns > 0) assert.ok(Number.isFinite(r.turnCpuP50) && r.turnCpuP50 >= 0);
+    // A fresh process on the same database sees the same history: its first view is not empty.
+    const again = json(REOPEN, ["--dir", dir, "--storage", storage, "--size", "300", "--used", String(r.used), "--turns", "2"]);
+    assert.ok(again.coldStartMs > 0 && again.firstViewMessages > 0, JSON.stringify(again));
   });
 }
