@@ -211,3 +211,25 @@ fn a_tool_call_without_its_result_gets_a_synthetic_unavailable_result() {
     let again = e.assemble(decode::<AssembleParams>("assemble", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "tokenBudget": 10_000})).unwrap(), 13).unwrap();
     assert_eq!(again, view, "byte-identical for the same state");
 }
+
+#[test]
+fn a_bootstrap_in_chunks_is_one_transaction_and_skips_duplicates_across_chunks() {
+    let session = SessionRef { session_id: "s1".into(), session_key: Some("agent:main:t".into()) };
+    let chunks = || vec![vec![user("a", 1), user("b", 2)], vec![user("b", 2), user("c", 3)], vec![assistant("d", 4)]];
+    let mut e = engine();
+    let mut queue = chunks().into_iter();
+    let report = e.bootstrap_chunked(&session, || Ok(queue.next()), 5).unwrap();
+    assert_eq!(report.imported_messages, 4, "{}", report.reason);
+    assert!(report.reason.contains("of 5 messages (1 already stored)"), "{}", report.reason);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 4);
+    assert_eq!(count(&mut e, "SELECT MAX(seq) FROM messages"), 4);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM context_items"), 4);
+
+    // A bad message in the last chunk: nothing of any chunk is stored, and the error counts
+    // positions across chunks.
+    let mut e = engine();
+    let mut queue = vec![vec![user("a", 1), user("b", 2)], vec![user("c", 3), json!({"role": "robot", "content": "x"})]].into_iter();
+    let err = e.bootstrap_chunked(&session, || Ok(queue.next()), 5).unwrap_err().to_string();
+    assert!(err.contains("messages[3].role"), "{err}");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 0);
+}

@@ -25,11 +25,36 @@ impl<S: Sql> Engine<S> {
 
     /// Imports a session's existing history (idempotent: a second run imports nothing).
     pub fn bootstrap(&mut self, params: BootstrapParams, now_ms: i64) -> Result<BootstrapResult> {
-        let appended = self.ingest_from(&params.session, &params.messages, 0, now_ms)?;
-        let reason = if params.messages.is_empty() {
+        let mut history = Some(params.messages).filter(|m| !m.is_empty());
+        self.bootstrap_chunked(&params.session, || Ok(history.take()), now_ms)
+    }
+
+    /// Imports a history delivered in chunks (`next` yields each in turn, then None), all in one
+    /// transaction as [`Engine::bootstrap`] does: a bad message anywhere stores nothing. Only one
+    /// chunk is ever decoded at a time, so importing a long history needs memory for a chunk,
+    /// not for the whole history.
+    pub fn bootstrap_chunked(&mut self, session: &SessionRef, mut next: impl FnMut() -> Result<Option<Vec<Value>>>, now_ms: i64) -> Result<BootstrapResult> {
+        validate_session(session)?;
+        let mut total = 0usize;
+        let appended = self.store.write(|sql| {
+            let mut conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+            let mut appended = Appended::default();
+            while let Some(chunk) = next()? {
+                let parsed = parse_messages(&chunk, total)?;
+                total += chunk.len();
+                drop(chunk);
+                let step = messages::append(sql, &conversation, &parsed, now_ms)?;
+                appended.inserted += step.inserted;
+                appended.skipped += step.skipped;
+                // The next chunk continues from the totals this one left.
+                conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+            }
+            Ok(appended)
+        })?;
+        let reason = if total == 0 {
             "no history passed; conversation ready".to_owned()
         } else {
-            format!("imported {} new of {} messages ({} already stored)", appended.inserted, params.messages.len(), appended.skipped)
+            format!("imported {} new of {} messages ({} already stored)", appended.inserted, total, appended.skipped)
         };
         Ok(BootstrapResult { bootstrapped: true, imported_messages: appended.inserted, reason })
     }

@@ -14,6 +14,9 @@ use crate::core::config::Config;
 use crate::engine::{checked_tail_start, decode, AfterTurnParams, AssembleParams, BootstrapParams, Engine, IngestParams};
 use crate::error::Error;
 
+/// Messages of a `bootstrap` converted at a time.
+const BOOTSTRAP_CHUNK: u32 = 2_000;
+
 /// The context engine over a sql.js database.
 #[wasm_bindgen]
 pub struct WasmEngine {
@@ -93,9 +96,20 @@ impl WasmEngine {
 
     pub fn bootstrap(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
         let (rest, messages) = split_messages("bootstrap", &params)?;
-        let mut params: BootstrapParams = decode("bootstrap", rest).map_err(js_error)?;
-        params.messages = json_messages::messages_from_js("bootstrap", &messages).map_err(js_error)?;
-        to_js(&self.inner.bootstrap(params, now(now_ms)).map_err(js_error)?)
+        let params: BootstrapParams = decode("bootstrap", rest).map_err(js_error)?;
+        // A long history is converted a chunk at a time (one transaction still stores it all).
+        let len = messages.length();
+        let mut offset = 0u32;
+        let next = || {
+            if offset >= len {
+                return Ok(None);
+            }
+            let end = offset.saturating_add(BOOTSTRAP_CHUNK).min(len);
+            let chunk = json_messages::messages_from_js("bootstrap", &messages.slice(offset, end), offset as usize);
+            offset = end;
+            chunk.map(Some)
+        };
+        to_js(&self.inner.bootstrap_chunked(&params.session, next, now(now_ms)).map_err(js_error)?)
     }
 
     /// Ingests `{sessionId, sessionKey?, messages}`; returns how many messages were new.
@@ -105,7 +119,7 @@ impl WasmEngine {
         }
         let (rest, messages) = split_messages("ingest", &params)?;
         let mut params: IngestParams = decode("ingest", with_empty_messages(rest)).map_err(js_error)?;
-        params.messages = json_messages::messages_from_js("ingest", &messages).map_err(js_error)?;
+        params.messages = json_messages::messages_from_js("ingest", &messages, 0).map_err(js_error)?;
         let inserted = self.inner.ingest(params, now(now_ms)).map_err(js_error)?;
         Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }

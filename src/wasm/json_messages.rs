@@ -32,8 +32,9 @@ fn depth_of(value: &Value) -> usize {
     deepest
 }
 
-/// The messages of `call`, converted through JSON.
-pub fn messages_from_js(call: &str, messages: &Array) -> Result<Vec<Value>, Error> {
+/// The messages of `call`, converted through JSON; `first_index` is the position of the first
+/// in the caller's whole list, for error messages.
+pub fn messages_from_js(call: &str, messages: &Array, first_index: usize) -> Result<Vec<Value>, Error> {
     let what = format!("{call} messages");
     let json = js_sys::JSON::stringify(messages).map_err(|err| {
         let reason = js_sys::Error::from(err).message().as_string().unwrap_or_default();
@@ -54,7 +55,7 @@ pub fn messages_from_js(call: &str, messages: &Array) -> Result<Vec<Value>, Erro
     for (i, value) in values.iter().enumerate() {
         // The array is level 0 of the limit in the value-by-value check; a message is level 1.
         if depth_of(value) + 1 > MAX_DEPTH {
-            return Err(too_deep(&format!("{call} messages[{i}]")));
+            return Err(too_deep(&format!("{call} messages[{}]", first_index + i)));
         }
     }
     Ok(values)
