@@ -15,7 +15,7 @@ use crate::engine::{checked_tail_start, decode, AfterTurnParams, AssembleParams,
 use crate::error::Error;
 
 /// Messages of a `bootstrap` converted at a time.
-const BOOTSTRAP_CHUNK: u32 = 2_000;
+const BOOTSTRAP_CHUNK: u32 = 1_000;
 
 /// The context engine over a sql.js database.
 #[wasm_bindgen]

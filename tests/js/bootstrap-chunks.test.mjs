@@ -1,4 +1,4 @@
-// A long bootstrap crosses the wasm layer a chunk at a time (2,000 messages) but stays one
+// A long bootstrap crosses the wasm layer a chunk at a time (1,000 messages) but stays one
 // transaction: everything is stored in order, or — one bad message anywhere — nothing, with the
 // error naming the message's position in the whole history. Both storage drivers.
 import assert from "node:assert/strict";
@@ -25,7 +25,7 @@ for (const storage of STORAGES) {
     assert.deepEqual(await query(dbPath, "SELECT raw_json FROM messages WHERE seq = 2001"), [[JSON.stringify(history[2_000])]]);
   });
 
-  test(`${storage}: a bad message in the third chunk stores nothing and is named by its position`, async () => {
+  test(`${storage}: a bad message in the fifth chunk stores nothing and is named by its position`, async () => {
     const { engine, dbPath } = await engineAt(storage);
     const history = Array.from({ length: 4_500 }, (_, i) => user(`message ${i}`));
     history[4_321] = { role: "user", content: 42 };
