@@ -7,7 +7,16 @@ import { runCompaction } from "./compaction-driver.js";
 export const ENGINE_ID = "lossless-wasm";
 export const ENGINE_VERSION = "0.1.0";
 
-const session = (p) => ({ sessionId: p.sessionId, sessionKey: p.sessionKey });
+// OpenClaw 2026.7.x types compact()'s sessionKey as optional (its runtimeContext may carry
+// one). A call without a key is about the session this process last saw under that id, so the
+// key is completed from there instead of opening a conversation keyed by the bare id.
+const keysBySessionId = new Map();
+const text = (v) => (typeof v === "string" && v ? v : undefined);
+const session = (p) => {
+  const sessionKey = text(p.sessionKey) ?? text(p.runtimeContext?.sessionKey) ?? keysBySessionId.get(p.sessionId);
+  if (sessionKey && text(p.sessionId)) keysBySessionId.set(p.sessionId, sessionKey);
+  return { sessionId: p.sessionId, sessionKey };
+};
 
 const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefined);
 
