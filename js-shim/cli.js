@@ -76,6 +76,9 @@ export function parseCommandLine(argv, env = process.env) {
   if (command !== "import" && rest.length) throw new UsageError(`${command} takes no argument (got ${rest.join(" ")})`);
   if (command === "import" && rest.length !== 1) throw new UsageError("import needs exactly one path: the lossless-claw lcm.db");
   if (v["dry-run"] && !["doctor", "repair"].includes(command)) throw new UsageError(`--dry-run applies to doctor and repair, not ${command}`);
+  if (v.storage !== undefined && !["auto", "node:sqlite", "sql.js"].includes(v.storage)) {
+    throw new UsageError(`--storage must be auto, node:sqlite or sql.js (got ${v.storage})`);
+  }
   let timeoutMs;
   if (v["timeout-ms"] !== undefined) {
     timeoutMs = Number(v["timeout-ms"]);

@@ -197,6 +197,15 @@ for (const hostVersion of e2eHosts()) test(
       }
       const sorted = [...seqs].sort((a, b) => a - b);
       assert.deepEqual(seqs, sorted, `messages are stored out of order (seq ${seqs.join(",")}):\n${dump()}`);
+
+      // Which host path stored them: 2026.9.x commits each turn (one turn_advancements row per
+      // advancementKey); 2026.7.x has no commitTurn and hands the turn to afterTurn.
+      const advancements = Number(db.prepare("SELECT COUNT(*) AS n FROM turn_advancements").get().n);
+      assert.equal(
+        advancements,
+        host.traits.durableTurns ? messages.length : 0,
+        `turn_advancements rows on openclaw ${host.version} (durable turns: ${host.traits.durableTurns})`,
+      );
     } finally {
       db.close();
     }

@@ -69,6 +69,8 @@ describe("command line errors", () => {
       [["status", "--bogus"], /Unknown option '--bogus'/],
       [["status", "--dry-run"], /--dry-run applies to doctor and repair, not status/],
       [["import"], /import needs exactly one path/],
+      [["status", "--storage", "leveldb"], /--storage must be auto, node:sqlite or sql.js/],
+      [["repair", "--timeout-ms", "soon", "--dry-run"], /--timeout-ms must be a positive integer/],
     ]) {
       const out = await cli(args);
       assert.equal(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
