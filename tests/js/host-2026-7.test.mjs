@@ -12,7 +12,7 @@ const plugin = await loadPlugin();
 const KEY = "agent:main:compat";
 
 /** A 2026.7.1-shaped host around the plugin: `turn()` runs one logical turn, `compact()` the CLI budget compaction. */
-function host71(storage, { llm } = {}) {
+function host71(storage, { llm, runtimeLlm } = {}) {
   const dir = tempDir("host71");
   const dbPath = join(dir, "db.sqlite");
   let factory;
@@ -22,7 +22,7 @@ function host71(storage, { llm } = {}) {
     registrationMode: "full",
     pluginConfig: { dbPath, storage, freshTailCount: 2, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0 },
     logger: { info() {}, debug() {}, warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
-    runtime: { version: "2026.7.1", state: { resolveStateDir: () => dir } },
+    runtime: { version: "2026.7.1", state: { resolveStateDir: () => dir }, ...(runtimeLlm ? { llm: runtimeLlm } : {}) },
     on() {},
     registerContextEngine: (id, f) => (factory = f),
   };
@@ -108,5 +108,18 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const conversations = await query(h.dbPath, "SELECT session_key FROM conversations");
     assert.deepEqual(conversations, [[KEY]], "compact() opened a conversation of its own");
     assert.ok(withoutKey.result.tokensBefore > 0, JSON.stringify(withoutKey));
+  });
+
+  test("the post-turn cli_budget check counts the host's whole transcript: a down summarizer gets a skip the host accepts, and the view keeps the recent turns", async () => {
+    const down = { complete: async () => ({ text: "", stopReason: "error" }) };
+    const h = host71(storage, { llm: down, runtimeLlm: down });
+    for (let i = 0; i < 8; i++) await h.turn(`turn ${i}: ${"long notes about the harbour ".repeat(25)}`);
+    // The host's estimate of its own JSONL, far over the window (our view is not what it counts).
+    const out = await h.compact({ withKey: true, currentTokenCount: 50_000 });
+    assert.equal(out.ok, true, JSON.stringify(out));
+    if (!out.compacted) assert.match(out.reason, /already under target|below threshold|already compacted/, "2026.7.1 fails the command on any other reason");
+    const next = await h.turn("turn 8: what did I note last?");
+    const texts = next.first.messages.map((m) => JSON.stringify(m.content));
+    assert.ok(texts.some((t) => t.includes("turn 7:")), `the host's transcript count emptied the view: ${texts.map((t) => t.slice(0, 60)).join(" | ")}`);
   });
 });
