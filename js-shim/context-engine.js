@@ -21,6 +21,15 @@ const session = (p) => {
 const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefined);
 
 /**
+ * The room to leave for the reply, from the host's `runtimeSettings.limits.maxOutputTokens`.
+ * OpenClaw reports its compaction reserve there: min(20000, window/4) on 2026.9, but half the
+ * window on 2026.7 (4000 at 8000), which would leave a small window's view no room at all. On
+ * 2026.7 it is dropped and the engine sizes the view by the preflight rule and the replies it
+ * has seen (docs/openclaw-host-observed.md §11.7).
+ */
+const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") ? undefined : finite(p.runtimeSettings?.limits?.maxOutputTokens));
+
+/**
  * @param {() => Promise<{call: Function, flush: Function}>} openHandle the shared engine
  * @param {object} [options]
  * @param {{info?: Function, warn?: Function}} [options.logger]
@@ -29,8 +38,9 @@ const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefin
  *        when a call's runtimeContext carries none
  * @param {boolean} [options.fullHistory] the host passes its whole visible history to assemble
  *        (OpenClaw does), so an empty history while we hold messages means a reset
+ * @param {string} [options.hostVersion] the host's version (OpenClaw: `api.runtime.version`)
  */
-export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false } = {}) {
+export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion } = {}) {
   const call = async (method, params) => (await openHandle()).call(method, params);
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
   const compaction = async (p, params) => {
@@ -111,7 +121,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         historyIsComplete: fullHistory && Array.isArray(p.messages),
         // The prompt and the reply share the window with our view (docs/prompt-accounting.md).
         prompt: typeof p.prompt === "string" ? p.prompt : undefined,
-        maxOutputTokens: finite(p.runtimeSettings?.limits?.maxOutputTokens),
+        maxOutputTokens: replyRoom(p, hostVersion),
       });
       return {
         messages: JSON.parse(out.messagesJson),
@@ -137,13 +147,16 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         currentTokenCount: transcriptCheck ? undefined : finite(p.currentTokenCount) ?? finite(p.runtimeContext?.currentTokenCount),
         // OpenClaw's compact() budget is the window; an embedder's may be a view budget.
         contextWindow: finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
-        maxOutputTokens: finite(p.runtimeSettings?.limits?.maxOutputTokens),
+        maxOutputTokens: replyRoom(p, hostVersion),
       });
       let reason = report.reason;
       if (transcriptCheck && report.ok && !report.compacted && !/below threshold|already under target|already compacted/.test(reason)) {
         // assemble sizes the view to the prompt budget, so the prompt is under the host's target
         // whatever its transcript holds; say it in the words the host accepts as a skip.
-        reason = `already under target: the view is sized to the prompt budget at assemble (the host counted its whole transcript, ${finite(p.currentTokenCount) ?? "?"} tokens); ${reason}`;
+        // The host reads "nothing to compact" before "under target", so the engine's own reason
+        // goes to the log, not into the answer.
+        logger?.info?.(`[lossless-wasm] ${reason}`);
+        reason = `already under target: the view is sized to the prompt budget at assemble (the host counted its whole transcript, ${finite(p.currentTokenCount) ?? "?"} tokens)`;
       }
       return {
         ok: report.ok,

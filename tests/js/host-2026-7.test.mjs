@@ -12,7 +12,7 @@ const plugin = await loadPlugin();
 const KEY = "agent:main:compat";
 
 /** A 2026.7.1-shaped host around the plugin: `turn()` runs one logical turn, `compact()` the CLI budget compaction. */
-function host71(storage, { llm, runtimeLlm } = {}) {
+function host71(storage, { llm, runtimeLlm, overhead, reserve = 1000 } = {}) {
   const dir = tempDir("host71");
   const dbPath = join(dir, "db.sqlite");
   let factory;
@@ -30,7 +30,14 @@ function host71(storage, { llm, runtimeLlm } = {}) {
   const sessionId = "0868bae4-73ff-48fb-ba33-7f6a9121bb42";
   const sessionFile = join(dir, "agents", "main", "sessions", `${sessionId}.jsonl`);
   const history = []; // the host's own transcript
-  const runtimeSettings = { schemaVersion: 1, limits: { promptTokenBudget: 4000, maxOutputTokens: 1000 } };
+  // 2026.7.1 reports its compaction reserve as maxOutputTokens (4000 at an 8000 window).
+  const runtimeSettings = { schemaVersion: 1, limits: { promptTokenBudget: 4000, maxOutputTokens: reserve } };
+  // A provider's count of a request: the host's own overhead plus characters / 4.
+  const usageFor = (messages) => {
+    if (overhead == null) return {};
+    const chars = messages.reduce((n, m) => n + (typeof m.content === "string" ? m.content : JSON.stringify(m.content)).length, 0);
+    return { usage: { input: overhead + Math.ceil(chars / 4), output: 60, cacheRead: 0, cacheWrite: 0 } };
+  };
   return {
     dbPath,
     warnings,
@@ -49,7 +56,7 @@ function host71(storage, { llm, runtimeLlm } = {}) {
         const loop = [...first.messages, u];
         await engine.afterTurn({ sessionId, sessionKey: KEY, sessionFile, messages: loop, prePromptMessageCount: first.messages.length, tokenBudget, runtimeContext: { llm }, runtimeSettings, isHeartbeat: false });
         const second = await engine.assemble({ sessionId, sessionKey: KEY, messages: loop, tokenBudget, model: "m", runtimeSettings });
-        const a = assistant(`reply to ${text.slice(0, 30)} ${"words ".repeat(30)}`);
+        const a = { ...assistant(`reply to ${text.slice(0, 30)} ${"words ".repeat(30)}`), ...usageFor(second.messages) };
         const final = [...loop, a];
         await engine.afterTurn({ sessionId, sessionKey: KEY, sessionFile, messages: final, prePromptMessageCount: loop.length, tokenBudget, runtimeSettings, runtimeContext: { llm }, isHeartbeat: false });
         await engine.maintain({ sessionId, sessionKey: KEY, sessionFile, runtimeSettings, runtimeContext: { sessionKey: KEY, tokenBudget, llm } });
@@ -121,5 +128,16 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const next = await h.turn("turn 8: what did I note last?");
     const texts = next.first.messages.map((m) => JSON.stringify(m.content));
     assert.ok(texts.some((t) => t.includes("turn 7:")), `the host's transcript count emptied the view: ${texts.map((t) => t.slice(0, 60)).join(" | ")}`);
+  });
+
+  test("with the host's half-window reserve as maxOutputTokens and a learned overhead, every model request keeps the current message", async () => {
+    const h = host71(storage, { llm: summarizer(), overhead: 3600, reserve: 4000 });
+    for (let i = 0; i < 10; i++) {
+      const t = await h.turn(`note ${i}: ${"the keeper logged wind and tide. ".repeat(72)}`, { tokenBudget: 8000 });
+      const last = t.second.messages.at(-1);
+      assert.equal(last?.content, t.user.content, `turn ${i}: the view the model gets lost the current message (${t.second.messages.length} messages)`);
+      const chars = t.second.messages.reduce((n, m) => n + JSON.stringify(m.content).length, 0);
+      assert.ok(3600 + chars / 4 + 1024 <= 8000, `turn ${i}: ${Math.round(3600 + chars / 4)} prompt tokens leave no room for a 1024-token reply`);
+    }
   });
 });
