@@ -150,7 +150,8 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         maxOutputTokens: replyRoom(p, hostVersion),
       });
       let reason = report.reason;
-      if (transcriptCheck && report.ok && !report.compacted && !/below threshold|already under target|already compacted/.test(reason)) {
+      const hostSkip = /below threshold|already under target|already compacted/.test(reason) && !/nothing to compact|no real conversation messages/.test(reason);
+      if (transcriptCheck && report.ok && !report.compacted && !hostSkip) {
         // assemble sizes the view to the prompt budget, so the prompt is under the host's target
         // whatever its transcript holds; say it in the words the host accepts as a skip.
         // The host reads "nothing to compact" before "under target", so the engine's own reason
