@@ -7,9 +7,27 @@ import { runCompaction } from "./compaction-driver.js";
 export const ENGINE_ID = "lossless-wasm";
 export const ENGINE_VERSION = "0.1.0";
 
-const session = (p) => ({ sessionId: p.sessionId, sessionKey: p.sessionKey });
+// OpenClaw 2026.7.x types compact()'s sessionKey as optional (its runtimeContext may carry
+// one). A call without a key is about the session this process last saw under that id, so the
+// key is completed from there instead of opening a conversation keyed by the bare id.
+const keysBySessionId = new Map();
+const text = (v) => (typeof v === "string" && v ? v : undefined);
+const session = (p) => {
+  const sessionKey = text(p.sessionKey) ?? text(p.runtimeContext?.sessionKey) ?? keysBySessionId.get(p.sessionId);
+  if (sessionKey && text(p.sessionId)) keysBySessionId.set(p.sessionId, sessionKey);
+  return { sessionId: p.sessionId, sessionKey };
+};
 
 const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefined);
+
+/**
+ * The room to leave for the reply, from the host's `runtimeSettings.limits.maxOutputTokens`.
+ * OpenClaw reports its compaction reserve there: min(20000, window/4) on 2026.9, but half the
+ * window on 2026.7 (4000 at 8000), which would leave a small window's view no room at all. On
+ * 2026.7 it is dropped and the engine sizes the view by the preflight rule and the replies it
+ * has seen (docs/openclaw-host-observed.md §11.7).
+ */
+const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") ? undefined : finite(p.runtimeSettings?.limits?.maxOutputTokens));
 
 /**
  * @param {() => Promise<{call: Function, flush: Function}>} openHandle the shared engine
@@ -20,8 +38,9 @@ const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefin
  *        when a call's runtimeContext carries none
  * @param {boolean} [options.fullHistory] the host passes its whole visible history to assemble
  *        (OpenClaw does), so an empty history while we hold messages means a reset
+ * @param {string} [options.hostVersion] the host's version (OpenClaw: `api.runtime.version`)
  */
-export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false } = {}) {
+export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion } = {}) {
   const call = async (method, params) => (await openHandle()).call(method, params);
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
   const compaction = async (p, params) => {
@@ -68,7 +87,14 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     },
 
     async afterTurn(p) {
-      await call("afterTurn", { ...session(p), messages: p.messages, prePromptMessageCount: p.prePromptMessageCount });
+      await call("afterTurn", {
+        ...session(p),
+        messages: p.messages,
+        prePromptMessageCount: p.prePromptMessageCount,
+        // Hosts that call afterTurn (OpenClaw 2026.7) have no commitTurn to report the window;
+        // theirs passes it as tokenBudget here.
+        modelContextWindow: finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
+      });
     },
 
     async commitTurn(p) {
@@ -95,7 +121,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         historyIsComplete: fullHistory && Array.isArray(p.messages),
         // The prompt and the reply share the window with our view (docs/prompt-accounting.md).
         prompt: typeof p.prompt === "string" ? p.prompt : undefined,
-        maxOutputTokens: finite(p.runtimeSettings?.limits?.maxOutputTokens),
+        maxOutputTokens: replyRoom(p, hostVersion),
       });
       // The array is the host's to keep; its message objects are shared with later views
       // (view-handover.js checks they come back unchanged).
@@ -112,19 +138,33 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
      * passes the model's window as `tokenBudget`.
      */
     async compact(p) {
+      // OpenClaw 2026.7's check after each CLI turn (`trigger: "cli_budget"`) counts the host's
+      // own whole transcript, not the prompt our view makes, and fails the command unless the
+      // answer is "compacted" or "under target": compact by our own rules and accounting then.
+      const transcriptCheck = p.runtimeContext?.trigger === "cli_budget";
       const report = await compaction(p, {
         mode: "sweep",
-        force: p.force === true,
+        force: p.force === true && !transcriptCheck,
         tokenBudget: finite(p.tokenBudget),
-        currentTokenCount: finite(p.currentTokenCount) ?? finite(p.runtimeContext?.currentTokenCount),
+        currentTokenCount: transcriptCheck ? undefined : finite(p.currentTokenCount) ?? finite(p.runtimeContext?.currentTokenCount),
         // OpenClaw's compact() budget is the window; an embedder's may be a view budget.
         contextWindow: finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
-        maxOutputTokens: finite(p.runtimeSettings?.limits?.maxOutputTokens),
+        maxOutputTokens: replyRoom(p, hostVersion),
       });
+      let reason = report.reason;
+      const hostSkip = /below threshold|already under target|already compacted/.test(reason) && !/nothing to compact|no real conversation messages/.test(reason);
+      if (transcriptCheck && report.ok && !report.compacted && !hostSkip) {
+        // assemble sizes the view to the prompt budget, so the prompt is under the host's target
+        // whatever its transcript holds; say it in the words the host accepts as a skip.
+        // The host reads "nothing to compact" before "under target", so the engine's own reason
+        // goes to the log, not into the answer.
+        logger?.info?.(`[lossless-wasm] ${reason}`);
+        reason = `already under target: the view is sized to the prompt budget at assemble (the host counted its whole transcript, ${finite(p.currentTokenCount) ?? "?"} tokens)`;
+      }
       return {
         ok: report.ok,
         compacted: report.compacted,
-        reason: report.reason,
+        reason,
         result: { tokensBefore: report.tokensBefore, tokensAfter: report.tokensAfter },
       };
     },

@@ -28,6 +28,16 @@ function hostLlm(api) {
   }
 }
 
+/** The host's version (`api.runtime.version`), when this registration mode exposes it. */
+function hostVersion(api) {
+  try {
+    const v = api.runtime?.version;
+    return typeof v === "string" ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function resolveDbPath(api) {
   const configured = api.pluginConfig?.dbPath;
   return typeof configured === "string" && configured.trim() ? configured : join(stateDir(api), "lossless-wasm", "lossless.sqlite");
@@ -67,7 +77,7 @@ export default {
         for (const warning of handle.configWarnings ?? []) api.logger?.warn?.(`[lossless-wasm] ${warning}`);
         handle.warningsLogged = true;
       }
-      return createContextEngine(open, { logger: api.logger, config, hostLlm: () => hostLlm(api), fullHistory: true });
+      return createContextEngine(open, { logger: api.logger, config, hostLlm: () => hostLlm(api), fullHistory: true, hostVersion: hostVersion(api) });
     });
   },
 };

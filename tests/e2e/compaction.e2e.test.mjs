@@ -1,6 +1,8 @@
 // End-to-end tests of compaction in the real OpenClaw host (openclaw@2026.9.6,
 // `openclaw agent --local`), with the plugin's small-window settings, so that the
-// trigger fires after a few turns of long-ish messages:
+// trigger fires after a few turns of long-ish messages. They run on 2026.9.6 only, to keep
+// the suite's time down: on 2026.7.1 compaction (host LLM answering and HTTP 500) is covered
+// by default-config.e2e.test.mjs, which runs on both hosts.
 //
 //   1. the mock answers summarization requests: the summary replaces the oldest
 //      messages in what the model receives, every original message stays in our
@@ -33,6 +35,8 @@ import {
   conversationsOf,
   describeRequests,
   dumpMessages,
+  e2eHosts,
+  hostTitle,
   expectedMessages,
   historyTexts,
   longText,
@@ -144,11 +148,15 @@ async function runScenario(e2e, sessionKey, nonce) {
   return { triggeredAt, output, events, summaries, rows, conversations, dbState };
 }
 
-test(
-  "compaction: the host LLM summarizes old messages; originals stay stored, the model sees the summary",
+const ONLY_96 = { only: ["2026.9.6"] };
+const ONLY_96_NOTE = " (2026.9.6 only; 2026.7.1: default-config tests)";
+
+for (const hostVersion of e2eHosts(ONLY_96)) test(
+  hostTitle("compaction: the host LLM summarizes old messages; originals stay stored, the model sees the summary" + ONLY_96_NOTE, hostVersion),
   { timeout: 20 * 60_000 },
   async (t) => {
     const e2e = await setupE2e(t, {
+      hostVersion,
       contextWindow: CONTEXT_WINDOW,
       pluginConfig: { ...SMALL_COMPACTION_CONFIG },
       mock: { summaryMode: "answer", chatReplyChars: REPLY_CHARS },
@@ -262,11 +270,12 @@ test(
   },
 );
 
-test(
-  "compaction: a failing summarizer (HTTP 500) loses nothing and every turn still gets its reply",
+for (const hostVersion of e2eHosts(ONLY_96)) test(
+  hostTitle("compaction: a failing summarizer (HTTP 500) loses nothing and every turn still gets its reply" + ONLY_96_NOTE, hostVersion),
   { timeout: 20 * 60_000 },
   async (t) => {
     const e2e = await setupE2e(t, {
+      hostVersion,
       contextWindow: CONTEXT_WINDOW,
       pluginConfig: { ...SMALL_COMPACTION_CONFIG },
       mock: { summaryMode: "fail", summaryFailStatus: 500, chatReplyChars: REPLY_CHARS },

