@@ -143,24 +143,22 @@ fn no_conversation_yet_is_a_skip_the_host_accepts() {
 /// One turn as OpenClaw 2026.7 runs it (no commitTurn, docs/openclaw-host-observed.md §11):
 /// the tool-loop hook's afterTurn stores the user message, assemble #2 (window budget, no
 /// prompt) builds the view the model gets, then the end-of-turn afterTurn hands over the reply
-/// with the provider's usage. The wasm binding learns after each afterTurn, as here. Returns the
-/// prompt the provider counted.
+/// with the provider's usage. Each afterTurn learns from what it stores. Returns the prompt the
+/// provider counted.
 fn turn_2026_7(e: &mut Engine<NativeSql>, i: usize) -> u64 {
     let text = note(i);
     let now = (i * 10) as i64;
     let user = json!({"role": "user", "content": text, "timestamp": i * 10});
     let loop_call = json!({"sessionId": "s", "sessionKey": KEY, "messages": [user.clone()], "prePromptMessageCount": 0, "modelContextWindow": WINDOW});
     let params: AfterTurnParams = decode("afterTurn", loop_call).unwrap();
-    e.after_turn(params.clone(), now).unwrap();
-    e.learn_after_turn(&params.session, &params.messages, params.model_context_window, now).unwrap();
+    e.after_turn(params, now).unwrap();
     let view = e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "messages": [user.clone()], "tokenBudget": WINDOW})).unwrap(), now).unwrap();
     let prompt = u64::from(OVERHEAD) + view.estimated_tokens;
     let reply = json!({"role": "assistant", "content": [{"type": "text", "text": format!("Logged note {i}.")}], "timestamp": i * 10 + 1,
                        "usage": {"input": prompt, "output": 12, "cacheRead": 0, "cacheWrite": 0}});
     let end_call = json!({"sessionId": "s", "sessionKey": KEY, "messages": [user, reply.clone()], "prePromptMessageCount": 1, "modelContextWindow": WINDOW});
     let params: AfterTurnParams = decode("afterTurn", end_call).unwrap();
-    e.after_turn(params.clone(), now + 1).unwrap();
-    e.learn_after_turn(&params.session, &[reply], params.model_context_window, now + 1).unwrap();
+    e.after_turn(params, now + 1).unwrap();
     prompt
 }
 

@@ -94,7 +94,7 @@ impl<S: Sql> Engine<S> {
     /// stored; `window` the model's window when the host reports one. The same lessons as a
     /// commit, against the view the last `assemble` returned. A session we hold no conversation
     /// for (or an older one under its key) teaches nothing.
-    pub fn learn_after_turn(&mut self, session: &SessionRef, turn: &[Value], window: Option<f64>, now_ms: i64) -> Result<()> {
+    pub(crate) fn learn_after_turn(&mut self, session: &SessionRef, turn: &[Value], window: Option<f64>, now_ms: i64) -> Result<()> {
         let Some(conversation) = self.conversation(session)?.filter(|c| c.session_id == session.session_id) else {
             return Ok(());
         };

@@ -67,20 +67,27 @@ impl<S: Sql> Engine<S> {
     /// Ingests the messages after `prePromptMessageCount` of the host's full snapshot.
     pub fn after_turn(&mut self, params: AfterTurnParams, now_ms: i64) -> Result<usize> {
         let start = checked_tail_start(params.pre_prompt_message_count, params.messages.len())?;
-        self.ingest_turn_tail(&params.session, &params.messages[start..], start, now_ms)
+        self.ingest_turn_tail(&params.session, &params.messages[start..], start, params.model_context_window, now_ms)
     }
 
     /// Stores a finished turn's new messages (`first_index` is their position in the host's
-    /// snapshot) and evaluates the compaction trigger when any were new.
-    /// The messages and the trigger's decision are one transaction.
-    pub fn ingest_turn_tail(&mut self, session: &SessionRef, tail: &[Value], first_index: usize, now_ms: i64) -> Result<usize> {
+    /// snapshot), learns what the turn teaches about the real prompt (hosts that call afterTurn
+    /// have no commitTurn; `window` is the model's window when the host reports it), and
+    /// evaluates the compaction trigger when any message was new: one transaction.
+    pub fn ingest_turn_tail(&mut self, session: &SessionRef, tail: &[Value], first_index: usize, window: Option<f64>, now_ms: i64) -> Result<usize> {
         self.store.begin_batch()?;
         let outcome = self.ingest_from(session, tail, first_index, now_ms).and_then(|appended| {
+            self.learn_after_turn(session, tail, window, now_ms)?;
             if appended.inserted > 0 {
                 self.trigger_for(session, now_ms)?;
             }
             Ok(appended.inserted)
         });
-        self.store.end_batch(outcome)
+        let committed = self.store.end_batch(outcome);
+        if committed.is_err() {
+            // What was learned in memory rolled back with the transaction: read it again.
+            self.accounting.facts.clear();
+        }
+        committed
     }
 }

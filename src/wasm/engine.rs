@@ -132,9 +132,7 @@ impl WasmEngine {
         let params: AfterTurnParams = decode("afterTurn", rest).map_err(js_error)?;
         let start = checked_tail_start(params.pre_prompt_message_count, messages.length() as usize).map_err(js_error)?;
         let tail = convert_messages("afterTurn", &messages.slice(start as u32, messages.length()))?;
-        let inserted = self.inner.ingest_turn_tail(&params.session, &tail, start, now(now_ms)).map_err(js_error)?;
-        // Hosts that call afterTurn have no commitTurn to learn the real prompt from.
-        self.inner.learn_after_turn(&params.session, &tail, params.model_context_window, now(now_ms)).map_err(js_error)?;
+        let inserted = self.inner.ingest_turn_tail(&params.session, &tail, start, params.model_context_window, now(now_ms)).map_err(js_error)?;
         Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }
 
