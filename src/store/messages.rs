@@ -18,8 +18,8 @@ pub struct Appended {
 /// Per-turn statement: stores a message unless its identity is already in the conversation
 /// (the `UNIQUE (conversation_id, identity_hash)` index decides, in the same step). Returns no
 /// row for a message already stored; any other conflict (a reused `seq`) is an error.
-pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
+pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
 
 /// Per-turn statement: a new message's text in the search index (not a trigger: see migration 6).
 pub const INSERT_FTS_SQL: &str = "INSERT INTO messages_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)";
@@ -52,7 +52,6 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
                 conversation.id.into(),
                 (seq + 1).into(),
                 message.role.as_str().into(),
-                message.text.as_str().into(),
                 message.tokens.into(),
                 message.identity.as_str().into(),
                 message.timestamp_ms.into(),
@@ -84,3 +83,4 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
     }
     Ok(outcome)
 }
+
