@@ -199,7 +199,7 @@ pub fn a_version_6_database_upgrades_keeping_every_message_searchable_and_recogn
             &[seq.into(), m.role.as_str().into(), m.text.as_str().into(), m.identity.as_str().into(), m.raw_json.as_str().into()],
         )
         .unwrap();
-        sql.execute("INSERT INTO messages_fts (docid, content) VALUES (?1, ?2)", &[seq.into(), m.text.as_str().into()]).unwrap();
+        sql.execute("INSERT INTO messages_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)", &[seq.into(), m.text.as_str().into()]).unwrap();
         sql.execute("INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (1, ?1, ?1, 10)", &[seq.into()]).unwrap();
     }
     let mut engine = Engine::open(sql, Config::default(), 5).unwrap();
