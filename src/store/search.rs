@@ -3,6 +3,9 @@
 //! - `Text`: a literal string, case-insensitive for ASCII. Word-like patterns go through the FTS4
 //!   index as a phrase and are confirmed by a substring check; patterns with CJK text (which the
 //!   unicode61 tokenizer does not split into words) take a substring path over the conversation.
+//!   Message text is not stored (migration 7): SQL narrows the candidates (the index, and a
+//!   necessary condition on `raw_json` from [`raw_match`]), newest first in pages, and each
+//!   candidate is confirmed on the text derived from its `raw_json`.
 //! - `FullText`: the caller's FTS4 query syntax; a malformed query is a clear error, not a crash.
 
 use serde::Serialize;
@@ -96,7 +99,12 @@ fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
 /// first and confirmed on their derived text; summaries are confirmed in SQL.
 fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
     let (fts, table) = (source.fts, source.table);
-    let text = if source.derived { "t.raw_json" } else { "t.content" };
+    // Full-text hits need no text here: their snippet comes from the index.
+    let text = match (mode, source.derived) {
+        (SearchMode::FullText, _) => "NULL",
+        (SearchMode::Text, true) => "t.raw_json",
+        (SearchMode::Text, false) => "t.content",
+    };
     let mut columns = format!("t.id, t.conversation_id, {}, {text}, t.created_at", source.role);
     if mode == SearchMode::FullText {
         columns.push_str(&format!(", snippet({fts}, '[', ']', '…', -1, 16)"));
