@@ -143,11 +143,6 @@ let tables = {};
 let storedInDatabase = null;
 if (args.storage === "node:sqlite") {
   const { DatabaseSync } = await import("node:sqlite");
-  // node:sqlite does not read the sql.js driver's journal: fold it in first (dbBytes below is then the database alone).
-  if (args.storage === "sql.js") {
-    const SQL = await (await import("node:module")).createRequire(import.meta.url)("sql.js")();
-    (await import(new URL("shim/journal-file.js", pkg))).foldJournal(SQL, dbPath);
-  }
   const db = new DatabaseSync(dbPath);
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   storedInDatabase = db.prepare("SELECT COUNT(*) AS n FROM messages").get().n;
