@@ -4,6 +4,8 @@
 -- it, when it must (snippets, 'integrity-check', 'rebuild', PRAGMA integrity_check), from the
 -- view `messages_text`, which derives the same text in SQL. New rows are still indexed by the
 -- statement that stores them (store/messages.rs), with the text Rust derived at ingest.
+-- matchinfo=fts3: nothing ranks results (no matchinfo(), no bm25), so the per-document sizes
+-- FTS4 keeps for ranking (messages_fts_docsize, ~10 bytes a message) are not kept.
 -- The view follows core::message::plain_text: text blocks and tool calls ("[tool call NAME ARGS]")
 -- joined by newlines, thinking/images/files left out, NUL shown as U+2400 (replaced in the JSON
 -- text, since SQLite's JSON functions stop a string at NUL).
@@ -22,6 +24,6 @@ SELECT m.id, CASE
           WHERE t != '')
 END
 FROM (SELECT id, role, replace(raw_json, '\u0000', '\u2400') AS raw FROM messages) m;
-CREATE VIRTUAL TABLE messages_fts USING fts4 (content="messages_text", content, tokenize=unicode61);
+CREATE VIRTUAL TABLE messages_fts USING fts4 (content="messages_text", content, tokenize=unicode61, matchinfo=fts3);
 INSERT INTO messages_fts (docid, content) SELECT id, content FROM messages;
 ALTER TABLE messages DROP COLUMN content;
