@@ -333,6 +333,21 @@ mod tests {
     }
 
     #[test]
+    fn the_text_derived_from_raw_json_is_the_text_derived_at_ingest() {
+        let messages = [
+            json!({"role": "user", "content": "a\u{0}b \"q\" \\", "timestamp": 1}),
+            json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}, {"type": "text", "text": "x"}, {"type": "toolCall", "id": "c", "name": "n", "arguments": {"k": [1, 2.5]}}]}),
+            json!({"role": "bashExecution", "command": "ls", "output": "o"}),
+            json!({"role": "branchSummary", "summary": "s"}),
+        ];
+        for value in &messages {
+            let m = parse_message(value, "m").unwrap();
+            assert_eq!(text_of_raw_json(&m.raw_json).unwrap(), m.text);
+        }
+        assert!(text_of_raw_json("not json").is_err());
+    }
+
+    #[test]
     fn raw_json_keeps_the_hosts_key_order() {
         let text = r#"{"role":"user","timestamp":5,"content":"x","zeta":1,"alpha":2}"#;
         let value: Value = serde_json::from_str(text).unwrap();
