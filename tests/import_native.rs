@@ -139,7 +139,7 @@ fn import_brings_over_conversations_messages_summaries_the_dag_and_the_view_and_
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE status = 'active'"), 0);
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE archive_cause = 'imported-from-lossless-claw'"), 2);
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE archive_cause = 'manual-reset'"), 1);
-    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages WHERE content = 'ok'"), 3, "repeated messages all survive");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages WHERE json_extract(raw_json, '$.content[0].text') = 'ok'"), 3, "repeated messages all survive");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages WHERE role = 'toolResult'"), 8);
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_parts WHERE tool_call_id = 'toolu_000000000003'"), 1, "tool results keep their call id");
     let levels: Vec<(String, String)> = e.sql().query("SELECT substr(content, 1, 12), level FROM summaries ORDER BY id", &[]).unwrap().iter().map(|r| (r.text(0).unwrap(), r.text(1).unwrap())).collect();

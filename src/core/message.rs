@@ -171,8 +171,8 @@ fn text_part(text: String) -> MessagePart {
     MessagePart { kind: PartKind::Text, text, tool_call_id: None, tool_name: None }
 }
 
-/// Parses one host message. `path` names it in errors, e.g. `messages[3]`.
-pub fn parse_message(value: &Value, path: &str) -> Result<StoredMessage> {
+/// The role, the content parts and (for tool results) the answered call id of one message.
+fn role_and_parts<'a>(value: &'a Value, path: &str) -> Result<(&'a serde_json::Map<String, Value>, Role, Vec<MessagePart>, Option<String>)> {
     let obj = value
         .as_object()
         .ok_or_else(|| Error::input(path, format!("a message must be an object, got {}", type_name(value))))?;
@@ -195,16 +195,35 @@ pub fn parse_message(value: &Value, path: &str) -> Result<StoredMessage> {
             vec![text_part(format!("$ {command}\n{output}"))]
         }
     };
-    let timestamp_ms = obj.get("timestamp").and_then(Value::as_f64).filter(|t| t.is_finite()).map(|t| t as i64);
-    // SQLite's text functions and the FTS tokenizer stop at NUL, so the plain-text rendering shows
-    // it as U+2400; the exact bytes stay in `raw_json`.
-    let text = parts
+    Ok((obj, role, parts, tool_call_id))
+}
+
+/// The plain-text rendering: the parts' text (reasoning left out) joined by newlines.
+/// SQLite's text functions and the FTS tokenizer stop at NUL, so it shows NUL as U+2400; the
+/// exact bytes stay in `raw_json`.
+fn plain_text(parts: &[MessagePart]) -> String {
+    parts
         .iter()
         .filter(|p| p.kind != PartKind::Reasoning && !p.text.is_empty())
         .map(|p| p.text.as_str())
         .collect::<Vec<_>>()
         .join("\n")
-        .replace('\0', "\u{2400}");
+        .replace('\0', "\u{2400}")
+}
+
+/// The plain text of a stored message, derived from its `raw_json` exactly as [`parse_message`]
+/// derived [`StoredMessage::text`] at ingest (the database keeps no second copy of it).
+pub fn text_of_raw_json(raw_json: &str) -> Result<String> {
+    let value: Value = serde_json::from_str(raw_json).map_err(|err| Error::storage(format!("a stored message is not valid JSON: {err}")))?;
+    let (_, _, parts, _) = role_and_parts(&value, "raw_json").map_err(|err| Error::storage(format!("a stored message no longer parses: {err}")))?;
+    Ok(plain_text(&parts))
+}
+
+/// Parses one host message. `path` names it in errors, e.g. `messages[3]`.
+pub fn parse_message(value: &Value, path: &str) -> Result<StoredMessage> {
+    let (obj, role, parts, tool_call_id) = role_and_parts(value, path)?;
+    let timestamp_ms = obj.get("timestamp").and_then(Value::as_f64).filter(|t| t.is_finite()).map(|t| t as i64);
+    let text = plain_text(&parts);
     let tokens = parts.iter().fold(MESSAGE_OVERHEAD_TOKENS, |sum, p| {
         let cost = match p.kind {
             PartKind::Image | PartKind::File => BINARY_BLOCK_TOKENS,
@@ -311,6 +330,21 @@ mod tests {
         assert!(err.to_string().contains("messages[1].content"), "{err}");
         let offset = parse_messages(&[json!({"role":"user"})], 7).unwrap_err();
         assert!(offset.to_string().contains("messages[7].content"), "{offset}");
+    }
+
+    #[test]
+    fn the_text_derived_from_raw_json_is_the_text_derived_at_ingest() {
+        let messages = [
+            json!({"role": "user", "content": "a\u{0}b \"q\" \\", "timestamp": 1}),
+            json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}, {"type": "text", "text": "x"}, {"type": "toolCall", "id": "c", "name": "n", "arguments": {"k": [1, 2.5]}}]}),
+            json!({"role": "bashExecution", "command": "ls", "output": "o"}),
+            json!({"role": "branchSummary", "summary": "s"}),
+        ];
+        for value in &messages {
+            let m = parse_message(value, "m").unwrap();
+            assert_eq!(text_of_raw_json(&m.raw_json).unwrap(), m.text);
+        }
+        assert!(text_of_raw_json("not json").is_err());
     }
 
     #[test]

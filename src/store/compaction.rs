@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::core::compaction::{ContextItem, ItemKind, RetryState, TailRule};
-use crate::core::message::Role;
+use crate::core::message::{text_of_raw_json, Role};
 use crate::error::{Error, Result};
 use crate::store::sql::{Row, Sql, SqlValue};
 
@@ -91,12 +91,13 @@ fn id_list(ids: &[i64]) -> String {
 
 /// The messages with these ids, in conversation order.
 pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SourceRow>> {
-    let rows = sql.query(&format!("SELECT id, role, content, raw_json, host_timestamp FROM messages WHERE id IN ({}) ORDER BY seq", id_list(ids)), &[])?;
+    let rows = sql.query(&format!("SELECT id, role, raw_json, host_timestamp FROM messages WHERE id IN ({}) ORDER BY seq", id_list(ids)), &[])?;
     rows.iter()
         .map(|row| {
             let name = row.text(1)?;
             let role = Role::parse(&name).ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))?;
-            Ok(SourceRow { id: row.int(0)?, role, text: row.text(2)?, raw_json: row.text(3)?, timestamp_ms: row.opt_int(4)? })
+            let raw_json = row.text(2)?;
+            Ok(SourceRow { id: row.int(0)?, role, text: text_of_raw_json(&raw_json)?, raw_json, timestamp_ms: row.opt_int(3)? })
         })
         .collect()
 }

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::core::message::text_of_raw_json;
 use crate::error::{Error, Result};
 use crate::store::sql::{Row, Sql};
 
@@ -117,14 +118,14 @@ pub fn summary(sql: &mut impl Sql, conversation_id: i64, summary_id: i64) -> Res
     row.map(|row| Ok((summary_from_row(&row)?, row.text(11)?))).transpose()
 }
 
-const MESSAGE_COLUMNS: &str = "m.id, m.seq, m.role, m.content, m.token_count, m.created_at, (SELECT summary_id FROM summary_messages WHERE message_id = m.id LIMIT 1)";
+const MESSAGE_COLUMNS: &str = "m.id, m.seq, m.role, m.raw_json, m.token_count, m.created_at, (SELECT summary_id FROM summary_messages WHERE message_id = m.id LIMIT 1)";
 
 fn message_from_row(row: &Row) -> Result<MessageInfo> {
     Ok(MessageInfo {
         id: row.int(0)?,
         seq: row.int(1)?,
         role: row.text(2)?,
-        content: row.text(3)?,
+        content: text_of_raw_json(&row.text(3)?)?,
         tokens: row.int(4)?,
         created_at: row.int(5)?,
         summary_id: row.opt_int(6)?,

@@ -6,7 +6,7 @@ use crate::core::message::{MessagePart, PartKind, Role, StoredMessage};
 use crate::error::Result;
 use crate::store::context;
 use crate::store::conversations::{add_appended, Conversation};
-use crate::store::sql::Sql;
+use crate::store::sql::{Sql, SqlValue};
 
 /// What an append did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -18,14 +18,26 @@ pub struct Appended {
 /// Per-turn statement: stores a message unless its identity is already in the conversation
 /// (the `UNIQUE (conversation_id, identity_hash)` index decides, in the same step). Returns no
 /// row for a message already stored; any other conflict (a reused `seq`) is an error.
-pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
+pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
 
 /// Per-turn statement: a new message's text in the search index (not a trigger: see migration 6).
 pub const INSERT_FTS_SQL: &str = "INSERT INTO messages_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)";
 
 /// Per-turn statement: one structural part of a new message.
 pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/// How an identity is stored (migration 8): the 16 bytes its 32 hex digits spell; anything else
+/// (never written by this engine) as text.
+pub fn identity_key(identity: &str) -> SqlValue {
+    let digits = identity.as_bytes();
+    if digits.len() != 32 {
+        return identity.into();
+    }
+    let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let bytes: Option<Vec<u8>> = digits.chunks(2).map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?)).collect();
+    bytes.map_or_else(|| identity.into(), SqlValue::Blob)
+}
 
 fn part_kind(role: Role, part: &MessagePart) -> &'static str {
     match (role, part.kind) {
@@ -52,9 +64,8 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
                 conversation.id.into(),
                 (seq + 1).into(),
                 message.role.as_str().into(),
-                message.text.as_str().into(),
                 message.tokens.into(),
-                message.identity.as_str().into(),
+                identity_key(&message.identity),
                 message.timestamp_ms.into(),
                 message.raw_json.as_str().into(),
                 now_ms.into(),
@@ -83,4 +94,18 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     }
     Ok(outcome)
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_are_stored_as_their_sixteen_bytes_and_anything_else_as_text() {
+        let key = identity_key("00ff10a0000000000000000000000001");
+        assert_eq!(key, SqlValue::Blob(vec![0, 0xff, 0x10, 0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]));
+        assert_eq!(identity_key("h1"), SqlValue::Text("h1".into()));
+        assert_eq!(identity_key("zz000000000000000000000000000000"), SqlValue::Text("zz000000000000000000000000000000".into()));
+    }
 }

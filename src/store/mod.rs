@@ -16,7 +16,9 @@ pub mod messages;
 pub mod recall;
 pub mod repair;
 pub mod schema;
+pub mod raw_match;
 pub mod search;
+pub mod snippet;
 pub mod sql;
 
 #[cfg(not(target_arch = "wasm32"))]

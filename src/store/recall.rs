@@ -5,6 +5,7 @@
 //! the caller's scope before returning it. Recursive walks use `UNION` (not `UNION ALL`), so a
 //! damaged DAG with a cycle still terminates.
 
+use crate::core::message::text_of_raw_json;
 use crate::error::Result;
 use crate::store::sql::{Row, Sql};
 
@@ -52,7 +53,7 @@ pub struct Coverage {
 const SUMMARY_COLUMNS: &str = "id, conversation_id, kind, depth, level, content, token_count, source_token_count, \
      descendant_message_count, descendant_summary_count, earliest_at, latest_at, summarizer, model, created_at";
 
-const MESSAGE_COLUMNS: &str = "m.id, m.conversation_id, m.seq, m.role, m.content, m.token_count, COALESCE(m.host_timestamp, m.created_at)";
+const MESSAGE_COLUMNS: &str = "m.id, m.conversation_id, m.seq, m.role, m.raw_json, m.token_count, COALESCE(m.host_timestamp, m.created_at)";
 
 /// The summaries at or below `?1` (the summary itself included).
 const SUBTREE_CTE: &str = "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION \
@@ -84,7 +85,7 @@ fn message_from(row: &Row) -> Result<MessageRow> {
         conversation_id: row.int(1)?,
         seq: row.int(2)?,
         role: row.text(3)?,
-        content: row.text(4)?,
+        content: text_of_raw_json(&row.text(4)?)?,
         token_count: row.int(5)?,
         timestamp: row.int(6)?,
     })

@@ -13,6 +13,8 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("migrations/004_host_accounting.sql")),
     (5, include_str!("migrations/005_imports.sql")),
     (6, include_str!("migrations/006_fts_insert_without_trigger.sql")),
+    (7, include_str!("migrations/007_text_derived_from_raw_json.sql")),
+    (8, include_str!("migrations/008_identity_as_blob.sql")),
 ];
 
 /// The schema version this build writes.

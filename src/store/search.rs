@@ -3,17 +3,22 @@
 //! - `Text`: a literal string, case-insensitive for ASCII. Word-like patterns go through the FTS4
 //!   index as a phrase and are confirmed by a substring check; patterns with CJK text (which the
 //!   unicode61 tokenizer does not split into words) take a substring path over the conversation.
+//!   Message text is not stored (migration 7): SQL narrows the candidates (the index, and a
+//!   necessary condition on `raw_json` from [`raw_match`]), newest first in pages, and each
+//!   candidate is confirmed on the text derived from its `raw_json`.
 //! - `FullText`: the caller's FTS4 query syntax; a malformed query is a clear error, not a crash.
 
 use serde::Serialize;
 
+use crate::core::message::text_of_raw_json;
 use crate::core::tokens::is_cjk;
 use crate::error::{Error, Result};
+use crate::store::raw_match::{self, RawFilter};
+use crate::store::snippet;
 use crate::store::sql::{Row, Sql, SqlValue};
 
 /// Longest pattern accepted, in characters.
 pub const MAX_PATTERN_CHARS: usize = 1_000;
-const SNIPPET_CHARS: usize = 80;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SearchMode {
@@ -59,18 +64,6 @@ fn phrase(pattern: &str) -> String {
     format!("\"{}\"", pattern.replace('"', " "))
 }
 
-/// A window of the content around the first case-insensitive occurrence of `pattern`.
-fn snippet_around(content: &str, pattern: &str) -> String {
-    let lower = content.to_ascii_lowercase();
-    let start_byte = lower.find(&pattern.to_ascii_lowercase()).unwrap_or(0);
-    let start_char = content[..start_byte].chars().count();
-    let from = start_char.saturating_sub(SNIPPET_CHARS / 2);
-    let text: String = content.chars().skip(from).take(SNIPPET_CHARS + pattern.chars().count()).collect();
-    let prefix = if from > 0 { "…" } else { "" };
-    let suffix = if from + text.chars().count() < content.chars().count() { "…" } else { "" };
-    format!("{prefix}{}{suffix}", text.replace('\n', " "))
-}
-
 struct Source {
     kind: &'static str,
     table: &'static str,
@@ -79,12 +72,17 @@ struct Source {
     /// When the row happened, for time windows: the host's timestamp of a message, the newest
     /// message a summary covers; the time it was stored when those are unknown.
     time: &'static str,
+    /// Messages keep no text column: their text is derived from `raw_json` (see [`raw_match`]).
+    derived: bool,
 }
 
 const SOURCES: [Source; 2] = [
-    Source { kind: "message", table: "messages", fts: "messages_fts", role: "t.role", time: "COALESCE(t.host_timestamp, t.created_at)" },
-    Source { kind: "summary", table: "summaries", fts: "summaries_fts", role: "'summary'", time: "COALESCE(t.latest_at, t.created_at)" },
+    Source { kind: "message", table: "messages", fts: "messages_fts", role: "t.role", time: "COALESCE(t.host_timestamp, t.created_at)", derived: true },
+    Source { kind: "summary", table: "summaries", fts: "summaries_fts", role: "'summary'", time: "COALESCE(t.latest_at, t.created_at)", derived: false },
 ];
+
+/// Candidates read per query while confirming message matches in Rust.
+const PAGE_MIN: i64 = 64;
 
 /// A time window in ms since the epoch: `since` inclusive, `before` exclusive.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -95,6 +93,83 @@ pub struct TimeWindow {
 
 fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
     Ok(SearchHit { kind, id: row.int(0)?, conversation_id: row.int(1)?, role: row.text(2)?, snippet, created_at: row.int(4)? })
+}
+
+/// The hits of one source, newest first, at most `limit`. Messages are read in pages newest
+/// first and confirmed on their derived text; summaries are confirmed in SQL.
+fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
+    let (fts, table) = (source.fts, source.table);
+    // Full-text hits need no text here: their snippet comes from the index.
+    let text = match (mode, source.derived) {
+        (SearchMode::FullText, _) => "NULL",
+        (SearchMode::Text, true) => "t.raw_json",
+        (SearchMode::Text, false) => "t.content",
+    };
+    let mut columns = format!("t.id, t.conversation_id, {}, {text}, t.created_at", source.role);
+    if mode == SearchMode::FullText {
+        columns.push_str(&format!(", snippet({fts}, '[', ']', '…', -1, 16)"));
+    }
+    let word_path = has_word(pattern) && !has_cjk(pattern);
+    let (from, mut condition, mut params): (String, String, Vec<SqlValue>) = match mode {
+        SearchMode::FullText => (format!("{fts} JOIN {table} t ON t.id = {fts}.docid"), format!("{fts} MATCH ?1"), vec![pattern.into()]),
+        SearchMode::Text if word_path => (format!("{fts} JOIN {table} t ON t.id = {fts}.docid"), format!("{fts} MATCH ?1"), vec![phrase(pattern).into()]),
+        SearchMode::Text => (format!("{table} t"), "1 = 1".to_owned(), Vec::new()),
+    };
+    // Whether a row SQL returns still has to be confirmed on the text.
+    let confirm = mode == SearchMode::Text && source.derived;
+    if mode == SearchMode::Text {
+        if source.derived {
+            if let Some(filter) = RawFilter::new(pattern) {
+                let (sql_filter, filter_params) = filter.sql("t.raw_json", params.len() + 1);
+                condition.push_str(&format!(" AND {sql_filter}"));
+                params.extend(filter_params);
+            }
+        } else {
+            condition.push_str(&format!(" AND instr(lower(t.content), lower(?{})) > 0", params.len() + 1));
+            params.push(pattern.into());
+        }
+    }
+    let page = if confirm { (limit * 2).max(PAGE_MIN) } else { limit };
+    let (before, size) = (params.len() + 1, params.len() + 2);
+    let query = format!("SELECT {columns} FROM {from} WHERE {condition}{scope} AND t.id < ?{before} ORDER BY t.id DESC LIMIT ?{size}");
+    let mut found = 0;
+    let mut below = i64::MAX;
+    loop {
+        let mut page_params = params.clone();
+        page_params.push(below.into());
+        page_params.push(page.into());
+        let rows = sql.query(&query, &page_params).map_err(|err| match (mode, err) {
+            (SearchMode::FullText, Error::Storage(reason)) => Error::input(
+                "pattern",
+                format!("invalid full-text query {pattern:?} ({reason}); use mode \"text\" to search for a literal string"),
+            ),
+            (_, err) => err,
+        })?;
+        for row in &rows {
+            below = row.int(0)?;
+            let content = match (mode, source.derived) {
+                (SearchMode::FullText, _) => String::new(),
+                (SearchMode::Text, true) => text_of_raw_json(&row.text(3)?)?,
+                (SearchMode::Text, false) => row.text(3)?,
+            };
+            if confirm && !raw_match::contains(&content, pattern) {
+                continue;
+            }
+            let snippet = match mode {
+                // From the index's content table (for messages, the view `messages_text`).
+                SearchMode::FullText => row.text(5)?,
+                SearchMode::Text => snippet::around(&content, pattern),
+            };
+            hits.push(hit(source.kind, row, snippet)?);
+            found += 1;
+            if found == limit {
+                return Ok(());
+            }
+        }
+        if !confirm || (rows.len() as i64) < page {
+            return Ok(());
+        }
+    }
 }
 
 /// Searches the given conversations (all when empty), newest first, at most `limit` hits.
@@ -147,48 +222,7 @@ pub fn search_in(
         if let Some(before) = window.before {
             scope.push_str(&format!(" AND {} < {before}", source.time));
         }
-        let columns = format!("t.id, t.conversation_id, {}, t.content, t.created_at", source.role);
-        let (query, params): (String, Vec<SqlValue>) = match mode {
-            SearchMode::FullText => (
-                format!(
-                    "SELECT {columns}, snippet({fts}, '[', ']', '…', -1, 16) FROM {fts} JOIN {table} t ON t.id = {fts}.docid \
-                     WHERE {fts} MATCH ?1{scope} ORDER BY t.id DESC LIMIT ?2",
-                    fts = source.fts,
-                    table = source.table
-                ),
-                vec![pattern.into(), limit.into()],
-            ),
-            SearchMode::Text if has_word(pattern) && !has_cjk(pattern) => (
-                format!(
-                    "SELECT {columns} FROM {fts} JOIN {table} t ON t.id = {fts}.docid \
-                     WHERE {fts} MATCH ?1 AND instr(lower(t.content), lower(?2)) > 0{scope} ORDER BY t.id DESC LIMIT ?3",
-                    fts = source.fts,
-                    table = source.table
-                ),
-                vec![phrase(pattern).into(), pattern.into(), limit.into()],
-            ),
-            SearchMode::Text => (
-                format!(
-                    "SELECT {columns} FROM {table} t WHERE instr(lower(t.content), lower(?1)) > 0{scope} ORDER BY t.id DESC LIMIT ?2",
-                    table = source.table
-                ),
-                vec![pattern.into(), limit.into()],
-            ),
-        };
-        let rows = sql.query(&query, &params).map_err(|err| match (mode, err) {
-            (SearchMode::FullText, Error::Storage(reason)) => Error::input(
-                "pattern",
-                format!("invalid full-text query {pattern:?} ({reason}); use mode \"text\" to search for a literal string"),
-            ),
-            (_, err) => err,
-        })?;
-        for row in &rows {
-            let snippet = match mode {
-                SearchMode::FullText => row.text(5)?,
-                SearchMode::Text => snippet_around(&row.text(3)?, pattern),
-            };
-            hits.push(hit(source.kind, row, snippet)?);
-        }
+        search_source(sql, source, &scope, pattern, mode, limit, &mut hits)?;
     }
     hits.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
     Ok(hits)
@@ -199,10 +233,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn phrases_escape_quotes_and_snippets_respect_char_boundaries() {
+    fn phrases_escape_quotes_and_cjk_is_detected() {
         assert_eq!(phrase(r#"say "hi""#), r#""say  hi ""#);
-        let s = snippet_around("前面的文字静默后面的文字", "静默");
-        assert!(s.contains("静默"));
         assert!(has_cjk("静默") && !has_cjk("plain"));
     }
 

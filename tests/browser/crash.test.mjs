@@ -61,7 +61,7 @@ const inspectStored = (page) =>
     const db = new SQL.Database(snapshot);
     replay(db, entries);
     const integrity = db.exec("PRAGMA integrity_check")[0].values[0][0];
-    const contents = db.exec("SELECT content FROM messages ORDER BY seq")[0]?.values.map(([c]) => c) ?? [];
+    const contents = db.exec("SELECT content FROM messages_text t JOIN messages m ON m.id = t.rowid ORDER BY m.seq")[0]?.values.map(([c]) => c) ?? [];
     db.close();
     const { openBrowserEngine } = await import("/dist/pkg/shim/library.js");
     const engine = await openBrowserEngine({ SQL, idbName: "crash-test", key: "chat", checkpointBytes: 20_000 });

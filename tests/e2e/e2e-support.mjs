@@ -283,7 +283,7 @@ export function conversationsOf(db, sessionKey) {
 }
 
 export function allMessages(db) {
-  return db.prepare("SELECT id, conversation_id, seq, role, content FROM messages ORDER BY conversation_id, seq").all();
+  return db.prepare("SELECT m.id, m.conversation_id, m.seq, m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.conversation_id, m.seq").all();
 }
 
 export function dumpMessages(rows, max = 60) {

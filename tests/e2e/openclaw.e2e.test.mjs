@@ -166,7 +166,7 @@ for (const hostVersion of e2eHosts()) test(
       );
       const conversationId = conv[0].cid;
       const rows = db
-        .prepare("SELECT conversation_id, seq, role, content FROM messages ORDER BY conversation_id, seq")
+        .prepare("SELECT m.conversation_id, m.seq, m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.conversation_id, m.seq")
         .all();
       const dump = () =>
         rows

@@ -72,7 +72,7 @@ for (const hostVersion of e2eHosts()) test(
       const db = e2e.openDb();
       try {
         const row = db
-          .prepare("SELECT COUNT(*) AS stored, SUM(EXISTS (SELECT 1 FROM context_items c WHERE c.message_id = m.id)) AS inView FROM messages m WHERE m.content LIKE ?")
+          .prepare("SELECT COUNT(*) AS stored, SUM(EXISTS (SELECT 1 FROM context_items c WHERE c.message_id = m.id)) AS inView FROM messages m JOIN messages_text t ON t.rowid = m.id WHERE t.content LIKE ?")
           .get(`%${code}%`);
         return { stored: Number(row.stored), inView: Number(row.inView ?? 0) };
       } finally {

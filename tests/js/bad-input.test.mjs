@@ -60,10 +60,10 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const huge = "x".repeat(8_000_000);
     assert.equal((await engine.commitTurn({ sessionId: "s", sessionKey: "k", advancementKey: "h", messages: [msg(huge, 2)] })).status, "committed");
     assert.equal((await engine.commitTurn({ sessionId: "s", sessionKey: "k", advancementKey: "u", messages: [msg("lone \uD800 high and \uDC00 low", 3)] })).status, "committed");
-    const [[length]] = await query(dbPath, "SELECT length(content) FROM messages WHERE host_timestamp = 2");
+    const [[length]] = await query(dbPath, "SELECT length(t.content) FROM messages m JOIN messages_text t ON t.rowid = m.id WHERE m.host_timestamp = 2");
     assert.equal(length, huge.length, "the huge message is stored whole");
     // Lone surrogates cannot cross into Rust strings; they arrive as U+FFFD, the rest intact.
-    const [[text]] = await query(dbPath, "SELECT content FROM messages WHERE host_timestamp = 3");
+    const [[text]] = await query(dbPath, "SELECT t.content FROM messages m JOIN messages_text t ON t.rowid = m.id WHERE m.host_timestamp = 3");
     assert.equal(text, "lone \uFFFD high and \uFFFD low");
     const view = await engine.assemble({ sessionId: "s", sessionKey: "k", messages: [], tokenBudget: 1_000 });
     assert.ok(Array.isArray(view.messages));

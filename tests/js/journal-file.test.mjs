@@ -31,7 +31,7 @@ function open(path, checkpointBytes = 30_000) {
 /** The stored messages, read the way the engine will: snapshot plus journal. */
 function contents(path) {
   const { file } = open(path);
-  const rows = file.db.prepare("SELECT content FROM messages ORDER BY seq");
+  const rows = file.db.prepare("SELECT t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.seq");
   const out = [];
   while (rows.step()) out.push(rows.get()[0]);
   rows.free();

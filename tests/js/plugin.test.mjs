@@ -42,7 +42,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
       assert.match(view.systemPromptAddition, /^\[lossless-wasm\]/);
       history.push(...turn);
     }
-    const rows = await query(dbPath, "SELECT role, content FROM messages ORDER BY seq");
+    const rows = await query(dbPath, "SELECT m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.seq");
     assert.deepEqual(rows, history.map((m) => [m.role, typeof m.content === "string" ? m.content : m.content[0].text]));
   });
 
@@ -91,7 +91,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const { h, dbPath } = host();
     const engine = await h.resolveEngine("lossless-wasm");
     assert.deepEqual(await engine.ingest({ sessionId: "s", sessionKey: "k", message: { role: "user", content: "bad \uD800 half", timestamp: 1 } }), { ingested: true });
-    assert.deepEqual(await query(dbPath, "SELECT content FROM messages"), [["bad \uFFFD half"]]);
+    assert.deepEqual(await query(dbPath, "SELECT content FROM messages_text"), [["bad \uFFFD half"]]);
   });
 
   test("an invalid config fails the factory with the key's name", async () => {
@@ -140,7 +140,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const h = createFakeHost({ pluginConfig: { storage }, stateDir: dir });
     h.load(plugin);
     await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "k", history: [], turn: [user("where am I stored?")] });
-    assert.deepEqual(await query(join(dir, "lossless-wasm", "lossless.sqlite"), "SELECT content FROM messages"), [["where am I stored?"]]);
+    assert.deepEqual(await query(join(dir, "lossless-wasm", "lossless.sqlite"), "SELECT content FROM messages_text"), [["where am I stored?"]]);
   });
 
   test("the database survives a restart of the host process", async () => {

@@ -25,7 +25,7 @@ function write(dbPath, storage, from, to, checkpointBytes = 1 << 30) {
 }
 
 /** The answers stored, in order, as the engine sees the database. */
-const answers = async (dbPath) => (await query(dbPath, "SELECT content FROM messages WHERE role = 'assistant' ORDER BY seq")).map(([c]) => c);
+const answers = async (dbPath) => (await query(dbPath, "SELECT t.content FROM messages m JOIN messages_text t ON t.rowid = m.id WHERE m.role = 'assistant' ORDER BY m.seq")).map(([c]) => c);
 const expected = (n) => Array.from({ length: n }, (_, i) => `switch answer ${i}`);
 
 /** Messages in the snapshot file alone, ignoring the journal. */

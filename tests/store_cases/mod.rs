@@ -158,6 +158,115 @@ pub fn duplicate_tool_call_ids_and_parts_are_recorded<S: Sql>(open: impl Fn() ->
     assert_eq!(count(engine.sql(), "SELECT COUNT(*) FROM message_parts WHERE kind = 'reasoning'"), 2);
 }
 
+fn doctor(engine: &mut Engine<impl Sql>, fix: bool) -> lossless_wasm::engine::DoctorReport {
+    engine.doctor(decode("doctor", json!({"fix": fix})).unwrap()).unwrap()
+}
+
+fn text_search<S: Sql>(engine: &mut Engine<S>, pattern: &str) -> Vec<String> {
+    let params = decode::<SearchParams>("search", json!({"sessionId": "s1", "sessionKey": "k", "pattern": pattern, "mode": "text"})).unwrap();
+    engine.search(params).unwrap().into_iter().map(|h| h.snippet).collect()
+}
+
+/// Messages of every shape the text derivation handles.
+fn varied_messages() -> Vec<Value> {
+    vec![
+        json!({"role": "user", "content": "say \"hi\" to C:\\path\\file\nnext line", "timestamp": 1}),
+        json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "private reasoning"},
+            {"type": "text", "text": "alpha"},
+            {"type": "text", "text": ""},
+            {"type": "text", "text": "beta 静默模式 😀 done"},
+            {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.txt", "n": 1.5, "q": "x\"y"}},
+            {"type": "toolCall", "id": "c2", "name": "noargs"},
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+        ], "timestamp": 2}),
+        json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{"type": "text", "text": "file body\twith tab"}], "timestamp": 3}),
+        json!({"role": "bashExecution", "command": "ls -la", "output": "total 0\nnul\u{0}here", "timestamp": 4}),
+        json!({"role": "compactionSummary", "summary": "earlier: the \\ backslash story", "timestamp": 5}),
+    ]
+}
+
+pub fn a_version_6_database_upgrades_keeping_every_message_searchable_and_recognised<S: Sql>(open: impl Fn() -> S) {
+    let mut sql = open();
+    migrate_to(&mut sql, 6);
+    sql.execute("INSERT INTO conversations (id, session_key, session_id, created_at, message_count, token_count, next_ordinal, context_token_count) VALUES (1, 'k', 's1', 0, 5, 50, 5, 50)", &[]).unwrap();
+    // Stored as a version-6 build stored them: text in `content`, identity as hex text.
+    for (i, value) in varied_messages().iter().enumerate() {
+        let m = lossless_wasm::core::message::parse_message(value, "m").unwrap();
+        let seq = i as i64 + 1;
+        sql.execute(
+            "INSERT INTO messages (id, conversation_id, seq, role, content, token_count, identity_hash, raw_json, created_at) VALUES (?1, 1, ?1, ?2, ?3, 10, ?4, ?5, 0)",
+            &[seq.into(), m.role.as_str().into(), m.text.as_str().into(), m.identity.as_str().into(), m.raw_json.as_str().into()],
+        )
+        .unwrap();
+        sql.execute("INSERT INTO messages_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)", &[seq.into(), m.text.as_str().into()]).unwrap();
+        sql.execute("INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (1, ?1, ?1, 10)", &[seq.into()]).unwrap();
+    }
+    let mut engine = Engine::open(sql, Config::default(), 5).unwrap();
+    assert_eq!(schema::current_version(engine.sql()).unwrap(), schema::latest_version());
+    assert_eq!(count(engine.sql(), "SELECT COUNT(*) FROM pragma_table_info('messages') WHERE name = 'content'"), 0, "the text copy is gone");
+    assert_eq!(count(engine.sql(), "SELECT COUNT(*) FROM messages WHERE typeof(identity_hash) = 'blob' AND length(identity_hash) = 16"), 5);
+    assert_eq!(text_search(&mut engine, "next line").len(), 1, "word search over an old message");
+    assert_eq!(text_search(&mut engine, "静默模式").len(), 1, "CJK search over an old message");
+    assert_eq!(text_search(&mut engine, "backslash story").len(), 1);
+    let again = engine.commit_turn(turn("t-replay", varied_messages()), 7).unwrap();
+    assert_eq!(again.stored_messages, 0, "messages stored before the upgrade are recognised, not stored twice");
+    let report = doctor(&mut engine, false);
+    assert!(report.ok, "{:?}", report.checks);
+}
+
+pub fn literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments<S: Sql>(open: impl Fn() -> S) {
+    let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
+    engine.commit_turn(turn("t1", varied_messages()), 2).unwrap();
+    for pattern in [
+        "say \"HI\" to",
+        "C:\\path\\file",
+        "file\nnext",
+        "alpha\nbeta",
+        "静默模式 😀",
+        "😀",
+        "{\"path\":\"a.txt\"",
+        "\":\"",
+        "\"x\\\"y\"",
+        "tool call noargs",
+        "body\twith",
+        "nul\u{2400}here",
+        "nul\u{0}here",
+        "$ ls -la\ntotal",
+    ] {
+        assert_eq!(text_search(&mut engine, pattern).len(), 1, "pattern {pattern:?}");
+    }
+    for pattern in ["\\\\", "private reasoning", "say hi", "AAAA", "alphabeta", "\"hi\\"] {
+        assert_eq!(text_search(&mut engine, pattern).len(), 0, "pattern {pattern:?} must not match");
+    }
+    assert_eq!(text_search(&mut engine, "\\").len(), 3, "a backslash: the path, the summary, the tool arguments' JSON");
+    let hit = text_search(&mut engine, "静默");
+    assert!(hit[0].contains("静默模式"), "{hit:?}");
+}
+
+pub fn the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it<S: Sql>(open: impl Fn() -> S) {
+    let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
+    engine.commit_turn(turn("t1", varied_messages()), 2).unwrap();
+    let rows = engine.sql().query("SELECT m.raw_json, v.content FROM messages m JOIN messages_text v ON v.rowid = m.id ORDER BY m.id", &[]).unwrap();
+    assert_eq!(rows.len(), 5);
+    for row in &rows {
+        let derived = lossless_wasm::core::message::text_of_raw_json(&row.text(0).unwrap()).unwrap();
+        assert_eq!(row.text(1).unwrap(), derived, "the SQL view and Rust derive the same text");
+    }
+    let integrity = engine.sql().query_row("PRAGMA integrity_check", &[]).unwrap().unwrap().text(0).unwrap();
+    assert_eq!(integrity, "ok");
+    assert!(doctor(&mut engine, false).ok);
+    // A ghost entry and a message missing from the index: found, and repaired from raw_json.
+    engine.sql().execute("INSERT INTO messages_fts (docid, content) VALUES (424242, 'ghost row')", &[]).unwrap();
+    engine.sql().execute("INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, raw_json, created_at) VALUES (1, 6, 'user', 5, 'unindexed', '{\"role\":\"user\",\"content\":\"zebra crossing\"}', 0)", &[]).unwrap();
+    let found = doctor(&mut engine, false);
+    assert!(found.checks.iter().any(|c| c.name == "messages_fts" && !c.ok), "{:?}", found.checks);
+    let fixed = doctor(&mut engine, true);
+    assert!(fixed.fixed.contains(&"messages_fts"), "{:?}", fixed.checks);
+    assert!(text_search(&mut engine, "ghost row").is_empty());
+    assert_eq!(text_search(&mut engine, "zebra crossing").len(), 1, "the rebuilt index holds the missing message");
+}
+
 /// Runs every case, naming the one that fails.
 #[macro_export]
 macro_rules! for_each_store_case {
@@ -170,5 +279,8 @@ macro_rules! for_each_store_case {
         $run!(huge_messages_and_nul_bytes_are_stored_intact);
         $run!(search_finds_words_cjk_and_rejects_bad_fts_syntax);
         $run!(duplicate_tool_call_ids_and_parts_are_recorded);
+        $run!(a_version_6_database_upgrades_keeping_every_message_searchable_and_recognised);
+        $run!(literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments);
+        $run!(the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it);
     };
 }
