@@ -8,7 +8,8 @@ use super::params::{checked_tail_start, validate_session, AfterTurnParams, Boots
 use super::Engine;
 use crate::core::message::parse_messages;
 use crate::error::Result;
-use crate::store::messages::{self, Appended};
+use crate::store::bulk;
+use crate::store::messages::Appended;
 use crate::store::{conversations, Sql};
 
 impl<S: Sql> Engine<S> {
@@ -19,7 +20,7 @@ impl<S: Sql> Engine<S> {
         let parsed = parse_messages(values, first_index)?;
         self.store.write(|sql| {
             let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
-            messages::append(sql, &conversation, &parsed, now_ms)
+            bulk::append_any(sql, &conversation, &parsed, now_ms)
         })
     }
 
@@ -43,7 +44,7 @@ impl<S: Sql> Engine<S> {
                 let parsed = parse_messages(&chunk, total)?;
                 total += chunk.len();
                 drop(chunk);
-                let step = messages::append(sql, &conversation, &parsed, now_ms)?;
+                let step = bulk::append_any(sql, &conversation, &parsed, now_ms)?;
                 appended.inserted += step.inserted;
                 appended.skipped += step.skipped;
                 // The next chunk continues from the totals this one left.

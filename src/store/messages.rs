@@ -39,7 +39,7 @@ pub fn identity_key(identity: &str) -> SqlValue {
     bytes.map_or_else(|| identity.into(), SqlValue::Blob)
 }
 
-fn part_kind(role: Role, part: &MessagePart) -> &'static str {
+pub(crate) fn part_kind(role: Role, part: &MessagePart) -> &'static str {
     match (role, part.kind) {
         (Role::ToolResult, PartKind::Text) => "tool_result",
         (_, PartKind::Text) => "text",

@@ -5,6 +5,7 @@
 
 pub mod accounting;
 pub mod advancements;
+pub mod bulk;
 pub mod compaction;
 pub mod context;
 pub mod conversations;

@@ -45,13 +45,17 @@ pub fn messages_from_js(call: &str, messages: &Array, first_index: usize) -> Res
         }
     })?;
     let json = json.as_string().unwrap_or_default();
-    let values: Vec<Value> = serde_json::from_str(&json).map_err(|err| {
-        if err.to_string().contains("recursion limit") {
-            too_deep(&what)
-        } else {
-            Error::input(&what, err.to_string())
+    let values: Vec<Value> = match serde_json::from_str(&json) {
+        Ok(values) => values,
+        Err(err) if err.to_string().contains("recursion limit") => return Err(too_deep(&what)),
+        // JSON.stringify writes a lone surrogate (broken UTF-16 from the host) as a `\uD800`
+        // escape, which serde_json refuses; the value-by-value conversion stores it as U+FFFD,
+        // as it always did. Nothing else JSON.stringify writes fails to parse.
+        Err(_) => {
+            super::depth::check(messages, &what)?;
+            serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input(&what, e.to_string()))?
         }
-    })?;
+    };
     for (i, value) in values.iter().enumerate() {
         // The array is level 0 of the limit in the value-by-value check; a message is level 1.
         if depth_of(value) + 1 > MAX_DEPTH {

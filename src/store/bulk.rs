@@ -1,0 +1,97 @@
+//! Appending many messages at once (a bootstrap chunk, a large ingest batch): the same rows as
+//! [`super::messages::append`] writes one statement per row, written with one statement per
+//! table. Each statement takes its rows as one JSON array and reads them with `json_each`, so the
+//! per-row work happens inside SQLite instead of in a round trip from wasm to the database
+//! driver for every row, value by value.
+//!
+//! The outcome is the same as appending one by one: messages whose identity the conversation
+//! already holds, or that repeat an earlier one of the batch, are skipped; the rest get the next
+//! ids, `seq`s and context ordinals in order. Everything is deterministic (ids come from the
+//! table's current maximum), so a journal that replays the statements rebuilds the same rows.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Value};
+
+use crate::core::message::StoredMessage;
+use crate::error::{Error, Result};
+use crate::store::conversations::{add_appended, Conversation};
+use crate::store::messages::{part_kind, Appended};
+use crate::store::sql::Sql;
+
+/// Below this many messages the row-by-row append is as fast and simpler.
+pub const BULK_MIN_MESSAGES: usize = 32;
+
+const EXISTING_SQL: &str = "SELECT lower(hex(identity_hash)) FROM messages \
+     WHERE conversation_id = ?1 AND identity_hash IN (SELECT unhex(value) FROM json_each(?2))";
+const NEXT_ID_SQL: &str = "SELECT COALESCE(MAX(id), 0) FROM messages";
+const MESSAGES_SQL: &str = "INSERT INTO messages (id, conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
+     SELECT value ->> 0, ?1, value ->> 1, value ->> 2, value ->> 3, unhex(value ->> 4), value ->> 5, value ->> 6, ?2, value ->> 7 FROM json_each(?3)";
+const FTS_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
+const PARTS_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) \
+     SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?1)";
+const CONTEXT_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) \
+     SELECT ?1, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?2)";
+
+/// Appends `messages`: row by row when they are few, else in bulk. Call inside a write
+/// transaction.
+pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+    if messages.len() < BULK_MIN_MESSAGES {
+        super::messages::append(sql, conversation, messages, now_ms)
+    } else {
+        append_bulk(sql, conversation, messages, now_ms)
+    }
+}
+
+/// Appends `messages` to the conversation as [`super::messages::append`] does. Call inside a
+/// write transaction.
+pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+    let identities: Vec<&str> = messages.iter().map(|m| m.identity.as_str()).collect();
+    let stored: HashSet<String> = sql
+        .query(EXISTING_SQL, &[conversation.id.into(), serde_json::to_string(&identities).map_err(json_err)?.into()])?
+        .iter()
+        .map(|row| row.text(0))
+        .collect::<Result<_>>()?;
+    let mut seen: HashSet<&str> = HashSet::with_capacity(messages.len());
+    let new: Vec<&StoredMessage> = messages
+        .iter()
+        .filter(|m| !stored.contains(&m.identity.to_ascii_lowercase()) && seen.insert(m.identity.as_str()))
+        .collect();
+    let outcome = Appended { inserted: new.len(), skipped: messages.len() - new.len() };
+    if new.is_empty() {
+        return Ok(outcome);
+    }
+    let first_id = sql.query_row(NEXT_ID_SQL, &[])?.map_or(Ok(0), |r| r.int(0))? + 1;
+    let (mut rows, mut texts, mut parts, mut items) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut tokens = 0i64;
+    for (k, message) in new.iter().enumerate() {
+        let id = first_id + k as i64;
+        let seq = conversation.message_count + k as i64 + 1;
+        let ordinal = conversation.next_ordinal + k as i64 + 1;
+        rows.push(json!([id, seq, message.role.as_str(), message.tokens, message.identity, message.timestamp_ms, message.raw_json, message.host_entry_id]));
+        texts.push(json!([id, message.text]));
+        for (ordinal, part) in message.parts.iter().enumerate() {
+            let call = part.tool_call_id.clone().or_else(|| message.tool_call_id.clone());
+            let tool = part.tool_name.clone().or_else(|| message.tool_name.clone());
+            parts.push(json!([id, ordinal, part_kind(message.role, part), call, tool]));
+        }
+        items.push(json!([ordinal, id, message.tokens]));
+        tokens += i64::from(message.tokens);
+    }
+    sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into()])?;
+    sql.execute(FTS_SQL, &[to_json(&texts)?.into()])?;
+    if !parts.is_empty() {
+        sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
+    }
+    sql.execute(CONTEXT_SQL, &[conversation.id.into(), to_json(&items)?.into()])?;
+    add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
+    Ok(outcome)
+}
+
+fn to_json(rows: &[Value]) -> Result<String> {
+    serde_json::to_string(rows).map_err(json_err)
+}
+
+fn json_err(err: serde_json::Error) -> Error {
+    Error::storage(format!("encoding rows for a bulk insert: {err}"))
+}

@@ -1,0 +1,95 @@
+//! Appending in bulk (one statement per table, rows as JSON) stores exactly what appending row
+//! by row stores: the same messages, ids, seqs, identities, parts, context items, totals and
+//! search index, skipping the same duplicates.
+#![cfg(not(target_arch = "wasm32"))]
+
+use lossless_wasm::core::config::Config;
+use lossless_wasm::engine::*;
+use lossless_wasm::store::native::NativeSql;
+use lossless_wasm::store::{Row, Sql, SqlValue};
+use serde_json::{json, Value};
+
+fn engine() -> Engine<NativeSql> {
+    Engine::open(NativeSql::in_memory().unwrap(), Config::default(), 1_000).unwrap()
+}
+
+/// A varied history: text, tool calls with arguments, tool results, thinking, an image, CJK,
+/// a repeated message, and a message with a NUL.
+fn history() -> Vec<Value> {
+    let mut out = Vec::new();
+    for t in 0..60i64 {
+        let ts = t * 10;
+        out.push(json!({"role": "user", "content": format!("request {t}: 修复 parser \"quoted\" \\ path\nline two"), "timestamp": ts}));
+        out.push(json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": format!("reading {t}")},
+                        {"type": "toolCall", "id": format!("c{t}"), "name": "read", "arguments": {"path": format!("src/{t}.rs")}}], "timestamp": ts + 1}));
+        out.push(json!({"role": "toolResult", "toolCallId": format!("c{t}"), "toolName": "read", "content": [{"type": "text", "text": format!("fn f{t}() {{}}\u{0}")}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}], "isError": false, "timestamp": ts + 2}));
+        if t % 7 == 0 {
+            out.push(json!({"role": "user", "content": format!("request {t}: 修复 parser \"quoted\" \\ path\nline two"), "timestamp": ts}));
+        }
+    }
+    out
+}
+
+fn dump(e: &mut Engine<NativeSql>, sql: &str) -> Vec<Vec<SqlValue>> {
+    e.sql().query(sql, &[]).unwrap().into_iter().map(|Row(values)| values).collect()
+}
+
+fn tables(e: &mut Engine<NativeSql>) -> Vec<Vec<Vec<SqlValue>>> {
+    [
+        "SELECT id, conversation_id, seq, role, token_count, hex(identity_hash), host_timestamp, raw_json, host_entry_id FROM messages ORDER BY id",
+        "SELECT * FROM message_parts ORDER BY message_id, ordinal",
+        "SELECT * FROM context_items ORDER BY conversation_id, ordinal",
+        "SELECT id, message_count, token_count, next_ordinal, context_token_count FROM conversations ORDER BY id",
+        "SELECT docid FROM messages_fts WHERE messages_fts MATCH 'parser' ORDER BY docid",
+        "SELECT docid FROM messages_fts WHERE messages_fts MATCH 'reading' ORDER BY docid",
+        "SELECT docid FROM messages_fts WHERE messages_fts MATCH 'read' ORDER BY docid",
+    ]
+    .iter()
+    .map(|q| dump(e, q))
+    .collect()
+}
+
+#[test]
+fn bulk_and_row_by_row_appends_store_the_same_rows() {
+    let all = history();
+    let (first, rest) = all.split_at(40);
+    let session = json!({"sessionId": "s", "sessionKey": "agent:main:bulk"});
+    let batch = |messages: &[Value]| {
+        let mut p = session.clone();
+        p["messages"] = json!(messages);
+        decode::<IngestParams>("ingest", p).unwrap()
+    };
+
+    // Row by row: one message per call.
+    let mut rows = engine();
+    for message in &all {
+        rows.ingest(batch(std::slice::from_ref(message)), 5).unwrap();
+    }
+    // In bulk: a first batch, then the whole history again (the first 40 are already stored).
+    let mut bulk = engine();
+    assert!(first.len() >= lossless_wasm::store::bulk::BULK_MIN_MESSAGES);
+    bulk.ingest(batch(first), 5).unwrap();
+    let again = bulk.ingest(batch(&all), 5).unwrap();
+    assert_eq!(again, rest.len() - rest.iter().filter(|m| first.contains(m)).count() - duplicates_within(rest, first));
+
+    assert_eq!(tables(&mut bulk), tables(&mut rows));
+    let ok = dump(&mut bulk, "PRAGMA integrity_check");
+    assert_eq!(ok, vec![vec![SqlValue::Text("ok".into())]]);
+}
+
+/// Messages of `rest` that repeat an earlier message of `rest` (not of `first`).
+fn duplicates_within(rest: &[Value], first: &[Value]) -> usize {
+    let mut seen: Vec<&Value> = Vec::new();
+    let mut dups = 0;
+    for m in rest {
+        if first.contains(m) {
+            continue;
+        }
+        if seen.contains(&m) {
+            dups += 1;
+        } else {
+            seen.push(m);
+        }
+    }
+    dups
+}
