@@ -91,7 +91,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const h = host71(storage, { llm: summarizer() });
     const sent = [];
     for (let i = 0; i < 12; i++) sent.push(await h.turn(`turn ${i}: ${"please note the tide tables ".repeat(20)}`));
-    const rows = await query(h.dbPath, "SELECT conversation_id, role, content FROM messages ORDER BY conversation_id, seq");
+    const rows = await query(h.dbPath, "SELECT m.conversation_id, m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.conversation_id, m.seq");
     assert.equal(rows.length, 24, "two messages per turn, no duplicates from the two afterTurn calls");
     assert.deepEqual(new Set(rows.map((r) => r[0])).size, 1, "one conversation: no turn looked like a reset");
     for (const [i, s] of sent.entries()) {
