@@ -54,6 +54,12 @@ fn with_empty_messages(mut rest: Value) -> Value {
     rest
 }
 
+/// The host's history for `assemble`, converted only if called (when the host holds messages
+/// we never stored: history from before the engine was installed, possibly thousands).
+fn host_history(messages: Array) -> impl FnOnce() -> crate::error::Result<Vec<Value>> {
+    move || json_messages::messages_from_js("assemble", &messages, 0)
+}
+
 fn convert_messages(call: &str, messages: &JsValue) -> Result<Vec<Value>, JsError> {
     depth::check(messages, &format!("{call} messages")).map_err(js_error)?;
     serde_wasm_bindgen::from_value(messages.clone()).map_err(|e| js_error(Error::input(format!("{call} messages"), e.to_string())))
@@ -148,10 +154,7 @@ impl WasmEngine {
         let (rest, messages) = split_messages("assemble", &params)?;
         let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
         let len = messages.length() as usize;
-        let history = || {
-            depth::check(&messages, "assemble messages")?;
-            serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input("assemble messages", e.to_string()))
-        };
+        let history = host_history(messages);
         let view = self.inner.assemble_with(params, len, history, now(now_ms)).map_err(js_error)?;
         to_js(&AssembleOut {
             messages_json: format!("[{}]", view.messages.join(",")),
@@ -170,10 +173,7 @@ impl WasmEngine {
         let (rest, messages) = split_messages("assemble", &params)?;
         let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
         let len = messages.length() as usize;
-        let history = || {
-            depth::check(&messages, "assemble messages")?;
-            serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input("assemble messages", e.to_string()))
-        };
+        let history = host_history(messages);
         let held = held.filter(|t| t.is_finite() && *t >= 0.0).map(|t| t as u64);
         let out = self.inner.assemble_handover(params, len, history, held, now(now_ms)).map_err(js_error)?;
         let object = Object::new();
