@@ -1,6 +1,6 @@
 // Crash test for the browser storage (openBrowserEngine: IndexedDB snapshot + journal): a page
-// commits turns as fast as it can while the whole Chromium process is killed (SIGKILL) at a
-// random moment, five times over, on one profile directory. After every kill the stored
+// commits turns as fast as it can while Chromium — the browser and every process it started — is
+// killed (SIGKILL) at a random moment, five times over, on one profile directory. After every kill the stored
 // database opens, passes `PRAGMA integrity_check`, and holds every turn the page had been told
 // was committed, each with both of its messages, in order. Small checkpoints make kills land in
 // checkpoints as well as in journal appends.
@@ -40,6 +40,55 @@ function browserPid(dir) {
     if (cmdline.includes(`--user-data-dir=${dir}`) && !cmdline.some((a) => a.startsWith("--type="))) return Number(entry);
   }
   return undefined;
+}
+
+/** The processes descended from `pid` (renderers, GPU, the storage service...). */
+function descendants(pid) {
+  const parent = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Field 4 of /proc/<pid>/stat is the parent pid; the command name (field 2) may hold spaces.
+      const stat = readFileSync(`/proc/${entry}/stat`, "latin1");
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      continue;
+    }
+  }
+  const found = [];
+  const queue = [pid];
+  while (queue.length) {
+    const p = queue.shift();
+    for (const [child, ppid] of parent) if (ppid === p) (found.push(child), queue.push(child));
+  }
+  return found;
+}
+
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "latin1").includes(") Z ");
+  } catch {
+    return false;
+  }
+};
+
+/** Kills the browser and every process it started at once, as a crash of the whole browser does,
+ *  and waits until they are gone: a relaunch must not meet a survivor still holding the
+ *  profile's storage. */
+async function killBrowser(pid) {
+  const all = [pid, ...descendants(pid)];
+  for (const p of all) {
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  for (let waited = 0; all.some(alive); waited += 20) {
+    assert.ok(waited < 10_000, `browser processes ${all.filter(alive).join(", ")} outlived SIGKILL by 10 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 async function openPage(context) {
@@ -100,7 +149,7 @@ test("every acknowledged turn survives the browser being killed mid-write", asyn
     while (acked < target) await new Promise((r) => setTimeout(r, 5));
     // Kill at a random point of the next few writes.
     await new Promise((r) => setTimeout(r, Math.random() * 30));
-    process.kill(pid, "SIGKILL");
+    await killBrowser(pid);
     await context.close().catch(() => {});
 
     const reopened = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS, headless: true });
