@@ -43,11 +43,36 @@ export function resolveDbPath(api) {
   return typeof configured === "string" && configured.trim() ? configured : join(stateDir(api), "lossless-wasm", "lossless.sqlite");
 }
 
+/** Registers `openclaw lcm …` with the host's CLI; it runs the headless command (cli.js) on this
+ *  plugin's database. */
+function registerLcmCli(api) {
+  api.registerCli?.(
+    async ({ program }) => {
+      program
+        .command("lcm")
+        .description(LCM_CLI_DESCRIPTION)
+        .argument("[args...]", "status | doctor [--dry-run] | repair [--dry-run] | import <lcm.db>, and their options")
+        .allowUnknownOption(true)
+        .helpOption(false)
+        .action(async (args) => {
+          const { main } = await import("./cli.js");
+          process.exitCode = await main(["--db", resolveDbPath(api), ...(args ?? [])]);
+        });
+    },
+    { descriptors: [{ name: "lcm", description: LCM_CLI_DESCRIPTION, hasSubcommands: true }] },
+  );
+}
+
+const LCM_CLI_DESCRIPTION = "Lossless context: status, integrity doctor, repair of fallback summaries, lossless-claw import";
+
 export default {
   id: ENGINE_ID,
   name: "Lossless context (wasm)",
   description: "Lossless context management: every message kept in SQLite, a budget-sized view for the model.",
   register(api) {
+    // `openclaw lcm status|doctor|repair|import`: the operator command through the host's own CLI
+    // (typed in chat, /lcm reaches the plugin only through the gateway's channels).
+    registerLcmCli(api);
     if (api.registrationMode === "cli-metadata") return;
     const config = api.pluginConfig ?? {};
     const open = () => openNodeEngine(resolveDbPath(api), config);

@@ -130,12 +130,13 @@ for (const hostVersion of e2eHosts()) test(
 );
 
 for (const hostVersion of e2eHosts()) test(
-  hostTitle("recall: the host loads the /lcm command and the three tools from the installed package", hostVersion),
+  hostTitle("recall: the host loads the /lcm command and the three tools; `openclaw lcm status` and `openclaw lcm doctor` run through the host", hostVersion),
   { timeout: 10 * 60_000 },
   async (t) => {
     // Typing /lcm into `agent --local --message` or the local TUI reaches the model as text in
     // 2026.9.6 (plugin commands are dispatched by the gateway's channels), so this checks what
-    // the host registered; the command's behaviour is covered in tests/js/lcm-command.test.mjs.
+    // the host registered, and runs the operator command through the host's own CLI
+    // (`openclaw lcm …`, registered with api.registerCli) on the database a turn wrote.
     const e2e = await setupE2e(t, { hostVersion, contextWindow: CONTEXT_WINDOW });
     const inspect = await e2e.sandbox.inspectPlugin("lossless-wasm");
     const text = JSON.stringify(inspect.json ?? inspect.stdout);
@@ -146,6 +147,20 @@ for (const hostVersion of e2eHosts()) test(
     assert.deepEqual(plugin.toolNames, ["lcm_grep", "lcm_describe", "lcm_expand"]);
     assert.match(text, /"commands":\[[^\]]*"lcm"/, "the /lcm command is registered");
     assert.doesNotMatch(text, /registration failed|must declare contracts\.tools/);
+
+    const sessionKey = `agent:main:e2e-lcm-cli-${Date.now()}`;
+    const turn = await e2e.turn(sessionKey, "Note for the operator command test: the deploy window is Tuesday.");
+    assert.ok(turn.turn.reply, `the turn was not answered: ${JSON.stringify(turn.turn.metaError)}`);
+    const status = await e2e.sandbox.openclaw(["lcm", "status"], { allowFail: true });
+    t.diagnostic(`openclaw lcm status (exit ${status.code}):\n${status.stdout}\n${status.stderr}`);
+    assert.equal(status.code, 0, `openclaw lcm status failed:\n${status.stdout}\n${status.stderr}`);
+    assert.match(status.stdout, /lossless-wasm status\nconversations: 1 active/);
+    assert.match(status.stdout, /messages: [1-9]\d* \(/);
+    const doctor = await e2e.sandbox.openclaw(["lcm", "doctor", "--dry-run"], { allowFail: true });
+    t.diagnostic(`openclaw lcm doctor --dry-run (exit ${doctor.code}):\n${doctor.stdout}\n${doctor.stderr}`);
+    assert.match(doctor.stdout, /lossless-wasm doctor: .*\(dry run: nothing changed\)/);
+    assert.match(doctor.stdout, /sqlite_integrity/);
+    assert.equal(doctor.code, 0, `a fresh database must pass every check:\n${doctor.stdout}`);
     e2e.markPassed();
   },
 );
