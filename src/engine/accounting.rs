@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::params::SessionRef;
 use super::Engine;
 use crate::core::accounting::{HostFacts, ViewBudget};
-use crate::core::message::{parse_messages, Role, StoredMessage};
+use crate::core::message::{Role, StoredMessage};
 use crate::core::tokens::estimate_text;
 use crate::error::Result;
 use crate::store::{accounting as store, Sql};
@@ -90,22 +90,21 @@ impl<S: Sql> Engine<S> {
     }
 
     /// Learns from a turn a host handed over through `afterTurn` (hosts without `commitTurn`,
-    /// such as OpenClaw 2026.7): `turn` are the messages after `prePromptMessageCount`, already
-    /// stored; `window` the model's window when the host reports one. The same lessons as a
+    /// such as OpenClaw 2026.7): `turn` are the messages after `prePromptMessageCount` (and
+    /// `parsed` the same, parsed), already stored; `window` the model's window when the host reports one. The same lessons as a
     /// commit, against the view the last `assemble` returned. A session we hold no conversation
     /// for (or an older one under its key) teaches nothing.
-    pub(crate) fn learn_after_turn(&mut self, session: &SessionRef, turn: &[Value], window: Option<f64>, now_ms: i64) -> Result<()> {
+    pub(crate) fn learn_after_turn(&mut self, session: &SessionRef, turn: &[Value], parsed: &[StoredMessage], window: Option<f64>, now_ms: i64) -> Result<()> {
         let Some(conversation) = self.conversation(session)?.filter(|c| c.session_id == session.session_id) else {
             return Ok(());
         };
-        let parsed = parse_messages(turn, 0)?;
         let mut facts = self.host_facts(conversation.id)?;
         let before = facts.clone();
         if let Some(window) = tokens_of(window) {
             facts.window = Some(window);
         }
         let view_tokens = self.views.tokens(conversation.id).map(|t| u32::try_from(t).unwrap_or(u32::MAX));
-        learn_from_turn(&mut facts, turn, &parsed, view_tokens);
+        learn_from_turn(&mut facts, turn, parsed, view_tokens);
         if facts != before {
             self.store.write(|sql| Self::save_facts(sql, conversation.id, &facts, now_ms))?;
             self.remember_facts(conversation.id, facts);

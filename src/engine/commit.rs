@@ -35,14 +35,7 @@ impl<S: Sql> Engine<S> {
         let session = &params.session;
         let facts = self.facts_after_turn(&params, &parsed)?;
         // The turn's messages, its advancement record and the trigger's decision: one transaction.
-        self.store.begin_batch()?;
-        let outcome = self.commit_parsed(params.advancement_key.as_str(), session, &parsed, &payload_hash, facts, now_ms);
-        let committed = self.store.end_batch(outcome);
-        if committed.is_err() {
-            // What was learned in memory rolled back with the transaction: read it again.
-            self.accounting.facts.clear();
-        }
-        committed
+        self.in_turn_transaction(|e| e.commit_parsed(params.advancement_key.as_str(), session, &parsed, &payload_hash, facts, now_ms))
     }
 
     fn commit_parsed(&mut self, key: &str, session: &SessionRef, parsed: &[StoredMessage], payload_hash: &str, facts: HostFacts, now_ms: i64) -> Result<CommitTurnResult> {

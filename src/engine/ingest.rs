@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::params::{checked_tail_start, validate_session, AfterTurnParams, BootstrapParams, BootstrapResult, IngestParams, SessionRef};
 use super::Engine;
-use crate::core::message::parse_messages;
+use crate::core::message::{parse_messages, StoredMessage};
 use crate::error::Result;
 use crate::store::bulk;
 use crate::store::messages::Appended;
@@ -18,9 +18,14 @@ impl<S: Sql> Engine<S> {
     pub fn ingest_from(&mut self, session: &SessionRef, values: &[Value], first_index: usize, now_ms: i64) -> Result<Appended> {
         validate_session(session)?;
         let parsed = parse_messages(values, first_index)?;
+        self.store_parsed(session, &parsed, now_ms)
+    }
+
+    /// Stores already parsed messages, as [`Engine::ingest_from`] does.
+    fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], now_ms: i64) -> Result<Appended> {
         self.store.write(|sql| {
             let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
-            bulk::append_any(sql, &conversation, &parsed, now_ms)
+            bulk::append_any(sql, &conversation, parsed, now_ms)
         })
     }
 
@@ -76,19 +81,15 @@ impl<S: Sql> Engine<S> {
     /// have no commitTurn; `window` is the model's window when the host reports it), and
     /// evaluates the compaction trigger when any message was new: one transaction.
     pub fn ingest_turn_tail(&mut self, session: &SessionRef, tail: &[Value], first_index: usize, window: Option<f64>, now_ms: i64) -> Result<usize> {
-        self.store.begin_batch()?;
-        let outcome = self.ingest_from(session, tail, first_index, now_ms).and_then(|appended| {
-            self.learn_after_turn(session, tail, window, now_ms)?;
+        validate_session(session)?;
+        let parsed = parse_messages(tail, first_index)?;
+        self.in_turn_transaction(|e| {
+            let appended = e.store_parsed(session, &parsed, now_ms)?;
+            e.learn_after_turn(session, tail, &parsed, window, now_ms)?;
             if appended.inserted > 0 {
-                self.trigger_for(session, now_ms)?;
+                e.trigger_for(session, now_ms)?;
             }
             Ok(appended.inserted)
-        });
-        let committed = self.store.end_batch(outcome);
-        if committed.is_err() {
-            // What was learned in memory rolled back with the transaction: read it again.
-            self.accounting.facts.clear();
-        }
-        committed
+        })
     }
 }

@@ -53,6 +53,19 @@ impl<S: Sql> Engine<S> {
         &self.config
     }
 
+    /// Runs a turn's writes (`work`) as one transaction: every store write inside joins it, all
+    /// commit or none do. Host facts learned in memory during a turn that rolls back are
+    /// forgotten, so they are read again from the store.
+    pub(crate) fn in_turn_transaction<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.store.begin_batch()?;
+        let outcome = work(self);
+        let committed = self.store.end_batch(outcome);
+        if committed.is_err() {
+            self.accounting.facts.clear();
+        }
+        committed
+    }
+
     /// Whether a write committed since the last call (the shim persists the database when so).
     pub fn take_dirty(&mut self) -> bool {
         self.store.take_dirty()

@@ -33,7 +33,7 @@ use crate::error::Result;
 pub struct Store<S: Sql> {
     sql: S,
     dirty: bool,
-    /// Inside [`Store::batch`]: writes join its transaction instead of opening their own.
+    /// Between [`Store::begin_batch`] and [`Store::end_batch`]: writes join its transaction instead of opening their own.
     batching: bool,
 }
 

@@ -69,11 +69,9 @@ pub fn planning_items(sql: &mut impl Sql, conversation_id: i64, tail: TailRule, 
     let tail_items = i64::from(tail.count).saturating_mul(2).saturating_add(256);
     let newest = store::load_item_page(sql, conversation_id, ItemPage::Newest { limit: tail_items })?;
     let head_end = head.last().map_or(i64::MIN, |i| i.ordinal);
-    let first_newest = newest.first().map_or(i64::MAX, |i| i.ordinal);
-    let read = head.len() as i64 + newest.iter().filter(|i| i.ordinal > head_end).count() as i64;
     head.extend(newest.into_iter().filter(|i| i.ordinal > head_end));
     // Nothing was left out when the two parts meet (every item was read).
-    let gap_after = (read < count && first_newest > head_end).then_some(head_end);
+    let gap_after = ((head.len() as i64) < count).then_some(head_end);
     Ok(Planning { items: head, gap_after })
 }
 
