@@ -1,21 +1,10 @@
 // Deterministic agent transcripts for the host-path benchmark. Two shapes:
 //  - "mixed": tool-loop turns (prompt, assistant tool call, tool result of 0.2-3 KB, answer)
-//    mixed with short chat turns; about 500 bytes of JSON per message on average;
+//    mixed with short chat turns; about 800 bytes of JSON per message on average;
 //  - "short": ~170-byte chat messages, so a 128K budget shows about 5,000 of them: the largest
 //    view per token and the worst case for per-turn costs that grow with the view.
 // Each message carries a timestamp, as the host's do, so message identities are distinct.
-
-/** A small seeded PRNG (mulberry32), so every run builds the same transcript. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../../tests/js/prng.mjs";
 
 const WORDS = ("the file test module function error build compile cache budget summary index query " +
   "request response token window context message session agent tool result value config path " +
@@ -35,7 +24,7 @@ function sentence(rand, chars) {
 /** An endless generator of host messages in turns; `turn()` returns the next turn's messages. */
 export function transcript(shape = "mixed", seed = 7) {
   if (shape !== "mixed" && shape !== "short") throw new Error(`unknown transcript shape ${JSON.stringify(shape)}`);
-  const rand = random(seed);
+  const rand = prng(seed);
   let ts = 1_790_000_000_000;
   let n = 0;
   const user = (text) => ({ role: "user", content: text, timestamp: ts++ });
@@ -59,15 +48,6 @@ export function transcript(shape = "mixed", seed = 7) {
     ];
   };
   return { turn: shape === "short" ? short : mixed };
-}
-
-/** The first `count` messages of a transcript (whole turns, cut at `count`). */
-export function messages(count, shape, seed) {
-  const source = transcript(shape, seed);
-  const out = [];
-  while (out.length < count) out.push(...source.turn());
-  out.length = count;
-  return out;
 }
 
 /** The bytes the host's own JSONL transcript takes for these messages: one `message` entry per

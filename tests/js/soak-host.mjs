@@ -6,19 +6,8 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { createFakeHost } from "./fake-host.mjs";
+import { prng } from "./prng.mjs";
 import { loadPlugin, query, tempDir } from "./support.mjs";
-
-/** Deterministic PRNG (mulberry32): a soak replays exactly from its seed. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export const FAULTS = ["throw", "timeout", "empty", "longer", "html502", "echo", "stopError", "lateAfterAbort", "refusal"];
 
