@@ -35,6 +35,8 @@ fn dump(e: &mut Engine<NativeSql>, sql: &str) -> Vec<Vec<SqlValue>> {
 }
 
 fn tables(e: &mut Engine<NativeSql>) -> Vec<Vec<Vec<SqlValue>>> {
+    // Row-by-row appends leave a few messages waiting for the search index; compare full indexes.
+    lossless_wasm::store::search_index::catch_up(e.sql()).unwrap();
     [
         "SELECT id, conversation_id, seq, role, token_count, hex(identity_hash), host_timestamp, raw_json, host_entry_id FROM messages ORDER BY id",
         "SELECT * FROM message_parts ORDER BY message_id, ordinal",

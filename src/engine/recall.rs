@@ -387,6 +387,7 @@ impl<S: Sql> Engine<S> {
             "summaries" => ["summary"].as_slice(),
             other => return Err(Error::input("kind", format!("unknown kind {other:?} (expected \"messages\", \"summaries\" or \"both\")"))),
         };
+        self.store.index_waiting_messages()?;
         let found = search::search_in(self.store.sql(), Some(&conversations), &params.pattern, mode, limit, window)?;
         let hits = fair_mix(found.into_iter().filter(|h| kinds.contains(&h.kind)).collect(), limit);
         let mut out = Vec::with_capacity(hits.len());

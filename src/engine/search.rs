@@ -37,6 +37,7 @@ impl<S: Sql> Engine<S> {
             },
             other => return Err(Error::input("scope", format!("unknown scope {other:?} (expected \"conversation\" or \"all\")"))),
         };
+        self.store.index_waiting_messages()?;
         search::search(self.store.sql(), &conversations, &params.pattern, mode, params.limit.unwrap_or(20))
     }
 }

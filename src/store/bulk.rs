@@ -17,6 +17,7 @@ use crate::core::message::StoredMessage;
 use crate::error::{Error, Result};
 use crate::store::conversations::{add_appended, Conversation};
 use crate::store::messages::{part_kind, Appended};
+use crate::store::search_index;
 use crate::store::sql::Sql;
 
 /// Below this many messages the row-by-row append is as fast and simpler.
@@ -27,7 +28,6 @@ const EXISTING_SQL: &str = "SELECT lower(hex(identity_hash)) FROM messages \
 const NEXT_ID_SQL: &str = "SELECT COALESCE(MAX(id), 0) FROM messages";
 const MESSAGES_SQL: &str = "INSERT INTO messages (id, conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
      SELECT value ->> 0, ?1, value ->> 1, value ->> 2, value ->> 3, unhex(value ->> 4), value ->> 5, value ->> 6, ?2, value ->> 7 FROM json_each(?3)";
-const FTS_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
 const PARTS_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?1)";
 const CONTEXT_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) \
@@ -61,6 +61,8 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
     if new.is_empty() {
         return Ok(outcome);
     }
+    // Messages still waiting for the search index go in first, so this batch's rows can follow.
+    search_index::catch_up(sql)?;
     let first_id = sql.query_row(NEXT_ID_SQL, &[])?.map_or(Ok(0), |r| r.int(0))? + 1;
     let (mut rows, mut texts, mut parts, mut items) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut tokens = 0i64;
@@ -79,7 +81,7 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
         tokens += i64::from(message.tokens);
     }
     sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into()])?;
-    sql.execute(FTS_SQL, &[to_json(&texts)?.into()])?;
+    search_index::index_rows(sql, &texts, first_id + new.len() as i64 - 1)?;
     if !parts.is_empty() {
         sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
     }

@@ -6,6 +6,7 @@ use crate::core::message::{MessagePart, PartKind, Role, StoredMessage};
 use crate::error::Result;
 use crate::store::context;
 use crate::store::conversations::{add_appended, Conversation};
+use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
 
 /// What an append did.
@@ -20,9 +21,6 @@ pub struct Appended {
 /// row for a message already stored; any other conflict (a reused `seq`) is an error.
 pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
-
-/// Per-turn statement: a new message's text in the search index (not a trigger: see migration 6).
-pub const INSERT_FTS_SQL: &str = "INSERT INTO messages_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)";
 
 /// Per-turn statement: one structural part of a new message.
 pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)";
@@ -51,12 +49,13 @@ pub(crate) fn part_kind(role: Role, part: &MessagePart) -> &'static str {
 }
 
 /// Appends the messages not yet stored, in order: each gets its parts and a context item at the
-/// end of the active view, and the conversation's running totals grow. Call inside a write
-/// transaction.
+/// end of the active view, and the conversation's running totals grow. Their text reaches the
+/// search index in batches ([`search_index`]). Call inside a write transaction.
 pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
     let mut outcome = Appended::default();
     let mut seq = conversation.message_count;
     let mut tokens: i64 = 0;
+    let mut last_id = None;
     for message in messages {
         let inserted = sql.query_row(
             INSERT_SQL,
@@ -77,7 +76,7 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
             continue;
         };
         let id = row.int(0)?;
-        sql.execute(INSERT_FTS_SQL, &[id.into(), message.text.as_str().into()])?;
+        last_id = Some(id);
         seq += 1;
         for (ordinal, part) in message.parts.iter().enumerate() {
             sql.execute(
@@ -90,8 +89,9 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         tokens += i64::from(message.tokens);
         outcome.inserted += 1;
     }
-    if outcome.inserted > 0 {
+    if let Some(last_id) = last_id {
         add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
+        search_index::after_append(sql, last_id)?;
     }
     Ok(outcome)
 }

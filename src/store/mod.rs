@@ -19,6 +19,7 @@ pub mod repair;
 pub mod schema;
 pub mod raw_match;
 pub mod search;
+pub mod search_index;
 pub mod snippet;
 pub mod sql;
 

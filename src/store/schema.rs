@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (6, include_str!("migrations/006_fts_insert_without_trigger.sql")),
     (7, include_str!("migrations/007_text_derived_from_raw_json.sql")),
     (8, include_str!("migrations/008_identity_as_blob.sql")),
+    (9, include_str!("migrations/009_search_index_backlog.sql")),
 ];
 
 /// The schema version this build writes.

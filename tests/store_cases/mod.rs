@@ -247,6 +247,10 @@ pub fn literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments<S
 pub fn the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it<S: Sql>(open: impl Fn() -> S) {
     let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
     engine.commit_turn(turn("t1", varied_messages()), 2).unwrap();
+    // A turn's messages wait for the index (store/search_index.rs): its content view covers
+    // indexed messages only, `messages_text` every message.
+    assert!(engine.sql().query("SELECT rowid FROM messages_indexed_text", &[]).unwrap().is_empty());
+    assert_eq!(engine.sql().query("SELECT rowid FROM messages_text", &[]).unwrap().len(), 5);
     let rows = engine.sql().query("SELECT m.raw_json, v.content FROM messages m JOIN messages_text v ON v.rowid = m.id ORDER BY m.id", &[]).unwrap();
     assert_eq!(rows.len(), 5);
     for row in &rows {
@@ -259,6 +263,7 @@ pub fn the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it<S
     // A ghost entry and a message missing from the index: found, and repaired from raw_json.
     engine.sql().execute("INSERT INTO messages_fts (docid, content) VALUES (424242, 'ghost row')", &[]).unwrap();
     engine.sql().execute("INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, raw_json, created_at) VALUES (1, 6, 'user', 5, 'unindexed', '{\"role\":\"user\",\"content\":\"zebra crossing\"}', 0)", &[]).unwrap();
+    engine.sql().execute("UPDATE messages_fts_progress SET indexed_through = (SELECT MAX(id) FROM messages)", &[]).unwrap();
     let found = doctor(&mut engine, false);
     assert!(found.checks.iter().any(|c| c.name == "messages_fts" && !c.ok), "{:?}", found.checks);
     let fixed = doctor(&mut engine, true);

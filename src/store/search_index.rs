@@ -1,0 +1,86 @@
+//! The message search index's backlog (migration 9). A turn's few new messages are not put in the
+//! FTS4 index by the statement that stores them: every commit that touches the index flushes a
+//! segment of its own, and that flush plus the tokenizing was a third of a small turn's write.
+//! Instead the stored messages past `messages_fts_progress.indexed_through` wait, and are indexed
+//! together when [`BACKLOG_LIMIT`] of them have gathered, when a bulk append indexes its rows
+//! anyway, and before any search reads the index — so a search never misses a stored message.
+//!
+//! The index's content view (`messages_indexed_text`) covers only indexed messages, so FTS4's
+//! 'integrity-check' and `PRAGMA integrity_check` hold while messages wait. Messages are never
+//! deleted and their ids only grow, so "indexed" is one number.
+
+use serde_json::{json, Value};
+
+use crate::core::message::text_of_raw_json;
+use crate::error::{Error, Result};
+use crate::store::sql::Sql;
+use crate::store::Store;
+
+/// Stored messages that may wait for the index; the append that reaches this many indexes them.
+pub const BACKLOG_LIMIT: i64 = 64;
+
+const PROGRESS_SQL: &str = "SELECT indexed_through, (SELECT COALESCE(MAX(id), 0) FROM messages) FROM messages_fts_progress";
+const WAITING_SQL: &str = "SELECT id, raw_json FROM messages WHERE id > ?1 ORDER BY id";
+const ADVANCE_SQL: &str = "UPDATE messages_fts_progress SET indexed_through = ?1";
+const INSERT_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
+
+/// The last indexed message id and the last stored one.
+fn progress(sql: &mut impl Sql) -> Result<(i64, i64)> {
+    let row = sql.query_row(PROGRESS_SQL, &[])?.ok_or_else(|| Error::storage("messages_fts_progress has no row (schema version 9 creates it)"))?;
+    Ok((row.int(0)?, row.int(1)?))
+}
+
+/// How many stored messages the search index does not hold yet. Read-only.
+pub fn backlog(sql: &mut impl Sql) -> Result<i64> {
+    let (through, last) = progress(sql)?;
+    Ok(last - through)
+}
+
+/// Indexes every stored message the index does not hold yet; returns how many. Call inside a
+/// write transaction. A message whose JSON no longer parses (never written by this engine) is
+/// indexed without text rather than holding every later message back.
+pub fn catch_up(sql: &mut impl Sql) -> Result<usize> {
+    let (through, last) = progress(sql)?;
+    if last <= through {
+        return Ok(0);
+    }
+    let rows: Vec<Value> = sql
+        .query(WAITING_SQL, &[through.into()])?
+        .iter()
+        .map(|row| Ok(json!([row.int(0)?, text_of_raw_json(&row.text(1)?).unwrap_or_default()])))
+        .collect::<Result<_>>()?;
+    let count = rows.len();
+    index_rows(sql, &rows, last)?;
+    Ok(count)
+}
+
+/// After a row-by-row append that stored messages up to `last_id`: indexes the backlog once it
+/// has reached [`BACKLOG_LIMIT`]. Call inside the append's write transaction.
+pub fn after_append(sql: &mut impl Sql, last_id: i64) -> Result<()> {
+    let (through, _) = progress(sql)?;
+    if last_id - through >= BACKLOG_LIMIT {
+        catch_up(sql)?;
+    }
+    Ok(())
+}
+
+/// Indexes `rows` (`[id, text]`, ids ascending, following the last indexed one with nothing
+/// unindexed before them) and records `last_id` as indexed. Call inside a write transaction.
+pub fn index_rows(sql: &mut impl Sql, rows: &[Value], last_id: i64) -> Result<()> {
+    if !rows.is_empty() {
+        let json = serde_json::to_string(rows).map_err(|err| Error::storage(format!("encoding rows for the search index: {err}")))?;
+        sql.execute(INSERT_SQL, &[json.into()])?;
+    }
+    sql.execute(ADVANCE_SQL, &[last_id.into()])
+}
+
+impl<S: Sql> Store<S> {
+    /// Brings the search index up to date before a search reads it. Writes only when messages
+    /// are waiting, so a search over an up-to-date index stays read-only.
+    pub fn index_waiting_messages(&mut self) -> Result<()> {
+        if backlog(self.sql())? == 0 {
+            return Ok(());
+        }
+        self.write(|sql| catch_up(sql).map(drop))
+    }
+}
