@@ -1,6 +1,7 @@
 // The Node side: loads the wasm module once per process and keeps one engine per database path
 // for the life of the process (the host calls the factory every turn). Storage is node:sqlite
-// when available (file-backed, WAL, durable per transaction) or sql.js with a journal file
+// when available (file-backed, WAL; config `durability` says whether each commit is fsynced,
+// node-sqlite.js) or sql.js with a journal file
 // (journal-file.js: each write appended and fsynced, the whole file rewritten only at
 // checkpoints); config `storage` overrides the choice. A sql.js file is locked to one process
 // (file-lock.js): a second process gets a clear error instead of silently losing writes.
@@ -13,7 +14,7 @@ import { initSync } from "../wasm/lossless_wasm.js";
 import { createHandle } from "./engine-handle.js";
 import { lockDatabaseFile } from "./file-lock.js";
 import { foldJournal, journalPath, openJournaledFile } from "./journal-file.js";
-import { NodeSqliteDatabase, nodeSqliteAvailable } from "./node-sqlite.js";
+import { NodeSqliteDatabase, nodeSqliteAvailable, synchronousFor } from "./node-sqlite.js";
 
 const require = createRequire(import.meta.url);
 const STORAGE = ["auto", "sql.js", "node:sqlite"];
@@ -52,7 +53,7 @@ function lockFor(path, storage) {
   }
 }
 
-async function openDatabase(path, storage, { checkpointBytes } = {}) {
+async function openDatabase(path, storage, durability, { checkpointBytes } = {}) {
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") {
     if (existsSync(journalPath(path))) {
@@ -63,7 +64,7 @@ async function openDatabase(path, storage, { checkpointBytes } = {}) {
         unlock();
       }
     }
-    return { db: new NodeSqliteDatabase(path) };
+    return { db: new NodeSqliteDatabase(path, { durability }) };
   }
   const unlock = lockFor(path, storage);
   try {
@@ -86,10 +87,15 @@ export function openNodeEngine(dbPath, config, options) {
   if (!pending) {
     pending = (async () => {
       const storage = chooseStorage(config);
+      // Checked for every driver, so a typo is an error before anything is opened; only
+      // node:sqlite acts on it (the sql.js drivers fsync every commit).
+      const durability = config?.durability ?? "normal";
+      synchronousFor(durability);
       loadWasm();
-      const { db, persist, release } = await openDatabase(path, storage, options);
+      const { db, persist, release } = await openDatabase(path, storage, durability, options);
       try {
-        return Object.assign(createHandle({ db, config, persist }), { storage, path });
+        // `synchronous()`: the open connection's PRAGMA synchronous (node:sqlite only), for tests.
+        return Object.assign(createHandle({ db, config, persist }), { storage, path, synchronous: () => db.synchronous?.() });
       } catch (err) {
         release?.();
         throw err;

@@ -1,10 +1,16 @@
 // node:sqlite behind the subset of sql.js's Database/Statement interface that the Rust backend
 // binds to (prepare/bind/step/get/reset/free, exec), so the same Rust SQL layer runs on both.
-// The database is a file in WAL mode with synchronous=FULL: each committed transaction is durable
-// on its own, with no whole-file export. Several processes may share the file (two gateways of
-// one user): SQLite's busy timeout waits for the other writer, and a statement that still finds
-// the database locked outside a transaction (starting one, or a lone read) is retried, so
-// "database is locked" does not reach the host while the other process is merely busy.
+// The database is a file in WAL mode: each committed transaction persists itself, with no
+// whole-file export. Config `durability` sets `PRAGMA synchronous`. "normal" (the default) does
+// not fsync a commit: a committed turn survives a crash or SIGKILL of the process (the WAL pages
+// are in the OS page cache), and only an OS crash or power loss can roll back the commits since
+// the last WAL checkpoint, leaving the database consistent; the host re-sends its whole history
+// every turn, so what was rolled back is re-imported on the next one. "full" fsyncs every commit
+// (~0.3 ms each here).
+// Several processes may share the file (two gateways of one user): SQLite's busy timeout waits
+// for the other writer, and a statement that still finds the database locked outside a
+// transaction (starting one, or a lone read) is retried, so "database is locked" does not reach
+// the host while the other process is merely busy.
 
 /** Whether this Node has node:sqlite (22.5+; stable in 24+). */
 export function nodeSqliteAvailable() {
@@ -21,6 +27,18 @@ export const BUSY_TIMEOUT_MS = 5000;
 const BUSY_RETRIES = 5;
 const BUSY_PAUSE_MS = 200;
 const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** Config `durability` → `PRAGMA synchronous` (WAL mode). */
+const SYNCHRONOUS = { normal: "NORMAL", full: "FULL" };
+export const DURABILITY = Object.keys(SYNCHRONOUS);
+
+/** The `PRAGMA synchronous` value for `config.durability`; an Error naming the key when invalid. */
+export function synchronousFor(durability = "normal") {
+  if (!Object.hasOwn(SYNCHRONOUS, durability)) {
+    throw new Error(`invalid config \`durability\`: must be one of ${DURABILITY.map((d) => JSON.stringify(d)).join(", ")}`);
+  }
+  return SYNCHRONOUS[durability];
+}
 
 const isBusy = (err) => err?.errcode === 5 || err?.errcode === 6 || /database is (locked|busy)/i.test(err?.message ?? "");
 
@@ -91,14 +109,18 @@ class Statement {
 }
 
 export class NodeSqliteDatabase {
-  /** Opens (creating if needed) the database file at `path`. */
-  constructor(path) {
+  /**
+   * Opens (creating if needed) the database file at `path`.
+   * @param {object} [options] `durability`: "normal" (default) or "full", config `durability`
+   */
+  constructor(path, { durability } = {}) {
+    const synchronous = synchronousFor(durability ?? "normal");
     const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
     this.db = new DatabaseSync(path);
     try {
       // Fails here, not later, when the file is not a SQLite database.
       this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
-      retryBusy(this.db, () => this.db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"));
+      retryBusy(this.db, () => this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous};`));
     } catch (err) {
       this.db.close();
       throw new Error(`lossless-wasm: ${path} is not a SQLite database (${err.message}); refusing to open it, the file was left unchanged`);
@@ -116,6 +138,11 @@ export class NodeSqliteDatabase {
 
   export() {
     throw new Error("node:sqlite databases persist every transaction themselves; there is nothing to export");
+  }
+
+  /** This connection's `PRAGMA synchronous`: 1 is NORMAL, 2 is FULL. */
+  synchronous() {
+    return this.db.prepare("PRAGMA synchronous").get().synchronous;
   }
 
   close() {

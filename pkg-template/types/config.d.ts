@@ -40,4 +40,6 @@ export interface PluginConfig extends EngineConfig {
   dbPath?: string;
   /** `node:sqlite` (file, WAL) when the host's Node has it, else `sql.js` (each write appended to `<dbPath>.lwjournal`, the whole file rewritten at checkpoints); or force either. Default "auto". */
   storage?: "auto" | "sql.js" | "node:sqlite";
+  /** node:sqlite only: "normal" (`PRAGMA synchronous = NORMAL`) keeps every committed turn through a crash of the process, while an OS crash or power loss may roll back the turns since the last WAL checkpoint (the database stays consistent; the host's history re-imports them next turn); "full" fsyncs every commit. Default "normal". */
+  durability?: "normal" | "full";
 }

@@ -20,6 +20,8 @@ pub struct Config {
     pub default_token_budget: u32,
     /// Which SQLite the Node shim uses (the shim acts on it; the engine only validates it).
     pub storage: Storage,
+    /// How hard node:sqlite syncs each commit (the shim acts on it; the engine only validates it).
+    pub durability: Durability,
     /// Which summarizer compaction uses.
     pub summarizer: SummarizerChoice,
     /// How long the shim waits for one summary from the host's LLM.
@@ -78,12 +80,38 @@ impl Storage {
     }
 }
 
+/// How the node:sqlite driver syncs a committed transaction (`PRAGMA synchronous` in WAL mode).
+/// The sql.js drivers always sync each commit and ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous = NORMAL`: a commit survives a crash of the process; an OS crash or power
+    /// loss may roll back the commits since the last WAL checkpoint (the database stays
+    /// consistent, and the host's history re-imports them on its next turn). No fsync per commit.
+    #[default]
+    Normal,
+    /// `synchronous = FULL`: each commit is fsynced before the call returns.
+    Full,
+}
+
+impl Durability {
+    pub const NAMES: [&'static str; 2] = ["normal", "full"];
+
+    fn parse(name: &str) -> Option<Durability> {
+        match name {
+            "normal" => Some(Durability::Normal),
+            "full" => Some(Durability::Full),
+            _ => None,
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
             db_path: None,
             default_token_budget: DEFAULT_TOKEN_BUDGET,
             storage: Storage::Auto,
+            durability: Durability::Normal,
             summarizer: SummarizerChoice::Auto,
             summary_timeout_ms: 120_000,
             compaction: CompactionConfig::default(),
@@ -93,7 +121,7 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 5] = ["dbPath", "defaultTokenBudget", "storage", "summarizer", "summaryTimeoutMs"];
+pub const KEYS: [&str; 6] = ["dbPath", "defaultTokenBudget", "storage", "durability", "summarizer", "summaryTimeoutMs"];
 
 /// Every key the engine understands, for error messages.
 pub fn all_keys() -> Vec<&'static str> {
@@ -126,6 +154,11 @@ impl Config {
                 "storage" => {
                     config.storage = v.as_str().and_then(Storage::parse).ok_or_else(|| {
                         Error::config(key, format!("must be one of {:?}", Storage::NAMES))
+                    })?;
+                }
+                "durability" => {
+                    config.durability = v.as_str().and_then(Durability::parse).ok_or_else(|| {
+                        Error::config(key, format!("must be one of {:?}", Durability::NAMES))
                     })?;
                 }
                 "summaryTimeoutMs" => {
@@ -186,6 +219,8 @@ mod tests {
             (json!({"defaultTokenBudget": 1.5e3}), "defaultTokenBudget"),
             (json!({"contextTreshold": 0.5}), "contextTreshold"),
             (json!({"storage": "postgres"}), "storage"),
+            (json!({"durability": "paranoid"}), "durability"),
+            (json!({"durability": 2}), "durability"),
             (json!({"summarizer": "gpt"}), "summarizer"),
             (json!({"summaryTimeoutMs": 5}), "summaryTimeoutMs"),
             (json!({"freshTailCount": "many"}), "freshTailCount"),
@@ -194,5 +229,21 @@ mod tests {
             assert!(err.to_string().contains(&format!("`{key}`")), "{err}");
         }
         assert!(Config::from_json(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn durability_defaults_to_normal_and_takes_both_values() {
+        assert_eq!(Config::default().durability, Durability::Normal);
+        assert_eq!(Config::from_json(&json!({})).unwrap().durability, Durability::Normal);
+        assert_eq!(Config::from_json(&json!({"durability": "normal"})).unwrap().durability, Durability::Normal);
+        assert_eq!(Config::from_json(&json!({"durability": "full"})).unwrap().durability, Durability::Full);
+    }
+
+    #[test]
+    fn invalid_durability_names_the_key_and_the_allowed_values() {
+        for bad in [json!("FULL"), json!("off"), json!(true), json!(1), Value::Null] {
+            let err = Config::from_json(&json!({ "durability": bad })).unwrap_err().to_string();
+            assert!(err.contains("`durability`") && err.contains(r#"["normal", "full"]"#), "{err}");
+        }
     }
 }

@@ -2,7 +2,9 @@
 // After every kill the database must open, pass PRAGMA integrity_check, and hold every turn that
 // was acknowledged before the kill — each with both of its messages (commits are atomic). For
 // sql.js that is the snapshot plus its journal (kills land in appends and in checkpoints), and
-// the next writer's open must succeed on whatever the kill left.
+// the next writer's open must succeed on whatever the kill left. node:sqlite runs with the default
+// config (durability "normal": commits are not fsynced, yet a killed process loses none of them)
+// and with the opt-in durability "full".
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -16,7 +18,12 @@ const { createContextEngine } = await import(new URL("shim/context-engine.js", P
 
 const KILLS = Number(process.env.LOSSLESS_KILLS ?? 50);
 const writer = new URL("./durability-writer.mjs", import.meta.url).pathname;
-const killedAcks = async (dbPath, storage, run, delayMs) => (await runUntilKilled(writer, [dbPath, storage, run], delayMs)).acks;
+const killedAcks = async (dbPath, storage, durability, run, delayMs) =>
+  (await runUntilKilled(writer, [dbPath, storage, run, ...(durability ? [durability] : [])], delayMs)).acks;
+/** Each driver with its default config; node:sqlite also with the opt-in durability. */
+const VARIANTS = STORAGES.flatMap((storage) => storage === "node:sqlite" ? [{ storage }, { storage, durability: "full" }] : [{ storage }]);
+/** PRAGMA synchronous each variant's connection must report (node:sqlite only). */
+const SYNCHRONOUS = { normal: 1, full: 2 };
 
 
 /** The stored state as the engine sees it (a sql.js file with its journal replayed). */
@@ -28,16 +35,16 @@ function inspect(dbPath) {
   }), { readOnly: false });
 }
 
-for (const storage of STORAGES) {
-  describe(`storage ${storage}`, () => {
+for (const { storage, durability } of VARIANTS) {
+  describe(`storage ${storage}, durability ${durability ?? "default"}`, () => {
     test(`SIGKILL at ${KILLS} random points loses no acknowledged turn`, { timeout: 600_000 }, async (t) => {
       if (!process.getBuiltinModule?.("node:sqlite")) throw new Error("this test reads the database with node:sqlite; run it with Node >= 22.5");
-      const dbPath = join(tempDir(`durability-${storage.replace(":", "")}`), "db.sqlite");
+      const dbPath = join(tempDir(`durability-${storage.replace(":", "")}-${durability ?? "default"}`), "db.sqlite");
       const acked = [];
       for (let run = 0; run < KILLS; run++) {
         // Early kills land during start-up and migration, later ones during commits.
         const delay = Math.floor(Math.random() * (run < 5 ? 20 : 250));
-        acked.push(...(await killedAcks(dbPath, storage, `r${run}`, delay)));
+        acked.push(...(await killedAcks(dbPath, storage, durability, `r${run}`, delay)));
         const state = inspect(dbPath);
         assert.equal(state.integrity, "ok", `integrity after kill ${run}`);
         const lost = acked.filter((k) => !state.keys.has(k));
@@ -49,7 +56,12 @@ for (const storage of STORAGES) {
       const checkpoints = storage === "sql.js" ? readJournal(journalPath(dbPath)).generation : undefined;
       if (storage === "sql.js") assert.ok(checkpoints >= 3, `checkpoints happened between the kills (${checkpoints})`);
       // Reopen after the last kill through the driver itself, and write on.
-      const engine = createContextEngine(() => openNodeEngine(dbPath, { storage }));
+      const config = durability ? { storage, durability } : { storage };
+      if (storage === "node:sqlite") {
+        const handle = await openNodeEngine(dbPath, config);
+        assert.equal(handle.synchronous(), SYNCHRONOUS[durability ?? "normal"], "this config opens node:sqlite with its PRAGMA synchronous");
+      }
+      const engine = createContextEngine(() => openNodeEngine(dbPath, config));
       const ts = Date.now() * 1000;
       await engine.commitTurn({ sessionId: "s", sessionKey: "durable", advancementKey: "after", messages: [
         { role: "user", content: "after the last kill", timestamp: ts },

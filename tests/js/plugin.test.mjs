@@ -169,6 +169,8 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.equal(manifest.configSchema.additionalProperties, false);
     assert.deepEqual(Object.keys(props).sort(), [...ENGINE_KEYS].sort());
     assert.deepEqual(props.storage.enum, ["auto", "sql.js", "node:sqlite"]);
+    assert.deepEqual(props.durability.enum, ["normal", "full"]);
+    assert.equal(manifest.uiHints.durability.advanced, true);
     const { h } = host({ defaultTokenBudget: props.defaultTokenBudget.minimum });
     await h.resolveEngine("lossless-wasm");
   });
