@@ -169,10 +169,18 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
       };
     },
 
-    /** Runs the compaction the trigger left pending (this call carries the host's LLM). */
+    /** Runs the compaction the trigger left pending (this call carries the host's LLM), then the
+     *  upkeep that belongs after a turn rather than in it (search indexing, WAL checkpoints). */
     async maintain(p) {
       const report = await compaction(p, { mode: "pending" });
-      return { changed: report.compacted, bytesFreed: 0, rewrittenEntries: 0, reason: report.reason };
+      let reason = report.reason;
+      try {
+        await (await openHandle()).housekeep();
+      } catch (err) {
+        // Upkeep is retried next turn; the compaction outcome still stands.
+        reason = `${reason}; upkeep failed: ${err?.message ?? err}`;
+      }
+      return { changed: report.compacted, bytesFreed: 0, rewrittenEntries: 0, reason };
     },
 
     /** Searches stored messages and summaries (not part of the host contract; the base of lcm_grep). */

@@ -46,6 +46,16 @@ export function createHandle({ db, config, save, persist }) {
       const saving = handle.flush();
       return saving ? saving.then(() => view) : view;
     },
+    /** After-turn upkeep, for the host's `maintain`: indexes the messages waiting for search once
+     *  a batch has gathered, and lets the database driver do its own (node:sqlite checkpoints
+     *  its WAL now and then). Returns how many messages it indexed (a promise when saving is
+     *  asynchronous). */
+    housekeep() {
+      const indexed = engine.indexSearchBatch();
+      db.housekeep?.();
+      const saving = handle.flush();
+      return saving ? saving.then(() => indexed) : indexed;
+    },
     /** Saves when something committed since the last save; a promise for asynchronous saves. */
     flush() {
       if (!(save || persist) || !(engine.takeDirty() || unsaved)) return undefined;

@@ -49,7 +49,8 @@ await engine.bootstrap({ ...session, messages: history });
 const bootstrapMs = performance.now() - t0;
 const loadMs = t0 - startedLoad;
 
-// Growth on the host path: afterTurn with the whole history, one tool-loop turn at a time.
+// Growth on the host path: afterTurn with the whole history, one tool-loop turn at a time, each
+// followed by maintain as the host does (maintain is not part of the ingest time).
 let next = 0;
 let growMs = 0;
 let grown = 0;
@@ -62,6 +63,7 @@ while (grown < grow) {
   await engine.afterTurn({ ...session, messages: history, prePromptMessageCount: pre });
   growMs += performance.now() - start;
   grown += turn.length;
+  await engine.maintain({ ...session, runtimeContext: { llm } });
 }
 // Let compaction catch up with the imported history before measuring, as in a session that has
 // run for a while: the host's compact() (a sweep to its target) until it has nothing to do.

@@ -236,7 +236,8 @@ export interface LosslessEngine {
     reason: string;
     result: { tokensBefore: number; tokensAfter: number };
   }>;
-  /** Runs the compaction the trigger left pending after a turn. */
+  /** Runs the compaction the trigger left pending after a turn, then after-turn upkeep: indexes
+   *  waiting messages for search once a batch has gathered, checkpoints the node:sqlite WAL. */
   maintain(params: SessionRef): Promise<{ changed: boolean; bytesFreed: number; rewrittenEntries: number; reason: string }>;
   search(params: SearchParams): Promise<SearchHit[]>;
   /** Archives the session key's conversation (kept and searchable) and starts a new one. */

@@ -66,6 +66,12 @@ impl<S: Sql> Engine<S> {
         committed
     }
 
+    /// Housekeeping for after a turn (the host's `maintain`): indexes the messages waiting for
+    /// the search index once a batch of them has gathered. Returns how many it indexed.
+    pub fn index_search_batch(&mut self) -> Result<usize> {
+        self.store.index_when_waiting(crate::store::search_index::INDEX_BATCH)
+    }
+
     /// Whether a write committed since the last call (the shim persists the database when so).
     pub fn take_dirty(&mut self) -> bool {
         self.store.take_dirty()

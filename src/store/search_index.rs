@@ -2,8 +2,10 @@
 //! FTS4 index by the statement that stores them: every commit that touches the index flushes a
 //! segment of its own, and that flush plus the tokenizing was a third of a small turn's write.
 //! Instead the stored messages past `messages_fts_progress.indexed_through` wait, and are indexed
-//! together when [`BACKLOG_LIMIT`] of them have gathered, when a bulk append indexes its rows
-//! anyway, and before any search reads the index — so a search never misses a stored message.
+//! together: by the host's `maintain` once [`INDEX_BATCH`] of them have gathered (after the turn,
+//! not in it), by an append once [`BACKLOG_LIMIT`] have (for hosts that never call `maintain`),
+//! by a bulk append along with its own rows, and before any search reads the index — so a search
+//! never misses a stored message.
 //!
 //! The index's content view (`messages_indexed_text`) covers only indexed messages, so FTS4's
 //! 'integrity-check' and `PRAGMA integrity_check` hold while messages wait. Messages are never
@@ -16,8 +18,12 @@ use crate::error::{Error, Result};
 use crate::store::sql::Sql;
 use crate::store::Store;
 
-/// Stored messages that may wait for the index; the append that reaches this many indexes them.
-pub const BACKLOG_LIMIT: i64 = 64;
+/// Waiting messages that `maintain` indexes in one go (fewer wait for more).
+pub const INDEX_BATCH: i64 = 64;
+
+/// Stored messages that may wait for the index at most; the append that reaches this many
+/// indexes them (a host that never calls `maintain` pays for it every this many messages).
+pub const BACKLOG_LIMIT: i64 = 1024;
 
 const PROGRESS_SQL: &str = "SELECT indexed_through, (SELECT COALESCE(MAX(id), 0) FROM messages) FROM messages_fts_progress";
 const WAITING_SQL: &str = "SELECT id, raw_json FROM messages WHERE id > ?1 ORDER BY id";
@@ -78,9 +84,14 @@ impl<S: Sql> Store<S> {
     /// Brings the search index up to date before a search reads it. Writes only when messages
     /// are waiting, so a search over an up-to-date index stays read-only.
     pub fn index_waiting_messages(&mut self) -> Result<()> {
-        if backlog(self.sql())? == 0 {
-            return Ok(());
+        self.index_when_waiting(1).map(drop)
+    }
+
+    /// Indexes the waiting messages when at least `at_least` wait; returns how many it indexed.
+    pub fn index_when_waiting(&mut self, at_least: i64) -> Result<usize> {
+        if backlog(self.sql())? < at_least.max(1) {
+            return Ok(0);
         }
-        self.write(|sql| catch_up(sql).map(drop))
+        self.write(catch_up)
     }
 }

@@ -283,6 +283,13 @@ impl WasmEngine {
         to_js(&self.inner.import_lossless_claw(&mut source, now(now_ms)).map_err(js_error)?)
     }
 
+    /// After-turn housekeeping: indexes the messages waiting for search once a batch of them has
+    /// gathered; returns how many it indexed.
+    #[wasm_bindgen(js_name = indexSearchBatch)]
+    pub fn index_search_batch(&mut self) -> Result<usize, JsError> {
+        self.inner.index_search_batch().map_err(js_error)
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {

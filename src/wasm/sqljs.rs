@@ -41,6 +41,14 @@ extern "C" {
     #[wasm_bindgen(method)]
     fn reset(this: &SqlJsStatement) -> bool;
 
+    /// Runs a statement that returns no rows, in one call (drivers that offer it: node:sqlite).
+    #[wasm_bindgen(method, catch, js_name = run)]
+    fn run_once(this: &SqlJsStatement, values: &Array) -> std::result::Result<JsValue, JsValue>;
+
+    /// Every row of the statement at once, each an array (drivers that offer it: node:sqlite).
+    #[wasm_bindgen(method, catch, js_name = all)]
+    fn all_rows(this: &SqlJsStatement, values: &Array) -> std::result::Result<Array, JsValue>;
+
     #[wasm_bindgen(method)]
     fn free(this: &SqlJsStatement) -> bool;
 }
@@ -48,10 +56,18 @@ extern "C" {
 /// Settings that live on the connection and must be restored whenever sql.js reopens it.
 const CONNECTION_SETUP: &str = "PRAGMA foreign_keys = ON;";
 
+/// A prepared statement, and whether its driver runs it in one call (`run`/`all`: node:sqlite)
+/// instead of sql.js's bind, step per row, get, reset — one crossing from wasm to JS instead of
+/// four or more, which is most of what a small statement costs.
+struct Prepared {
+    statement: SqlJsStatement,
+    at_once: bool,
+}
+
 /// [`Sql`] over a sql.js database.
 pub struct SqlJsSql {
     db: SqlJsDatabase,
-    statements: HashMap<String, SqlJsStatement>,
+    statements: HashMap<String, Prepared>,
 }
 
 fn js_err(context: &str, err: JsValue) -> Error {
@@ -109,8 +125,8 @@ impl SqlJsSql {
     }
 
     fn clear_cache(&mut self) {
-        for (_, statement) in self.statements.drain() {
-            statement.free();
+        for (_, prepared) in self.statements.drain() {
+            prepared.statement.free();
         }
     }
 
@@ -118,13 +134,21 @@ impl SqlJsSql {
     fn run(&mut self, sql: &str, params: &[SqlValue], collect: bool) -> Result<Vec<Row>> {
         if !self.statements.contains_key(sql) {
             let statement = self.db.prepare(sql).map_err(|e| js_err(&format!("preparing `{sql}`"), e))?;
-            self.statements.insert(sql.to_owned(), statement);
+            let at_once = js_sys::Reflect::has(&statement, &"all".into()).unwrap_or(false);
+            self.statements.insert(sql.to_owned(), Prepared { statement, at_once });
         }
-        let statement = match self.statements.get(sql) {
-            Some(statement) => statement,
-            None => return Err(Error::storage("statement cache lost a statement")),
+        let Some(Prepared { statement, at_once }) = self.statements.get(sql) else {
+            return Err(Error::storage("statement cache lost a statement"));
         };
         let values: Array = params.iter().map(to_js).collect();
+        if *at_once {
+            return if collect {
+                let rows = statement.all_rows(&values).map_err(|e| js_err(&format!("running `{sql}`"), e))?;
+                Ok(rows.iter().map(|row| Row(row.unchecked_into::<Array>().iter().map(from_js).collect())).collect())
+            } else {
+                statement.run_once(&values).map(|_| Vec::new()).map_err(|e| js_err(&format!("running `{sql}`"), e))
+            };
+        }
         let result = (|| {
             statement.bind(&values).map_err(|e| js_err(&format!("binding `{sql}`"), e))?;
             let mut rows = Vec::new();
