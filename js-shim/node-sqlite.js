@@ -29,7 +29,7 @@ const BUSY_PAUSE_MS = 200;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /** `housekeep()` calls (turns, when the host calls `maintain` after each) between WAL checkpoints. */
-export const CHECKPOINT_EVERY = 16;
+export const CHECKPOINT_EVERY = 4;
 /** WAL pages at which a commit checkpoints by itself: the bound when `housekeep()` is never
  *  called (SQLite's default is 1,000; housekeeping checkpoints long before). */
 export const AUTOCHECKPOINT_PAGES = 4000;

@@ -2,14 +2,21 @@
 // OpenClaw host that loads the built plugin, an instant summarizer, and the measures.
 import { transcript } from "./messages.mjs";
 
-/** The host's history of `size` messages, and the messages that later turns will add. */
+/**
+ * The host's history of `size` messages, and the messages that later turns will add. Each message
+ * goes through JSON once, as OpenClaw's do (it reads its transcript with JSON.parse): the
+ * generator builds strings by concatenation, and the plugin's first JSON.stringify of such a
+ * string makes V8 flatten it into a new copy — tens of MiB at 100K messages that the plugin's
+ * memory would be charged for, and that a real host's flat strings never cost.
+ */
 export function hostHistory(shape, size, extra) {
   const source = transcript(shape, 7);
+  const asHostHas = (messages) => messages.map((m) => JSON.parse(JSON.stringify(m)));
   const history = [];
-  while (history.length < size) history.push(...source.turn());
+  while (history.length < size) history.push(...asHostHas(source.turn()));
   history.length = size;
   const more = [];
-  while (more.length < extra) more.push(...source.turn());
+  while (more.length < extra) more.push(...asHostHas(source.turn()));
   return { history, more };
 }
 

@@ -93,3 +93,35 @@ impl<S: Sql> Engine<S> {
         })
     }
 }
+
+/// JSON a `bootstrap` converts at a time, in bytes: the chunk's message count adapts to it (many
+/// short messages, few long ones). Each chunk leaves a JSON string of about this size for the
+/// host's garbage collector; at a fixed 1,000 messages of tool output a chunk's string was ~1 MB.
+pub const BOOTSTRAP_CHUNK_BYTES: usize = 64 * 1024;
+/// Messages per chunk, at least and at most.
+pub const BOOTSTRAP_CHUNK_MESSAGES: (u32, u32) = (8, 1_000);
+/// Messages in the first chunk, before any size is known.
+pub const FIRST_BOOTSTRAP_CHUNK: u32 = 64;
+
+/// The message count of a bootstrap's next chunk, from the last chunk's count and JSON bytes.
+pub fn next_bootstrap_chunk(count: u32, json_bytes: usize) -> u32 {
+    let scaled = (count as usize).saturating_mul(BOOTSTRAP_CHUNK_BYTES) / json_bytes.max(1);
+    u32::try_from(scaled).unwrap_or(u32::MAX).clamp(BOOTSTRAP_CHUNK_MESSAGES.0, BOOTSTRAP_CHUNK_MESSAGES.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bootstrap_chunks_aim_at_a_fixed_json_size_within_bounds() {
+        // 64 messages of 1 KiB each: 64 KiB, as aimed.
+        assert_eq!(next_bootstrap_chunk(64, 64 * 1024), 64);
+        // Short messages (128 bytes): 512 per chunk; tiny ones stop at the ceiling.
+        assert_eq!(next_bootstrap_chunk(64, 64 * 128), 512);
+        assert_eq!(next_bootstrap_chunk(64, 64 * 8), 1_000);
+        // One huge message per chunk never goes below the floor, nor does an empty measurement.
+        assert_eq!(next_bootstrap_chunk(8, 8 * 1024 * 1024), 8);
+        assert_eq!(next_bootstrap_chunk(1_000, 0), 1_000);
+    }
+}

@@ -23,6 +23,7 @@ pub use operator::{DoctorParams, DoctorReport, SessionStatus, Status, StatusPara
 pub use repair::{Planned, RepairParams, RepairReport, RepairStep};
 pub use recall::{Description, Expansion, GrepParams, GrepResult, RecallTarget, EXPAND_DEFAULT_TOKENS, EXPAND_MAX_TOKENS, EXPAND_MIN_TOKENS};
 pub use search::SearchParams;
+pub use ingest::{next_bootstrap_chunk, BOOTSTRAP_CHUNK_BYTES, BOOTSTRAP_CHUNK_MESSAGES, FIRST_BOOTSTRAP_CHUNK};
 
 use crate::core::config::Config;
 use crate::error::Result;

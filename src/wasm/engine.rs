@@ -11,11 +11,8 @@ use wasm_bindgen::JsCast;
 use super::{depth, js_error, json_messages};
 use super::sqljs::{SqlJsDatabase, SqlJsSql};
 use crate::core::config::Config;
-use crate::engine::{checked_tail_start, decode, AfterTurnParams, AssembleParams, BootstrapParams, Engine, IngestParams};
+use crate::engine::{checked_tail_start, decode, next_bootstrap_chunk, FIRST_BOOTSTRAP_CHUNK, AfterTurnParams, AssembleParams, BootstrapParams, Engine, IngestParams};
 use crate::error::Error;
-
-/// Messages of a `bootstrap` converted at a time.
-const BOOTSTRAP_CHUNK: u32 = 1_000;
 
 /// The context engine over a sql.js database.
 #[wasm_bindgen]
@@ -106,14 +103,16 @@ impl WasmEngine {
         // A long history is converted a chunk at a time (one transaction still stores it all).
         let len = messages.length();
         let mut offset = 0u32;
+        let mut size = FIRST_BOOTSTRAP_CHUNK;
         let next = || {
             if offset >= len {
                 return Ok(None);
             }
-            let end = offset.saturating_add(BOOTSTRAP_CHUNK).min(len);
-            let chunk = json_messages::messages_from_js("bootstrap", &messages.slice(offset, end), offset as usize);
+            let end = offset.saturating_add(size).min(len);
+            let (chunk, bytes) = json_messages::sized_messages_from_js("bootstrap", &messages.slice(offset, end), offset as usize)?;
+            size = next_bootstrap_chunk(end - offset, bytes);
             offset = end;
-            chunk.map(Some)
+            Ok(Some(chunk))
         };
         to_js(&self.inner.bootstrap_chunked(&params.session, next, now(now_ms)).map_err(js_error)?)
     }

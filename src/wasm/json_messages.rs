@@ -35,6 +35,11 @@ fn depth_of(value: &Value) -> usize {
 /// The messages of `call`, converted through JSON; `first_index` is the position of the first
 /// in the caller's whole list, for error messages.
 pub fn messages_from_js(call: &str, messages: &Array, first_index: usize) -> Result<Vec<Value>, Error> {
+    sized_messages_from_js(call, messages, first_index).map(|(values, _)| values)
+}
+
+/// [`messages_from_js`], and the length of the JSON they crossed as (to size the next batch).
+pub fn sized_messages_from_js(call: &str, messages: &Array, first_index: usize) -> Result<(Vec<Value>, usize), Error> {
     let what = format!("{call} messages");
     let json = js_sys::JSON::stringify(messages).map_err(|err| {
         let reason = js_sys::Error::from(err).message().as_string().unwrap_or_default();
@@ -62,5 +67,5 @@ pub fn messages_from_js(call: &str, messages: &Array, first_index: usize) -> Res
             return Err(too_deep(&format!("{call} messages[{}]", first_index + i)));
         }
     }
-    Ok(values)
+    Ok((values, json.len()))
 }
