@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::store::conversations::{add_appended, Conversation};
 use crate::store::messages::{part_kind, Appended};
 use crate::store::search_index;
-use crate::store::sql::Sql;
+use crate::store::sql::{Sql, SqlValue};
 
 /// Below this many messages the row-by-row append is as fast and simpler.
 pub const BULK_MIN_MESSAGES: usize = 32;
@@ -27,7 +27,8 @@ const EXISTING_SQL: &str = "SELECT lower(hex(identity_hash)) FROM messages \
      WHERE conversation_id = ?1 AND identity_hash IN (SELECT unhex(value) FROM json_each(?2))";
 const NEXT_ID_SQL: &str = "SELECT COALESCE(MAX(id), 0) FROM messages";
 const MESSAGES_SQL: &str = "INSERT INTO messages (id, conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
-     SELECT value ->> 0, ?1, value ->> 1, value ->> 2, value ->> 3, unhex(value ->> 4), value ->> 5, value ->> 6, ?2, value ->> 7 FROM json_each(?3)";
+     SELECT value ->> 0, ?1, value ->> 1, value ->> 2, value ->> 3, unhex(value ->> 4), value ->> 5, CAST(substr(?4, value ->> 6, value ->> 7) AS TEXT), ?2, value ->> 8 \
+     FROM json_each(?3)";
 const PARTS_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?1)";
 const CONTEXT_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) \
@@ -65,13 +66,15 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
     search_index::catch_up(sql)?;
     let first_id = sql.query_row(NEXT_ID_SQL, &[])?.map_or(Ok(0), |r| r.int(0))? + 1;
     let (mut rows, mut texts, mut parts, mut items) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut raw = Packed::default();
     let mut tokens = 0i64;
     for (k, message) in new.iter().enumerate() {
         let id = first_id + k as i64;
         let seq = conversation.message_count + k as i64 + 1;
         let ordinal = conversation.next_ordinal + k as i64 + 1;
-        rows.push(json!([id, seq, message.role.as_str(), message.tokens, message.identity, message.timestamp_ms, message.raw_json, message.host_entry_id]));
-        texts.push(json!([id, message.text]));
+        let (start, len) = raw.push(&message.raw_json);
+        rows.push(json!([id, seq, message.role.as_str(), message.tokens, message.identity, message.timestamp_ms, start, len, message.host_entry_id]));
+        texts.push((id, message.text.as_str()));
         for (ordinal, part) in message.parts.iter().enumerate() {
             let call = part.tool_call_id.clone().or_else(|| message.tool_call_id.clone());
             let tool = part.tool_name.clone().or_else(|| message.tool_name.clone());
@@ -80,7 +83,7 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
         items.push(json!([ordinal, id, message.tokens]));
         tokens += i64::from(message.tokens);
     }
-    sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into()])?;
+    sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into(), SqlValue::Blob(raw.bytes)])?;
     search_index::index_rows(sql, &texts, first_id + new.len() as i64 - 1)?;
     if !parts.is_empty() {
         sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
@@ -88,6 +91,24 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
     sql.execute(CONTEXT_SQL, &[conversation.id.into(), to_json(&items)?.into()])?;
     add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)
+}
+
+/// Long text values of a batch packed into one BLOB: each row names its slice by 1-based byte
+/// offset and length, and SQL takes it back with `CAST(substr(blob, offset, length) AS TEXT)`
+/// (byte-exact: the database is UTF-8). Inside the JSON rows, every byte of a message would be
+/// escaped into JSON here and parsed back out by SQLite.
+#[derive(Default)]
+pub(crate) struct Packed {
+    pub bytes: Vec<u8>,
+}
+
+impl Packed {
+    /// Appends `text`; returns its offset (1-based, as `substr` counts) and length in bytes.
+    pub fn push(&mut self, text: &str) -> (usize, usize) {
+        let start = self.bytes.len() + 1;
+        self.bytes.extend_from_slice(text.as_bytes());
+        (start, text.len())
+    }
 }
 
 fn to_json(rows: &[Value]) -> Result<String> {

@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 
 use crate::core::message::text_of_raw_json;
 use crate::error::{Error, Result};
-use crate::store::sql::Sql;
+use crate::store::bulk::Packed;
+use crate::store::sql::{Sql, SqlValue};
 use crate::store::Store;
 
 /// Waiting messages that `maintain` indexes in one go (fewer wait for more).
@@ -28,7 +29,7 @@ pub const BACKLOG_LIMIT: i64 = 1024;
 const PROGRESS_SQL: &str = "SELECT indexed_through, (SELECT COALESCE(MAX(id), 0) FROM messages) FROM messages_fts_progress";
 const WAITING_SQL: &str = "SELECT id, raw_json FROM messages WHERE id > ?1 ORDER BY id";
 const ADVANCE_SQL: &str = "UPDATE messages_fts_progress SET indexed_through = ?1";
-const INSERT_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value ->> 0, value ->> 1 FROM json_each(?1)";
+const INSERT_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value ->> 0, CAST(substr(?2, value ->> 1, value ->> 2) AS TEXT) FROM json_each(?1)";
 
 /// The last indexed message id and the last stored one.
 fn progress(sql: &mut impl Sql) -> Result<(i64, i64)> {
@@ -50,14 +51,14 @@ pub fn catch_up(sql: &mut impl Sql) -> Result<usize> {
     if last <= through {
         return Ok(0);
     }
-    let rows: Vec<Value> = sql
+    let rows: Vec<(i64, String)> = sql
         .query(WAITING_SQL, &[through.into()])?
         .iter()
-        .map(|row| Ok(json!([row.int(0)?, text_of_raw_json(&row.text(1)?).unwrap_or_default()])))
+        .map(|row| Ok((row.int(0)?, text_of_raw_json(&row.text(1)?).unwrap_or_default())))
         .collect::<Result<_>>()?;
-    let count = rows.len();
-    index_rows(sql, &rows, last)?;
-    Ok(count)
+    let texts: Vec<(i64, &str)> = rows.iter().map(|(id, text)| (*id, text.as_str())).collect();
+    index_rows(sql, &texts, last)?;
+    Ok(rows.len())
 }
 
 /// After a row-by-row append that stored messages up to `last_id`: indexes the backlog once it
@@ -70,12 +71,17 @@ pub fn after_append(sql: &mut impl Sql, last_id: i64) -> Result<()> {
     Ok(())
 }
 
-/// Indexes `rows` (`[id, text]`, ids ascending, following the last indexed one with nothing
+/// Indexes `rows` (id and text, ids ascending, following the last indexed one with nothing
 /// unindexed before them) and records `last_id` as indexed. Call inside a write transaction.
-pub fn index_rows(sql: &mut impl Sql, rows: &[Value], last_id: i64) -> Result<()> {
+pub fn index_rows(sql: &mut impl Sql, rows: &[(i64, &str)], last_id: i64) -> Result<()> {
     if !rows.is_empty() {
-        let json = serde_json::to_string(rows).map_err(|err| Error::storage(format!("encoding rows for the search index: {err}")))?;
-        sql.execute(INSERT_SQL, &[json.into()])?;
+        let mut packed = Packed::default();
+        let refs: Vec<Value> = rows.iter().map(|(id, text)| {
+            let (start, len) = packed.push(text);
+            json!([id, start, len])
+        }).collect();
+        let json = serde_json::to_string(&refs).map_err(|err| Error::storage(format!("encoding rows for the search index: {err}")))?;
+        sql.execute(INSERT_SQL, &[json.into(), SqlValue::Blob(packed.bytes)])?;
     }
     sql.execute(ADVANCE_SQL, &[last_id.into()])
 }
