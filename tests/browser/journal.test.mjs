@@ -79,9 +79,12 @@ test("a snapshot plus its journal rebuilds the live database exactly, across com
   assert.deepEqual(dump(rebuild(stored)), dump(raw));
 });
 
-test("reads journal nothing", async () => {
+test("reads journal nothing (the first search journals the indexing of the messages waiting for it)", async () => {
   const { stored, engine, handle } = journaled();
   await engine.commitTurn({ ...session, advancementKey: "t0", messages: turn(0) });
+  const committed = stored.entries.length;
+  assert.ok((await engine.search({ ...session, pattern: "request" })).length > 0, "the search finds the turn's messages");
+  assert.equal(stored.entries.length, committed + 1, "indexing the waiting messages is one journaled transaction");
   const before = { entries: stored.entries.length, checkpoints: stored.checkpoints };
   await engine.assemble({ ...session, messages: [], tokenBudget: 1000 });
   await engine.search({ ...session, pattern: "request" });
