@@ -311,3 +311,50 @@ fn a_single_200k_token_message_is_stored_and_summarized_alone_never_dropped() {
     let view = assemble(&mut e, 20_000);
     assert!(view.estimated_tokens <= 20_000);
 }
+
+/// The fresh tail's tokens, summed in SQL with window functions, against the definition: the
+/// newest `count` raw messages, newest first, while the running total stays within the cap (the
+/// newest always counts), over random token counts, counts and caps, summaries interleaved.
+#[test]
+fn tail_tokens_in_sql_match_the_definition() {
+    use lossless_wasm::core::compaction::TailRule;
+    use lossless_wasm::store::compaction::tail_tokens;
+    let mut sql = NativeSql::in_memory().unwrap();
+    lossless_wasm::store::schema::migrate(&mut sql, 1).unwrap();
+    let conversation = lossless_wasm::store::conversations::resolve(&mut sql, "k", "s", 0).unwrap().id;
+    assert_eq!(conversation, 1);
+    let mut seed = 0x2545_f491_u64;
+    let mut next = |below: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % below
+    };
+    for round in 0..40 {
+        sql.execute("DELETE FROM context_items", &[]).unwrap();
+        sql.execute("DELETE FROM summaries", &[]).unwrap();
+        sql.execute("DELETE FROM messages", &[]).unwrap();
+        let items = next(60) as i64;
+        let mut raw_newest_first = Vec::new();
+        for ordinal in 1..=items {
+            if next(5) == 0 {
+                sql.execute("INSERT INTO summaries (id, conversation_id, kind, depth, content, token_count, source_token_count, summarizer, created_at) VALUES (?1, 1, 'leaf', 0, 's', 7, 70, 'test', 0)", &[ordinal.into()]).unwrap();
+                sql.execute("INSERT INTO context_items (conversation_id, ordinal, summary_id, token_count) VALUES (1, ?1, ?1, 7)", &[ordinal.into()]).unwrap();
+            } else {
+                let tokens = next(400) as i64;
+                sql.execute("INSERT INTO messages (id, conversation_id, seq, role, token_count, identity_hash, raw_json, created_at) VALUES (?1, 1, ?1, 'user', ?2, ?1, '{}', 0)", &[ordinal.into(), tokens.into()]).unwrap();
+                sql.execute("INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (1, ?1, ?1, ?2)", &[ordinal.into(), tokens.into()]).unwrap();
+                raw_newest_first.insert(0, tokens as u64);
+            }
+        }
+        let rule = TailRule { count: next(40) as u32, max_tokens: if round % 4 == 0 { u64::MAX } else { next(3000) } };
+        let mut expected = 0u64;
+        for (i, tokens) in raw_newest_first.iter().take(rule.count as usize).enumerate() {
+            if i > 0 && expected + tokens > rule.max_tokens {
+                break;
+            }
+            expected += tokens;
+        }
+        assert_eq!(tail_tokens(&mut sql, 1, rule).unwrap(), expected as i64, "round {round}: {rule:?} over {raw_newest_first:?}");
+    }
+}

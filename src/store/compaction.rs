@@ -306,21 +306,20 @@ pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, 
     )
 }
 
-/// Per-turn query: token counts of the newest raw messages in the context, newest first.
-pub const TAIL_TOKENS_SQL: &str = "SELECT token_count FROM context_items \
-     WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
+/// Per-turn query: the fresh tail's tokens (see [`tail_tokens`]), summed in SQL.
+pub const TAIL_TOKENS_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
+       SELECT t, ROW_NUMBER() OVER newest AS n, SUM(t) OVER (newest ROWS UNBOUNDED PRECEDING) AS running FROM ( \
+         SELECT ordinal, MAX(token_count, 0) AS t FROM context_items \
+         WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2) \
+       WINDOW newest AS (ORDER BY ordinal DESC)) \
+     WHERE n = 1 OR running <= ?3";
 
 /// Tokens of the fresh tail under `tail` (its count and token cap; the newest message always
-/// counts). Tool pairs at the tail's edge are the chunk planner's business, not this estimate's.
+/// counts): the newest messages, newest first, while their running total stays under the cap.
+/// One row comes back, not one per tail message. Tool pairs at the tail's edge are the chunk
+/// planner's business, not this estimate's.
 pub fn tail_tokens(sql: &mut impl Sql, conversation_id: i64, tail: TailRule) -> Result<i64> {
-    let rows = sql.query(TAIL_TOKENS_SQL, &[conversation_id.into(), tail.count.into()])?;
-    let mut total: u64 = 0;
-    for (i, row) in rows.iter().enumerate() {
-        let tokens = u64::try_from(row.int(0)?).unwrap_or(0);
-        if i > 0 && total + tokens > tail.max_tokens {
-            break;
-        }
-        total += tokens;
-    }
-    Ok(i64::try_from(total).unwrap_or(i64::MAX))
+    let cap = i64::try_from(tail.max_tokens).unwrap_or(i64::MAX);
+    let row = sql.query_row(TAIL_TOKENS_SQL, &[conversation_id.into(), tail.count.into(), cap.into()])?;
+    row.map_or(Ok(0), |r| r.int(0))
 }

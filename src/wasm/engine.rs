@@ -57,11 +57,6 @@ fn host_history(messages: Array) -> impl FnOnce() -> crate::error::Result<Vec<Va
     move || json_messages::messages_from_js("assemble", &messages, 0)
 }
 
-fn convert_messages(call: &str, messages: &JsValue) -> Result<Vec<Value>, JsError> {
-    depth::check(messages, &format!("{call} messages")).map_err(js_error)?;
-    serde_wasm_bindgen::from_value(messages.clone()).map_err(|e| js_error(Error::input(format!("{call} messages"), e.to_string())))
-}
-
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
@@ -136,7 +131,7 @@ impl WasmEngine {
         let (rest, messages) = split_messages("afterTurn", &params)?;
         let params: AfterTurnParams = decode("afterTurn", rest).map_err(js_error)?;
         let start = checked_tail_start(params.pre_prompt_message_count, messages.length() as usize).map_err(js_error)?;
-        let tail = convert_messages("afterTurn", &messages.slice(start as u32, messages.length()))?;
+        let tail = json_messages::messages_from_js("afterTurn", &messages.slice(start as u32, messages.length()), start).map_err(js_error)?;
         let inserted = self.inner.ingest_turn_tail(&params.session, &tail, start, params.model_context_window, now(now_ms)).map_err(js_error)?;
         Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }
