@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use super::{depth, js_error, json_messages};
 use super::sqljs::{SqlJsDatabase, SqlJsSql};
 use crate::core::config::Config;
-use crate::engine::{checked_tail_start, decode, next_bootstrap_chunk, FIRST_BOOTSTRAP_CHUNK, AfterTurnParams, AssembleParams, BootstrapParams, Engine, IngestParams};
+use crate::engine::{checked_tail_start, decode, CommitTurnParams, next_bootstrap_chunk, FIRST_BOOTSTRAP_CHUNK, AfterTurnParams, AssembleParams, BootstrapParams, Engine, IngestParams};
 use crate::error::Error;
 
 /// The context engine over a sql.js database.
@@ -138,7 +138,12 @@ impl WasmEngine {
 
     #[wasm_bindgen(js_name = commitTurn)]
     pub fn commit_turn(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
-        let params = decode("commitTurn", from_js("commitTurn", params)?).map_err(js_error)?;
+        if Reflect::get(&params, &"messages".into()).map_or(true, |m| m.is_undefined()) {
+            return Err(js_error(Error::input("commitTurn params", "missing field `messages`")));
+        }
+        let (rest, messages) = split_messages("commitTurn", &params)?;
+        let mut params: CommitTurnParams = decode("commitTurn", with_empty_messages(rest)).map_err(js_error)?;
+        params.messages = json_messages::messages_from_js("commitTurn", &messages, 0).map_err(js_error)?;
         to_js(&self.inner.commit_turn(params, now(now_ms)).map_err(js_error)?)
     }
 

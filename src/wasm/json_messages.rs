@@ -44,7 +44,8 @@ pub fn sized_messages_from_js(call: &str, messages: &Array, first_index: usize) 
     let json = js_sys::JSON::stringify(messages).map_err(|err| {
         let reason = js_sys::Error::from(err).message().as_string().unwrap_or_default();
         if reason.contains("call stack") {
-            too_deep(&what)
+            // The value-by-value check names the message and field that nest too deep.
+            super::depth::check(messages, &what).err().unwrap_or_else(|| too_deep(&what))
         } else {
             Error::input(&what, format!("cannot be read as JSON ({reason})"))
         }
@@ -52,7 +53,9 @@ pub fn sized_messages_from_js(call: &str, messages: &Array, first_index: usize) 
     let json = json.as_string().unwrap_or_default();
     let values: Vec<Value> = match serde_json::from_str(&json) {
         Ok(values) => values,
-        Err(err) if err.to_string().contains("recursion limit") => return Err(too_deep(&what)),
+        Err(err) if err.to_string().contains("recursion limit") => {
+            return Err(super::depth::check(messages, &what).err().unwrap_or_else(|| too_deep(&what)));
+        }
         // JSON.stringify writes a lone surrogate (broken UTF-16 from the host) as a `\uD800`
         // escape, which serde_json refuses; the value-by-value conversion stores it as U+FFFD,
         // as it always did. Nothing else JSON.stringify writes fails to parse.
