@@ -66,7 +66,7 @@ if (args.save) writeFileSync(args.save, JSON.stringify(rows, null, 1));
 
 const lines = [BEGIN, ""];
 lines.push(`Host path, wasm build in Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}, on ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB.`);
-lines.push(`Each case is a fresh process: bootstrap the history, grow it by tool-loop turns through \`afterTurn\`, let compaction settle, then ${args.turns} turns of factory → \`assemble\` (whole history, 128K budget) → \`afterTurn\` (whole history) → \`maintain\`, with an instant summarizer. Per-turn figures are over turns whose \`maintain\` did not summarize; turns that did are counted apart. Anchor figures: the TypeScript lossless-claw under the same kind of harness (issue 12).`);
+lines.push(`Each case is a fresh process: bootstrap the history, grow it by tool-loop turns through \`afterTurn\` and \`maintain\` (host-path ingest is the \`afterTurn\` time), let compaction settle, then ${args.turns} turns of factory → \`assemble\` (whole history, 128K budget) → \`afterTurn\` (whole history) → \`maintain\`, with an instant summarizer. Per-turn figures are over turns whose \`maintain\` did not summarize; turns that did are counted apart. Anchor figures: the TypeScript lossless-claw under the same kind of harness (issue 12).`);
 lines.push("");
 lines.push("| shape | stored | driver | view msgs | turn CPU p50 / p95 | turn wall p50 | assemble p50 | afterTurn p50 | summarizing turns (wall p50) | host-path ingest msgs/s | bootstrap msgs/s | db / transcript | cold start | RSS added serving (importing) | anchor: turn CPU p50 · ingest · db ratio |");
 lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
