@@ -131,7 +131,7 @@ fn migration_nine_counts_every_existing_message_as_indexed() {
         .execute_script(
             "DROP TABLE messages_fts; DROP VIEW messages_indexed_text; DROP TABLE messages_fts_progress; \
              CREATE VIRTUAL TABLE messages_fts USING fts4 (content=\"messages_text\", content, tokenize=unicode61, matchinfo=fts3); \
-             INSERT INTO messages_fts (messages_fts) VALUES ('rebuild'); DELETE FROM schema_migrations WHERE version = 9;",
+             INSERT INTO messages_fts (messages_fts) VALUES ('rebuild'); DELETE FROM schema_migrations WHERE version >= 9;",
         )
         .unwrap();
     let row = e.sql().query("SELECT MAX(version) FROM schema_migrations", &[]).unwrap()[0].int(0).unwrap();

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::core::message::StoredMessage;
 use crate::error::{Error, Result};
 use crate::store::conversations::{add_appended, Conversation};
-use crate::store::messages::{part_kind, Appended};
+use crate::store::messages::{linked_parts, Appended};
 use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
 
@@ -75,10 +75,8 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
         let (start, len) = raw.push(&message.raw_json);
         rows.push(json!([id, seq, message.role.as_str(), message.tokens, message.identity, message.timestamp_ms, start, len, message.host_entry_id]));
         texts.push((id, message.text.as_str()));
-        for (ordinal, part) in message.parts.iter().enumerate() {
-            let call = part.tool_call_id.clone().or_else(|| message.tool_call_id.clone());
-            let tool = part.tool_name.clone().or_else(|| message.tool_name.clone());
-            parts.push(json!([id, ordinal, part_kind(message.role, part), call, tool]));
+        for part in linked_parts(message) {
+            parts.push(json!([id, part.ordinal, part.kind, part.tool_call_id, part.tool_name]));
         }
         items.push(json!([ordinal, id, message.tokens]));
         tokens += i64::from(message.tokens);

@@ -22,7 +22,7 @@ pub struct Appended {
 pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
 
-/// Per-turn statement: one structural part of a new message.
+/// Per-turn statement: one block of a new message that links it to a tool call.
 pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)";
 
 /// How an identity is stored (migration 8): the 16 bytes its 32 hex digits spell; anything else
@@ -37,7 +37,28 @@ pub fn identity_key(identity: &str) -> SqlValue {
     bytes.map_or_else(|| identity.into(), SqlValue::Blob)
 }
 
-pub(crate) fn part_kind(role: Role, part: &MessagePart) -> &'static str {
+/// A `message_parts` row: a block of a message that names a tool call or a tool.
+pub(crate) struct LinkedPart {
+    /// The block's position in the message.
+    pub ordinal: usize,
+    pub kind: &'static str,
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+}
+
+/// The blocks of `message` that link it to a tool call (its id, or the tool's name; a tool
+/// result's blocks take the message's own). Only these get a `message_parts` row (migration 10):
+/// the view pairs calls with results through them, and a plain text or reasoning block has
+/// nothing to record beyond what `raw_json` holds.
+pub(crate) fn linked_parts(message: &StoredMessage) -> impl Iterator<Item = LinkedPart> + '_ {
+    message.parts.iter().enumerate().filter_map(|(ordinal, part)| {
+        let tool_call_id = part.tool_call_id.clone().or_else(|| message.tool_call_id.clone());
+        let tool_name = part.tool_name.clone().or_else(|| message.tool_name.clone());
+        (tool_call_id.is_some() || tool_name.is_some()).then(|| LinkedPart { ordinal, kind: part_kind(message.role, part), tool_call_id, tool_name })
+    })
+}
+
+fn part_kind(role: Role, part: &MessagePart) -> &'static str {
     match (role, part.kind) {
         (Role::ToolResult, PartKind::Text) => "tool_result",
         (_, PartKind::Text) => "text",
@@ -48,7 +69,7 @@ pub(crate) fn part_kind(role: Role, part: &MessagePart) -> &'static str {
     }
 }
 
-/// Appends the messages not yet stored, in order: each gets its parts and a context item at the
+/// Appends the messages not yet stored, in order: each gets its tool-call links and a context item at the
 /// end of the active view, and the conversation's running totals grow. Their text reaches the
 /// search index in batches ([`search_index`]). Call inside a write transaction.
 pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
@@ -78,11 +99,8 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         let id = row.int(0)?;
         last_id = Some(id);
         seq += 1;
-        for (ordinal, part) in message.parts.iter().enumerate() {
-            sql.execute(
-                INSERT_PART_SQL,
-                &[id.into(), (ordinal as i64).into(), part_kind(message.role, part).into(), part.tool_call_id.clone().or_else(|| message.tool_call_id.clone()).into(), part.tool_name.clone().or_else(|| message.tool_name.clone()).into()],
-            )?;
+        for part in linked_parts(message) {
+            sql.execute(INSERT_PART_SQL, &[id.into(), (part.ordinal as i64).into(), part.kind.into(), part.tool_call_id.into(), part.tool_name.into()])?;
         }
         let ordinal = conversation.next_ordinal + outcome.inserted as i64 + 1;
         context::insert_message(sql, conversation.id, ordinal, id, message.tokens)?;

@@ -16,6 +16,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (7, include_str!("migrations/007_text_derived_from_raw_json.sql")),
     (8, include_str!("migrations/008_identity_as_blob.sql")),
     (9, include_str!("migrations/009_search_index_backlog.sql")),
+    (10, include_str!("migrations/010_parts_only_tool_links.sql")),
 ];
 
 /// The schema version this build writes.
