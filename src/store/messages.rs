@@ -69,9 +69,9 @@ fn part_kind(role: Role, part: &MessagePart) -> &'static str {
     }
 }
 
-/// Appends the messages not yet stored, in order: each gets its tool-call links and a context item at the
-/// end of the active view, and the conversation's running totals grow. Their text reaches the
-/// search index in batches ([`search_index`]). Call inside a write transaction.
+/// Appends the messages not yet stored, in order: each gets its tool-call links and a context
+/// item at the end of the active view, and the conversation's running totals grow. Their text
+/// reaches the search index in batches ([`search_index`]). Call inside a write transaction.
 pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
     let mut outcome = Appended::default();
     let mut seq = conversation.message_count;

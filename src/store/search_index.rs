@@ -76,10 +76,13 @@ pub fn after_append(sql: &mut impl Sql, last_id: i64) -> Result<()> {
 pub fn index_rows(sql: &mut impl Sql, rows: &[(i64, &str)], last_id: i64) -> Result<()> {
     if !rows.is_empty() {
         let mut packed = Packed::default();
-        let refs: Vec<Value> = rows.iter().map(|(id, text)| {
-            let (start, len) = packed.push(text);
-            json!([id, start, len])
-        }).collect();
+        let refs: Vec<Value> = rows
+            .iter()
+            .map(|(id, text)| {
+                let (start, len) = packed.push(text);
+                json!([id, start, len])
+            })
+            .collect();
         let json = serde_json::to_string(&refs).map_err(|err| Error::storage(format!("encoding rows for the search index: {err}")))?;
         sql.execute(INSERT_SQL, &[json.into(), SqlValue::Blob(packed.bytes)])?;
     }

@@ -11,7 +11,9 @@ use wasm_bindgen::JsCast;
 use super::{depth, js_error, json_messages};
 use super::sqljs::{SqlJsDatabase, SqlJsSql};
 use crate::core::config::Config;
-use crate::engine::{checked_tail_start, decode, CommitTurnParams, next_bootstrap_chunk, FIRST_BOOTSTRAP_CHUNK, AfterTurnParams, AssembleParams, BootstrapParams, Engine, IngestParams};
+use crate::engine::{
+    checked_tail_start, decode, next_bootstrap_chunk, AfterTurnParams, AssembleParams, BootstrapParams, CommitTurnParams, Engine, IngestParams, FIRST_BOOTSTRAP_CHUNK,
+};
 use crate::error::Error;
 
 /// The context engine over a sql.js database.
@@ -40,6 +42,15 @@ fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsErro
     let rest = Object::assign(&Object::new(), object);
     let _ = Reflect::delete_property(&rest, &"messages".into());
     Ok((from_js(call, rest.into())?, messages))
+}
+
+/// Fails naming the call when `params` has no `messages` (calls whose params type requires them;
+/// [`split_messages`] reads a missing list as empty).
+fn require_messages(call: &str, params: &JsValue) -> Result<(), JsError> {
+    if Reflect::get(params, &"messages".into()).map_or(true, |m| m.is_undefined()) {
+        return Err(js_error(Error::input(format!("{call} params"), "missing field `messages`")));
+    }
+    Ok(())
 }
 
 /// `rest` with an empty `messages` array, for params types that require the field (the
@@ -114,9 +125,7 @@ impl WasmEngine {
 
     /// Ingests `{sessionId, sessionKey?, messages}`; returns how many messages were new.
     pub fn ingest(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsError> {
-        if Reflect::get(&params, &"messages".into()).map_or(true, |m| m.is_undefined()) {
-            return Err(js_error(Error::input("ingest params", "missing field `messages`")));
-        }
+        require_messages("ingest", &params)?;
         let (rest, messages) = split_messages("ingest", &params)?;
         let mut params: IngestParams = decode("ingest", with_empty_messages(rest)).map_err(js_error)?;
         params.messages = json_messages::messages_from_js("ingest", &messages, 0).map_err(js_error)?;
@@ -138,9 +147,7 @@ impl WasmEngine {
 
     #[wasm_bindgen(js_name = commitTurn)]
     pub fn commit_turn(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
-        if Reflect::get(&params, &"messages".into()).map_or(true, |m| m.is_undefined()) {
-            return Err(js_error(Error::input("commitTurn params", "missing field `messages`")));
-        }
+        require_messages("commitTurn", &params)?;
         let (rest, messages) = split_messages("commitTurn", &params)?;
         let mut params: CommitTurnParams = decode("commitTurn", with_empty_messages(rest)).map_err(js_error)?;
         params.messages = json_messages::messages_from_js("commitTurn", &messages, 0).map_err(js_error)?;

@@ -1,9 +1,9 @@
 -- Version 9: new messages are indexed for search in batches, not by the statement that stores
 -- them. Every commit that touched the FTS4 index flushed its pending terms as a segment of its
 -- own; for a turn of a few messages that flush and the tokenizing were a third of the turn's
--- write. Messages up to `indexed_through` are in `messages_fts`; later ones (a few dozen at
--- most, see store/search_index.rs) are indexed when the backlog reaches its limit, when a bulk
--- append indexes anyway, and before any search.
+-- write. Messages up to `indexed_through` are in `messages_fts`; later ones wait and are
+-- indexed in batches: by `maintain`, by an append once too many wait, by a bulk append with its
+-- own rows, and before any search (store/search_index.rs).
 -- The index reads its content from `messages_indexed_text`: `messages_text` bounded to the
 -- indexed messages, so FTS4's 'integrity-check' and PRAGMA integrity_check (which read every
 -- indexed row back) find an index that matches its content while messages wait. `messages_text`
