@@ -2,8 +2,11 @@
 //! to what changed, not to the size of the view. It also holds the rule that, without new
 //! context, a view never grows: the OpenClaw host re-assembles inside a turn with a budget that
 //! ignores its own system prompt (docs/openclaw-host-observed.md §3), and growing the view there
-//! would overflow the model. A view is rebuilt from the store when its context was replaced
-//! (epoch change) or a new turn brings a larger budget.
+//! would overflow the model. A compaction that replaces part of the context is applied to the
+//! view in place ([`ViewCache::replaced`]): the replaced items leave, the summary takes their
+//! place, and the room they freed is filled from the store with the next older items, which is
+//! what a rebuild would show. A view is rebuilt from the store when its context changed in any
+//! other way (epoch change: a repair, an import) or a new turn brings a larger budget.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -17,12 +20,18 @@ use crate::store::Sql;
 
 /// Items read per page while filling a budget from the newest end.
 const PAGE: i64 = 256;
+/// Items read first when a compaction freed room in a view: it usually frees room for a few.
+const BACKFILL_PAGE: i64 = 16;
+/// A view epoch no conversation has: the view is rebuilt on its next use.
+const STALE_EPOCH: i64 = i64::MIN;
 /// Conversations whose views are kept; beyond that the cache starts over.
 const MAX_CACHED: usize = 64;
 
 /// One item as it enters the model's view.
 #[derive(Debug, Clone)]
 struct ViewItem {
+    /// The item's place in the context (`context_items.ordinal`).
+    ordinal: i64,
     /// What the item is, for handing the view over incrementally ([`super::handover`]): the
     /// message id, or the negated summary id.
     key: i64,
@@ -37,11 +46,13 @@ struct ViewItem {
 
 impl ViewItem {
     fn from_item(item: ContextItem) -> ViewItem {
+        let ordinal = item.ordinal;
         match item.content {
             ItemContent::Message { id, role, raw_json } => {
-                ViewItem { key: id, tokens: item.tokens, represents: 1, role, links: tool_links(role, &raw_json), json: raw_json }
+                ViewItem { ordinal, key: id, tokens: item.tokens, represents: 1, role, links: tool_links(role, &raw_json), json: raw_json }
             }
             ItemContent::Summary { id, depth, content, earliest_at, latest_at, descendant_messages } => ViewItem {
+                ordinal,
                 key: -id,
                 tokens: item.tokens,
                 represents: descendant_messages.max(0),
@@ -164,6 +175,65 @@ impl View {
         self.represented += item.represents;
         self.items.push_back(item);
     }
+
+    fn push_front(&mut self, item: ContextItem) {
+        let item = ViewItem::from_item(item);
+        self.tokens += u64::from(item.tokens);
+        self.represented += item.represents;
+        self.items.push_front(item);
+    }
+
+    /// Follows a compaction that replaced the context items `first..=last` by `summary` (at
+    /// ordinal `first`). The view is a contiguous run of the newest items up to
+    /// `through_ordinal`, so the range either overlaps it (its items leave and the summary takes
+    /// their place), lies wholly after it (the summary arrives with the next appended items), or
+    /// wholly before it (only the room changes). False when none of these holds (an empty view
+    /// with the range around its end): the caller rebuilds it.
+    fn replace(&mut self, first: i64, last: i64, summary: ContextItem) -> bool {
+        let start = self.items.partition_point(|i| i.ordinal < first);
+        let end = self.items.partition_point(|i| i.ordinal <= last);
+        if start < end {
+            for item in self.items.drain(start..end) {
+                self.tokens -= u64::from(item.tokens);
+                self.represented -= item.represents;
+            }
+            let item = ViewItem::from_item(summary);
+            self.tokens += u64::from(item.tokens);
+            self.represented += item.represents;
+            self.items.insert(start, item);
+        } else if first <= self.through_ordinal && !self.items.front().is_some_and(|oldest| last < oldest.ordinal) {
+            return false;
+        }
+        self.epoch += 1;
+        true
+    }
+
+    /// Fills the room a compaction freed with the next older items, reading backwards from the
+    /// oldest item until they pass the budget, as [`rebuild`] reads from the newest; then fits.
+    fn backfill(&mut self, sql: &mut impl Sql, conversation_id: i64) -> Result<()> {
+        let budget = u64::from(self.budget);
+        let mut used = self.tokens;
+        let mut before = self.items.front().map_or(self.through_ordinal + 1, |i| i.ordinal);
+        let mut page = BACKFILL_PAGE;
+        while used <= budget {
+            let items = context::newest_before(sql, conversation_id, before, page)?;
+            let full_page = items.len() as i64 == page;
+            for item in items {
+                before = item.ordinal;
+                used += u64::from(item.tokens);
+                self.push_front(item);
+                if used > budget {
+                    break;
+                }
+            }
+            if !full_page {
+                break;
+            }
+            page = PAGE;
+        }
+        self.fit(self.budget);
+        Ok(())
+    }
 }
 
 /// Views by conversation id.
@@ -187,6 +257,18 @@ impl ViewCache {
     /// current turn, which accounts for its system prompt.
     pub fn budget(&self, conversation_id: i64) -> Option<u32> {
         self.views.get(&conversation_id).map(|v| v.budget)
+    }
+
+    /// Follows a committed compaction of `conversation_id` that replaced its context items
+    /// `first_ordinal..=last_ordinal` by `summary` and moved the context epoch on by one: the
+    /// cached view changes in place and takes in older items for the room it gained, so the next
+    /// `assemble` need not rebuild it. A view that cannot follow is rebuilt on its next use.
+    pub fn replaced(&mut self, sql: &mut impl Sql, conversation_id: i64, first_ordinal: i64, last_ordinal: i64, summary: ContextItem) {
+        let Some(view) = self.views.get_mut(&conversation_id) else { return };
+        let followed = view.replace(first_ordinal, last_ordinal, summary) && view.backfill(sql, conversation_id).is_ok();
+        if !followed {
+            view.epoch = STALE_EPOCH;
+        }
     }
 
     /// The conversation's view under `budget`, updated from the store as little as possible.

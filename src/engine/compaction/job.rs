@@ -203,17 +203,21 @@ impl<S: Sql> Engine<S> {
         let Some(pass) = job.pass.take() else { return Ok(()) };
         let level = draft.level().as_str();
         let applied = self.store.write(|sql| {
-            let (summary_id, before, after) = pass.apply(sql, conversation_id, draft, model, now_ms)?;
+            let applied = pass.apply(sql, conversation_id, draft, model, now_ms)?;
+            let (before, after) = (applied.tokens_before, applied.tokens_after);
             let reason = format!("{} pass summarized {before} tokens into {after}", pass.kind().as_str());
-            store::record_event(sql, &Event { conversation_id, pass: pass.kind().as_str(), level: Some(level), outcome: "compacted", reason: &reason, tokens_before: Some(before), tokens_after: Some(after), summary_id: Some(summary_id), telemetry_json: None }, now_ms)?;
+            store::record_event(sql, &Event { conversation_id, pass: pass.kind().as_str(), level: Some(level), outcome: "compacted", reason: &reason, tokens_before: Some(before), tokens_after: Some(after), summary_id: Some(applied.summary_id), telemetry_json: None }, now_ms)?;
             let (mut retry, pending) = store::load_state(sql, conversation_id)?;
             retry.on_success();
             store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)?;
-            Ok(summary_id)
+            Ok(applied)
         });
+        if let Ok(applied) = &applied {
+            self.views.replaced(self.store.sql(), conversation_id, applied.first_ordinal, applied.last_ordinal, applied.item.clone());
+        }
         let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
         match applied {
-            Ok(summary_id) => job.summary_ids.push(summary_id),
+            Ok(applied) => job.summary_ids.push(applied.summary_id),
             Err(Error::Stale(reason)) => {
                 let pass_name = pass.kind().as_str();
                 self.store.write(|sql| store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "skipped", reason: &reason, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms))?;

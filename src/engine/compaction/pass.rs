@@ -13,6 +13,7 @@ use crate::core::compaction::ledger::Ledger;
 use crate::core::compaction::SummarizerOutput;
 use crate::error::Result;
 use crate::store::compaction::{self as store, NewSummary, Range, SourceRow, SummaryRow};
+use crate::store::context::{self, ItemContent};
 use crate::store::Sql;
 
 use super::window::{self, Planning};
@@ -24,6 +25,19 @@ enum Sources {
 }
 
 /// A planned pass, in progress.
+/// What applying a pass's summary changed.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub summary_id: i64,
+    /// Tokens the replaced range held, and the summary's item holds now.
+    pub tokens_before: i64,
+    pub tokens_after: i64,
+    /// The context items replaced, and the item that replaced them (at `first_ordinal`).
+    pub first_ordinal: i64,
+    pub last_ordinal: i64,
+    pub item: context::ContextItem,
+}
+
 #[derive(Debug, Clone)]
 pub struct Pass {
     sources: Sources,
@@ -184,8 +198,7 @@ impl Pass {
     }
 
     /// Stores the accepted summary in place of the pass's range. Call inside a transaction.
-    /// Returns the summary id and the tokens the range held before and the summary holds now.
-    pub fn apply(&self, sql: &mut impl Sql, conversation_id: i64, draft: &SummaryDraft, model: Option<&str>, now_ms: i64) -> Result<(i64, i64, i64)> {
+    pub fn apply(&self, sql: &mut impl Sql, conversation_id: i64, draft: &SummaryDraft, model: Option<&str>, now_ms: i64) -> Result<Applied> {
         let (range, summary) = match &self.sources {
             Sources::Messages { plan, rows, .. } => {
                 let times = rows.iter().filter_map(|r| r.timestamp_ms);
@@ -233,6 +246,14 @@ impl Pass {
         };
         let (earliest, latest, depth, text) = (summary.earliest_at, summary.latest_at, summary.depth, summary.content);
         let (id, tokens) = store::apply(sql, &range, &summary, |id| summary_item_tokens(id, depth, text, earliest, latest), now_ms)?;
-        Ok((id, before, i64::from(tokens)))
+        let content = ItemContent::Summary { id, depth, content: text.to_owned(), earliest_at: earliest, latest_at: latest, descendant_messages: summary.descendant_messages };
+        Ok(Applied {
+            summary_id: id,
+            tokens_before: before,
+            tokens_after: i64::from(tokens),
+            first_ordinal: range.first_ordinal,
+            last_ordinal: range.last_ordinal,
+            item: context::ContextItem { ordinal: range.first_ordinal, tokens, content },
+        })
     }
 }
