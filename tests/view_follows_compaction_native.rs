@@ -8,6 +8,7 @@ use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::compaction::CompactionStep;
 use lossless_wasm::engine::*;
 use lossless_wasm::store::native::NativeSql;
+use lossless_wasm::store::Sql;
 use serde_json::{json, Value};
 
 const KEY: &str = "agent:main:v";
@@ -108,4 +109,60 @@ fn a_view_that_follows_compactions_in_place_matches_a_rebuilt_view() {
     for seed in 1..=6 {
         follows_compaction(seed);
     }
+}
+
+/// The entries of a hand-over the caller did not hold, by key (summaries have negative keys).
+fn handed_over(e: &mut Engine<NativeSql>, held: Option<u64>) -> (u64, Vec<(i64, bool)>, Value) {
+    let params = decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 50_000})).unwrap();
+    let h = e.assemble_handover(params, 0, || Ok(Vec::new()), held, 1).unwrap().view;
+    let keys = h.keys.iter().zip(&h.fresh).map(|(k, f)| (*k as i64, *f == 1)).collect();
+    (h.token, keys, serde_json::from_str(&h.fresh_json).unwrap())
+}
+
+fn summaries(keys: &[(i64, bool)]) -> Vec<(i64, bool)> {
+    keys.iter().copied().filter(|(k, _)| *k < 0).collect()
+}
+
+#[test]
+fn summaries_are_not_handed_over_again_after_a_compaction_but_are_after_a_repair() {
+    let path = std::env::temp_dir().join(format!("lossless-view-handover-{}.sqlite", std::process::id())).to_string_lossy().into_owned();
+    let _ = std::fs::remove_file(&path);
+    let mut e = Engine::open(NativeSql::open(&path).unwrap(), config(), 0).unwrap();
+    let mut rng = Prng(7);
+    let mut t = 0;
+    let mut commit_some = |e: &mut Engine<NativeSql>, n: usize| {
+        for _ in 0..n {
+            let messages = turn(&mut rng, t);
+            commit(e, t, messages);
+            t += 1;
+        }
+    };
+    commit_some(&mut e, 12);
+    let (token, _, _) = handed_over(&mut e, None);
+    assert!(compact(&mut e, json!({"mode": "pending"})), "the first compaction summarizes");
+    let (token, keys, _) = handed_over(&mut e, Some(token));
+    let first = summaries(&keys);
+    assert!(!first.is_empty() && first.iter().all(|(_, fresh)| *fresh), "new summaries are sent: {first:?}");
+    assert!(keys.iter().filter(|(k, _)| *k > 0).all(|(_, fresh)| !fresh), "messages the caller holds are not sent again");
+    // Another compaction, of messages after those summaries: the view follows it in place, and
+    // the summaries the caller holds are not sent again.
+    commit_some(&mut e, 12);
+    let (token, _, _) = handed_over(&mut e, Some(token));
+    assert!(compact(&mut e, json!({"mode": "pending"})), "the second compaction summarizes");
+    let (token, keys, _) = handed_over(&mut e, Some(token));
+    let held: Vec<(i64, bool)> = summaries(&keys).into_iter().filter(|(k, _)| first.iter().any(|(f, _)| f == k)).collect();
+    assert!(!held.is_empty() && held.iter().all(|(_, fresh)| !fresh), "summaries the caller holds are not sent again: {keys:?}");
+    assert!(summaries(&keys).iter().any(|(k, fresh)| *fresh && !first.iter().any(|(f, _)| f == k)), "the new summary is sent: {keys:?}");
+    // A repair rewrites a summary in place: the caller must get the new text.
+    let rewritten = -held[0].0;
+    e.sql().execute("UPDATE summaries SET level = 'fallback' WHERE id = ?1", &[rewritten.into()]).unwrap();
+    let mut step = e.repair_start(decode("repairStart", json!({"summarizer": "host"})).unwrap()).unwrap();
+    while let lossless_wasm::engine::RepairStep::NeedSummary(request) = step {
+        let reply = json!({"jobId": request.job_id, "text": "## Goal\n- REPAIRED SUMMARY TEXT\n## Progress\n- redone", "model": "scripted"});
+        step = e.repair_continue(decode("repairContinue", reply).unwrap()).unwrap();
+    }
+    let (_, keys, fresh) = handed_over(&mut e, Some(token));
+    assert!(keys.contains(&(-rewritten, true)), "the rewritten summary is sent again: {keys:?}");
+    assert!(fresh.to_string().contains("REPAIRED SUMMARY TEXT"), "with its new text: {fresh}");
+    let _ = std::fs::remove_file(&path);
 }

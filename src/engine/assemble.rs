@@ -63,7 +63,7 @@ impl<S: Sql> Engine<S> {
             });
         };
         let view = self.views.view(self.store.sql(), &conversation, budget)?;
-        let handover = self.handovers.hand_over(conversation.id, view.epoch(), held, &view.entries());
+        let handover = self.handovers.hand_over(conversation.id, view.summaries_epoch(), held, &view.entries());
         Ok(AssembleHandover {
             view: handover,
             estimated_tokens: view.tokens(),

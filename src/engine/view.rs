@@ -68,6 +68,8 @@ impl ViewItem {
 #[derive(Debug, Clone)]
 pub struct View {
     epoch: i64,
+    /// The context epoch when the view was last built from the store ([`View::summaries_epoch`]).
+    built_epoch: i64,
     /// The conversation's `next_ordinal` when the view was last brought up to date.
     through_ordinal: i64,
     budget: u32,
@@ -135,9 +137,12 @@ impl View {
         out
     }
 
-    /// The context epoch the view was built in (summary keys are only valid within it).
-    pub fn epoch(&self) -> i64 {
-        self.epoch
+    /// The epoch a summary key of this view is valid in: the context epoch the view was built
+    /// from the store in. Following a compaction in place keeps it, since a compaction writes
+    /// new summaries and rewrites none; a repair rewrites summaries and moves the context epoch
+    /// on, which makes the view be built again, under the new epoch.
+    pub fn summaries_epoch(&self) -> i64 {
+        self.built_epoch
     }
 
     /// The view's tokens, synthetic results and the omission line included.
@@ -327,6 +332,7 @@ fn rebuild(sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Resu
     }
     let mut view = View {
         epoch: conversation.context_epoch,
+        built_epoch: conversation.context_epoch,
         through_ordinal: conversation.next_ordinal,
         budget,
         items: VecDeque::new(),
