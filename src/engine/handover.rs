@@ -5,7 +5,7 @@
 //! hand-over sends the view as keys plus the JSON of only the entries the caller does not hold.
 //!
 //! Keys: a message's id (its JSON never changes), a summary's negated id (valid only within the
-//! epoch it was sent in, [`super::view::View::summaries_epoch`]: a repair rewrites summaries in
+//! epoch it was sent in, `View::summaries_epoch`: a repair rewrites summaries in
 //! place and moves the epoch on; a compaction writes new summaries and keeps it), and
 //! 0 for lines the view makes up (always sent). A token that is not the one this engine last
 //! issued for the conversation (another caller, a restart, a lost cache) gets everything.
