@@ -363,3 +363,45 @@ fn tail_tokens_in_sql_match_the_definition() {
     }
     assert!((5..35).contains(&cut), "both paths exercised: the cap cut the tail in {cut} of 40 rounds");
 }
+
+/// Schema 11: unchanged "skipped" trigger decisions in a row share one row, which counts them
+/// and keeps the first one's time and the latest one's inputs; a different reason or any other
+/// event in between (here a failed pass) starts a new row.
+#[test]
+fn unchanged_skipped_decisions_share_one_row_that_keeps_the_latest_inputs() {
+    use lossless_wasm::store::compaction::{record_event, Event};
+    let mut e = engine_with(config(json!({"leafChunkTokens": 100_000})));
+    fill(&mut e, 0, 5);
+    // The first turn has nothing outside the fresh tail; the next four are short of a chunk.
+    let runs: Vec<(String, i64)> = e.sql().query("SELECT reason, repeats FROM compaction_events ORDER BY id", &[]).unwrap().iter().map(|r| (r.text(0).unwrap(), r.int(1).unwrap())).collect();
+    assert_eq!(runs, vec![("no_reduction".to_owned(), 1), ("below_leaf_chunk".to_owned(), 4)], "four unchanged decisions, one row");
+    let row = e.sql().query_row("SELECT created_at, last_at, tokens_before, telemetry_json FROM compaction_events ORDER BY id DESC LIMIT 1", &[]).unwrap().unwrap();
+    assert_eq!((row.int(0).unwrap(), row.int(1).unwrap()), (10, 40), "first decision's time, latest decision's time");
+    let context_tokens = count(&mut e, "SELECT context_token_count FROM conversations");
+    assert_eq!(row.int(2).unwrap(), context_tokens, "the latest decision's totals");
+    let telemetry: Value = serde_json::from_str(&row.text(3).unwrap()).unwrap();
+    assert_eq!(telemetry["decision"]["assembledTokens"], context_tokens, "the latest decision's inputs: {telemetry}");
+
+    record_event(e.sql(), &Event { conversation_id: 1, pass: "leaf", level: None, outcome: "failed", reason: "test", tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, 45).unwrap();
+    fill(&mut e, 5, 2);
+    let events = e.compaction_events(decode("compactionEvents", json!({"sessionId": "s", "sessionKey": KEY})).unwrap()).unwrap();
+    let runs: Vec<(&str, i64, Option<i64>)> = events.iter().map(|ev| (ev.pass.as_str(), ev.repeats, ev.last_at)).collect();
+    assert_eq!(runs, vec![("trigger", 1, None), ("trigger", 4, Some(40)), ("leaf", 1, None), ("trigger", 2, Some(60))]);
+}
+
+/// Every turn's decision is counted, and no two rows in a row stand for the same skipped
+/// decision, while decisions change (skipped, then triggered once the chunk is ready).
+#[test]
+fn every_trigger_decision_is_counted_and_changes_start_a_new_row() {
+    let mut e = engine_with(config(json!({})));
+    fill(&mut e, 0, 1);
+    assemble(&mut e, 50_000);
+    fill(&mut e, 1, 12);
+    assert_eq!(count(&mut e, "SELECT SUM(repeats) FROM compaction_events WHERE pass = 'trigger'"), 13);
+    let rows: Vec<(String, String)> = e.sql().query("SELECT outcome, reason FROM compaction_events WHERE pass = 'trigger' ORDER BY id", &[]).unwrap().iter().map(|r| (r.text(0).unwrap(), r.text(1).unwrap())).collect();
+    assert!(rows.iter().any(|(outcome, _)| outcome == "triggered"), "{rows:?}");
+    for pair in rows.windows(2) {
+        assert!(!(pair[0] == pair[1] && pair[0].0 == "skipped"), "an unchanged skipped decision got a row of its own: {rows:?}");
+    }
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'triggered' AND repeats <> 1"), 0, "triggered decisions are never folded");
+}

@@ -270,6 +270,30 @@ pub fn record_event(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Resul
     )
 }
 
+/// Per-turn statement: folds a skipped trigger decision into the conversation's latest event
+/// when that event is a skipped trigger decision for the same reason (see [`record_decision`]).
+pub const REPEAT_SKIP_SQL: &str = "UPDATE compaction_events SET repeats = repeats + 1, last_at = ?3, tokens_before = ?4, telemetry_json = ?5 \
+     WHERE id = (SELECT MAX(id) FROM compaction_events WHERE conversation_id = ?1) \
+       AND pass = 'trigger' AND outcome = 'skipped' AND reason = ?2 RETURNING id";
+
+/// Records the trigger's decision. A "skipped" decision that repeats the conversation's latest
+/// event (a skipped trigger decision for the same reason) updates that row instead of adding
+/// one: its count, the time and the inputs of this latest decision (schema 11). On most turns
+/// that is one rewritten row, where a new row also wrote two index pages; the log keeps every
+/// change of decision in order, each with its inputs.
+pub fn record_decision(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Result<()> {
+    if event.pass == "trigger" && event.outcome == "skipped" {
+        let repeated = sql.query_row(
+            REPEAT_SKIP_SQL,
+            &[event.conversation_id.into(), event.reason.into(), now_ms.into(), event.tokens_before.into(), event.telemetry_json.into()],
+        )?;
+        if repeated.is_some() {
+            return Ok(());
+        }
+    }
+    record_event(sql, event, now_ms)
+}
+
 /// Work the trigger asked for, waiting for a maintain() with a summarizer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

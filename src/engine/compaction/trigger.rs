@@ -1,6 +1,7 @@
 //! The per-turn trigger: after a turn is stored, decide (cheaply, from running totals) whether
-//! compaction is due, record the decision with every input in `compaction_events`, and leave the
-//! work pending for the next `maintain`, which has the host's LLM. Never summarizes by itself.
+//! compaction is due, record the decision with every input in `compaction_events` (a run of
+//! unchanged "skipped" decisions shares one row, counted), and leave the work pending for the
+//! next `maintain`, which has the host's LLM. Never summarizes by itself.
 
 use serde_json::json;
 
@@ -64,7 +65,7 @@ impl<S: Sql> Engine<S> {
         let failing = retry.consecutive_failures > 0;
         retry.on_turn();
         self.store.write(|sql| {
-            store::record_event(
+            store::record_decision(
                 sql,
                 &Event {
                     conversation_id: conversation.id,
