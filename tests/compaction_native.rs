@@ -405,3 +405,48 @@ fn every_trigger_decision_is_counted_and_changes_start_a_new_row() {
     }
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'triggered' AND repeats <> 1"), 0, "triggered decisions are never folded");
 }
+
+/// The trigger keeps the newest raw messages' tokens between turns and advances them by what a
+/// turn appended; after every kind of change (appends, a compaction, a turn that re-sent a
+/// stored message) the fresh tail it records matches the one read from the store.
+#[test]
+fn the_fresh_tail_the_trigger_keeps_matches_the_store_after_appends_compactions_and_duplicates() {
+    use lossless_wasm::core::compaction::TailRule;
+    use lossless_wasm::store::compaction::tail_tokens;
+    let mut e = engine_with(config(json!({"freshTailCount": 8})));
+    let check = |e: &mut Engine<NativeSql>, when: &str| {
+        let telemetry: String = e.sql().query_row("SELECT telemetry_json FROM compaction_events WHERE pass = 'trigger' ORDER BY id DESC LIMIT 1", &[]).unwrap().unwrap().text(0).unwrap();
+        let telemetry: Value = serde_json::from_str(&telemetry).unwrap();
+        // No assemble yet: no budget, so the tail is capped by count alone.
+        let stored = tail_tokens(e.sql(), 1, TailRule { count: 8, max_tokens: u64::MAX }).unwrap();
+        assert_eq!(telemetry["freshTailTokens"], stored, "{when}: {telemetry}");
+    };
+    for t in 0..12 {
+        fill(&mut e, t, 1);
+        check(&mut e, &format!("turn {t}"));
+    }
+    let report = compact(&mut e, "pending", "host", json!({}), good_summary, 2_000);
+    assert!(report.compacted, "{report:?}");
+    for t in 12..14 {
+        fill(&mut e, t, 1);
+        check(&mut e, &format!("turn {t}, after a compaction"));
+    }
+    // A turn that re-sends a stored message (skipped) with a new one.
+    let again = json!({"role": "user", "content": format!("Request 13: fix the parser bug number 13 {}", "detail ".repeat(30)), "timestamp": 130});
+    let new = json!({"role": "assistant", "content": [{"type": "text", "text": "x ".repeat(400)}], "timestamp": 150});
+    let p = decode("commitTurn", json!({"sessionId": "s", "sessionKey": KEY, "advancementKey": "again", "messages": [again, new]})).unwrap();
+    assert_eq!(e.commit_turn(p, 150).unwrap().stored_messages, 1);
+    check(&mut e, "a turn with a duplicate");
+    fill(&mut e, 20, 1);
+    check(&mut e, "the turn after it");
+    // Another writer replaces a message inside the window, as a compaction or repair would
+    // (items gone, the context's total and epoch changed; no ordinal moves).
+    let (ordinal, tokens) = {
+        let row = e.sql().query_row("SELECT ordinal, token_count FROM context_items WHERE message_id IS NOT NULL ORDER BY ordinal DESC LIMIT 1 OFFSET 1", &[]).unwrap().unwrap();
+        (row.int(0).unwrap(), row.int(1).unwrap())
+    };
+    e.sql().execute("DELETE FROM context_items WHERE conversation_id = 1 AND ordinal = ?1", &[ordinal.into()]).unwrap();
+    e.sql().execute("UPDATE conversations SET context_token_count = context_token_count - ?1, context_epoch = context_epoch + 1 WHERE id = 1", &[tokens.into()]).unwrap();
+    fill(&mut e, 21, 1);
+    check(&mut e, "after another writer replaced items");
+}

@@ -330,11 +330,22 @@ pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, 
     )
 }
 
-/// Per-turn query: the newest `count` raw messages' tokens, summed in SQL: the fresh tail's
-/// tokens whenever that sum is within the cap (see [`tail_tokens`]).
+/// The newest `count` raw messages' tokens, summed in SQL: the fresh tail's tokens whenever
+/// that sum is within the cap (see [`tail_tokens`]).
 pub const TAIL_SUM_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
        SELECT MAX(token_count, 0) AS t FROM context_items \
        WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2)";
+
+/// Per-turn query when the trigger's kept window cannot be used: the newest `count` raw
+/// messages' token counts in the context, newest first.
+pub const NEWEST_MESSAGE_TOKENS_SQL: &str = "SELECT MAX(token_count, 0) FROM context_items \
+     WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
+
+/// The newest `count` raw messages' token counts in the context, oldest first.
+pub fn newest_message_tokens(sql: &mut impl Sql, conversation_id: i64, count: u32) -> Result<Vec<i64>> {
+    let rows = sql.query(NEWEST_MESSAGE_TOKENS_SQL, &[conversation_id.into(), count.into()])?;
+    rows.iter().rev().map(|r| r.int(0)).collect()
+}
 
 /// The fresh tail's tokens when the cap cuts it short (see [`tail_tokens`]), summed in SQL.
 pub const TAIL_TOKENS_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
@@ -347,7 +358,9 @@ pub const TAIL_TOKENS_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
 /// Tokens of the fresh tail under `tail` (its count and token cap; the newest message always
 /// counts): the newest messages, newest first, while their running total stays under the cap.
 /// One row comes back, not one per tail message. Tool pairs at the tail's edge are the chunk
-/// planner's business, not this estimate's.
+/// planner's business, not this estimate's. The trigger keeps these counts between turns
+/// (`engine::compaction::tail_window`) and reads [`newest_message_tokens`] only when it must;
+/// this is the same definition answered by the store, for checks.
 ///
 /// Every term is at least 0, so the running total only grows: when the plain sum of the newest
 /// `count` is within the cap, every running total is too and the sum is the answer. That is
