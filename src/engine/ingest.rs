@@ -85,9 +85,11 @@ impl<S: Sql> Engine<S> {
         let parsed = parse_messages(tail, first_index)?;
         self.in_turn_transaction(|e| {
             let appended = e.store_parsed(session, &parsed, now_ms)?;
-            e.learn_after_turn(session, tail, &parsed, window, now_ms)?;
-            if appended.inserted > 0 {
-                e.trigger_for(session, appended_tokens(&parsed, &appended).as_deref(), now_ms)?;
+            // Read once, after the append, for both: learning writes no conversation column.
+            let conversation = e.conversation(session)?;
+            e.learn_after_turn(session, conversation.as_ref(), tail, &parsed, window, now_ms)?;
+            if let Some(conversation) = conversation.filter(|_| appended.inserted > 0) {
+                e.evaluate_trigger(&conversation, appended_tokens(&parsed, &appended).as_deref(), now_ms)?;
             }
             Ok(appended.inserted)
         })
