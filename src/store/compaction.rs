@@ -251,10 +251,15 @@ pub struct Event<'a> {
     pub telemetry_json: Option<&'a str>,
 }
 
+pub const RECORD_EVENT_SQL: &str = "INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+pub const LOAD_STATE_SQL: &str = "SELECT state_json, pending_json FROM compaction_state WHERE conversation_id = ?1";
+pub const SAVE_STATE_SQL: &str = "INSERT INTO compaction_state (conversation_id, state_json, pending_json, updated_at) VALUES (?1, ?2, ?3, ?4) \
+     ON CONFLICT (conversation_id) DO UPDATE SET state_json = excluded.state_json, pending_json = excluded.pending_json, updated_at = excluded.updated_at";
+
 pub fn record_event(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Result<()> {
     sql.execute(
-        "INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        RECORD_EVENT_SQL,
         &[
             event.conversation_id.into(),
             now_ms.into(),
@@ -306,7 +311,7 @@ pub struct Pending {
 
 /// The retry state and pending work of a conversation.
 pub fn load_state(sql: &mut impl Sql, conversation_id: i64) -> Result<(RetryState, Option<Pending>)> {
-    let Some(row) = sql.query_row("SELECT state_json, pending_json FROM compaction_state WHERE conversation_id = ?1", &[conversation_id.into()])? else {
+    let Some(row) = sql.query_row(LOAD_STATE_SQL, &[conversation_id.into()])? else {
         return Ok((RetryState::default(), None));
     };
     let retry = serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("compaction_state.state_json is corrupt: {e}")))?;
@@ -324,8 +329,7 @@ pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, 
         None => SqlValue::Null,
     };
     sql.execute(
-        "INSERT INTO compaction_state (conversation_id, state_json, pending_json, updated_at) VALUES (?1, ?2, ?3, ?4) \
-         ON CONFLICT (conversation_id) DO UPDATE SET state_json = excluded.state_json, pending_json = excluded.pending_json, updated_at = excluded.updated_at",
+        SAVE_STATE_SQL,
         &[conversation_id.into(), retry.into(), pending, now_ms.into()],
     )
 }
