@@ -314,7 +314,8 @@ fn a_single_200k_token_message_is_stored_and_summarized_alone_never_dropped() {
 
 /// The fresh tail's tokens, summed in SQL with window functions, against the definition: the
 /// newest `count` raw messages, newest first, while the running total stays within the cap (the
-/// newest always counts), over random token counts, counts and caps, summaries interleaved.
+/// newest always counts), over random token counts, counts and caps, summaries interleaved:
+/// caps above the plain sum (answered by it alone) and caps that cut the tail (the window query).
 #[test]
 fn tail_tokens_in_sql_match_the_definition() {
     use lossless_wasm::core::compaction::TailRule;
@@ -330,6 +331,7 @@ fn tail_tokens_in_sql_match_the_definition() {
         seed ^= seed << 17;
         seed % below
     };
+    let mut cut = 0;
     for round in 0..40 {
         sql.execute("DELETE FROM context_items", &[]).unwrap();
         sql.execute("DELETE FROM summaries", &[]).unwrap();
@@ -355,6 +357,96 @@ fn tail_tokens_in_sql_match_the_definition() {
             }
             expected += tokens;
         }
+        let newest: u64 = raw_newest_first.iter().take(rule.count as usize).sum();
+        cut += usize::from(newest > rule.max_tokens);
         assert_eq!(tail_tokens(&mut sql, 1, rule).unwrap(), expected as i64, "round {round}: {rule:?} over {raw_newest_first:?}");
     }
+    assert!((5..35).contains(&cut), "both paths exercised: the cap cut the tail in {cut} of 40 rounds");
+}
+
+/// Schema 11: unchanged "skipped" trigger decisions in a row share one row, which counts them
+/// and keeps the first one's time and the latest one's inputs; a different reason or any other
+/// event in between (here a failed pass) starts a new row.
+#[test]
+fn unchanged_skipped_decisions_share_one_row_that_keeps_the_latest_inputs() {
+    use lossless_wasm::store::compaction::{record_event, Event};
+    let mut e = engine_with(config(json!({"leafChunkTokens": 100_000})));
+    fill(&mut e, 0, 5);
+    // The first turn has nothing outside the fresh tail; the next four are short of a chunk.
+    let runs: Vec<(String, i64)> = e.sql().query("SELECT reason, repeats FROM compaction_events ORDER BY id", &[]).unwrap().iter().map(|r| (r.text(0).unwrap(), r.int(1).unwrap())).collect();
+    assert_eq!(runs, vec![("no_reduction".to_owned(), 1), ("below_leaf_chunk".to_owned(), 4)], "four unchanged decisions, one row");
+    let row = e.sql().query_row("SELECT created_at, last_at, tokens_before, telemetry_json FROM compaction_events ORDER BY id DESC LIMIT 1", &[]).unwrap().unwrap();
+    assert_eq!((row.int(0).unwrap(), row.int(1).unwrap()), (10, 40), "first decision's time, latest decision's time");
+    let context_tokens = count(&mut e, "SELECT context_token_count FROM conversations");
+    assert_eq!(row.int(2).unwrap(), context_tokens, "the latest decision's totals");
+    let telemetry: Value = serde_json::from_str(&row.text(3).unwrap()).unwrap();
+    assert_eq!(telemetry["decision"]["assembledTokens"], context_tokens, "the latest decision's inputs: {telemetry}");
+
+    record_event(e.sql(), &Event { conversation_id: 1, pass: "leaf", level: None, outcome: "failed", reason: "test", tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, 45).unwrap();
+    fill(&mut e, 5, 2);
+    let events = e.compaction_events(decode("compactionEvents", json!({"sessionId": "s", "sessionKey": KEY})).unwrap()).unwrap();
+    let runs: Vec<(&str, i64, Option<i64>)> = events.iter().map(|ev| (ev.pass.as_str(), ev.repeats, ev.last_at)).collect();
+    assert_eq!(runs, vec![("trigger", 1, None), ("trigger", 4, Some(40)), ("leaf", 1, None), ("trigger", 2, Some(60))]);
+}
+
+/// Every turn's decision is counted, and no two rows in a row stand for the same skipped
+/// decision, while decisions change (skipped, then triggered once the chunk is ready).
+#[test]
+fn every_trigger_decision_is_counted_and_changes_start_a_new_row() {
+    let mut e = engine_with(config(json!({})));
+    fill(&mut e, 0, 1);
+    assemble(&mut e, 50_000);
+    fill(&mut e, 1, 12);
+    assert_eq!(count(&mut e, "SELECT SUM(repeats) FROM compaction_events WHERE pass = 'trigger'"), 13);
+    let rows: Vec<(String, String)> = e.sql().query("SELECT outcome, reason FROM compaction_events WHERE pass = 'trigger' ORDER BY id", &[]).unwrap().iter().map(|r| (r.text(0).unwrap(), r.text(1).unwrap())).collect();
+    assert!(rows.iter().any(|(outcome, _)| outcome == "triggered"), "{rows:?}");
+    for pair in rows.windows(2) {
+        assert!(!(pair[0] == pair[1] && pair[0].0 == "skipped"), "an unchanged skipped decision got a row of its own: {rows:?}");
+    }
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'triggered' AND repeats <> 1"), 0, "triggered decisions are never folded");
+}
+
+/// The trigger keeps the newest raw messages' tokens between turns and advances them by what a
+/// turn appended; after every kind of change (appends, a compaction, a turn that re-sent a
+/// stored message) the fresh tail it records matches the one read from the store.
+#[test]
+fn the_fresh_tail_the_trigger_keeps_matches_the_store_after_appends_compactions_and_duplicates() {
+    use lossless_wasm::core::compaction::TailRule;
+    use lossless_wasm::store::compaction::tail_tokens;
+    let mut e = engine_with(config(json!({"freshTailCount": 8})));
+    let check = |e: &mut Engine<NativeSql>, when: &str| {
+        let telemetry: String = e.sql().query_row("SELECT telemetry_json FROM compaction_events WHERE pass = 'trigger' ORDER BY id DESC LIMIT 1", &[]).unwrap().unwrap().text(0).unwrap();
+        let telemetry: Value = serde_json::from_str(&telemetry).unwrap();
+        // No assemble yet: no budget, so the tail is capped by count alone.
+        let stored = tail_tokens(e.sql(), 1, TailRule { count: 8, max_tokens: u64::MAX }).unwrap();
+        assert_eq!(telemetry["freshTailTokens"], stored, "{when}: {telemetry}");
+    };
+    for t in 0..12 {
+        fill(&mut e, t, 1);
+        check(&mut e, &format!("turn {t}"));
+    }
+    let report = compact(&mut e, "pending", "host", json!({}), good_summary, 2_000);
+    assert!(report.compacted, "{report:?}");
+    for t in 12..14 {
+        fill(&mut e, t, 1);
+        check(&mut e, &format!("turn {t}, after a compaction"));
+    }
+    // A turn that re-sends a stored message (skipped) with a new one.
+    let again = json!({"role": "user", "content": format!("Request 13: fix the parser bug number 13 {}", "detail ".repeat(30)), "timestamp": 130});
+    let new = json!({"role": "assistant", "content": [{"type": "text", "text": "x ".repeat(400)}], "timestamp": 150});
+    let p = decode("commitTurn", json!({"sessionId": "s", "sessionKey": KEY, "advancementKey": "again", "messages": [again, new]})).unwrap();
+    assert_eq!(e.commit_turn(p, 150).unwrap().stored_messages, 1);
+    check(&mut e, "a turn with a duplicate");
+    fill(&mut e, 20, 1);
+    check(&mut e, "the turn after it");
+    // Another writer replaces a message inside the window, as a compaction or repair would
+    // (items gone, the context's total and epoch changed; no ordinal moves).
+    let (ordinal, tokens) = {
+        let row = e.sql().query_row("SELECT ordinal, token_count FROM context_items WHERE message_id IS NOT NULL ORDER BY ordinal DESC LIMIT 1 OFFSET 1", &[]).unwrap().unwrap();
+        (row.int(0).unwrap(), row.int(1).unwrap())
+    };
+    e.sql().execute("DELETE FROM context_items WHERE conversation_id = 1 AND ordinal = ?1", &[ordinal.into()]).unwrap();
+    e.sql().execute("UPDATE conversations SET context_token_count = context_token_count - ?1, context_epoch = context_epoch + 1 WHERE id = 1", &[tokens.into()]).unwrap();
+    fill(&mut e, 21, 1);
+    check(&mut e, "after another writer replaced items");
 }

@@ -216,8 +216,13 @@ export interface CompactionEvent {
   tokensBefore: number | null;
   tokensAfter: number | null;
   summaryId: number | null;
-  /** The decision's inputs, as JSON text. */
+  /** The decision's inputs, as JSON text (for a run of repeated decisions, the latest's). */
   telemetryJson: string | null;
+  /** How many decisions the row stands for: unchanged "skipped" trigger decisions in a row
+   *  share one row; 1 for every other event. */
+  repeats: number;
+  /** When the latest decision of such a run was made; null for a single event. */
+  lastAt: number | null;
 }
 
 /** An open engine: the OpenClaw ContextEngine contract plus search and inspection. */

@@ -15,6 +15,7 @@ use crate::core::accounting::{HostFacts, ViewBudget};
 use crate::core::message::{Role, StoredMessage};
 use crate::core::tokens::estimate_text;
 use crate::error::Result;
+use crate::store::conversations::Conversation;
 use crate::store::{accounting as store, Sql};
 
 /// Facts by conversation id, loaded once per process.
@@ -94,8 +95,10 @@ impl<S: Sql> Engine<S> {
     /// `parsed` the same, parsed), already stored; `window` the model's window when the host reports one. The same lessons as a
     /// commit, against the view the last `assemble` returned. A session we hold no conversation
     /// for (or an older one under its key) teaches nothing.
-    pub(crate) fn learn_after_turn(&mut self, session: &SessionRef, turn: &[Value], parsed: &[StoredMessage], window: Option<f64>, now_ms: i64) -> Result<()> {
-        let Some(conversation) = self.conversation(session)?.filter(|c| c.session_id == session.session_id) else {
+    /// `conversation`: the session's active conversation as the turn left it (the caller reads
+    /// it once for this and the trigger).
+    pub(crate) fn learn_after_turn(&mut self, session: &SessionRef, conversation: Option<&Conversation>, turn: &[Value], parsed: &[StoredMessage], window: Option<f64>, now_ms: i64) -> Result<()> {
+        let Some(conversation) = conversation.filter(|c| c.session_id == session.session_id) else {
             return Ok(());
         };
         let mut facts = self.host_facts(conversation.id)?;

@@ -3,6 +3,7 @@
 //! The same transaction keeps what the turn's provider usage teaches about the real prompt.
 
 use super::accounting::{learn_from_turn, tokens_of};
+use super::ingest::appended_tokens;
 use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult, SessionRef};
 use super::Engine;
 use crate::core::identity::Fingerprint;
@@ -51,13 +52,15 @@ impl<S: Sql> Engine<S> {
             advancements::record(sql, key, conversation.id, &payload_hash, parsed.len() as i64, now_ms)?;
             Self::save_facts(sql, conversation.id, &facts, now_ms)?;
             let result = CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None };
-            Ok((result, Some(conversation.id)))
+            Ok((result, Some((conversation.id, appended_tokens(parsed, &appended)))))
         })?;
-        if let Some(conversation_id) = learned {
+        let mut tokens = None;
+        if let Some((conversation_id, appended)) = learned {
             self.remember_facts(conversation_id, facts);
+            tokens = appended;
         }
         if result.stored_messages > 0 {
-            result.compaction = self.trigger_for(session, now_ms)?;
+            result.compaction = self.trigger_for(session, tokens.as_deref(), now_ms)?;
         }
         Ok(result)
     }

@@ -85,13 +85,22 @@ impl<S: Sql> Engine<S> {
         let parsed = parse_messages(tail, first_index)?;
         self.in_turn_transaction(|e| {
             let appended = e.store_parsed(session, &parsed, now_ms)?;
-            e.learn_after_turn(session, tail, &parsed, window, now_ms)?;
-            if appended.inserted > 0 {
-                e.trigger_for(session, now_ms)?;
+            // Read once, after the append, for both: learning writes no conversation column.
+            let conversation = e.conversation(session)?;
+            e.learn_after_turn(session, conversation.as_ref(), tail, &parsed, window, now_ms)?;
+            if let Some(conversation) = conversation.filter(|_| appended.inserted > 0) {
+                e.evaluate_trigger(&conversation, appended_tokens(&parsed, &appended).as_deref(), now_ms)?;
             }
             Ok(appended.inserted)
         })
     }
+}
+
+/// The token counts of the context items an append added, oldest first, when it stored every
+/// message it was given (then it added one item per message, in order); None when it skipped
+/// some, so the trigger reads the newest items from the store.
+pub(crate) fn appended_tokens(parsed: &[StoredMessage], appended: &Appended) -> Option<Vec<i64>> {
+    (appended.skipped == 0 && appended.inserted == parsed.len()).then(|| parsed.iter().map(|m| i64::from(m.tokens)).collect())
 }
 
 /// JSON a `bootstrap` converts at a time, in bytes: the chunk's message count adapts to it (many

@@ -39,6 +39,7 @@ pub struct Engine<S: Sql> {
     views: view::ViewCache,
     handovers: handover::Handovers,
     accounting: accounting::FactsCache,
+    tails: compaction::tail_window::TailWindows,
     jobs: std::collections::HashMap<u64, compaction::Job>,
     repairs: std::collections::HashMap<u64, repair::RepairJob>,
     next_job: u64,
@@ -47,7 +48,7 @@ pub struct Engine<S: Sql> {
 impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0 })
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), tails: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0 })
     }
 
     pub fn config(&self) -> &Config {
@@ -56,13 +57,14 @@ impl<S: Sql> Engine<S> {
 
     /// Runs a turn's writes (`work`) as one transaction: every store write inside joins it, all
     /// commit or none do. Host facts learned in memory during a turn that rolls back are
-    /// forgotten, so they are read again from the store.
+    /// forgotten, so they are read again from the store; so are the trigger's tail windows.
     pub(crate) fn in_turn_transaction<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.store.begin_batch()?;
         let outcome = work(self);
         let committed = self.store.end_batch(outcome);
         if committed.is_err() {
             self.accounting.facts.clear();
+            self.tails.clear();
         }
         committed
     }

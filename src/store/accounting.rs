@@ -5,9 +5,13 @@ use crate::core::accounting::HostFacts;
 use crate::error::{Error, Result};
 use crate::store::sql::Sql;
 
+pub const LOAD_SQL: &str = "SELECT facts_json FROM host_accounting WHERE conversation_id = ?1";
+pub const SAVE_SQL: &str = "INSERT INTO host_accounting (conversation_id, facts_json, updated_at) VALUES (?1, ?2, ?3) \
+     ON CONFLICT (conversation_id) DO UPDATE SET facts_json = excluded.facts_json, updated_at = excluded.updated_at";
+
 /// The facts learned for a conversation (all unknown when none were stored).
 pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<HostFacts> {
-    let Some(row) = sql.query_row("SELECT facts_json FROM host_accounting WHERE conversation_id = ?1", &[conversation_id.into()])? else {
+    let Some(row) = sql.query_row(LOAD_SQL, &[conversation_id.into()])? else {
         return Ok(HostFacts::default());
     };
     serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("host_accounting.facts_json is corrupt: {e}")))
@@ -16,9 +20,5 @@ pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<HostFacts> {
 /// Stores the facts. Call inside a write transaction.
 pub fn save(sql: &mut impl Sql, conversation_id: i64, facts: &HostFacts, now_ms: i64) -> Result<()> {
     let json = serde_json::to_string(facts).map_err(|e| Error::storage(e.to_string()))?;
-    sql.execute(
-        "INSERT INTO host_accounting (conversation_id, facts_json, updated_at) VALUES (?1, ?2, ?3) \
-         ON CONFLICT (conversation_id) DO UPDATE SET facts_json = excluded.facts_json, updated_at = excluded.updated_at",
-        &[conversation_id.into(), json.into(), now_ms.into()],
-    )
+    sql.execute(SAVE_SQL, &[conversation_id.into(), json.into(), now_ms.into()])
 }

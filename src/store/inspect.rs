@@ -63,6 +63,12 @@ pub struct EventInfo {
     pub tokens_after: Option<i64>,
     pub summary_id: Option<i64>,
     pub telemetry_json: Option<String>,
+    /// How many decisions the row stands for: a run of unchanged skipped trigger decisions
+    /// shares one row (schema 11); 1 for every other event.
+    pub repeats: i64,
+    /// When the latest decision of a run was made (its inputs are `tokens_before` and
+    /// `telemetry_json`); None for a row that stands for one event.
+    pub last_at: Option<i64>,
 }
 
 const SEP: char = '\u{1f}';
@@ -167,7 +173,7 @@ pub fn message(sql: &mut impl Sql, conversation_id: i64, message_id: i64) -> Res
 /// The compaction log of a conversation after event `after_id`, oldest first, at most `limit`.
 pub fn events(sql: &mut impl Sql, conversation_id: i64, after_id: i64, limit: i64) -> Result<Vec<EventInfo>> {
     let rows = sql.query(
-        "SELECT id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json \
+        "SELECT id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json, repeats, last_at \
          FROM compaction_events WHERE conversation_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
         &[conversation_id.into(), after_id.into(), limit.into()],
     )?;
@@ -184,6 +190,8 @@ pub fn events(sql: &mut impl Sql, conversation_id: i64, after_id: i64, limit: i6
                 tokens_after: row.opt_int(7)?,
                 summary_id: row.opt_int(8)?,
                 telemetry_json: row.opt_text(9)?,
+                repeats: row.int(10)?,
+                last_at: row.opt_int(11)?,
             })
         })
         .collect()

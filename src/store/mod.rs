@@ -30,6 +30,22 @@ pub use sql::{Row, Sql, SqlValue};
 
 use crate::error::Result;
 
+/// Statements a turn runs that nothing before it (opening, bootstrap, assemble) has prepared:
+/// prepared when the store opens, so the first turn of a process does not pay for them
+/// (~0.2 ms of its ~2 ms in node:sqlite).
+pub const TURN_STATEMENTS: &[&str] = &[
+    messages::INSERT_SQL,
+    messages::INSERT_PART_SQL,
+    context::INSERT_MESSAGE_SQL,
+    accounting::LOAD_SQL,
+    accounting::SAVE_SQL,
+    compaction::LOAD_STATE_SQL,
+    compaction::SAVE_STATE_SQL,
+    compaction::REPEAT_SKIP_SQL,
+    compaction::RECORD_EVENT_SQL,
+    compaction::NEWEST_MESSAGE_TOKENS_SQL,
+];
+
 /// The store: a SQL connection plus the transaction discipline every write follows.
 pub struct Store<S: Sql> {
     sql: S,
@@ -42,6 +58,9 @@ impl<S: Sql> Store<S> {
     /// Opens the store, creating or upgrading the schema.
     pub fn open(mut sql: S, now_ms: i64) -> Result<Self> {
         schema::migrate(&mut sql, now_ms)?;
+        for statement in TURN_STATEMENTS {
+            sql.prepare(statement)?;
+        }
         Ok(Store { sql, dirty: true, batching: false })
     }
 

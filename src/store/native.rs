@@ -55,6 +55,10 @@ fn from_native(value: ValueRef<'_>) -> SqlValue {
 }
 
 impl Sql for NativeSql {
+    fn prepare(&mut self, sql: &str) -> Result<()> {
+        self.conn.prepare_cached(sql).map(|_| ()).map_err(storage_err)
+    }
+
     fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<()> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(storage_err)?;
         stmt.execute(params_from_iter(params.iter().map(to_native))).map_err(storage_err)?;

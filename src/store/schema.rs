@@ -17,6 +17,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (8, include_str!("migrations/008_identity_as_blob.sql")),
     (9, include_str!("migrations/009_search_index_backlog.sql")),
     (10, include_str!("migrations/010_parts_only_tool_links.sql")),
+    (11, include_str!("migrations/011_trigger_decision_runs.sql")),
 ];
 
 /// The schema version this build writes.

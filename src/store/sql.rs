@@ -92,6 +92,12 @@ pub trait Sql {
     /// Runs several `;`-separated statements without parameters (migrations).
     fn execute_script(&mut self, sql: &str) -> Result<()>;
 
+    /// Prepares `sql` ahead of its first use, for connections that keep prepared statements;
+    /// the others ignore it.
+    fn prepare(&mut self, _sql: &str) -> Result<()> {
+        Ok(())
+    }
+
     /// The first row, if any.
     fn query_row(&mut self, sql: &str, params: &[SqlValue]) -> Result<Option<Row>> {
         Ok(self.query(sql, params)?.into_iter().next())

@@ -130,13 +130,19 @@ impl SqlJsSql {
         }
     }
 
-    /// Binds, steps through every row, and resets the cached statement for `sql`.
-    fn run(&mut self, sql: &str, params: &[SqlValue], collect: bool) -> Result<Vec<Row>> {
+    /// Prepares `sql` into the cache unless it is there.
+    fn cache(&mut self, sql: &str) -> Result<()> {
         if !self.statements.contains_key(sql) {
             let statement = self.db.prepare(sql).map_err(|e| js_err(&format!("preparing `{sql}`"), e))?;
             let at_once = js_sys::Reflect::has(&statement, &"all".into()).unwrap_or(false);
             self.statements.insert(sql.to_owned(), Prepared { statement, at_once });
         }
+        Ok(())
+    }
+
+    /// Binds, steps through every row, and resets the cached statement for `sql`.
+    fn run(&mut self, sql: &str, params: &[SqlValue], collect: bool) -> Result<Vec<Row>> {
+        self.cache(sql)?;
         let Some(Prepared { statement, at_once }) = self.statements.get(sql) else {
             return Err(Error::storage("statement cache lost a statement"));
         };
@@ -173,6 +179,10 @@ impl Drop for SqlJsSql {
 }
 
 impl Sql for SqlJsSql {
+    fn prepare(&mut self, sql: &str) -> Result<()> {
+        self.cache(sql)
+    }
+
     fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<()> {
         self.run(sql, params, false).map(|_| ())
     }

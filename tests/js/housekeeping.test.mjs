@@ -4,7 +4,7 @@
 // file (a commit inside a turn no longer does it). Also the node:sqlite driver's one-call
 // `run`/`all`, which the engine prefers to bind/step/get/reset. Default config throughout.
 import assert from "node:assert/strict";
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { PKG, STORAGES, query, tempDir, user } from "./support.mjs";
@@ -73,6 +73,30 @@ describe("WAL checkpoints in maintain [node:sqlite]", { skip: !STORAGES.includes
     assert.ok(statSync(dbPath).size < (await pages()), "before the checkpoint the file lags the WAL");
     await turn();
     assert.equal(statSync(dbPath).size, await pages(), "the checkpoint wrote every page into the file");
+  });
+
+  test("the checkpointing maintain starts the WAL over, so the next turn's commit does not pay for it", async () => {
+    const dbPath = join(tempDir("housekeeping-wal-restart"), "db.sqlite");
+    const engine = plugin(dbPath, "node:sqlite");
+    const history = [];
+    const afterTurn = () => {
+      history.push(user(`message ${history.length}`));
+      return engine.afterTurn({ ...session, messages: history, prePromptMessageCount: history.length - 1 });
+    };
+    // A new WAL gets new salts in its header (bytes 16-23); frames appended keep them.
+    const salts = () => readFileSync(`${dbPath}-wal`).subarray(16, 24).toString("hex");
+    for (let n = 1; n < CHECKPOINT_EVERY; n++) {
+      await afterTurn();
+      await engine.maintain({ ...session });
+    }
+    await afterTurn();
+    const before = salts();
+    await engine.maintain({ ...session });
+    const restarted = salts();
+    assert.notEqual(restarted, before, "maintain started the WAL over after checkpointing it");
+    await afterTurn();
+    assert.equal(salts(), restarted, "the turn appended to the WAL maintain started");
+    assert.equal((await query(dbPath, "SELECT COUNT(*) FROM messages"))[0][0], CHECKPOINT_EVERY + 1);
   });
 });
 

@@ -93,7 +93,10 @@ pub fn a_newer_schema_is_refused_not_downgraded<S: Sql>(open: impl Fn() -> S) {
 pub fn per_turn_queries_use_indexes_not_scans<S: Sql>(open: impl Fn() -> S) {
     let mut sql = open();
     schema::migrate(&mut sql, 1).unwrap();
-    for query in [messages::INSERT_SQL, messages::INSERT_PART_SQL, context::INSERT_MESSAGE_SQL, advancements::RECORD_SQL, context::NEWEST_BEFORE_SQL, context::NEWER_THAN_SQL, compaction::TAIL_TOKENS_SQL, conversations::FIND_ACTIVE_SQL, advancements::FIND_SQL] {
+    for query in [messages::INSERT_SQL, messages::INSERT_PART_SQL, context::INSERT_MESSAGE_SQL, advancements::RECORD_SQL, context::NEWEST_BEFORE_SQL, context::NEWER_THAN_SQL, compaction::TAIL_SUM_SQL, compaction::TAIL_TOKENS_SQL, compaction::REPEAT_SKIP_SQL, compaction::NEWEST_MESSAGE_TOKENS_SQL, conversations::FIND_ACTIVE_SQL, advancements::FIND_SQL]
+        .into_iter()
+        .chain(lossless_wasm::store::TURN_STATEMENTS.iter().copied())
+    {
         let params: Vec<lossless_wasm::store::SqlValue> = (0..query.matches('?').count()).map(|_| 1i64.into()).collect();
         let plan = sql.query(&format!("EXPLAIN QUERY PLAN {query}"), &params).unwrap();
         let details: Vec<String> = plan.iter().map(|r| r.text(3).unwrap()).collect();
@@ -217,6 +220,36 @@ pub fn a_version_6_database_upgrades_keeping_every_message_searchable_and_recogn
     assert!(report.ok, "{:?}", report.checks);
 }
 
+/// Migration 11 on a version-10 database: its trigger rows stand for one decision each, the next
+/// repeated decision is folded into the latest row, and lookups by summary (and the foreign
+/// key's, when a summary is deleted) still use the index that now skips rows without one.
+pub fn a_version_10_database_keeps_its_compaction_log_and_folds_repeated_decisions<S: Sql>(open: impl Fn() -> S) {
+    let mut sql = open();
+    migrate_to(&mut sql, 10);
+    sql.execute("INSERT INTO conversations (id, session_key, session_id, created_at) VALUES (1, 'k', 's1', 0)", &[]).unwrap();
+    sql.execute("INSERT INTO summaries (id, conversation_id, kind, depth, content, token_count, source_token_count, summarizer, created_at) VALUES (7, 1, 'leaf', 0, 's', 7, 70, 'test', 0)", &[]).unwrap();
+    for (id, pass, outcome, summary) in [(1, "trigger", "skipped", None), (2, "trigger", "skipped", None), (3, "leaf", "compacted", Some(7))] {
+        sql.execute(
+            "INSERT INTO compaction_events (id, conversation_id, created_at, pass, outcome, reason, summary_id) VALUES (?1, 1, ?1, ?2, ?3, 'below_leaf_chunk', ?4)",
+            &[(id as i64).into(), pass.into(), outcome.into(), summary.map(|s: i64| s).into()],
+        )
+        .unwrap();
+    }
+    schema::migrate(&mut sql, 5).unwrap();
+    assert_eq!(schema::current_version(&mut sql).unwrap(), schema::latest_version());
+    assert_eq!(count(&mut sql, "SELECT COUNT(*) FROM compaction_events WHERE repeats = 1 AND last_at IS NULL"), 3, "old rows are one decision each");
+    let plan = sql.query("EXPLAIN QUERY PLAN SELECT id FROM compaction_events WHERE summary_id = ?1", &[7i64.into()]).unwrap();
+    assert!(plan.iter().any(|r| r.text(3).unwrap().contains("compaction_events_by_summary")), "lookups by summary use the partial index");
+    let skipped = compaction::Event { conversation_id: 1, pass: "trigger", level: None, outcome: "skipped", reason: "below_leaf_chunk", tokens_before: Some(5), tokens_after: None, summary_id: None, telemetry_json: Some("{}") };
+    compaction::record_decision(&mut sql, &skipped, 10).unwrap();
+    compaction::record_decision(&mut sql, &skipped, 11).unwrap();
+    let row = sql.query_row("SELECT id, repeats, created_at, last_at FROM compaction_events ORDER BY id DESC LIMIT 1", &[]).unwrap().unwrap();
+    assert_eq!((row.int(0).unwrap(), row.int(1).unwrap(), row.int(2).unwrap(), row.int(3).unwrap()), (4, 2, 10, 11), "after a compaction, a new run");
+    sql.execute("DELETE FROM compaction_events WHERE summary_id = 7", &[]).unwrap();
+    sql.execute("DELETE FROM summaries WHERE id = 7", &[]).unwrap();
+    assert_eq!(count(&mut sql, "SELECT COUNT(*) FROM compaction_events"), 3);
+}
+
 pub fn literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments<S: Sql>(open: impl Fn() -> S) {
     let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
     engine.commit_turn(turn("t1", varied_messages()), 2).unwrap();
@@ -287,6 +320,7 @@ macro_rules! for_each_store_case {
         $run!(search_finds_words_cjk_and_rejects_bad_fts_syntax);
         $run!(duplicate_tool_call_ids_and_parts_are_recorded);
         $run!(a_version_6_database_upgrades_keeping_every_message_searchable_and_recognised);
+        $run!(a_version_10_database_keeps_its_compaction_log_and_folds_repeated_decisions);
         $run!(literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments);
         $run!(the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it);
     };

@@ -9,6 +9,7 @@
 
 mod job;
 mod pass;
+pub(crate) mod tail_window;
 mod target;
 mod trigger;
 mod window;

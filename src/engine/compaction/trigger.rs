@@ -1,11 +1,13 @@
 //! The per-turn trigger: after a turn is stored, decide (cheaply, from running totals) whether
-//! compaction is due, record the decision with every input in `compaction_events`, and leave the
-//! work pending for the next `maintain`, which has the host's LLM. Never summarizes by itself.
+//! compaction is due, record the decision with every input in `compaction_events` (a run of
+//! unchanged "skipped" decisions shares one row, counted), and leave the work pending for the
+//! next `maintain`, which has the host's LLM. Never summarizes by itself.
 
 use serde_json::json;
 
+use super::tail_window::{self, Stamp};
 use crate::core::compaction::fit::{fit, MIN_LEAF_CHUNK};
-use crate::core::compaction::{evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput};
+use crate::core::compaction::{evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput, TailRule};
 use crate::engine::params::{SessionRef, TriggerReport};
 use crate::engine::Engine;
 use crate::error::Result;
@@ -23,15 +25,17 @@ pub struct TriggerOutcome {
 
 impl<S: Sql> Engine<S> {
     /// Evaluates the trigger for the session's active conversation (after a turn was stored).
-    pub(crate) fn trigger_for(&mut self, session: &SessionRef, now_ms: i64) -> Result<Option<TriggerReport>> {
+    /// `appended`: the token counts of the context items the turn appended, oldest first, when
+    /// known (see [`super::tail_window`]).
+    pub(crate) fn trigger_for(&mut self, session: &SessionRef, appended: Option<&[i64]>, now_ms: i64) -> Result<Option<TriggerReport>> {
         let Some(conversation) = self.conversation(session)? else { return Ok(None) };
-        let outcome = self.evaluate_trigger(&conversation, now_ms)?;
+        let outcome = self.evaluate_trigger(&conversation, appended, now_ms)?;
         Ok(Some(TriggerReport { pending: outcome.work, log_line: outcome.log_line }))
     }
 
     /// Evaluates the trigger for a conversation and records the decision. Sizes follow the
     /// budget of the latest view (see [`crate::core::compaction::fit`]).
-    pub(crate) fn evaluate_trigger(&mut self, conversation: &Conversation, now_ms: i64) -> Result<TriggerOutcome> {
+    pub(crate) fn evaluate_trigger(&mut self, conversation: &Conversation, appended: Option<&[i64]>, now_ms: i64) -> Result<TriggerOutcome> {
         let budget = self.views.budget(conversation.id);
         let window = self.host_facts(conversation.id)?.window;
         let (mut retry, _) = store::load_state(self.store.sql(), conversation.id)?;
@@ -43,7 +47,7 @@ impl<S: Sql> Engine<S> {
             }
             None => self.config.compaction.clone(),
         };
-        let tail = store::tail_tokens(self.store.sql(), conversation.id, config.tail_rule())?;
+        let tail = self.fresh_tail_tokens(conversation, config.tail_rule(), appended)?;
         let raw_outside_tail = conversation.context_raw_tokens() - tail;
         let input = LeafTriggerInput::new(&config, raw_outside_tail, conversation.context_token_count, None, budget.map(i64::from));
         let decision = evaluate_leaf_trigger(&input);
@@ -64,7 +68,7 @@ impl<S: Sql> Engine<S> {
         let failing = retry.consecutive_failures > 0;
         retry.on_turn();
         self.store.write(|sql| {
-            store::record_event(
+            store::record_decision(
                 sql,
                 &Event {
                     conversation_id: conversation.id,
@@ -86,5 +90,20 @@ impl<S: Sql> Engine<S> {
             Ok(())
         })?;
         Ok(TriggerOutcome { work, log_line })
+    }
+
+    /// The fresh tail's tokens: from the conversation's kept window advanced by what the turn
+    /// appended, or from the store when the window cannot be trusted (see [`tail_window`]).
+    fn fresh_tail_tokens(&mut self, conversation: &Conversation, rule: TailRule, appended: Option<&[i64]>) -> Result<i64> {
+        let stamp = Stamp { epoch: conversation.context_epoch, last_ordinal: conversation.next_ordinal, raw_tokens: conversation.context_raw_tokens() };
+        let tokens = match self.tails.advance(conversation.id, rule.count, stamp, appended) {
+            Some(tokens) => tokens,
+            None => {
+                let tokens = store::newest_message_tokens(self.store.sql(), conversation.id, rule.count)?;
+                self.tails.store(conversation.id, rule.count, stamp, tokens.clone());
+                tokens
+            }
+        };
+        Ok(tail_window::tail_of(&tokens, rule))
     }
 }
