@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::params::{checked_tail_start, validate_session, AfterTurnParams, BootstrapParams, BootstrapResult, IngestParams, SessionRef};
 use super::Engine;
-use crate::core::message::{parse_messages, StoredMessage};
+use crate::core::message::{parse_host_messages, parse_messages, HostMessage, StoredMessage};
 use crate::error::Result;
 use crate::store::bulk;
 use crate::store::messages::Appended;
@@ -39,16 +39,17 @@ impl<S: Sql> Engine<S> {
     /// transaction as [`Engine::bootstrap`] does: a bad message anywhere stores nothing. Only one
     /// chunk is ever decoded at a time, so importing a long history needs memory for a chunk,
     /// not for the whole history.
-    pub fn bootstrap_chunked(&mut self, session: &SessionRef, mut next: impl FnMut() -> Result<Option<Vec<Value>>>, now_ms: i64) -> Result<BootstrapResult> {
+    /// A chunk is plain values or [`HostMessage`]s that carry their JSON text.
+    pub fn bootstrap_chunked<M: Into<HostMessage>>(&mut self, session: &SessionRef, mut next: impl FnMut() -> Result<Option<Vec<M>>>, now_ms: i64) -> Result<BootstrapResult> {
         validate_session(session)?;
         let mut total = 0usize;
         let appended = self.store.write(|sql| {
             let mut conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
             let mut appended = Appended::default();
             while let Some(chunk) = next()? {
-                let parsed = parse_messages(&chunk, total)?;
-                total += chunk.len();
-                drop(chunk);
+                let count = chunk.len();
+                let parsed = parse_host_messages(chunk.into_iter().map(Into::into).collect(), total)?;
+                total += count;
                 let step = bulk::append_any(sql, &conversation, &parsed, now_ms)?;
                 appended.inserted += step.inserted;
                 appended.skipped += step.skipped;

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use crate::core::message::StoredMessage;
 use crate::error::{Error, Result};
@@ -73,12 +73,13 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
         let seq = conversation.message_count + k as i64 + 1;
         let ordinal = conversation.next_ordinal + k as i64 + 1;
         let (start, len) = raw.push(&message.raw_json);
-        rows.push(json!([id, seq, message.role.as_str(), message.tokens, message.identity, message.timestamp_ms, start, len, message.host_entry_id]));
+        // Tuples serialize as JSON arrays, without building a `Value` per row first.
+        rows.push((id, seq, message.role.as_str(), message.tokens, message.identity.as_str(), message.timestamp_ms, start, len, message.host_entry_id.as_deref()));
         texts.push((id, message.text.as_str()));
         for part in linked_parts(message) {
-            parts.push(json!([id, part.ordinal, part.kind, part.tool_call_id, part.tool_name]));
+            parts.push((id, part.ordinal, part.kind, part.tool_call_id, part.tool_name));
         }
-        items.push(json!([ordinal, id, message.tokens]));
+        items.push((ordinal, id, message.tokens));
         tokens += i64::from(message.tokens);
     }
     sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into(), SqlValue::Blob(raw.bytes)])?;
@@ -109,7 +110,7 @@ impl Packed {
     }
 }
 
-fn to_json(rows: &[Value]) -> Result<String> {
+fn to_json(rows: &[impl Serialize]) -> Result<String> {
     serde_json::to_string(rows).map_err(json_err)
 }
 
