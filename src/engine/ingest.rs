@@ -38,24 +38,44 @@ impl<S: Sql> Engine<S> {
     /// Imports a history delivered in chunks (`next` yields each in turn, then None), all in one
     /// transaction as [`Engine::bootstrap`] does: a bad message anywhere stores nothing. Only one
     /// chunk is ever decoded at a time, so importing a long history needs memory for a chunk,
-    /// not for the whole history.
-    /// A chunk is plain values or [`HostMessage`]s that carry their JSON text.
+    /// not for the whole history. A chunk is plain values or [`HostMessage`]s that carry their
+    /// JSON text.
+    ///
+    /// Parsed messages are written [`BULK_WRITE_BYTES`] at a time, several of the host's chunks
+    /// together: every write is a round of statements, and the search index flushes a segment
+    /// at each (a segment per 64 KiB chunk made FTS4 merge segments over and over).
     pub fn bootstrap_chunked<M: Into<HostMessage>>(&mut self, session: &SessionRef, mut next: impl FnMut() -> Result<Option<Vec<M>>>, now_ms: i64) -> Result<BootstrapResult> {
         validate_session(session)?;
         let mut total = 0usize;
         let appended = self.store.write(|sql| {
-            let mut conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
             let mut appended = Appended::default();
+            let mut pending: Vec<StoredMessage> = Vec::new();
+            let mut pending_bytes = 0usize;
+            let mut write = |sql: &mut S, pending: &mut Vec<StoredMessage>| -> Result<()> {
+                // The conversation's totals as the previous write left them.
+                let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+                if pending.is_empty() {
+                    return Ok(());
+                }
+                let step = bulk::append_any(sql, &conversation, pending, now_ms)?;
+                appended.inserted += step.inserted;
+                appended.skipped += step.skipped;
+                pending.clear();
+                Ok(())
+            };
             while let Some(chunk) = next()? {
                 let count = chunk.len();
                 let parsed = parse_host_messages(chunk.into_iter().map(Into::into).collect(), total)?;
                 total += count;
-                let step = bulk::append_any(sql, &conversation, &parsed, now_ms)?;
-                appended.inserted += step.inserted;
-                appended.skipped += step.skipped;
-                // The next chunk continues from the totals this one left.
-                conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+                pending_bytes += parsed.iter().map(|m| m.raw_json.len()).sum::<usize>();
+                pending.extend(parsed);
+                if pending_bytes >= BULK_WRITE_BYTES {
+                    write(sql, &mut pending)?;
+                    pending_bytes = 0;
+                }
             }
+            // Also when nothing was passed: the conversation exists after a bootstrap.
+            write(sql, &mut pending)?;
             Ok(appended)
         })?;
         let reason = if total == 0 {
@@ -99,6 +119,9 @@ impl<S: Sql> Engine<S> {
 /// short messages, few long ones). Each chunk leaves a JSON string of about this size for the
 /// host's garbage collector; at a fixed 1,000 messages of tool output a chunk's string was ~1 MB.
 pub const BOOTSTRAP_CHUNK_BYTES: usize = 64 * 1024;
+/// Message JSON a `bootstrap` stores at a time, in bytes (several chunks: see
+/// [`Engine::bootstrap_chunked`]). Holding it parsed takes a few times this in wasm memory.
+pub const BULK_WRITE_BYTES: usize = 256 * 1024;
 /// Messages per chunk, at least and at most.
 pub const BOOTSTRAP_CHUNK_MESSAGES: (u32, u32) = (8, 1_000);
 /// Messages in the first chunk, before any size is known.
