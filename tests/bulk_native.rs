@@ -95,3 +95,23 @@ fn duplicates_within(rest: &[Value], first: &[Value]) -> usize {
     }
     dups
 }
+
+#[test]
+fn a_large_bulk_append_is_indexed_in_several_segments_and_every_message_is_found() {
+    // ~300 KB of messages: several search-index segments of SEARCH_SEGMENT_BYTES each.
+    let filler = "word ".repeat(200);
+    let messages: Vec<Value> = (0..300i64).map(|i| json!({"role": "user", "content": format!("needle{i} {filler}"), "timestamp": i})).collect();
+    let mut e = engine();
+    let mut p = json!({"sessionId": "s", "sessionKey": "agent:main:bulk"});
+    p["messages"] = json!(messages);
+    assert_eq!(e.ingest(decode::<IngestParams>("ingest", p).unwrap(), 5).unwrap(), 300);
+    let segments = dump(&mut e, "SELECT COUNT(*) FROM messages_fts_segdir");
+    let expected = (300 * (filler.len() + 60) / lossless_wasm::store::bulk::SEARCH_SEGMENT_BYTES) as i64;
+    assert!(matches!(segments[0][0], SqlValue::Int(n) if n >= expected.max(2)), "{segments:?}");
+    for i in [0, 150, 299] {
+        let hits = dump(&mut e, &format!("SELECT docid FROM messages_fts WHERE messages_fts MATCH 'needle{i}'"));
+        assert_eq!(hits, vec![vec![SqlValue::Int(i + 1)]]);
+    }
+    assert_eq!(dump(&mut e, "SELECT indexed_through FROM messages_fts_progress"), vec![vec![SqlValue::Int(300)]]);
+    assert_eq!(dump(&mut e, "PRAGMA integrity_check"), vec![vec![SqlValue::Text("ok".into())]]);
+}

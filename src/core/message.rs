@@ -378,8 +378,8 @@ mod tests {
 
     #[test]
     fn a_host_message_with_its_json_text_stores_that_text_and_parses_the_same() {
-        // JSON.stringify writes 1e21 and 0.000001 where serde_json writes 1e21 and 1e-6: the
-        // host's text is kept as it is; text, tokens and identity come from the value either way.
+        // serde_json writes JSON.stringify's 100000000000000000000 and 0.000001 as 1e20 and 1e-6:
+        // the host's text is kept as it is; text, tokens and identity come from the value.
         let text = r#"{"role":"user","content":"x y","timestamp":5,"n":[100000000000000000000,0.000001]}"#;
         let value: Value = serde_json::from_str(text).unwrap();
         let kept = parse_host_messages(vec![HostMessage { value: value.clone(), json: Some(text.to_owned()) }], 0).unwrap();
