@@ -25,7 +25,7 @@ pub const BULK_MIN_MESSAGES: usize = 32;
 
 /// Message JSON per search-index segment of a bulk append, in bytes. FTS4 merges 16 segments of a
 /// level into one of the next level when a flush adds the 16th: segments of a few hundred
-/// messages are merged early into higher levels, while larger ones (a bootstrap writes 256 KiB
+/// messages are merged early into higher levels, while larger ones (a bootstrap wrote 256 KiB
 /// at a time) stayed on level 0, and the `maintain` whose small flush completed the level merged
 /// them all (the per-turn p95 of short messages rose by ~1 ms, and the index took ~8 % more
 /// space at 10K). 64 KiB is what a bootstrap chunk was when each chunk was written alone.
@@ -34,13 +34,15 @@ pub const SEARCH_SEGMENT_BYTES: usize = 64 * 1024;
 const EXISTING_SQL: &str = "SELECT lower(hex(identity_hash)) FROM messages \
      WHERE conversation_id = ?1 AND identity_hash IN (SELECT unhex(value) FROM json_each(?2))";
 const NEXT_ID_SQL: &str = "SELECT COALESCE(MAX(id), 0) FROM messages";
+// A batch's ids, `seq`s and ordinals are consecutive: they are counted from the first (`key` is
+// the row's position in the array) instead of crossing in every row.
 const MESSAGES_SQL: &str = "INSERT INTO messages (id, conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
-     SELECT value ->> 0, ?1, value ->> 1, value ->> 2, value ->> 3, unhex(value ->> 4), value ->> 5, CAST(substr(?4, value ->> 6, value ->> 7) AS TEXT), ?2, value ->> 8 \
+     SELECT ?5 + key, ?1, ?6 + key, value ->> 0, value ->> 1, unhex(value ->> 2), value ->> 3, CAST(substr(?4, value ->> 4, value ->> 5) AS TEXT), ?2, value ->> 6 \
      FROM json_each(?3)";
 const PARTS_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?1)";
 const CONTEXT_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) \
-     SELECT ?1, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?2)";
+     SELECT ?1, ?3 + key, ?4 + key, value FROM json_each(?2)";
 
 /// Appends `messages`: row by row when they are few, else in bulk. Call inside a write
 /// transaction.
@@ -73,24 +75,23 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
     // Messages still waiting for the search index go in first, so this batch's rows can follow.
     search_index::catch_up(sql)?;
     let first_id = sql.query_row(NEXT_ID_SQL, &[])?.map_or(Ok(0), |r| r.int(0))? + 1;
-    let (mut rows, mut texts, mut parts, mut items) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut rows, mut texts, mut parts, mut tokens_of) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut raw = Packed::default();
     let mut tokens = 0i64;
     for (k, message) in new.iter().enumerate() {
         let id = first_id + k as i64;
-        let seq = conversation.message_count + k as i64 + 1;
-        let ordinal = conversation.next_ordinal + k as i64 + 1;
         let (start, len) = raw.push(&message.raw_json);
         // Tuples serialize as JSON arrays, without building a `Value` per row first.
-        rows.push((id, seq, message.role.as_str(), message.tokens, message.identity.as_str(), message.timestamp_ms, start, len, message.host_entry_id.as_deref()));
+        rows.push((message.role.as_str(), message.tokens, message.identity.as_str(), message.timestamp_ms, start, len, message.host_entry_id.as_deref()));
         texts.push((id, message.text.as_str()));
         for part in linked_parts(message) {
             parts.push((id, part.ordinal, part.kind, part.tool_call_id, part.tool_name));
         }
-        items.push((ordinal, id, message.tokens));
+        tokens_of.push(message.tokens);
         tokens += i64::from(message.tokens);
     }
-    sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into(), SqlValue::Blob(raw.bytes)])?;
+    let first_seq = conversation.message_count + 1;
+    sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into(), SqlValue::Blob(raw.bytes), first_id.into(), first_seq.into()])?;
     // The index takes the rows in segments of about SEARCH_SEGMENT_BYTES of message JSON (FTS4
     // writes a segment at each statement): see the constant.
     let mut from = 0;
@@ -105,7 +106,8 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
     if !parts.is_empty() {
         sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
     }
-    sql.execute(CONTEXT_SQL, &[conversation.id.into(), to_json(&items)?.into()])?;
+    let first_ordinal = conversation.next_ordinal + 1;
+    sql.execute(CONTEXT_SQL, &[conversation.id.into(), to_json(&tokens_of)?.into(), first_ordinal.into(), first_id.into()])?;
     add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)
 }
