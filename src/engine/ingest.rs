@@ -50,17 +50,24 @@ impl<S: Sql> Engine<S> {
         let appended = self.store.write(|sql| {
             let mut appended = Appended::default();
             let mut pending: Vec<StoredMessage> = Vec::new();
+            // Where each chunk of `pending` ends: the search index takes a chunk at a time.
+            let mut chunk_ends: Vec<usize> = Vec::new();
             let mut pending_bytes = 0usize;
-            let mut write = |sql: &mut S, pending: &mut Vec<StoredMessage>| -> Result<()> {
+            let mut write = |sql: &mut S, pending: &mut Vec<StoredMessage>, chunk_ends: &mut Vec<usize>| -> Result<()> {
                 // The conversation's totals as the previous write left them.
                 let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
                 if pending.is_empty() {
                     return Ok(());
                 }
-                let step = bulk::append_any(sql, &conversation, pending, now_ms)?;
+                let step = if pending.len() < bulk::BULK_MIN_MESSAGES {
+                    bulk::append_any(sql, &conversation, pending, now_ms)?
+                } else {
+                    bulk::append_bulk_in_segments(sql, &conversation, pending, chunk_ends, now_ms)?
+                };
                 appended.inserted += step.inserted;
                 appended.skipped += step.skipped;
                 pending.clear();
+                chunk_ends.clear();
                 Ok(())
             };
             while let Some(chunk) = next()? {
@@ -69,13 +76,14 @@ impl<S: Sql> Engine<S> {
                 total += count;
                 pending_bytes += parsed.iter().map(|m| m.raw_json.len()).sum::<usize>();
                 pending.extend(parsed);
+                chunk_ends.push(pending.len());
                 if pending_bytes >= BULK_WRITE_BYTES {
-                    write(sql, &mut pending)?;
+                    write(sql, &mut pending, &mut chunk_ends)?;
                     pending_bytes = 0;
                 }
             }
             // Also when nothing was passed: the conversation exists after a bootstrap.
-            write(sql, &mut pending)?;
+            write(sql, &mut pending, &mut chunk_ends)?;
             Ok(appended)
         })?;
         let reason = if total == 0 {

@@ -23,14 +23,6 @@ use crate::store::sql::{Sql, SqlValue};
 /// Below this many messages the row-by-row append is as fast and simpler.
 pub const BULK_MIN_MESSAGES: usize = 32;
 
-/// Message JSON per search-index segment of a bulk append, in bytes. FTS4 merges 16 segments of a
-/// level into one of the next level when a flush adds the 16th: segments of a few hundred
-/// messages are merged early into higher levels, while larger ones (a bootstrap wrote 256 KiB
-/// at a time) stayed on level 0, and the `maintain` whose small flush completed the level merged
-/// them all (the per-turn p95 of short messages rose by ~1 ms, and the index took ~8 % more
-/// space at 10K). 64 KiB is what a bootstrap chunk was when each chunk was written alone.
-pub const SEARCH_SEGMENT_BYTES: usize = 64 * 1024;
-
 const EXISTING_SQL: &str = "SELECT lower(hex(identity_hash)) FROM messages \
      WHERE conversation_id = ?1 AND identity_hash IN (SELECT unhex(value) FROM json_each(?2))";
 const NEXT_ID_SQL: &str = "SELECT COALESCE(MAX(id), 0) FROM messages";
@@ -57,6 +49,18 @@ pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[S
 /// Appends `messages` to the conversation as [`super::messages::append`] does. Call inside a
 /// write transaction.
 pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+    append_bulk_in_segments(sql, conversation, messages, &[messages.len()], now_ms)
+}
+
+/// [`append_bulk`], putting the messages in the search index in segments that end before the
+/// positions `segment_ends` (ascending, the last one `messages.len()`): one statement, hence one
+/// FTS4 segment, each. FTS4 merges 16 segments of a level into one of the next level when a
+/// flush adds the 16th, so the index's shape follows the sizes of its segments: a bootstrap that
+/// writes several of the host's chunks at once still indexes them a chunk at a time, as it did
+/// when it wrote each chunk alone. (Indexed a write at a time, its larger segments stayed on
+/// level 0 until a `maintain`'s small flush merged them all: the per-turn p95 of short messages
+/// rose by ~1 ms, and the index took ~8 % more space at 10K.)
+pub fn append_bulk_in_segments(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
     let identities: Vec<&str> = messages.iter().map(|m| m.identity.as_str()).collect();
     let stored: HashSet<String> = sql
         .query(EXISTING_SQL, &[conversation.id.into(), serde_json::to_string(&identities).map_err(json_err)?.into()])?
@@ -64,10 +68,12 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
         .map(|row| row.text(0))
         .collect::<Result<_>>()?;
     let mut seen: HashSet<&str> = HashSet::with_capacity(messages.len());
-    let new: Vec<&StoredMessage> = messages
+    // Each new message with its position in `messages`.
+    let (positions, new): (Vec<usize>, Vec<&StoredMessage>) = messages
         .iter()
-        .filter(|m| !stored.contains(&m.identity.to_ascii_lowercase()) && seen.insert(m.identity.as_str()))
-        .collect();
+        .enumerate()
+        .filter(|(_, m)| !stored.contains(&m.identity.to_ascii_lowercase()) && seen.insert(m.identity.as_str()))
+        .unzip();
     let outcome = Appended { inserted: new.len(), skipped: messages.len() - new.len() };
     if new.is_empty() {
         return Ok(outcome);
@@ -92,16 +98,16 @@ pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[
     }
     let first_seq = conversation.message_count + 1;
     sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into(), SqlValue::Blob(raw.bytes), first_id.into(), first_seq.into()])?;
-    // The index takes the rows in segments of about SEARCH_SEGMENT_BYTES of message JSON (FTS4
-    // writes a segment at each statement): see the constant.
     let mut from = 0;
-    let mut bytes = 0;
-    for (k, message) in new.iter().enumerate() {
-        bytes += message.raw_json.len();
-        if bytes >= SEARCH_SEGMENT_BYTES || k + 1 == new.len() {
-            search_index::index_rows(sql, &texts[from..=k], texts[k].0)?;
-            (from, bytes) = (k + 1, 0);
+    for &end in segment_ends {
+        let to = from + positions[from..].partition_point(|&p| p < end);
+        if to > from {
+            search_index::index_rows(sql, &texts[from..to], texts[to - 1].0)?;
         }
+        from = to;
+    }
+    if from < texts.len() {
+        search_index::index_rows(sql, &texts[from..], texts[texts.len() - 1].0)?;
     }
     if !parts.is_empty() {
         sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
