@@ -213,6 +213,23 @@ fn a_tool_call_without_its_result_gets_a_synthetic_unavailable_result() {
 }
 
 #[test]
+fn a_bootstrap_written_in_several_writes_skips_duplicates_across_them_and_numbers_without_gaps() {
+    // Messages of ~200 KB: the bootstrap writes whenever BULK_WRITE_BYTES of them are pending, so
+    // the duplicates of later chunks are found in the database, not in the pending batch.
+    let session = SessionRef { session_id: "s1".into(), session_key: Some("agent:main:t".into()) };
+    let big = |word: &str, ts: i64| user(&format!("{word} {}", "x".repeat(200_000)), ts);
+    let mut queue = vec![vec![big("a", 1), big("b", 2)], vec![big("b", 2), big("c", 3)], vec![big("a", 1), big("d", 4)], vec![big("d", 4)]].into_iter();
+    let mut e = engine();
+    let report = e.bootstrap_chunked(&session, || Ok(queue.next()), 5).unwrap();
+    assert_eq!(report.imported_messages, 4, "{}", report.reason);
+    assert!(report.reason.contains("of 7 messages (3 already stored)"), "{}", report.reason);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 4);
+    assert_eq!(count(&mut e, "SELECT MAX(seq) - MIN(seq) + 1 FROM messages"), 4);
+    assert_eq!(count(&mut e, "SELECT COUNT(DISTINCT ordinal) FROM context_items"), 4);
+    assert_eq!(count(&mut e, "SELECT message_count FROM conversations"), 4);
+}
+
+#[test]
 fn a_bootstrap_in_chunks_is_one_transaction_and_skips_duplicates_across_chunks() {
     let session = SessionRef { session_id: "s1".into(), session_key: Some("agent:main:t".into()) };
     let chunks = || vec![vec![user("a", 1), user("b", 2)], vec![user("b", 2), user("c", 3)], vec![assistant("d", 4)]];

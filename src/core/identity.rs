@@ -16,11 +16,13 @@ const PRIME: u64 = 0x0000_0100_0000_01b3;
 pub struct Fingerprint {
     a: u64,
     b: u64,
+    /// Reused for the JSON text of scalars (not part of the fingerprint).
+    scratch: Vec<u8>,
 }
 
 impl Default for Fingerprint {
     fn default() -> Self {
-        Fingerprint { a: OFFSET_A, b: OFFSET_B }
+        Fingerprint { a: OFFSET_A, b: OFFSET_B, scratch: Vec::new() }
     }
 }
 
@@ -38,8 +40,12 @@ impl Fingerprint {
 
     /// Adds one length-framed field.
     pub fn field(&mut self, data: &str) -> &mut Self {
+        self.field_bytes(data.as_bytes())
+    }
+
+    fn field_bytes(&mut self, data: &[u8]) -> &mut Self {
         self.bytes(&(data.len() as u64).to_le_bytes());
-        self.bytes(data.as_bytes());
+        self.bytes(data);
         self
     }
 
@@ -63,7 +69,21 @@ impl Fingerprint {
                 }
                 self.field("]")
             }
-            scalar => self.field(&scalar.to_string()),
+            scalar => {
+                // The scalar's JSON text, written into a reused buffer: a fresh String per
+                // scalar was a bulk import's most frequent allocation.
+                let mut text = std::mem::take(&mut self.scratch);
+                text.clear();
+                let written = serde_json::to_writer(&mut text, scalar);
+                if written.is_ok() {
+                    self.field_bytes(&text);
+                } else {
+                    // Writing a scalar into memory does not fail; the same text as before if it did.
+                    self.field(&scalar.to_string());
+                }
+                self.scratch = text;
+                self
+            }
         }
     }
 
@@ -93,5 +113,39 @@ mod tests {
         let c: Value = serde_json::from_str(r#"{"b":[{"z":3,"x":"y"}],"a":1}"#).unwrap();
         assert_eq!(Fingerprint::new().json(&a).hex(), Fingerprint::new().json(&b).hex());
         assert_ne!(Fingerprint::new().json(&a).hex(), Fingerprint::new().json(&c).hex());
+    }
+
+    #[test]
+    fn json_identity_is_unchanged_for_stored_messages() {
+        // Identities are stored: the same content must hash as it always did, or a re-sent
+        // history would be stored a second time. `reference` is the implementation before the
+        // scalar buffer, which fed each scalar's `to_string()`.
+        fn reference(fp: &mut Fingerprint, value: &Value) {
+            match value {
+                Value::Object(map) => {
+                    let mut keys: Vec<&String> = map.keys().collect();
+                    keys.sort();
+                    fp.field("{");
+                    for key in keys {
+                        fp.field(key);
+                        reference(fp, &map[key.as_str()]);
+                    }
+                    fp.field("}");
+                }
+                Value::Array(items) => {
+                    fp.field("[");
+                    items.iter().for_each(|item| reference(fp, item));
+                    fp.field("]");
+                }
+                scalar => {
+                    fp.field(&scalar.to_string());
+                }
+            }
+        }
+        let v: Value = serde_json::from_str(r#"{"t":"a\"b\n\u0001é\u2028","n":[1,-2,2.5,1e300,0.1,true,null,""],"o":{"z":{},"a":[]}}"#).unwrap();
+        let mut old = Fingerprint::new();
+        reference(&mut old, &v);
+        assert_eq!(Fingerprint::new().json(&v).hex(), old.hex());
+        assert_eq!(old.hex(), "81df8e6d2606beb0b3bfae05c98c2b84", "the reference itself must not change");
     }
 }

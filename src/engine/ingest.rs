@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::params::{checked_tail_start, validate_session, AfterTurnParams, BootstrapParams, BootstrapResult, IngestParams, SessionRef};
 use super::Engine;
-use crate::core::message::{parse_messages, StoredMessage};
+use crate::core::message::{parse_host_messages, parse_messages, HostMessage, StoredMessage};
 use crate::error::Result;
 use crate::store::bulk;
 use crate::store::messages::Appended;
@@ -38,23 +38,52 @@ impl<S: Sql> Engine<S> {
     /// Imports a history delivered in chunks (`next` yields each in turn, then None), all in one
     /// transaction as [`Engine::bootstrap`] does: a bad message anywhere stores nothing. Only one
     /// chunk is ever decoded at a time, so importing a long history needs memory for a chunk,
-    /// not for the whole history.
-    pub fn bootstrap_chunked(&mut self, session: &SessionRef, mut next: impl FnMut() -> Result<Option<Vec<Value>>>, now_ms: i64) -> Result<BootstrapResult> {
+    /// not for the whole history. A chunk is plain values or [`HostMessage`]s that carry their
+    /// JSON text.
+    ///
+    /// Parsed messages are written [`BULK_WRITE_BYTES`] at a time, several of the host's chunks
+    /// together: every write is a round of statements, and the search index flushes a segment
+    /// at each (a segment per 64 KiB chunk made FTS4 merge segments over and over).
+    pub fn bootstrap_chunked<M: Into<HostMessage>>(&mut self, session: &SessionRef, mut next: impl FnMut() -> Result<Option<Vec<M>>>, now_ms: i64) -> Result<BootstrapResult> {
         validate_session(session)?;
         let mut total = 0usize;
         let appended = self.store.write(|sql| {
-            let mut conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
             let mut appended = Appended::default();
-            while let Some(chunk) = next()? {
-                let parsed = parse_messages(&chunk, total)?;
-                total += chunk.len();
-                drop(chunk);
-                let step = bulk::append_any(sql, &conversation, &parsed, now_ms)?;
+            let mut pending: Vec<StoredMessage> = Vec::new();
+            // Where each chunk of `pending` ends: the search index takes a chunk at a time.
+            let mut chunk_ends: Vec<usize> = Vec::new();
+            let mut pending_bytes = 0usize;
+            let mut write = |sql: &mut S, pending: &mut Vec<StoredMessage>, chunk_ends: &mut Vec<usize>| -> Result<()> {
+                // The conversation's totals as the previous write left them.
+                let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+                if pending.is_empty() {
+                    return Ok(());
+                }
+                let step = if pending.len() < bulk::BULK_MIN_MESSAGES {
+                    bulk::append_any(sql, &conversation, pending, now_ms)?
+                } else {
+                    bulk::append_bulk_in_segments(sql, &conversation, pending, chunk_ends, now_ms)?
+                };
                 appended.inserted += step.inserted;
                 appended.skipped += step.skipped;
-                // The next chunk continues from the totals this one left.
-                conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+                pending.clear();
+                chunk_ends.clear();
+                Ok(())
+            };
+            while let Some(chunk) = next()? {
+                let count = chunk.len();
+                let parsed = parse_host_messages(chunk.into_iter().map(Into::into).collect(), total)?;
+                total += count;
+                pending_bytes += parsed.iter().map(|m| m.raw_json.len()).sum::<usize>();
+                pending.extend(parsed);
+                chunk_ends.push(pending.len());
+                if pending_bytes >= BULK_WRITE_BYTES {
+                    write(sql, &mut pending, &mut chunk_ends)?;
+                    pending_bytes = 0;
+                }
             }
+            // Also when nothing was passed: the conversation exists after a bootstrap.
+            write(sql, &mut pending, &mut chunk_ends)?;
             Ok(appended)
         })?;
         let reason = if total == 0 {
@@ -107,6 +136,10 @@ pub(crate) fn appended_tokens(parsed: &[StoredMessage], appended: &Appended) -> 
 /// short messages, few long ones). Each chunk leaves a JSON string of about this size for the
 /// host's garbage collector; at a fixed 1,000 messages of tool output a chunk's string was ~1 MB.
 pub const BOOTSTRAP_CHUNK_BYTES: usize = 64 * 1024;
+/// Message JSON a `bootstrap` stores at a time, in bytes (several chunks: see
+/// [`Engine::bootstrap_chunked`]). Holding it parsed takes a few times this in wasm memory, which
+/// never shrinks: 256 KiB was no faster and ended a 50K import with 1 MiB more of it.
+pub const BULK_WRITE_BYTES: usize = 128 * 1024;
 /// Messages per chunk, at least and at most.
 pub const BOOTSTRAP_CHUNK_MESSAGES: (u32, u32) = (8, 1_000);
 /// Messages in the first chunk, before any size is known.

@@ -8,9 +8,11 @@
 //! [`MAX_DEPTH`] before anything else walks it.
 
 use js_sys::Array;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::depth::MAX_DEPTH;
+use crate::core::message::HostMessage;
 use crate::error::Error;
 
 fn too_deep(what: &str) -> Error {
@@ -35,11 +37,38 @@ fn depth_of(value: &Value) -> usize {
 /// The messages of `call`, converted through JSON; `first_index` is the position of the first
 /// in the caller's whole list, for error messages.
 pub fn messages_from_js(call: &str, messages: &Array, first_index: usize) -> Result<Vec<Value>, Error> {
-    sized_messages_from_js(call, messages, first_index).map(|(values, _)| values)
+    let (json, what) = stringify(call, messages)?;
+    let values: Vec<Value> = match serde_json::from_str(&json) {
+        Ok(values) => values,
+        Err(err) => return value_by_value(messages, &what, &err),
+    };
+    check_depths(call, &values, first_index)?;
+    Ok(values)
 }
 
-/// [`messages_from_js`], and the length of the JSON they crossed as (to size the next batch).
-pub fn sized_messages_from_js(call: &str, messages: &Array, first_index: usize) -> Result<(Vec<Value>, usize), Error> {
+/// [`messages_from_js`] for a bulk import: each message keeps the JSON text it crossed as (stored
+/// as its `raw_json` instead of serializing it again), and the JSON's length is returned too (to
+/// size the next batch). The text is parsed twice (split into messages, then each into a value),
+/// still cheaper than writing every value back out.
+pub fn sized_messages_from_js(call: &str, messages: &Array, first_index: usize) -> Result<(Vec<HostMessage>, usize), Error> {
+    let (json, what) = stringify(call, messages)?;
+    let parsed = serde_json::from_str::<Vec<&RawValue>>(&json).and_then(|raws| {
+        raws.into_iter()
+            .map(|raw| Ok(HostMessage { value: serde_json::from_str(raw.get())?, json: Some(raw.get().to_owned()) }))
+            .collect::<Result<Vec<_>, serde_json::Error>>()
+    });
+    let hosted = match parsed {
+        Ok(hosted) => hosted,
+        Err(err) => value_by_value(messages, &what, &err)?.into_iter().map(HostMessage::from).collect(),
+    };
+    for (i, m) in hosted.iter().enumerate() {
+        check_depth(call, &m.value, first_index + i)?;
+    }
+    Ok((hosted, json.len()))
+}
+
+/// `messages` as one JSON string, and how errors name them.
+fn stringify(call: &str, messages: &Array) -> Result<(String, String), Error> {
     let what = format!("{call} messages");
     let json = js_sys::JSON::stringify(messages).map_err(|err| {
         let reason = js_sys::Error::from(err).message().as_string().unwrap_or_default();
@@ -50,25 +79,30 @@ pub fn sized_messages_from_js(call: &str, messages: &Array, first_index: usize) 
             Error::input(&what, format!("cannot be read as JSON ({reason})"))
         }
     })?;
-    let json = json.as_string().unwrap_or_default();
-    let values: Vec<Value> = match serde_json::from_str(&json) {
-        Ok(values) => values,
-        Err(err) if err.to_string().contains("recursion limit") => {
-            return Err(super::depth::check(messages, &what).err().unwrap_or_else(|| too_deep(&what)));
-        }
-        // JSON.stringify writes a lone surrogate (broken UTF-16 from the host) as a `\uD800`
-        // escape, which serde_json refuses; the value-by-value conversion stores it as U+FFFD,
-        // as it always did. Nothing else JSON.stringify writes fails to parse.
-        Err(_) => {
-            super::depth::check(messages, &what)?;
-            serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input(&what, e.to_string()))?
-        }
-    };
-    for (i, value) in values.iter().enumerate() {
-        // The array is level 0 of the limit in the value-by-value check; a message is level 1.
-        if depth_of(value) + 1 > MAX_DEPTH {
-            return Err(too_deep(&format!("{call} messages[{}]", first_index + i)));
-        }
+    Ok((json.as_string().unwrap_or_default(), what))
+}
+
+/// When serde_json refused what `JSON.stringify` wrote (`err`): the messages converted value by
+/// value, or the depth error that explains the refusal.
+fn value_by_value(messages: &Array, what: &str, err: &serde_json::Error) -> Result<Vec<Value>, Error> {
+    if err.to_string().contains("recursion limit") {
+        return Err(super::depth::check(messages, what).err().unwrap_or_else(|| too_deep(what)));
     }
-    Ok((values, json.len()))
+    // JSON.stringify writes a lone surrogate (broken UTF-16 from the host) as a `\uD800`
+    // escape, which serde_json refuses; the value-by-value conversion stores it as U+FFFD,
+    // as it always did. Nothing else JSON.stringify writes fails to parse.
+    super::depth::check(messages, what)?;
+    serde_wasm_bindgen::from_value(messages.into()).map_err(|e| Error::input(what, e.to_string()))
+}
+
+fn check_depths(call: &str, values: &[Value], first_index: usize) -> Result<(), Error> {
+    values.iter().enumerate().try_for_each(|(i, value)| check_depth(call, value, first_index + i))
+}
+
+fn check_depth(call: &str, value: &Value, index: usize) -> Result<(), Error> {
+    // The array is level 0 of the limit in the value-by-value check; a message is level 1.
+    if depth_of(value) + 1 > MAX_DEPTH {
+        return Err(too_deep(&format!("{call} messages[{index}]")));
+    }
+    Ok(())
 }
