@@ -101,14 +101,18 @@ class Statement {
     return this.row;
   }
 
-  /** Runs a statement that returns no rows, in one call (the engine prefers it to bind/step). */
+  /**
+   * Runs a statement that returns no rows, in one call (the engine prefers it to bind/step).
+   * A blob in `values` may be a view on the engine's wasm memory, valid only during this call
+   * (src/wasm/sqljs.rs `bind_values`): node:sqlite copies it when binding; keep no reference.
+   */
   run(values) {
     this.reset();
     retryBusy(this.db, () => this.stmt.run(...values));
     return true;
   }
 
-  /** Every row at once, each an array of values. */
+  /** Every row at once, each an array of values (`values` as for `run`). */
   all(values) {
     this.reset();
     return retryBusy(this.db, () => this.stmt.all(...values));

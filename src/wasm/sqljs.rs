@@ -56,6 +56,12 @@ extern "C" {
 /// Settings that live on the connection and must be restored whenever sql.js reopens it.
 const CONNECTION_SETUP: &str = "PRAGMA foreign_keys = ON;";
 
+/// Statements kept prepared. The engine's statements are a fixed set of a few dozen texts; a
+/// search's text varies with its filters (and so did compaction's, with ids spelled into it), and
+/// each prepared statement holds native memory in the driver, so past this the cache starts
+/// over rather than grow for as long as the process runs.
+const MAX_CACHED_STATEMENTS: usize = 256;
+
 /// A prepared statement, and whether its driver runs it in one call (`run`/`all`: node:sqlite)
 /// instead of sql.js's bind, step per row, get, reset — one crossing from wasm to JS instead of
 /// four or more, which is most of what a small statement costs.
@@ -86,8 +92,35 @@ fn to_js(value: &SqlValue) -> JsValue {
         SqlValue::Int(v) => JsValue::from_f64(*v as f64),
         SqlValue::Real(v) => JsValue::from_f64(*v),
         SqlValue::Text(v) => JsValue::from_str(v),
-        SqlValue::Blob(v) => Uint8Array::from(v.as_slice()).into(),
+        // A placeholder: `bind_values` puts the blobs in.
+        SqlValue::Blob(_) => JsValue::NULL,
     }
+}
+
+/// The statement parameters as a JS array. For a driver that runs statements in one call
+/// (`run`/`all`: node:sqlite, which binds a blob SQLITE_TRANSIENT, a copy, and keeps nothing
+/// after the call), blobs go in as views on wasm memory, not copies: a bulk append binds ~128
+/// KiB of message JSON and its search text per statement, and the copies were tens of MiB of
+/// garbage ArrayBuffers during an import, collected late. sql.js's journal keeps the values it
+/// ran until they are persisted, so it gets copies. A view is valid only until wasm memory
+/// grows: the views are made last, after every other value is converted, and only JS runs
+/// between them and the driver's copy.
+fn bind_values(params: &[SqlValue], views: bool) -> Array {
+    let values: Array = params.iter().map(to_js).collect();
+    for (i, param) in params.iter().enumerate() {
+        if let SqlValue::Blob(bytes) = param {
+            let blob = if views {
+                // SAFETY: `bytes` outlives the one statement call this array is made for, the
+                // driver copies the blob during that call, and nothing allocates in wasm memory
+                // between here and then (see above).
+                unsafe { Uint8Array::view(bytes) }
+            } else {
+                Uint8Array::from(bytes.as_slice())
+            };
+            values.set(i as u32, blob.into());
+        }
+    }
+    values
 }
 
 fn from_js(value: JsValue) -> SqlValue {
@@ -133,6 +166,9 @@ impl SqlJsSql {
     /// Prepares `sql` into the cache unless it is there.
     fn cache(&mut self, sql: &str) -> Result<()> {
         if !self.statements.contains_key(sql) {
+            if self.statements.len() >= MAX_CACHED_STATEMENTS {
+                self.clear_cache();
+            }
             let statement = self.db.prepare(sql).map_err(|e| js_err(&format!("preparing `{sql}`"), e))?;
             let at_once = js_sys::Reflect::has(&statement, &"all".into()).unwrap_or(false);
             self.statements.insert(sql.to_owned(), Prepared { statement, at_once });
@@ -146,7 +182,7 @@ impl SqlJsSql {
         let Some(Prepared { statement, at_once }) = self.statements.get(sql) else {
             return Err(Error::storage("statement cache lost a statement"));
         };
-        let values: Array = params.iter().map(to_js).collect();
+        let values = bind_values(params, *at_once);
         if *at_once {
             return if collect {
                 let rows = statement.all_rows(&values).map_err(|e| js_err(&format!("running `{sql}`"), e))?;
