@@ -133,3 +133,47 @@ test("LLM errors are classified for the retry policy", () => {
   assert.equal(classifyError(new Error("500 internal error")), "other");
   assert.equal(classifyError("a string"), "other");
 });
+
+test("compaction prepares a fixed set of statements, not one per pass (node:sqlite)", { skip: !STORAGES.includes("node:sqlite") && "node:sqlite is missing" }, async () => {
+  // Each prepared statement holds native memory, and the statement cache keeps what it
+  // prepared: a statement text per pass (ids spelled into the SQL) grew the host's memory by
+  // ~1 MiB per sweep round of a large import.
+  const { NodeSqliteDatabase } = await import(new URL("shim/node-sqlite.js", PKG));
+  const prepared = new Set();
+  const original = NodeSqliteDatabase.prototype.prepare;
+  NodeSqliteDatabase.prototype.prepare = function (sql) {
+    prepared.add(sql);
+    return original.call(this, sql);
+  };
+  try {
+    const dir = tempDir("statements");
+    const dbPath = join(dir, "db.sqlite");
+    const llm = scriptedLlm(summaryText);
+    const h = createFakeHost({ pluginConfig: { dbPath, storage: "node:sqlite", ...SMALL }, stateDir: dir, llm });
+    h.load(plugin);
+    const summaries = async () => (await query(dbPath, "SELECT COUNT(*) FROM summaries"))[0][0];
+    const { history } = await talk(h, 20);
+    const firstPasses = await summaries();
+    const firstTexts = prepared.size;
+    // Twenty more turns, each pair of them compacted again by maintain.
+    const more = [];
+    for (let i = 20; i < 40; i++) {
+      const turn = [user(`question ${i}: ${"please explain the parser ".repeat(12)}`), assistant(`answer ${i}: ${"the parser works like this ".repeat(12)}`)];
+      await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:c", history: [...history, ...more], turn, tokenBudget: 50_000 });
+      more.push(...turn);
+    }
+    const laterPasses = (await summaries()) - firstPasses;
+    assert.ok(firstPasses >= 2 && laterPasses >= 4, `compaction ran in both halves (${firstPasses}, then ${laterPasses} summaries)`);
+    // Statements that differ only in numbers are one statement with values spelled in.
+    const shapes = new Map();
+    for (const sql of prepared) {
+      const shape = sql.replace(/\d+(\s*,\s*\d+)*/g, "#");
+      shapes.set(shape, [...(shapes.get(shape) ?? []), sql]);
+    }
+    const spelled = [...shapes.values()].filter((texts) => texts.length > 1);
+    assert.deepEqual(spelled, [], "no statement is prepared again with other numbers in its text");
+    assert.ok(prepared.size - firstTexts < laterPasses + 6, `${laterPasses} more passes prepared ${prepared.size - firstTexts} new statement texts`);
+  } finally {
+    NodeSqliteDatabase.prototype.prepare = original;
+  }
+});
