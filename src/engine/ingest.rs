@@ -59,11 +59,7 @@ impl<S: Sql> Engine<S> {
                 if pending.is_empty() {
                     return Ok(());
                 }
-                let step = if pending.len() < bulk::BULK_MIN_MESSAGES {
-                    bulk::append_any(sql, &conversation, pending, now_ms)?
-                } else {
-                    bulk::append_bulk_in_segments(sql, &conversation, pending, chunk_ends, now_ms)?
-                };
+                let step = bulk::append_in_segments(sql, &conversation, pending, chunk_ends, now_ms)?;
                 appended.inserted += step.inserted;
                 appended.skipped += step.skipped;
                 pending.clear();

@@ -39,28 +39,28 @@ const CONTEXT_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, 
 /// Appends `messages`: row by row when they are few, else in bulk. Call inside a write
 /// transaction.
 pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+    append_in_segments(sql, conversation, messages, &[messages.len()], now_ms)
+}
+
+/// [`append_any`], putting the messages in the search index in segments that end before the
+/// positions `segment_ends` (ascending): one statement, hence one FTS4 segment, each (row by
+/// row, each message is its own). FTS4 merges 16 segments of a level into one of the next level
+/// when a flush adds the 16th, so the index's shape follows the sizes of its segments: a
+/// bootstrap that writes several of the host's chunks at once still indexes them a chunk at a
+/// time, as it did when it wrote each chunk alone. (Indexed a write at a time, its larger
+/// segments stayed on level 0 until a `maintain`'s small flush merged them all: the per-turn p95
+/// of short messages rose by ~1 ms, and the index took ~8 % more space at 10K.)
+pub fn append_in_segments(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
     if messages.len() < BULK_MIN_MESSAGES {
         super::messages::append(sql, conversation, messages, now_ms)
     } else {
-        append_bulk(sql, conversation, messages, now_ms)
+        append_bulk(sql, conversation, messages, segment_ends, now_ms)
     }
 }
 
-/// Appends `messages` to the conversation as [`super::messages::append`] does. Call inside a
-/// write transaction.
-pub fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
-    append_bulk_in_segments(sql, conversation, messages, &[messages.len()], now_ms)
-}
-
-/// [`append_bulk`], putting the messages in the search index in segments that end before the
-/// positions `segment_ends` (ascending, the last one `messages.len()`): one statement, hence one
-/// FTS4 segment, each. FTS4 merges 16 segments of a level into one of the next level when a
-/// flush adds the 16th, so the index's shape follows the sizes of its segments: a bootstrap that
-/// writes several of the host's chunks at once still indexes them a chunk at a time, as it did
-/// when it wrote each chunk alone. (Indexed a write at a time, its larger segments stayed on
-/// level 0 until a `maintain`'s small flush merged them all: the per-turn p95 of short messages
-/// rose by ~1 ms, and the index took ~8 % more space at 10K.)
-pub fn append_bulk_in_segments(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
+/// Appends `messages` to the conversation as [`super::messages::append`] does, with one
+/// statement per table, indexing them for search in `segment_ends` (see [`append_in_segments`]).
+fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
     let identities: Vec<&str> = messages.iter().map(|m| m.identity.as_str()).collect();
     let stored: HashSet<String> = sql
         .query(EXISTING_SQL, &[conversation.id.into(), serde_json::to_string(&identities).map_err(json_err)?.into()])?
@@ -99,15 +99,13 @@ pub fn append_bulk_in_segments(sql: &mut impl Sql, conversation: &Conversation, 
     let first_seq = conversation.message_count + 1;
     sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into(), SqlValue::Blob(raw.bytes), first_id.into(), first_seq.into()])?;
     let mut from = 0;
-    for &end in segment_ends {
+    // A last segment past every position takes whatever the given ends leave.
+    for end in segment_ends.iter().copied().chain([usize::MAX]) {
         let to = from + positions[from..].partition_point(|&p| p < end);
         if to > from {
             search_index::index_rows(sql, &texts[from..to], texts[to - 1].0)?;
         }
         from = to;
-    }
-    if from < texts.len() {
-        search_index::index_rows(sql, &texts[from..], texts[texts.len() - 1].0)?;
     }
     if !parts.is_empty() {
         sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
