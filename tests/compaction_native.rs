@@ -312,14 +312,15 @@ fn a_single_200k_token_message_is_stored_and_summarized_alone_never_dropped() {
     assert!(view.estimated_tokens <= 20_000);
 }
 
-/// The fresh tail's tokens, summed in SQL with window functions, against the definition: the
-/// newest `count` raw messages, newest first, while the running total stays within the cap (the
-/// newest always counts), over random token counts, counts and caps, summaries interleaved:
-/// caps above the plain sum (answered by it alone) and caps that cut the tail (the window query).
+/// The fresh tail's tokens as the trigger gets them from the store (the newest raw messages'
+/// counts, then the tail rule), against the definition: the newest `count` raw messages, newest
+/// first, while the running total stays within the cap (the newest always counts), over random
+/// token counts, counts and caps, summaries interleaved: caps above the plain sum and caps that
+/// cut the tail.
 #[test]
-fn tail_tokens_in_sql_match_the_definition() {
+fn the_fresh_tail_tokens_from_the_store_match_the_definition() {
     use lossless_wasm::core::compaction::TailRule;
-    use lossless_wasm::store::compaction::tail_tokens;
+    use lossless_wasm::store::compaction::newest_message_tokens;
     let mut sql = NativeSql::in_memory().unwrap();
     lossless_wasm::store::schema::migrate(&mut sql, 1).unwrap();
     let conversation = lossless_wasm::store::conversations::resolve(&mut sql, "k", "s", 0).unwrap().id;
@@ -359,9 +360,10 @@ fn tail_tokens_in_sql_match_the_definition() {
         }
         let newest: u64 = raw_newest_first.iter().take(rule.count as usize).sum();
         cut += usize::from(newest > rule.max_tokens);
-        assert_eq!(tail_tokens(&mut sql, 1, rule).unwrap(), expected as i64, "round {round}: {rule:?} over {raw_newest_first:?}");
+        let newest = newest_message_tokens(&mut sql, 1, rule.count).unwrap();
+        assert_eq!(rule.tokens_of(&newest), expected as i64, "round {round}: {rule:?} over {raw_newest_first:?}");
     }
-    assert!((5..35).contains(&cut), "both paths exercised: the cap cut the tail in {cut} of 40 rounds");
+    assert!((5..35).contains(&cut), "both cases exercised: the cap cut the tail in {cut} of 40 rounds");
 }
 
 /// Schema 11: unchanged "skipped" trigger decisions in a row share one row, which counts them
@@ -412,13 +414,13 @@ fn every_trigger_decision_is_counted_and_changes_start_a_new_row() {
 #[test]
 fn the_fresh_tail_the_trigger_keeps_matches_the_store_after_appends_compactions_and_duplicates() {
     use lossless_wasm::core::compaction::TailRule;
-    use lossless_wasm::store::compaction::tail_tokens;
+    use lossless_wasm::store::compaction::newest_message_tokens;
     let mut e = engine_with(config(json!({"freshTailCount": 8})));
     let check = |e: &mut Engine<NativeSql>, when: &str| {
         let telemetry: String = e.sql().query_row("SELECT telemetry_json FROM compaction_events WHERE pass = 'trigger' ORDER BY id DESC LIMIT 1", &[]).unwrap().unwrap().text(0).unwrap();
         let telemetry: Value = serde_json::from_str(&telemetry).unwrap();
         // No assemble yet: no budget, so the tail is capped by count alone.
-        let stored = tail_tokens(e.sql(), 1, TailRule { count: 8, max_tokens: u64::MAX }).unwrap();
+        let stored = TailRule { count: 8, max_tokens: u64::MAX }.tokens_of(&newest_message_tokens(e.sql(), 1, 8).unwrap());
         assert_eq!(telemetry["freshTailTokens"], stored, "{when}: {telemetry}");
     };
     for t in 0..12 {

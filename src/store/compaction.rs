@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::compaction::{ContextItem, ItemKind, RetryState, TailRule};
+use crate::core::compaction::{ContextItem, ItemKind, RetryState};
 use crate::core::message::{text_of_raw_json, Role};
 use crate::error::{Error, Result};
 use crate::store::sql::{Row, Sql, SqlValue};
@@ -337,12 +337,6 @@ pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, 
     )
 }
 
-/// The newest `count` raw messages' tokens, summed in SQL: the fresh tail's tokens whenever
-/// that sum is within the cap (see [`tail_tokens`]).
-pub const TAIL_SUM_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
-       SELECT MAX(token_count, 0) AS t FROM context_items \
-       WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2)";
-
 /// Per-turn query when the trigger's kept window cannot be used: the newest `count` raw
 /// messages' token counts in the context, newest first.
 pub const NEWEST_MESSAGE_TOKENS_SQL: &str = "SELECT MAX(token_count, 0) FROM context_items \
@@ -354,32 +348,3 @@ pub fn newest_message_tokens(sql: &mut impl Sql, conversation_id: i64, count: u3
     rows.iter().rev().map(|r| r.int(0)).collect()
 }
 
-/// The fresh tail's tokens when the cap cuts it short (see [`tail_tokens`]), summed in SQL.
-pub const TAIL_TOKENS_SQL: &str = "SELECT COALESCE(SUM(t), 0) FROM ( \
-       SELECT t, ROW_NUMBER() OVER newest AS n, SUM(t) OVER (newest ROWS UNBOUNDED PRECEDING) AS running FROM ( \
-         SELECT ordinal, MAX(token_count, 0) AS t FROM context_items \
-         WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2) \
-       WINDOW newest AS (ORDER BY ordinal DESC)) \
-     WHERE n = 1 OR running <= ?3";
-
-/// Tokens of the fresh tail under `tail` (its count and token cap; the newest message always
-/// counts): the newest messages, newest first, while their running total stays under the cap.
-/// One row comes back, not one per tail message. Tool pairs at the tail's edge are the chunk
-/// planner's business, not this estimate's. The trigger keeps these counts between turns
-/// (`engine::compaction::tail_window`) and reads [`newest_message_tokens`] only when it must;
-/// this is the same definition answered by the store, for checks.
-///
-/// Every term is at least 0, so the running total only grows: when the plain sum of the newest
-/// `count` is within the cap, every running total is too and the sum is the answer. That is
-/// the usual case on every turn, and the plain sum costs a third of the window query (~7 µs
-/// against ~21 µs warm, in node:sqlite), which runs only when the cap does cut the tail.
-pub fn tail_tokens(sql: &mut impl Sql, conversation_id: i64, tail: TailRule) -> Result<i64> {
-    let cap = i64::try_from(tail.max_tokens).unwrap_or(i64::MAX);
-    let sum = sql.query_row(TAIL_SUM_SQL, &[conversation_id.into(), tail.count.into()])?;
-    let sum = sum.map_or(Ok(0), |r| r.int(0))?;
-    if sum <= cap {
-        return Ok(sum);
-    }
-    let row = sql.query_row(TAIL_TOKENS_SQL, &[conversation_id.into(), tail.count.into(), cap.into()])?;
-    row.map_or(Ok(0), |r| r.int(0))
-}

@@ -93,7 +93,7 @@ pub fn a_newer_schema_is_refused_not_downgraded<S: Sql>(open: impl Fn() -> S) {
 pub fn per_turn_queries_use_indexes_not_scans<S: Sql>(open: impl Fn() -> S) {
     let mut sql = open();
     schema::migrate(&mut sql, 1).unwrap();
-    for query in [messages::INSERT_SQL, messages::INSERT_PART_SQL, context::INSERT_MESSAGE_SQL, advancements::RECORD_SQL, context::NEWEST_BEFORE_SQL, context::NEWER_THAN_SQL, compaction::TAIL_SUM_SQL, compaction::TAIL_TOKENS_SQL, compaction::REPEAT_SKIP_SQL, compaction::NEWEST_MESSAGE_TOKENS_SQL, conversations::FIND_ACTIVE_SQL, advancements::FIND_SQL]
+    for query in [messages::INSERT_SQL, messages::INSERT_PART_SQL, context::INSERT_MESSAGE_SQL, advancements::RECORD_SQL, context::NEWEST_BEFORE_SQL, context::NEWER_THAN_SQL, compaction::REPEAT_SKIP_SQL, compaction::NEWEST_MESSAGE_TOKENS_SQL, conversations::FIND_ACTIVE_SQL, advancements::FIND_SQL]
         .into_iter()
         .chain(lossless_wasm::store::TURN_STATEMENTS.iter().copied())
     {

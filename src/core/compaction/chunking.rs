@@ -74,6 +74,24 @@ pub struct TailRule {
     pub max_tokens: u64,
 }
 
+impl TailRule {
+    /// The fresh tail's tokens, from the token counts of the newest raw messages (oldest first;
+    /// at least `count` of them when the context has that many): the rule [`fresh_tail_start`]
+    /// applies, on counts alone. The per-turn trigger keeps these counts between turns.
+    pub fn tokens_of(&self, newest: &[i64]) -> i64 {
+        let cap = i64::try_from(self.max_tokens).unwrap_or(i64::MAX);
+        let mut total = 0i64;
+        for (i, t) in newest.iter().rev().take(self.count as usize).enumerate() {
+            let t = (*t).max(0);
+            if i > 0 && total.saturating_add(t) > cap {
+                break;
+            }
+            total = total.saturating_add(t);
+        }
+        total
+    }
+}
+
 impl From<u32> for TailRule {
     /// A tail of `count` messages, whatever their size.
     fn from(count: u32) -> Self {
@@ -269,6 +287,16 @@ pub fn plan_condensation(items: &[ContextItem], tail: impl Into<TailRule>, rules
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tail_counts_the_newest_first_within_the_cap_and_always_the_newest() {
+        let all = TailRule { count: 3, max_tokens: u64::MAX };
+        assert_eq!(all.tokens_of(&[5, 7, 9, 11]), 27);
+        assert_eq!(TailRule { count: 3, max_tokens: 20 }.tokens_of(&[5, 7, 9, 11]), 20);
+        assert_eq!(TailRule { count: 3, max_tokens: 19 }.tokens_of(&[5, 7, 9, 11]), 11);
+        assert_eq!(TailRule { count: 3, max_tokens: 0 }.tokens_of(&[5, 7, 9, 11]), 11, "the newest always counts");
+        assert_eq!(all.tokens_of(&[]), 0);
+    }
 
     fn msg(ordinal: i64, role: Role, tokens: u32) -> ContextItem {
         ContextItem { ordinal, id: 100 + ordinal, kind: ItemKind::Message { role }, tokens, tool_calls: vec![], answers: None }

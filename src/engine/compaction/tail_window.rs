@@ -15,8 +15,6 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::core::compaction::TailRule;
-
 /// The state of a conversation's context a window was taken from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
@@ -72,38 +70,12 @@ impl TailWindows {
     }
 }
 
-/// The fresh tail's tokens under `rule` from the newest raw messages' token counts (oldest
-/// first): newest first while the running total stays within the cap; the newest always counts.
-pub fn tail_of(tokens: &[i64], rule: TailRule) -> i64 {
-    let cap = i64::try_from(rule.max_tokens).unwrap_or(i64::MAX);
-    let mut total = 0i64;
-    for (i, t) in tokens.iter().rev().take(rule.count as usize).enumerate() {
-        let t = (*t).max(0);
-        if i > 0 && total.saturating_add(t) > cap {
-            break;
-        }
-        total = total.saturating_add(t);
-    }
-    total
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const RULE: TailRule = TailRule { count: 3, max_tokens: u64::MAX };
-
     fn stamp(last_ordinal: i64, raw_tokens: i64) -> Stamp {
         Stamp { epoch: 0, last_ordinal, raw_tokens }
-    }
-
-    #[test]
-    fn the_tail_counts_the_newest_first_within_the_cap_and_always_the_newest() {
-        assert_eq!(tail_of(&[5, 7, 9, 11], RULE), 27);
-        assert_eq!(tail_of(&[5, 7, 9, 11], TailRule { count: 3, max_tokens: 20 }), 20);
-        assert_eq!(tail_of(&[5, 7, 9, 11], TailRule { count: 3, max_tokens: 19 }), 11);
-        assert_eq!(tail_of(&[5, 7, 9, 11], TailRule { count: 3, max_tokens: 0 }), 11, "the newest always counts");
-        assert_eq!(tail_of(&[], RULE), 0);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::tail_window::{self, Stamp};
+use super::tail_window::Stamp;
 use crate::core::compaction::fit::{fit, MIN_LEAF_CHUNK};
 use crate::core::compaction::{evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput, TailRule};
 use crate::engine::params::{SessionRef, TriggerReport};
@@ -93,7 +93,7 @@ impl<S: Sql> Engine<S> {
     }
 
     /// The fresh tail's tokens: from the conversation's kept window advanced by what the turn
-    /// appended, or from the store when the window cannot be trusted (see [`tail_window`]).
+    /// appended, or from the store when the window cannot be trusted (see [`super::tail_window`]).
     fn fresh_tail_tokens(&mut self, conversation: &Conversation, rule: TailRule, appended: Option<&[i64]>) -> Result<i64> {
         let stamp = Stamp { epoch: conversation.context_epoch, last_ordinal: conversation.next_ordinal, raw_tokens: conversation.context_raw_tokens() };
         let tokens = match self.tails.advance(conversation.id, rule.count, stamp, appended) {
@@ -104,6 +104,6 @@ impl<S: Sql> Engine<S> {
                 tokens
             }
         };
-        Ok(tail_window::tail_of(&tokens, rule))
+        Ok(rule.tokens_of(&tokens))
     }
 }
