@@ -28,8 +28,10 @@ const BUSY_RETRIES = 5;
 const BUSY_PAUSE_MS = 200;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-/** `housekeep()` calls (turns, when the host calls `maintain` after each) between WAL checkpoints. */
-export const CHECKPOINT_EVERY = 4;
+/** `housekeep()` calls (turns, when the host calls `maintain` after each) between WAL checkpoints.
+ *  A checkpoint costs mostly its fsyncs and copies each page once, however many turns rewrote it:
+ *  every 8th costs a turn less than every 4th (docs/performance.md, "WAL checkpoints"). */
+export const CHECKPOINT_EVERY = 8;
 /** WAL pages at which a commit checkpoints by itself: the bound when `housekeep()` is never
  *  called (SQLite's default is 1,000; housekeeping checkpoints long before). */
 export const AUTOCHECKPOINT_PAGES = 4000;
