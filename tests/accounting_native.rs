@@ -78,7 +78,7 @@ fn views_leave_room_for_the_host_overhead_the_prompt_and_the_reply() {
         assert!(real + 1024 <= u64::from(WINDOW), "turn {i}: a {real}-token prompt leaves less than the 1024-token reply budget");
     }
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 24, "nothing is lost");
-    let facts: String = e.sql().query_row("SELECT facts_json FROM host_accounting", &[]).unwrap().unwrap().text(0).unwrap();
+    let facts: String = e.sql().query_row("SELECT host_facts_json FROM conversations WHERE host_facts_json IS NOT NULL", &[]).unwrap().unwrap().text(0).unwrap();
     assert!(facts.contains("\"window\":8000") && facts.contains("\"overhead\":"), "{facts}");
 }
 
@@ -109,7 +109,7 @@ fn a_forced_compaction_with_a_failing_summarizer_still_shrinks_the_view_and_writ
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries"), 0);
     let after = e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 6_000})).unwrap(), 1).unwrap();
     assert!(after.estimated_tokens < before.estimated_tokens, "{} -> {}", before.estimated_tokens, after.estimated_tokens);
-    let facts: String = e.sql().query_row("SELECT facts_json FROM host_accounting", &[]).unwrap().unwrap().text(0).unwrap();
+    let facts: String = e.sql().query_row("SELECT host_facts_json FROM conversations WHERE host_facts_json IS NOT NULL", &[]).unwrap().unwrap().text(0).unwrap();
     assert!(!after.messages.is_empty(), "{after:?} {report:?} {facts}");
     assert!(after.messages[0].contains("earlier messages of this conversation are stored"), "{}", after.messages[0]);
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 12, "originals stay stored");
@@ -170,6 +170,6 @@ fn on_hosts_without_commit_turn_views_learn_the_real_prompt_from_after_turn() {
         assert!(prompt + 1024 <= u64::from(WINDOW), "turn {i}: a {prompt}-token prompt leaves less than the 1024-token reply budget");
     }
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 28, "each message once, nothing lost");
-    let facts: String = e.sql().query_row("SELECT facts_json FROM host_accounting", &[]).unwrap().unwrap().text(0).unwrap();
+    let facts: String = e.sql().query_row("SELECT host_facts_json FROM conversations WHERE host_facts_json IS NOT NULL", &[]).unwrap().unwrap().text(0).unwrap();
     assert!(facts.contains("\"window\":8000") && facts.contains("\"overhead\":"), "{facts}");
 }

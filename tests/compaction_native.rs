@@ -98,7 +98,7 @@ fn commit_turn_evaluates_the_trigger_and_records_its_inputs() {
     assert!(inputs["rawTokensOutsideTail"].as_i64().unwrap() >= 1000, "{telemetry}");
     assert_eq!(inputs["tokenBudget"], 50_000, "the budget of the turn's assemble is an input: {telemetry}");
     assert_eq!(inputs["leafChunkTokens"], 1000);
-    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM compaction_state WHERE pending_json IS NOT NULL"), 1);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE compaction_pending_json IS NOT NULL"), 1);
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn leaf_compaction_replaces_old_messages_with_a_summary_and_keeps_every_original
     assert!(!view.messages.iter().any(|m| m.contains("\"role\":\"toolResult\"") && view.messages[1] == *m), "a summary is never followed by an orphaned result");
     let artifacts: String = e.sql().query_row("SELECT content FROM summaries", &[]).unwrap().unwrap().text(0).unwrap();
     assert!(artifacts.contains("src/file_0.rs"), "the artifact ledger keeps files verbatim: {artifacts}");
-    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM compaction_state WHERE pending_json IS NOT NULL"), 0, "pending work is done");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE compaction_pending_json IS NOT NULL"), 0, "pending work is done");
 }
 
 #[test]

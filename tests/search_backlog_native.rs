@@ -127,10 +127,20 @@ fn migration_nine_counts_every_existing_message_as_indexed() {
     let mut e = Engine::open(sql, Config::default(), 1_000).unwrap();
     ingest(&mut e, &(1..=40).map(message).collect::<Vec<_>>());
     // Back to a version-8 database: the index over `messages_text`, no progress table (and
-    // migration 11's columns and index undone, since every later migration runs again).
+    // migrations 11's and 12's changes undone, since every later migration runs again).
     e.sql()
         .execute_script(
-            "DROP INDEX compaction_events_by_summary; ALTER TABLE compaction_events DROP COLUMN repeats; \
+            "ALTER TABLE conversations DROP COLUMN host_facts_json; ALTER TABLE conversations DROP COLUMN host_facts_at; \
+             ALTER TABLE conversations DROP COLUMN compaction_state_json; ALTER TABLE conversations DROP COLUMN compaction_pending_json; \
+             ALTER TABLE conversations DROP COLUMN compaction_state_at; \
+             CREATE TABLE host_accounting (conversation_id INTEGER PRIMARY KEY REFERENCES conversations (id), facts_json TEXT NOT NULL, updated_at INTEGER NOT NULL); \
+             CREATE TABLE compaction_state (conversation_id INTEGER PRIMARY KEY REFERENCES conversations (id), state_json TEXT NOT NULL, pending_json TEXT, updated_at INTEGER NOT NULL); \
+             DROP TABLE turn_advancements; \
+             CREATE TABLE turn_advancements (advancement_key TEXT PRIMARY KEY, conversation_id INTEGER NOT NULL REFERENCES conversations (id), \
+               payload_hash TEXT NOT NULL, message_count INTEGER NOT NULL, committed_at INTEGER NOT NULL); \
+             CREATE INDEX turn_advancements_by_conversation ON turn_advancements (conversation_id); \
+             DROP TABLE summaries_fts; CREATE VIRTUAL TABLE summaries_fts USING fts4 (content=\"summaries\", content, tokenize=unicode61); \
+             DROP INDEX compaction_events_by_summary; ALTER TABLE compaction_events DROP COLUMN repeats; \
              ALTER TABLE compaction_events DROP COLUMN last_at; CREATE INDEX compaction_events_by_summary ON compaction_events (summary_id); \
              DROP TABLE messages_fts; DROP VIEW messages_indexed_text; DROP TABLE messages_fts_progress; \
              CREATE VIRTUAL TABLE messages_fts USING fts4 (content=\"messages_text\", content, tokenize=unicode61, matchinfo=fts3); \

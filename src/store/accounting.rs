@@ -1,20 +1,20 @@
-//! Persistence of [`HostFacts`], one row per conversation, so what the engine learned about the
+//! Persistence of [`HostFacts`], one value per conversation (`conversations.host_facts_json`
+//! since schema 12; a table of its own before), so what the engine learned about the
 //! host's prompt survives the process (OpenClaw's CLI runs one process per turn).
 
 use crate::core::accounting::HostFacts;
 use crate::error::{Error, Result};
 use crate::store::sql::Sql;
 
-pub const LOAD_SQL: &str = "SELECT facts_json FROM host_accounting WHERE conversation_id = ?1";
-pub const SAVE_SQL: &str = "INSERT INTO host_accounting (conversation_id, facts_json, updated_at) VALUES (?1, ?2, ?3) \
-     ON CONFLICT (conversation_id) DO UPDATE SET facts_json = excluded.facts_json, updated_at = excluded.updated_at";
+pub const LOAD_SQL: &str = "SELECT host_facts_json FROM conversations WHERE id = ?1 AND host_facts_json IS NOT NULL";
+pub const SAVE_SQL: &str = "UPDATE conversations SET host_facts_json = ?2, host_facts_at = ?3 WHERE id = ?1";
 
 /// The facts learned for a conversation (all unknown when none were stored).
 pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<HostFacts> {
     let Some(row) = sql.query_row(LOAD_SQL, &[conversation_id.into()])? else {
         return Ok(HostFacts::default());
     };
-    serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("host_accounting.facts_json is corrupt: {e}")))
+    serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("conversations.host_facts_json is corrupt: {e}")))
 }
 
 /// Stores the facts. Call inside a write transaction.

@@ -256,9 +256,11 @@ pub struct Event<'a> {
 
 pub const RECORD_EVENT_SQL: &str = "INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-pub const LOAD_STATE_SQL: &str = "SELECT state_json, pending_json FROM compaction_state WHERE conversation_id = ?1";
-pub const SAVE_STATE_SQL: &str = "INSERT INTO compaction_state (conversation_id, state_json, pending_json, updated_at) VALUES (?1, ?2, ?3, ?4) \
-     ON CONFLICT (conversation_id) DO UPDATE SET state_json = excluded.state_json, pending_json = excluded.pending_json, updated_at = excluded.updated_at";
+/// The state lives on the conversation's row (schema 12; a table of its own before): NULL until
+/// first saved.
+pub const LOAD_STATE_SQL: &str = "SELECT compaction_state_json, compaction_pending_json FROM conversations WHERE id = ?1 AND compaction_state_json IS NOT NULL";
+pub const SAVE_STATE_SQL: &str =
+    "UPDATE conversations SET compaction_state_json = ?2, compaction_pending_json = ?3, compaction_state_at = ?4 WHERE id = ?1";
 
 pub fn record_event(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Result<()> {
     sql.execute(
@@ -317,9 +319,9 @@ pub fn load_state(sql: &mut impl Sql, conversation_id: i64) -> Result<(RetryStat
     let Some(row) = sql.query_row(LOAD_STATE_SQL, &[conversation_id.into()])? else {
         return Ok((RetryState::default(), None));
     };
-    let retry = serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("compaction_state.state_json is corrupt: {e}")))?;
+    let retry = serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("conversations.compaction_state_json is corrupt: {e}")))?;
     let pending = match row.opt_text(1)? {
-        Some(text) => Some(serde_json::from_str(&text).map_err(|e| Error::storage(format!("compaction_state.pending_json is corrupt: {e}")))?),
+        Some(text) => Some(serde_json::from_str(&text).map_err(|e| Error::storage(format!("conversations.compaction_pending_json is corrupt: {e}")))?),
         None => None,
     };
     Ok((retry, pending))

@@ -95,7 +95,7 @@ fn event_from(r: &Row) -> Result<EventRow> {
 
 /// The persisted retry/breaker state of a conversation, as stored (JSON), if any.
 pub fn retry_state_json(sql: &mut impl Sql, conversation_id: i64) -> Result<Option<(String, bool)>> {
-    let row = sql.query_row("SELECT state_json, pending_json IS NOT NULL FROM compaction_state WHERE conversation_id = ?1", &[conversation_id.into()])?;
+    let row = sql.query_row("SELECT compaction_state_json, compaction_pending_json IS NOT NULL FROM conversations WHERE id = ?1 AND compaction_state_json IS NOT NULL", &[conversation_id.into()])?;
     row.map(|r| Ok((r.text(0)?, r.int(1)? != 0))).transpose()
 }
 

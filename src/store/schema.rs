@@ -18,6 +18,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (9, include_str!("migrations/009_search_index_backlog.sql")),
     (10, include_str!("migrations/010_parts_only_tool_links.sql")),
     (11, include_str!("migrations/011_trigger_decision_runs.sql")),
+    (12, include_str!("migrations/012_fewer_pages.sql")),
 ];
 
 /// The schema version this build writes.

@@ -34,7 +34,7 @@ pub fn migrations_create_the_latest_schema_and_are_idempotent<S: Sql>(open: impl
     schema::migrate(&mut sql, 2).unwrap();
     assert_eq!(schema::current_version(&mut sql).unwrap(), schema::latest_version());
     assert_eq!(count(&mut sql, "SELECT COUNT(*) FROM schema_migrations"), MIGRATIONS.len() as i64);
-    for table in ["conversations", "messages", "message_parts", "summaries", "summary_messages", "summary_sources", "context_items", "compaction_events", "compaction_state", "turn_advancements", "messages_fts", "summaries_fts"] {
+    for table in ["conversations", "messages", "message_parts", "summaries", "summary_messages", "summary_sources", "context_items", "compaction_events", "turn_advancements", "messages_fts", "summaries_fts"] {
         let n = sql.query_row("SELECT COUNT(*) FROM sqlite_master WHERE name = ?1", &[table.into()]).unwrap().unwrap().int(0).unwrap();
         assert_eq!(n, 1, "table {table} exists");
     }
@@ -307,6 +307,61 @@ pub fn the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it<S
     assert_eq!(text_search(&mut engine, "zebra crossing").len(), 1, "the rebuilt index holds the missing message");
 }
 
+/// Migration 12 on a version-11 database: the per-conversation state moves onto `conversations`
+/// (host facts, retry state, pending work, with their times), advancements move to a WITHOUT
+/// ROWID table with every column, and summaries stay searchable after their index is rebuilt.
+/// Fails if the migration drops or mangles any of those rows.
+pub fn a_version_11_database_keeps_its_state_advancements_and_summary_search<S: Sql>(open: impl Fn() -> S) {
+    use lossless_wasm::core::accounting::HostFacts;
+    use lossless_wasm::core::compaction::RetryState;
+    use lossless_wasm::store::accounting;
+    let mut sql = open();
+    migrate_to(&mut sql, 11);
+    let facts = HostFacts { window: Some(200_000), overhead: Some(1234), last_output: Some(77), ..HostFacts::default() };
+    let retry = RetryState { consecutive_failures: 2, breaker_open: true, next_retry_at_ms: Some(99), ..RetryState::default() };
+    let pending = compaction::Pending { work: "sweep".into(), budget: 4000, reason: "over_threshold".into() };
+    let (facts_json, retry_json, pending_json) =
+        (serde_json::to_string(&facts).unwrap(), serde_json::to_string(&retry).unwrap(), serde_json::to_string(&pending).unwrap());
+    sql.execute_script(
+        "INSERT INTO conversations (id, session_key, session_id, created_at) VALUES (1, 'k', 's1', 0), (2, 'k2', 's2', 0), (3, 'k3', 's3', 0);
+         INSERT INTO turn_advancements (advancement_key, conversation_id, payload_hash, message_count, committed_at)
+           VALUES ('a1', 1, 'h1', 3, 10), ('a2', 1, 'h2', 0, 11), ('b1', 2, 'h3', 5, 12);
+         INSERT INTO summaries (id, conversation_id, kind, depth, content, token_count, source_token_count, summarizer, created_at)
+           VALUES (4, 1, 'leaf', 0, 'the walrus migration plan', 5, 50, 'test', 0);",
+    )
+    .unwrap();
+    sql.execute("INSERT INTO host_accounting (conversation_id, facts_json, updated_at) VALUES (1, ?1, 21)", &[facts_json.as_str().into()]).unwrap();
+    sql.execute("INSERT INTO compaction_state (conversation_id, state_json, pending_json, updated_at) VALUES (1, ?1, ?2, 22), (2, ?1, NULL, 23)", &[retry_json.as_str().into(), pending_json.as_str().into()])
+        .unwrap();
+    schema::migrate(&mut sql, 5).unwrap();
+    assert_eq!(schema::current_version(&mut sql).unwrap(), schema::latest_version());
+    for gone in ["host_accounting", "compaction_state", "turn_advancements_by_conversation", "summaries_fts_docsize", "turn_advancements_v12"] {
+        assert_eq!(count(&mut sql, &format!("SELECT COUNT(*) FROM sqlite_master WHERE name = '{gone}'")), 0, "{gone} is gone");
+    }
+    assert_eq!(accounting::load(&mut sql, 1).unwrap(), facts);
+    assert_eq!(accounting::load(&mut sql, 2).unwrap(), HostFacts::default(), "no facts stored: none invented");
+    assert_eq!(compaction::load_state(&mut sql, 1).unwrap(), (retry.clone(), Some(pending)));
+    assert_eq!(compaction::load_state(&mut sql, 2).unwrap(), (retry, None));
+    assert_eq!(compaction::load_state(&mut sql, 3).unwrap(), (RetryState::default(), None));
+    let times = sql.query("SELECT id, host_facts_at, compaction_state_at FROM conversations ORDER BY id", &[]).unwrap();
+    let times: Vec<(i64, Option<i64>, Option<i64>)> = times.iter().map(|r| (r.int(0).unwrap(), r.opt_int(1).unwrap(), r.opt_int(2).unwrap())).collect();
+    assert_eq!(times, [(1, Some(21), Some(22)), (2, None, Some(23)), (3, None, None)]);
+    let rows = sql.query("SELECT advancement_key, conversation_id, payload_hash, message_count, committed_at FROM turn_advancements ORDER BY advancement_key", &[]).unwrap();
+    let rows: Vec<String> = rows.iter().map(|r| format!("{} {} {} {} {}", r.text(0).unwrap(), r.int(1).unwrap(), r.text(2).unwrap(), r.int(3).unwrap(), r.int(4).unwrap())).collect();
+    assert_eq!(rows, ["a1 1 h1 3 10", "a2 1 h2 0 11", "b1 2 h3 5 12"]);
+    let mut engine = Engine::open(sql, Config::default(), 30).unwrap();
+    let full = |engine: &mut Engine<S>, pattern: &str| {
+        let params = decode::<SearchParams>("search", json!({"sessionId": "s1", "sessionKey": "k", "pattern": pattern, "mode": "full_text"})).unwrap();
+        engine.search(params).unwrap().into_iter().map(|h| (h.kind, h.id)).collect::<Vec<_>>()
+    };
+    assert_eq!(full(&mut engine, "walrus"), [("summary", 4)], "the rebuilt summary index finds the old summary");
+    assert_eq!(text_search(&mut engine, "walrus migration").len(), 1);
+    let replay = engine.commit_turn(turn("a1", vec![json!({"role": "user", "content": "x", "timestamp": 1})]), 31).unwrap();
+    assert_eq!((replay.stored_messages, replay.warning.is_some()), (0, true), "an advancement key from before the upgrade is still known");
+    let report = doctor(&mut engine, false);
+    assert!(report.ok, "{:?}", report.checks);
+}
+
 /// Runs every case, naming the one that fails.
 #[macro_export]
 macro_rules! for_each_store_case {
@@ -321,6 +376,7 @@ macro_rules! for_each_store_case {
         $run!(duplicate_tool_call_ids_and_parts_are_recorded);
         $run!(a_version_6_database_upgrades_keeping_every_message_searchable_and_recognised);
         $run!(a_version_10_database_keeps_its_compaction_log_and_folds_repeated_decisions);
+        $run!(a_version_11_database_keeps_its_state_advancements_and_summary_search);
         $run!(literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments);
         $run!(the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it);
     };
