@@ -4,6 +4,9 @@
 import { WasmEngine } from "../wasm/lossless_wasm.js";
 import { createViewHandover } from "./view-handover.js";
 
+/** Calls that may write many pages in one transaction (see NodeSqliteDatabase.afterBulkWrite). */
+const BULK_WRITES = new Set(["bootstrap", "ingest", "importLosslessClaw"]);
+
 /**
  * @param {object} options
  * @param {object} options.db       an open sql.js Database (or NodeSqliteDatabase)
@@ -34,6 +37,7 @@ export function createHandle({ db, config, save, persist }) {
      *  then persists what it committed; a promise when the save is asynchronous. */
     call(method, params) {
       const out = engine[method](params, Date.now());
+      if (BULK_WRITES.has(method)) db.afterBulkWrite?.();
       const saving = handle.flush();
       return saving ? saving.then(() => out) : out;
     },

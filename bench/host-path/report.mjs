@@ -68,11 +68,11 @@ const lines = [BEGIN, ""];
 lines.push(`Host path, wasm build in Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}, on ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB.`);
 lines.push(`Each case is a fresh process: bootstrap the history, grow it by tool-loop turns through \`afterTurn\` and \`maintain\` (host-path ingest is the \`afterTurn\` time), let compaction settle, then ${args.turns} turns of factory → \`assemble\` (whole history, 128K budget) → \`afterTurn\` (whole history) → \`maintain\`, with an instant summarizer. Per-turn figures are over turns whose \`maintain\` did not summarize; turns that did are counted apart. Anchor figures: the TypeScript lossless-claw under the same kind of harness (issue 12).`);
 lines.push("");
-lines.push("| shape | stored | driver | view msgs | turn CPU p50 / p95 | turn wall p50 | assemble p50 | afterTurn p50 | summarizing turns (wall p50) | host-path ingest msgs/s | bootstrap msgs/s | db / transcript | cold start | RSS added serving (importing) | anchor: turn CPU p50 · ingest · db ratio |");
-lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+lines.push("| shape | stored | driver | view msgs | turn CPU p50 / p95 | turn wall p50 | assemble p50 | afterTurn p50 | summarizing turns (wall p50) | host-path ingest msgs/s | bootstrap msgs/s | db / transcript | journal file while open | cold start | RSS added serving (importing) | anchor: turn CPU p50 · ingest · db ratio |");
+lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   const anchor = ANCHOR[r.size];
-  lines.push(`| ${r.shape} | ${int(r.storedMessages)} | ${r.storage} | ${int(r.viewMessages)} | ${ms(r.turnCpuP50)} / ${ms(r.turnCpuP95)} | ${ms(r.turnWallP50)} | ${ms(r.assembleP50)} | ${ms(r.commitP50)} | ${r.compactingTurns} (${ms(r.compactingWallP50)}) | ${int(r.hostIngestRate)} | ${int(r.bootstrapRate)} | ${r.storageRatio.toFixed(2)}× | ${ms(r.coldStartMs)} | ${r.reopenRssAddedMiB.toFixed(0)} MiB (${r.importRssAddedMiB.toFixed(0)} MiB) | ${anchor ? `${anchor.turn} · ${anchor.ingest} · ${anchor.ratio}` : "–"} |`);
+  lines.push(`| ${r.shape} | ${int(r.storedMessages)} | ${r.storage} | ${int(r.viewMessages)} | ${ms(r.turnCpuP50)} / ${ms(r.turnCpuP95)} | ${ms(r.turnWallP50)} | ${ms(r.assembleP50)} | ${ms(r.commitP50)} | ${r.compactingTurns} (${ms(r.compactingWallP50)}) | ${int(r.hostIngestRate)} | ${int(r.bootstrapRate)} | ${r.storageRatio.toFixed(2)}× | ${(r.journalBytesOpen / 2 ** 20).toFixed(1)} MiB | ${ms(r.coldStartMs)} | ${r.reopenRssAddedMiB.toFixed(0)} MiB (${r.importRssAddedMiB.toFixed(0)} MiB) | ${anchor ? `${anchor.turn} · ${anchor.ingest} · ${anchor.ratio}` : "–"} |`);
 }
 const breakdown = rows.filter((r) => Object.keys(r.tables ?? {}).length).pop();
 if (breakdown) {

@@ -129,6 +129,9 @@ for (let t = 0; t < turns; t++) {
   perTurn.commit.push(w2 - w1);
   perTurn.maintain.push(w3 - w2);
 }
+// The journal a live session keeps beside its database (node:sqlite's WAL, sql.js's journal):
+// disk the plugin holds while the host runs. Closing the last connection removes a WAL.
+const journalBytesOpen = ["-wal", ".lwjournal"].reduce((n, suffix) => n + (existsSync(dbPath + suffix) ? statSync(dbPath + suffix).size : 0), 0);
 await engine.dispose?.();
 // The profiles of the turns that did not summarize, as a JSON array.
 if (profiler) (await import("node:fs")).writeFileSync(args.profile, JSON.stringify(profiles));
@@ -188,6 +191,7 @@ const result = {
   commitP50: quantile(perTurn.commit, 0.5),
   maintainP50: quantile(perTurn.maintain, 0.5),
   dbBytes,
+  journalBytesOpen,
   transcriptBytes: transcriptBytes(history),
   tables,
   // Peak memory while importing the history and serving the turns (see reopen.mjs for serving

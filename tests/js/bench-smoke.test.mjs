@@ -21,6 +21,8 @@ for (const storage of STORAGES) {
     for (const key of ["bootstrapRate", "hostIngestRate", "dbBytes", "transcriptBytes", "storageRatio", "importRssAddedMiB", "loadMs"]) {
       assert.ok(Number.isFinite(r[key]) && r[key] > 0, `${key} = ${r[key]}`);
     }
+    // The journal a live session keeps beside the database (a WAL, or sql.js's journal) is reported.
+    assert.ok(Number.isInteger(r.journalBytesOpen) && r.journalBytesOpen >= 0, `journalBytesOpen = ${r.journalBytesOpen}`);
     if (r.measuredTurns > 0) assert.ok(Number.isFinite(r.turnCpuP50) && r.turnCpuP50 >= 0);
     // A fresh process on the same database sees the same history: its first view is not empty.
     const again = json(REOPEN, ["--dir", dir, "--storage", storage, "--size", "300", "--used", String(r.used), "--turns", "2"]);

@@ -11,7 +11,7 @@ import { PKG, STORAGES, query, tempDir, user } from "./support.mjs";
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { NodeSqliteDatabase, CHECKPOINT_EVERY } = await import(new URL("shim/node-sqlite.js", PKG));
+const { NodeSqliteDatabase, CHECKPOINT_EVERY, WAL_KEEP_BYTES, AUTOCHECKPOINT_PAGES } = await import(new URL("shim/node-sqlite.js", PKG));
 
 const INDEX_BATCH = 64;
 const session = { sessionId: "s", sessionKey: "agent:main:housekeeping" };
@@ -97,6 +97,37 @@ describe("WAL checkpoints in maintain [node:sqlite]", { skip: !STORAGES.includes
     await afterTurn();
     assert.equal(salts(), restarted, "the turn appended to the WAL maintain started");
     assert.equal((await query(dbPath, "SELECT COUNT(*) FROM messages"))[0][0], CHECKPOINT_EVERY + 1);
+  });
+
+  test("a WAL grown by a large import shrinks back when it starts over", async () => {
+    const dbPath = join(tempDir("housekeeping-wal-size"), "db.sqlite");
+    const engine = plugin(dbPath, "node:sqlite");
+    // ~3 MiB of messages in one transaction: a WAL several times the size it keeps.
+    const history = Array.from({ length: 300 }, (_, n) => user(`import ${n}: ${"lorem ipsum dolor ".repeat(550)}`));
+    await engine.bootstrap({ ...session, messages: history });
+    const walBytes = () => statSync(`${dbPath}-wal`).size;
+    assert.ok(walBytes() > 2 * WAL_KEEP_BYTES, `the import wrote a large WAL (${walBytes()} bytes)`);
+    for (let n = 0; n < CHECKPOINT_EVERY; n++) {
+      history.push(user(`message ${history.length}`));
+      await engine.afterTurn({ ...session, messages: history, prePromptMessageCount: history.length - 1 });
+      await engine.maintain({ ...session });
+    }
+    assert.ok(walBytes() <= WAL_KEEP_BYTES, `the WAL file shrank to at most ${WAL_KEEP_BYTES} bytes (${walBytes()})`);
+    assert.equal((await query(dbPath, "SELECT COUNT(*) FROM messages"))[0][0], 300 + CHECKPOINT_EVERY);
+    assert.equal((await query(dbPath, "PRAGMA integrity_check"))[0][0], "ok");
+  });
+
+  test("an import past the autocheckpoint size leaves the WAL shrunk when it returns", async () => {
+    const dbPath = join(tempDir("housekeeping-wal-bulk"), "db.sqlite");
+    const engine = plugin(dbPath, "node:sqlite");
+    // ~20 MiB in one transaction: more than AUTOCHECKPOINT_PAGES pages of WAL.
+    const history = Array.from({ length: 500 }, (_, n) => user(`import ${n}: ${"sit amet consectetur ".repeat(2000)}`));
+    const { importedMessages } = await engine.bootstrap({ ...session, messages: history });
+    assert.equal(importedMessages, 500);
+    const walBytes = statSync(`${dbPath}-wal`).size;
+    assert.ok(walBytes <= WAL_KEEP_BYTES, `the WAL file is at most ${WAL_KEEP_BYTES} bytes after the import (${walBytes})`);
+    assert.ok(statSync(dbPath).size > AUTOCHECKPOINT_PAGES * 4096, "the import is in the database file");
+    assert.equal((await query(dbPath, "SELECT COUNT(*) FROM messages"))[0][0], 500);
   });
 });
 
