@@ -189,16 +189,17 @@ export class NodeSqliteDatabase {
    * file past the autocheckpoint size was copied into the database by the commit that grew it,
    * so the WAL starts over now and its file shrinks to WAL_KEEP_BYTES in the call that grew it,
    * instead of in the next turn's commit (~36 ms to free the ~110 MiB of a 100K-message import).
-   * A smaller WAL waits for the next checkpoint in `housekeep`.
+   * A smaller WAL waits for the next checkpoint in `housekeep`. Best effort: the write it
+   * follows is committed, so a failure here (another process holding the database) must not
+   * fail the call; the next checkpoint in `housekeep` shrinks the file instead.
    */
   afterBulkWrite() {
-    let bytes = 0;
     try {
-      bytes = process.getBuiltinModule("node:fs").statSync(this.walPath).size;
+      const bytes = process.getBuiltinModule("node:fs").statSync(this.walPath).size;
+      if (bytes > AUTOCHECKPOINT_PAGES * this.db.prepare("PRAGMA page_size").get().page_size) this.checkpoint();
     } catch {
-      return;
+      // No WAL file, or the checkpoint could not run now.
     }
-    if (bytes > AUTOCHECKPOINT_PAGES * this.db.prepare("PRAGMA page_size").get().page_size) this.checkpoint();
   }
 
   /** Copies the WAL into the database file and, when all of it is there, starts it over (see
