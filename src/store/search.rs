@@ -97,7 +97,17 @@ fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
 
 /// The hits of one source, newest first, at most `limit`. Messages are read in pages newest
 /// first and confirmed on their derived text; summaries are confirmed in SQL.
-fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
+/// One source's search as SQL: a query for one page of candidates, newest first, below a bound
+/// (its last two parameters: the bound, then the page size).
+struct PageQuery {
+    sql: String,
+    params: Vec<SqlValue>,
+    page: i64,
+    /// Whether a row SQL returns still has to be confirmed on the text.
+    confirm: bool,
+}
+
+fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64) -> PageQuery {
     let (fts, table) = (source.fts, source.table);
     // Full-text hits need no text here: their snippet comes from the index.
     let text = match (mode, source.derived) {
@@ -115,7 +125,6 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
         SearchMode::Text if word_path => (format!("{fts} JOIN {table} t ON t.id = {fts}.docid"), format!("{fts} MATCH ?1"), vec![phrase(pattern).into()]),
         SearchMode::Text => (format!("{table} t"), "1 = 1".to_owned(), Vec::new()),
     };
-    // Whether a row SQL returns still has to be confirmed on the text.
     let confirm = mode == SearchMode::Text && source.derived;
     if mode == SearchMode::Text {
         if source.derived {
@@ -131,7 +140,17 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
     }
     let page = if confirm { (limit * 2).max(PAGE_MIN) } else { limit };
     let (before, size) = (params.len() + 1, params.len() + 2);
-    let query = format!("SELECT {columns} FROM {from} WHERE {condition}{scope} AND t.id < ?{before} ORDER BY t.id DESC LIMIT ?{size}");
+    // Newest first by the index's own docid when the index drives the query: FTS4 returns
+    // matches in docid order and takes the bound itself, so the query stops after a page. By
+    // `t.id` (the same number) SQLite sorted every match first, computing each one's snippet: a
+    // common word over 100K messages took minutes.
+    let order = if from.starts_with(fts) { format!("{fts}.docid") } else { "t.id".to_owned() };
+    let sql = format!("SELECT {columns} FROM {from} WHERE {order} < ?{before}{scope} AND {condition} ORDER BY {order} DESC LIMIT ?{size}");
+    PageQuery { sql, params, page, confirm }
+}
+
+fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
+    let PageQuery { sql: query, params, page, confirm } = page_query(source, scope, pattern, mode, limit);
     let mut found = 0;
     let mut below = i64::MAX;
     loop {
@@ -172,6 +191,14 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
     }
 }
 
+/// The SQL condition limiting a search to `ids` (integers formatted here, never caller text).
+/// A filter, never what drives the query (the unary `+`): the index drives a word search and a
+/// newest-first scan a substring search, so either stops after a page. Driven by the
+/// conversation's index, SQLite read all of its messages and sorted the matches before the LIMIT.
+fn conversation_scope(ids: &[i64]) -> String {
+    format!(" AND +t.conversation_id IN ({})", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
+}
+
 /// Searches the given conversations (all when empty), newest first, at most `limit` hits.
 pub fn search(sql: &mut impl Sql, conversations: &[i64], pattern: &str, mode: SearchMode, limit: usize) -> Result<Vec<SearchHit>> {
     let scope = if conversations.is_empty() { None } else { Some(conversations) };
@@ -209,8 +236,7 @@ pub fn search_in(
     let scope = match conversations {
         None => String::new(),
         Some([]) => return Ok(Vec::new()),
-        // Integers formatted by us, never caller text.
-        Some(ids) => format!(" AND t.conversation_id IN ({})", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")),
+        Some(ids) => conversation_scope(ids),
     };
     let limit = limit.clamp(1, 500) as i64;
     let mut hits = Vec::new();
@@ -236,6 +262,24 @@ mod tests {
     fn phrases_escape_quotes_and_cjk_is_detected() {
         assert_eq!(phrase(r#"say "hi""#), r#""say  hi ""#);
         assert!(has_cjk("静默") && !has_cjk("plain"));
+    }
+
+    /// A search reads one page of candidates newest first straight from the index, never
+    /// sorting every match (and computing every match's snippet) before its LIMIT.
+    #[test]
+    fn a_page_of_index_matches_is_read_in_order_without_sorting_every_match() {
+        let mut sql = crate::store::native::NativeSql::in_memory().unwrap();
+        crate::store::schema::migrate(&mut sql, 0).unwrap();
+        for source in &SOURCES {
+            for (mode, pattern) in [(SearchMode::FullText, "common"), (SearchMode::Text, "common word"), (SearchMode::Text, "静默")] {
+                let PageQuery { sql: query, mut params, page, .. } = page_query(source, &conversation_scope(&[1, 2]), pattern, mode, 10);
+                params.extend([i64::MAX.into(), page.into()]);
+                let plan = sql.query(&format!("EXPLAIN QUERY PLAN {query}"), &params).unwrap();
+                let details: Vec<String> = plan.iter().map(|r| r.text(3).unwrap()).collect();
+                assert!(!details.is_empty(), "no plan for {query}");
+                assert!(!details.iter().any(|d| d.contains("TEMP B-TREE")), "{} {mode:?}: sorts every match ({details:?}): {query}", source.kind);
+            }
+        }
     }
 
     #[test]
