@@ -95,8 +95,6 @@ fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
     Ok(SearchHit { kind, id: row.int(0)?, conversation_id: row.int(1)?, role: row.text(2)?, snippet, created_at: row.int(4)? })
 }
 
-/// The hits of one source, newest first, at most `limit`. Messages are read in pages newest
-/// first and confirmed on their derived text; summaries are confirmed in SQL.
 /// One source's search as SQL: a query for one page of candidates, newest first, below a bound
 /// (its last two parameters: the bound, then the page size).
 struct PageQuery {
@@ -149,6 +147,8 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
     PageQuery { sql, params, page, confirm }
 }
 
+/// The hits of one source, newest first, at most `limit`. Messages are read in pages newest
+/// first and confirmed on their derived text; summaries are confirmed in SQL.
 fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
     let PageQuery { sql: query, params, page, confirm } = page_query(source, scope, pattern, mode, limit);
     let mut found = 0;
