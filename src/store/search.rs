@@ -105,6 +105,7 @@ struct PageQuery {
     confirm: bool,
 }
 
+/// The page query of `source` for `pattern` in `mode`, within `scope` (extra SQL conditions).
 fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64) -> PageQuery {
     let (fts, table) = (source.fts, source.table);
     // Full-text hits need no text here: their snippet comes from the index.
