@@ -118,11 +118,14 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
     if mode == SearchMode::FullText {
         columns.push_str(&format!(", snippet({fts}, '[', ']', '…', -1, 16)"));
     }
-    let word_path = has_word(pattern) && !has_cjk(pattern);
-    let (from, mut condition, mut params): (String, String, Vec<SqlValue>) = match mode {
-        SearchMode::FullText => (format!("{fts} JOIN {table} t ON t.id = {fts}.docid"), format!("{fts} MATCH ?1"), vec![pattern.into()]),
-        SearchMode::Text if word_path => (format!("{fts} JOIN {table} t ON t.id = {fts}.docid"), format!("{fts} MATCH ?1"), vec![phrase(pattern).into()]),
-        SearchMode::Text => (format!("{table} t"), "1 = 1".to_owned(), Vec::new()),
+    // Whether the full-text index drives the query: full-text queries, and literal patterns
+    // with words (CJK runs are not split into words, so those take the substring path).
+    let index_driven = mode == SearchMode::FullText || (has_word(pattern) && !has_cjk(pattern));
+    let (from, mut condition, mut params): (String, String, Vec<SqlValue>) = if index_driven {
+        let query = if mode == SearchMode::FullText { pattern.to_owned() } else { phrase(pattern) };
+        (format!("{fts} JOIN {table} t ON t.id = {fts}.docid"), format!("{fts} MATCH ?1"), vec![query.into()])
+    } else {
+        (format!("{table} t"), "1 = 1".to_owned(), Vec::new())
     };
     let confirm = mode == SearchMode::Text && source.derived;
     if mode == SearchMode::Text {
@@ -143,7 +146,7 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
     // matches in docid order and takes the bound itself, so the query stops after a page. By
     // `t.id` (the same number) SQLite sorted every match first, computing each one's snippet: a
     // common word over 100K messages took minutes.
-    let order = if from.starts_with(fts) { format!("{fts}.docid") } else { "t.id".to_owned() };
+    let order = if index_driven { format!("{fts}.docid") } else { "t.id".to_owned() };
     let sql = format!("SELECT {columns} FROM {from} WHERE {order} < ?{before}{scope} AND {condition} ORDER BY {order} DESC LIMIT ?{size}");
     PageQuery { sql, params, page, confirm }
 }
