@@ -79,7 +79,7 @@ fn stringify(call: &str, messages: &Array) -> Result<(String, String), Error> {
             Error::input(&what, format!("cannot be read as JSON ({reason})"))
         }
     })?;
-    Ok((json.as_string().unwrap_or_default(), what))
+    Ok((super::js_text::string_of(&json).unwrap_or_default(), what))
 }
 
 /// When serde_json refused what `JSON.stringify` wrote (`err`): the messages converted value by

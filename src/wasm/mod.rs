@@ -3,6 +3,7 @@
 
 mod depth;
 mod engine;
+mod js_text;
 mod json_messages;
 mod sqljs;
 

@@ -132,7 +132,7 @@ fn from_js(value: JsValue) -> SqlValue {
         } else {
             SqlValue::Real(n)
         }
-    } else if let Some(s) = value.as_string() {
+    } else if let Some(s) = super::js_text::string_of(&value) {
         SqlValue::Text(s)
     } else if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
         SqlValue::Blob(bytes.to_vec())
