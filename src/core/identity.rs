@@ -53,12 +53,13 @@ impl Fingerprint {
     pub fn json(&mut self, value: &Value) -> &mut Self {
         match value {
             Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
+                // Sorted with their values: looking each key up again cost a hash per field.
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|x, y| x.0.cmp(y.0));
                 self.field("{");
-                for key in keys {
+                for (key, value) in entries {
                     self.field(key);
-                    self.json(&map[key.as_str()]);
+                    self.json(value);
                 }
                 self.field("}")
             }
