@@ -13,24 +13,22 @@ pub fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x2e80..=0x9fff | 0xac00..=0xd7af | 0xf900..=0xfaff | 0xff00..=0xffef | 0x20000..=0x3ffff)
 }
 
-fn char_weight(c: char) -> f64 {
+/// A character's weight in quarter tokens (integers: a sum of floats was a serial chain of
+/// additions, and the quarters are exact either way).
+fn char_quarters(c: char) -> u64 {
     match c as u32 {
-        0x00..=0x7f => 0.25,
-        _ if is_cjk(c) => 1.0,
-        0x1f000..=0x1faff => 2.0,
-        _ => 0.5,
+        0x00..=0x7f => 1,
+        _ if is_cjk(c) => 4,
+        0x1f000..=0x1faff => 8,
+        _ => 2,
     }
 }
 
 /// Estimated tokens for plain text.
 pub fn estimate_text(text: &str) -> u32 {
-    let weight: f64 = text.chars().map(char_weight).sum();
-    let tokens = weight.ceil();
-    if tokens >= f64::from(u32::MAX) {
-        u32::MAX
-    } else {
-        tokens as u32
-    }
+    // ASCII text (most of it) weighs one quarter per byte.
+    let quarters: u64 = if text.is_ascii() { text.len() as u64 } else { text.chars().map(char_quarters).sum() };
+    u32::try_from(quarters.div_ceil(4)).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -43,5 +41,7 @@ mod tests {
         assert_eq!(estimate_text("abcdefgh"), 2);
         assert_eq!(estimate_text("静默静默"), 4);
         assert_eq!(estimate_text("🎉"), 2);
+        assert_eq!(estimate_text("abcde"), 2, "quarters round up");
+        assert_eq!(estimate_text("aé静🎉"), 4, "1 + 2 + 4 + 8 quarters");
     }
 }
