@@ -9,6 +9,8 @@ use serde_json::Value;
 const OFFSET_A: u64 = 0xcbf2_9ce4_8422_2325;
 const OFFSET_B: u64 = 0x6c62_272e_07bb_0142;
 const PRIME: u64 = 0x0000_0100_0000_01b3;
+/// Objects with at most this many fields are sorted without allocating.
+const SMALL_OBJECT: usize = 16;
 
 /// Incremental fingerprint builder. Feed fields with [`Fingerprint::field`], which frames each
 /// field by its length so `("ab","c")` and `("a","bc")` differ.
@@ -53,11 +55,22 @@ impl Fingerprint {
     pub fn json(&mut self, value: &Value) -> &mut Self {
         match value {
             Value::Object(map) => {
-                // Sorted with their values: looking each key up again cost a hash per field.
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                // Sorted with their values (looking each key up again cost a hash per field); a
+                // message's objects are small, so their entries are sorted on the stack.
+                let mut small = [("", &Value::Null); SMALL_OBJECT];
+                let mut large = Vec::new();
+                let entries = if map.len() <= SMALL_OBJECT {
+                    for (slot, (key, value)) in small.iter_mut().zip(map) {
+                        *slot = (key.as_str(), value);
+                    }
+                    &mut small[..map.len()]
+                } else {
+                    large.extend(map.iter().map(|(key, value)| (key.as_str(), value)));
+                    &mut large[..]
+                };
                 entries.sort_unstable_by(|x, y| x.0.cmp(y.0));
                 self.field("{");
-                for (key, value) in entries {
+                for (key, value) in entries.iter() {
                     self.field(key);
                     self.json(value);
                 }
@@ -148,5 +161,13 @@ mod tests {
         reference(&mut old, &v);
         assert_eq!(Fingerprint::new().json(&v).hex(), old.hex());
         assert_eq!(old.hex(), "81df8e6d2606beb0b3bfae05c98c2b84", "the reference itself must not change");
+        // Objects of up to SMALL_OBJECT fields are sorted on the stack, larger ones in a Vec.
+        for fields in [SMALL_OBJECT, SMALL_OBJECT + 1, 40] {
+            let object: serde_json::Map<String, Value> = (0..fields).rev().map(|i| (format!("k{i}"), Value::from(i))).collect();
+            let value = Value::Object(object);
+            let mut old = Fingerprint::new();
+            reference(&mut old, &value);
+            assert_eq!(Fingerprint::new().json(&value).hex(), old.hex(), "{fields} fields");
+        }
     }
 }

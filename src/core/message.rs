@@ -294,10 +294,18 @@ fn parse_message_with_json(value: &Value, json: Option<String>, path: Path) -> R
 
 /// Role, timestamp, tool-call id and the content-bearing fields, in canonical JSON form.
 fn message_identity(obj: &serde_json::Map<String, Value>, role: Role) -> String {
+    const KEYS: [&str; 7] = ["timestamp", "toolCallId", "content", "summary", "command", "output", "customType"];
+    // One pass over the message's few fields instead of a hashed lookup per key.
+    let mut present: [Option<&Value>; KEYS.len()] = [None; KEYS.len()];
+    for (key, value) in obj {
+        if let Some(i) = KEYS.iter().position(|k| k == key) {
+            present[i] = Some(value);
+        }
+    }
     let mut fp = Fingerprint::new();
     fp.field(role.as_str());
-    for key in ["timestamp", "toolCallId", "content", "summary", "command", "output", "customType"] {
-        match obj.get(key) {
+    for (key, value) in KEYS.iter().zip(present) {
+        match value {
             Some(value) => fp.field(key).json(value),
             None => fp.field(""),
         };
