@@ -49,6 +49,19 @@ export const session = { sessionId: "bench-session", sessionKey: "agent:main:mai
 /** An instant summarizer: a short fixed-shape summary for any prompt. */
 export const llm = { complete: async () => ({ text: "Summary: the user asked for changes; the assistant read files and made them. Decisions kept; no open questions." }) };
 
+/**
+ * Hands a finished turn to the engine as the host does (`history` already ends with `turn`;
+ * `pre` is its length before): OpenClaw 2026.7 calls `afterTurn` with its whole history, 2026.9
+ * `commitTurn` with the turn's messages and an idempotency key.
+ */
+export function endTurn(engine, mode, history, turn, pre) {
+  if (mode === "commitTurn") {
+    return engine.commitTurn({ ...session, advancementKey: `turn-${pre}`, messages: turn, admission: { entryId: `a${pre}` }, terminal: { entryId: `t${pre}` } });
+  }
+  if (mode !== "afterTurn") throw new Error(`unknown host call ${JSON.stringify(mode)} (afterTurn or commitTurn)`);
+  return engine.afterTurn({ ...session, messages: history, prePromptMessageCount: pre });
+}
+
 /** The assemble call of a turn, as OpenClaw makes it (128K budget). */
 export const assembleParams = (history) => ({ ...session, messages: history, tokenBudget: 128_000, prompt: "next task", runtimeSettings: { limits: { maxOutputTokens: 8192 } } });
 

@@ -5,10 +5,10 @@
 // Prints one JSON object.
 //
 //   node --expose-gc bench/host-path/reopen.mjs --dir D --storage S --shape SH --size N --used K
-//        [--turns 30]
+//        [--turns 30] [--commit afterTurn|commitTurn]
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { assembleParams, cpu, hostHistory, llm, loadPlugin, quantile, session } from "./host.mjs";
+import { assembleParams, cpu, endTurn, hostHistory, llm, loadPlugin, quantile, session } from "./host.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -18,6 +18,7 @@ const { values: args } = parseArgs({
     size: { type: "string" },
     used: { type: "string" },
     turns: { type: "string", default: "30" },
+    commit: { type: "string", default: "afterTurn" },
   },
 });
 const turns = Number(args.turns);
@@ -43,7 +44,7 @@ for (let t = 0; t < turns; t++) {
   await engine.assemble(assembleParams(history));
   const pre = history.length;
   history.push(...turn);
-  await engine.afterTurn({ ...session, messages: history, prePromptMessageCount: pre });
+  await endTurn(engine, args.commit, history, turn, pre);
   const maintained = await engine.maintain({ ...session, runtimeContext: { llm } });
   if (!maintained.changed) cpuTimes.push(cpu() - c0);
 }

@@ -4,7 +4,11 @@
 // are measurements, never assertions.
 //
 //   node bench/host-path/report.mjs [--sizes 1000,10000,100000] [--storages node:sqlite,sql.js]
-//        [--shapes mixed,short] [--turns 30] [--criterion FILE] [--write docs/benchmarks.md]
+//        [--shapes mixed,short] [--commits afterTurn,commitTurn] [--turns 30] [--criterion FILE]
+//        [--write docs/benchmarks.md]
+//
+// `commitTurn` cases run on node:sqlite only: OpenClaw 2026.9, the host that calls it, runs on
+// Node versions that all have node:sqlite, where the sql.js fallback is never chosen.
 import { execFileSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -17,6 +21,7 @@ const { values: args } = parseArgs({
     sizes: { type: "string", default: "1000,10000,100000" },
     storages: { type: "string", default: "node:sqlite,sql.js" },
     shapes: { type: "string", default: "mixed,short" },
+    commits: { type: "string", default: "afterTurn,commitTurn" },
     turns: { type: "string", default: "30" },
     criterion: { type: "string" },
     write: { type: "string" },
@@ -38,11 +43,11 @@ const node = (script, params) => {
 
 /** One case: run.mjs builds the database and measures turns; reopen.mjs, in a fresh process on
  *  that database, measures the cold start and the memory of serving turns. */
-function runCase(size, storage, shape) {
+function runCase(size, storage, shape, commit) {
   const dir = mkdtempSync(join(tmpdir(), "lossless-bench-"));
   try {
-    const result = node("run.mjs", ["--size", String(size), "--storage", storage, "--shape", shape, "--turns", args.turns, "--dir", dir]);
-    const reopen = node("reopen.mjs", ["--dir", dir, "--storage", storage, "--shape", shape, "--size", String(size), "--used", String(result.used), "--turns", "10"]);
+    const result = node("run.mjs", ["--size", String(size), "--storage", storage, "--shape", shape, "--commit", commit, "--turns", args.turns, "--dir", dir]);
+    const reopen = node("reopen.mjs", ["--dir", dir, "--storage", storage, "--shape", shape, "--commit", commit, "--size", String(size), "--used", String(result.used), "--turns", "10"]);
     return { ...result, ...reopen };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -56,8 +61,11 @@ if (!args.load) {
   for (const shape of list(args.shapes)) {
     for (const size of list(args.sizes).map(Number)) {
       for (const storage of list(args.storages)) {
-        process.stderr.write(`host-path: ${shape} ${size} ${storage}\n`);
-        rows.push(runCase(size, storage, shape));
+        for (const commit of list(args.commits)) {
+          if (commit === "commitTurn" && storage !== "node:sqlite") continue;
+          process.stderr.write(`host-path: ${shape} ${size} ${storage} ${commit}\n`);
+          rows.push(runCase(size, storage, shape, commit));
+        }
       }
     }
   }
@@ -66,13 +74,13 @@ if (args.save) writeFileSync(args.save, JSON.stringify(rows, null, 1));
 
 const lines = [BEGIN, ""];
 lines.push(`Host path, wasm build in Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}, on ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(totalmem() / 2 ** 30)} GiB.`);
-lines.push(`Each case is a fresh process: bootstrap the history, grow it by tool-loop turns through \`afterTurn\` and \`maintain\` (host-path ingest is the \`afterTurn\` time), let compaction settle, then ${args.turns} turns of factory → \`assemble\` (whole history, 128K budget) → \`afterTurn\` (whole history) → \`maintain\`, with an instant summarizer. Per-turn figures are over turns whose \`maintain\` did not summarize; turns that did are counted apart. Anchor figures: the TypeScript lossless-claw under the same kind of harness (issue 12).`);
+lines.push(`Each case is a fresh process: bootstrap the history, grow it by tool-loop turns through the host call and \`maintain\` (host-path ingest is the host call's time), let compaction settle, then ${args.turns} turns of factory → \`assemble\` (whole history, 128K budget) → the host call → \`maintain\`, with an instant summarizer. The host call is \`afterTurn\` with the whole history (OpenClaw 2026.7) or \`commitTurn\` with the turn's messages (2026.9). Per-turn figures are over turns whose \`maintain\` did not summarize; turns that did are counted apart. Anchor figures: the TypeScript lossless-claw under the same kind of harness (issue 12).`);
 lines.push("");
-lines.push("| shape | stored | driver | view msgs | turn CPU p50 / p95 | turn wall p50 | assemble p50 | afterTurn p50 | summarizing turns (wall p50) | host-path ingest msgs/s | bootstrap msgs/s | db / transcript | journal file while open | cold start | RSS added serving (importing) | anchor: turn CPU p50 · ingest · db ratio |");
-lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+lines.push("| shape | stored | driver | host call | view msgs | turn CPU p50 / p95 | turn wall p50 | assemble p50 | host call p50 | summarizing turns (wall p50) | host-path ingest msgs/s | bootstrap msgs/s | db / transcript | journal file while open | cold start | RSS added serving (importing) | anchor: turn CPU p50 · ingest · db ratio |");
+lines.push("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   const anchor = ANCHOR[r.size];
-  lines.push(`| ${r.shape} | ${int(r.storedMessages)} | ${r.storage} | ${int(r.viewMessages)} | ${ms(r.turnCpuP50)} / ${ms(r.turnCpuP95)} | ${ms(r.turnWallP50)} | ${ms(r.assembleP50)} | ${ms(r.commitP50)} | ${r.compactingTurns} (${ms(r.compactingWallP50)}) | ${int(r.hostIngestRate)} | ${int(r.bootstrapRate)} | ${r.storageRatio.toFixed(2)}× | ${(r.journalBytesOpen / 2 ** 20).toFixed(1)} MiB | ${ms(r.coldStartMs)} | ${r.reopenRssAddedMiB.toFixed(0)} MiB (${r.importRssAddedMiB.toFixed(0)} MiB) | ${anchor ? `${anchor.turn} · ${anchor.ingest} · ${anchor.ratio}` : "–"} |`);
+  lines.push(`| ${r.shape} | ${int(r.storedMessages)} | ${r.storage} | ${r.commit} | ${int(r.viewMessages)} | ${ms(r.turnCpuP50)} / ${ms(r.turnCpuP95)} | ${ms(r.turnWallP50)} | ${ms(r.assembleP50)} | ${ms(r.commitP50)} | ${r.compactingTurns} (${ms(r.compactingWallP50)}) | ${int(r.hostIngestRate)} | ${int(r.bootstrapRate)} | ${r.storageRatio.toFixed(2)}× | ${(r.journalBytesOpen / 2 ** 20).toFixed(1)} MiB | ${ms(r.coldStartMs)} | ${r.reopenRssAddedMiB.toFixed(0)} MiB (${r.importRssAddedMiB.toFixed(0)} MiB) | ${anchor ? `${anchor.turn} · ${anchor.ingest} · ${anchor.ratio}` : "–"} |`);
 }
 const breakdown = rows.filter((r) => Object.keys(r.tables ?? {}).length).pop();
 if (breakdown) {

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { createRequire } from "node:module";
 import { transcriptBytes } from "./messages.mjs";
-import { assembleParams, cpu, hostHistory, llm, loadPlugin, PKG, quantile, session } from "./host.mjs";
+import { assembleParams, cpu, endTurn, hostHistory, llm, loadPlugin, PKG, quantile, session } from "./host.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -49,8 +49,9 @@ await engine.bootstrap({ ...session, messages: history });
 const bootstrapMs = performance.now() - t0;
 const loadMs = t0 - startedLoad;
 
-// Growth on the host path: afterTurn with the whole history, one tool-loop turn at a time, each
-// followed by maintain as the host does (maintain is not part of the ingest time).
+// Growth on the host path: afterTurn with the whole history (or commitTurn with the turn's
+// messages), one tool-loop turn at a time, each followed by maintain as the host does (maintain
+// is not part of the ingest time).
 let next = 0;
 let growMs = 0;
 let grown = 0;
@@ -60,7 +61,7 @@ while (grown < grow) {
   const pre = history.length;
   history.push(...turn);
   const start = performance.now();
-  await engine.afterTurn({ ...session, messages: history, prePromptMessageCount: pre });
+  await endTurn(engine, args.commit, history, turn, pre);
   growMs += performance.now() - start;
   grown += turn.length;
   await engine.maintain({ ...session, runtimeContext: { llm } });
@@ -105,11 +106,7 @@ for (let t = 0; t < turns; t++) {
   viewMessages = view.messages.length;
   const pre = history.length;
   history.push(...turn);
-  if (args.commit === "commitTurn") {
-    await engine.commitTurn({ ...session, advancementKey: `turn-${pre}`, messages: turn, admission: { entryId: `a${pre}` }, terminal: { entryId: `t${pre}` } });
-  } else {
-    await engine.afterTurn({ ...session, messages: history, prePromptMessageCount: pre });
-  }
+  await endTurn(engine, args.commit, history, turn, pre);
   const w2 = performance.now();
   const maintained = await engine.maintain({ ...session, runtimeContext: { llm } });
   const w3 = performance.now();

@@ -3,17 +3,26 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
-import { STORAGES, tempDir } from "./support.mjs";
+import { join } from "node:path";
+import { query, STORAGES, tempDir } from "./support.mjs";
 
 const RUN = new URL("../../bench/host-path/run.mjs", import.meta.url).pathname;
 const REOPEN = new URL("../../bench/host-path/reopen.mjs", import.meta.url).pathname;
 
-for (const storage of STORAGES) {
-  test(`host-path harness runs on ${storage} and stores what it sent`, () => {
+const json = (script, params) => JSON.parse(execFileSync(process.execPath, ["--expose-gc", script, ...params], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim().split("\n").pop());
+
+// Each driver with OpenClaw 2026.7's afterTurn; node:sqlite also with 2026.9's commitTurn.
+const CASES = [...STORAGES.map((storage) => [storage, "afterTurn"]), ...STORAGES.filter((s) => s === "node:sqlite").map((storage) => [storage, "commitTurn"])];
+
+for (const [storage, commit] of CASES) {
+  test(`host-path harness runs on ${storage} with ${commit} and stores what it sent`, async () => {
     const dir = tempDir("bench-smoke");
-    const json = (script, params) => JSON.parse(execFileSync(process.execPath, ["--expose-gc", script, ...params], { encoding: "utf8" }).trim().split("\n").pop());
-    const r = json(RUN, ["--size", "300", "--grow", "40", "--turns", "4", "--storage", storage, "--dir", dir]);
+    const r = json(RUN, ["--size", "300", "--grow", "40", "--turns", "4", "--storage", storage, "--commit", commit, "--dir", dir]);
     assert.equal(r.storage, storage);
+    assert.equal(r.commit, commit);
+    // commitTurn leaves an idempotency key per turn (10 growth turns of 4 messages, 4 measured).
+    const [[advancements]] = await query(join(dir, "lossless.sqlite"), "SELECT COUNT(*) FROM turn_advancements");
+    assert.equal(advancements, commit === "commitTurn" ? 14 : 0, "turns committed through commitTurn");
     assert.equal(r.storedInDatabase, r.storedMessages, "every message the harness sent is in the database");
     assert.ok(r.storedMessages >= 300 + 40 + 4, `stored ${r.storedMessages}`);
     assert.equal(r.measuredTurns + r.compactingTurns, 4);
@@ -25,7 +34,11 @@ for (const storage of STORAGES) {
     assert.ok(Number.isInteger(r.journalBytesOpen) && r.journalBytesOpen >= 0, `journalBytesOpen = ${r.journalBytesOpen}`);
     if (r.measuredTurns > 0) assert.ok(Number.isFinite(r.turnCpuP50) && r.turnCpuP50 >= 0);
     // A fresh process on the same database sees the same history: its first view is not empty.
-    const again = json(REOPEN, ["--dir", dir, "--storage", storage, "--size", "300", "--used", String(r.used), "--turns", "2"]);
+    const again = json(REOPEN, ["--dir", dir, "--storage", storage, "--commit", commit, "--size", "300", "--used", String(r.used), "--turns", "2"]);
     assert.ok(again.coldStartMs > 0 && again.firstViewMessages > 0, JSON.stringify(again));
   });
 }
+
+test("the harness refuses a host call it does not know", () => {
+  assert.throws(() => json(RUN, ["--size", "50", "--grow", "40", "--turns", "1", "--commit", "ingest", "--dir", tempDir("bench-smoke")]), /unknown host call "ingest"/);
+});
