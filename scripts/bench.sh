@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reruns every benchmark and writes the results into docs/benchmarks.md: builds the package,
 # runs the host-path harness (bench/host-path: the wasm build driven as OpenClaw drives it) at
-# 1K/10K/100K stored messages on node:sqlite and sql.js, and the native criterion suite.
+# 1K/10K/100K stored messages on node:sqlite and sql.js with afterTurn, and on node:sqlite with
+# commitTurn, and the native criterion suite.
 # Takes about 2 minutes on the 2-core machine class. Benchmarks assert nothing.
 #   bash scripts/bench.sh            # everything
 #   SIZES=1000,10000 bash scripts/bench.sh   # a quicker subset
