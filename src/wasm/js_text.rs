@@ -22,6 +22,8 @@ extern "C" {
 
     type EncodeIntoResult;
     #[wasm_bindgen(method, getter)]
+    fn read(this: &EncodeIntoResult) -> u32;
+    #[wasm_bindgen(method, getter)]
     fn written(this: &EncodeIntoResult) -> u32;
 }
 
@@ -37,18 +39,35 @@ pub fn string_of(value: &JsValue) -> Option<String> {
     if units < NATIVE_COPY_FROM {
         return value.as_string();
     }
-    // Each UTF-16 unit takes at most 3 bytes of UTF-8 (a surrogate pair, 2 units, takes 4).
-    let capacity = units as usize * 3;
-    let mut bytes: Vec<u8> = Vec::with_capacity(capacity);
-    let written = ENCODER.with(|encoder| {
-        // SAFETY: the view covers the vector's allocation, which nothing else uses, and is
-        // dropped before any wasm allocation could grow (and so detach) the memory:
-        // `encodeInto` only writes into it.
-        let view = unsafe { Uint8Array::view_mut_raw(bytes.as_mut_ptr(), capacity) };
-        encoder.encode_into(text, &view).written() as usize
-    });
-    // SAFETY: `encodeInto` wrote `written` bytes of UTF-8 at the start of the allocation.
-    unsafe { bytes.set_len(written.min(capacity)) };
+    // One byte per UTF-16 unit first, which holds ASCII exactly; whatever did not fit is
+    // encoded again into room for 3 bytes per unit (a surrogate pair, 2 units, takes 4). Room
+    // for the worst case up front would triple the wasm memory a long ASCII message needs, and
+    // wasm memory never shrinks.
+    let mut bytes: Vec<u8> = Vec::with_capacity(units as usize);
+    let read = encode_into(&mut bytes, text);
+    if read < units {
+        let rest = text.slice(read, units);
+        bytes.reserve_exact((units - read) as usize * 3);
+        encode_into(&mut bytes, &rest);
+    }
     // TextEncoder only writes valid UTF-8; a failure here would be a host bug, not bad input.
     String::from_utf8(bytes).ok().or_else(|| value.as_string())
+}
+
+/// Encodes as much of `text` as fits into the spare capacity of `bytes`, appending it; returns
+/// how many UTF-16 units of `text` it read (a character that does not fit whole is left out).
+fn encode_into(bytes: &mut Vec<u8>, text: &JsString) -> u32 {
+    let start = bytes.len();
+    let room = bytes.capacity() - start;
+    let (read, written) = ENCODER.with(|encoder| {
+        // SAFETY: the view covers the vector's spare capacity, which nothing else uses, and is
+        // dropped before any wasm allocation could grow (and so detach) the memory:
+        // `encodeInto` only writes into it.
+        let view = unsafe { Uint8Array::view_mut_raw(bytes.as_mut_ptr().add(start), room) };
+        let result = encoder.encode_into(text, &view);
+        (result.read(), result.written() as usize)
+    });
+    // SAFETY: `encodeInto` wrote `written` (at most `room`) bytes of UTF-8 after `start`.
+    unsafe { bytes.set_len(start + written.min(room)) };
+    read
 }
