@@ -391,6 +391,14 @@ mod tests {
         assert!(err.to_string().contains("messages[1].content"), "{err}");
         let offset = parse_messages(&[json!({"role":"user"})], 7).unwrap_err();
         assert!(offset.to_string().contains("messages[7].content"), "{offset}");
+        // A block's path names its message and its position, on both parsing paths.
+        let block = json!({"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"video"}]});
+        let err = parse_messages(&[json!({"role":"user","content":"ok"}), block.clone()], 4).unwrap_err();
+        assert!(err.to_string().contains("messages[5].content[1].type"), "{err}");
+        let err = parse_host_messages(vec![HostMessage::from(block)], 9).unwrap_err();
+        assert!(err.to_string().contains("messages[9].content[1].type"), "{err}");
+        let err = parse_message(&json!({"role":"toolResult","content":[]}), "source message 3").unwrap_err();
+        assert!(err.to_string().contains("source message 3.toolCallId"), "{err}");
     }
 
     #[test]
