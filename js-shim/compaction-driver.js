@@ -10,6 +10,14 @@ export function classifyError(err) {
   return "other";
 }
 
+/** The provider's token counts, when the result carries them (host: inputTokens/outputTokens). */
+function usageOf(usage) {
+  const count = (v) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
+  const inputTokens = count(usage?.inputTokens ?? usage?.input);
+  const outputTokens = count(usage?.outputTokens ?? usage?.output);
+  return inputTokens === undefined && outputTokens === undefined ? undefined : { inputTokens, outputTokens };
+}
+
 const abortError = (message) => Object.assign(new Error(message), { name: "AbortError" });
 
 /**
@@ -77,7 +85,10 @@ export async function runCompaction(handle, params, { choice = "auto", llm, time
         const detail = result.errorMessage ?? result.error?.message ?? "no detail given";
         answer = { error: { kind: result.stopReason === "aborted" ? "timeout" : "other", message: `the host LLM call ended with stopReason "${result.stopReason}" (${detail})` } };
       } else if (typeof result?.text === "string") {
-        answer = { text: result.text, model: typeof result.model === "string" ? result.model : undefined };
+        // Only `text` is the answer: reasoning a host or provider returns beside it (`reasoning`,
+        // `thinking`, `reasoning_content`) is never read. `stopReason: "length"` tells the engine
+        // the text was cut off; `usage` is what the call cost.
+        answer = { text: result.text, model: typeof result.model === "string" ? result.model : undefined, stopReason: typeof result.stopReason === "string" ? result.stopReason : undefined, usage: usageOf(result.usage) };
       } else {
         answer = { error: { kind: "other", message: "the LLM's answer had no text" } };
       }

@@ -26,6 +26,19 @@ function eventLine(e) {
   return `  ${iso(e.createdAt)} conversation ${e.conversationId} ${e.pass}${e.level ? `/${e.level}` : ""} ${e.outcome}:${tokens} ${e.reason}`;
 }
 
+/** Summarizer calls and tokens per pass kind, with what came of the answers. */
+function spendLines(title, passes) {
+  if (!passes?.length) return [`${title}: no summarizer calls`];
+  const one = (p) => {
+    const approx = p.estimated ? " (partly estimated)" : "";
+    return `${p.calls} call(s), ${p.inputTokens} tokens in, ${p.outputTokens} out${approx}; ${p.stored} stored, ${p.rejected} rejected, ${p.failed} failed`;
+  };
+  const total = passes.reduce((t, p) => ({ calls: t.calls + p.calls, inputTokens: t.inputTokens + p.inputTokens, outputTokens: t.outputTokens + p.outputTokens, stored: t.stored + p.stored, rejected: t.rejected + p.rejected, failed: t.failed + p.failed, estimated: t.estimated || p.estimated }),
+    { calls: 0, inputTokens: 0, outputTokens: 0, stored: 0, rejected: 0, failed: 0, estimated: false });
+  const indent = title.match(/^\s*/)[0];
+  return [`${title}: ${one(total)}`, ...passes.map((p) => `${indent}  ${p.pass}: ${one(p)}`)];
+}
+
 function statusText(s) {
   const t = s.totals;
   const byLevel = t.summaries.length ? t.summaries.map(([level, depth, n]) => `${level} d${depth}: ${n}`).join(", ") : "none";
@@ -47,6 +60,8 @@ function statusText(s) {
       `  compaction: ${backoff}${c.compactionPending ? "; work pending" : ""}`,
     );
   }
+  if (s.session) lines.push(...spendLines("  summarizer spend (this session)", s.session.spend));
+  lines.push(...spendLines("summarizer spend (all conversations)", s.spend));
   lines.push("last compactions:", ...(s.latest.length ? s.latest.map(eventLine) : ["  none"]));
   lines.push("last failures:", ...(s.failures.length ? s.failures.map(eventLine) : ["  none"]));
   return lines.join("\n");

@@ -144,7 +144,7 @@ fn migration_nine_counts_every_existing_message_as_indexed() {
              ALTER TABLE compaction_events DROP COLUMN last_at; CREATE INDEX compaction_events_by_summary ON compaction_events (summary_id); \
              DROP TABLE messages_fts; DROP VIEW messages_indexed_text; DROP TABLE messages_fts_progress; \
              CREATE VIRTUAL TABLE messages_fts USING fts4 (content=\"messages_text\", content, tokenize=unicode61, matchinfo=fts3); \
-             INSERT INTO messages_fts (messages_fts) VALUES ('rebuild'); DELETE FROM schema_migrations WHERE version >= 9;",
+             INSERT INTO messages_fts (messages_fts) VALUES ('rebuild'); DROP TABLE summarizer_calls; DELETE FROM schema_migrations WHERE version >= 9;",
         )
         .unwrap();
     let row = e.sql().query("SELECT MAX(version) FROM schema_migrations", &[]).unwrap()[0].int(0).unwrap();

@@ -10,6 +10,7 @@ use super::Engine;
 use crate::core::compaction::RetryState;
 use crate::error::Result;
 use crate::store::doctor::{self, Check, EventRow, Totals};
+use crate::store::spend::{self, PassSpend};
 use crate::store::Sql;
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -34,6 +35,8 @@ pub struct SessionStatus {
     pub retry: Option<RetryState>,
     pub compaction_pending: bool,
     pub latest: Vec<EventRow>,
+    /// What this conversation's summaries cost, per pass kind.
+    pub spend: Vec<PassSpend>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -44,6 +47,8 @@ pub struct Status {
     /// The latest compactions and failures across the database.
     pub latest: Vec<EventRow>,
     pub failures: Vec<EventRow>,
+    /// What summaries cost across the database, per pass kind.
+    pub spend: Vec<PassSpend>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -90,12 +95,14 @@ impl<S: Sql> Engine<S> {
                             retry,
                             compaction_pending: state.is_some_and(|(_, pending)| pending),
                             latest: doctor::latest_events(sql, Some(c.id), false, 5)?,
+                            spend: spend::by_pass(sql, Some(c.id))?,
                         })
                     }
                 }
             }
         };
-        Ok(Status { totals, session, latest, failures })
+        let spend = spend::by_pass(self.store.sql(), None)?;
+        Ok(Status { totals, session, latest, failures, spend })
     }
 
     pub fn doctor(&mut self, params: DoctorParams) -> Result<DoctorReport> {

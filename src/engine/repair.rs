@@ -11,13 +11,13 @@ use std::collections::{HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::compaction::{AnswerError, Summarizer, SummaryAnswer, SummaryRequest};
+use super::compaction::{Summarizer, SummaryAnswer, SummaryRequest};
 use super::params::SessionRef;
 use super::Engine;
 use crate::core::assemble::summary_item_tokens;
 use crate::core::compaction::ledger::{self, Ledger};
 use crate::core::compaction::{
-    extractive, format, prompts, CompactionConfig, ErrorKind, Escalation, Level, Prompt, SourceMessage, SourceSummary, Step, SummarizerError,
+    extractive, format, prompts, CompactionConfig, Escalation, Level, Prompt, SourceMessage, SourceSummary, Step,
     SummarizerOutput, SummaryKind,
 };
 use crate::error::{Error, Result};
@@ -133,20 +133,6 @@ impl Current {
     }
 }
 
-fn answer_output(answer: SummaryAnswer) -> SummarizerOutput {
-    match (answer.text, answer.error) {
-        (_, Some(AnswerError { kind, message })) => {
-            let kind = match kind.as_str() {
-                "auth" => ErrorKind::Auth,
-                "timeout" => ErrorKind::Timeout,
-                _ => ErrorKind::Other,
-            };
-            Err(SummarizerError::new(kind, message))
-        }
-        (Some(text), None) => Ok(text),
-        (None, None) => Err(SummarizerError::new(ErrorKind::Other, "the summarizer returned neither text nor an error")),
-    }
-}
 
 impl<S: Sql> Engine<S> {
     /// Plans a repair; with `dryRun` returns the plan, else runs it until it needs the LLM.
@@ -179,7 +165,7 @@ impl<S: Sql> Engine<S> {
             return Err(Error::input("jobId", format!("no repair job {id} is waiting for a summary")));
         }
         let model = answer.model.clone();
-        self.drive_repair(id, Some((answer_output(answer), model)))
+        self.drive_repair(id, Some((answer.output(), model)))
     }
 
     fn drive_repair(&mut self, id: u64, mut answer: Option<(SummarizerOutput, Option<String>)>) -> Result<RepairStep> {

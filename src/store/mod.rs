@@ -21,6 +21,7 @@ pub mod raw_match;
 pub mod search;
 pub mod search_index;
 pub mod snippet;
+pub mod spend;
 pub mod sql;
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -50,6 +50,8 @@ pub enum NoChunk {
     /// The oldest raw message's tool call is answered inside the fresh tail; it becomes
     /// compactable once the tail moves past the answer.
     PairReachesIntoTail,
+    /// The raw messages outside the fresh tail are fewer tokens than a chunk that pays off.
+    TooSmallToPayOff,
 }
 
 impl NoChunk {
@@ -57,6 +59,7 @@ impl NoChunk {
         match self {
             NoChunk::NothingOutsideTail => "no raw messages outside the fresh tail",
             NoChunk::PairReachesIntoTail => "the oldest tool call is answered inside the fresh tail",
+            NoChunk::TooSmallToPayOff => "the raw messages outside the fresh tail are too few tokens for a summary to save any",
         }
     }
 }
@@ -64,6 +67,29 @@ impl NoChunk {
 /// Smallest leaf chunk worth a summary of its own (a rendered summary costs ~60 tokens of
 /// framing before any content).
 pub const MIN_USEFUL_CHUNK_TOKENS: u64 = 256;
+
+/// Smallest leaf chunk the engine asks a summarizer about: a summary is asked to aim for at
+/// least 128 tokens (0.4 of its input above 320) and costs ~60 tokens of framing in the view,
+/// so below ~600 tokens even a summary that meets its target saves little or nothing, and an
+/// answer that runs long saves nothing at all. A lone 50-token message is never a chunk.
+pub const MIN_PAYOFF_CHUNK_TOKENS: u32 = 640;
+
+/// How large a leaf chunk may and must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkSize {
+    /// The chunk stops growing here (unless one message or one tool pair is larger).
+    pub max_tokens: u32,
+    /// A chunk below this is not worth a summarizer call: it is never planned.
+    pub min_tokens: u32,
+}
+
+impl From<u32> for ChunkSize {
+    /// A chunk of `max_tokens` that takes the next message along below a quarter of it (at most
+    /// [`MIN_USEFUL_CHUNK_TOKENS`]).
+    fn from(max_tokens: u32) -> Self {
+        ChunkSize { max_tokens, min_tokens: u32::try_from(MIN_USEFUL_CHUNK_TOKENS.min(u64::from(max_tokens) / 4)).unwrap_or(0) }
+    }
+}
 
 /// Which newest raw messages are the fresh tail: at most `count` of them and at most
 /// `max_tokens` tokens, but always the newest one (the tail yields to the budget, never to
@@ -160,24 +186,49 @@ fn first_open_pair(reaches: &[Option<usize>], base: usize, start: usize, end: us
     (start..end).find(|&i| reach(reaches, base, i).is_some_and(|r| r >= end))
 }
 
-/// Selects the leaf chunk. Prefers shrinking the chunk so a pair stays in the next one (keeping
-/// the chunk within budget); extends it only when shrinking would leave nothing, which is also
-/// how a single message larger than the chunk becomes a chunk of its own.
-pub fn select_leaf_chunk(items: &[ContextItem], tail: impl Into<TailRule>, leaf_chunk_tokens: u32) -> Result<LeafPlan, NoChunk> {
+/// Selects the leaf chunk: the oldest run of raw messages outside the fresh tail that yields a
+/// chunk of at least `size.min_tokens`. A run that ends at a summary and is too small is left
+/// raw (it can never grow, and summarizing it would not pay); the run that ends at the fresh
+/// tail grows with every turn, so when it is too small the answer is "not yet".
+pub fn select_leaf_chunk(items: &[ContextItem], tail: impl Into<TailRule>, size: impl Into<ChunkSize>) -> Result<LeafPlan, NoChunk> {
+    let size = size.into();
     let tail = fresh_tail_start(items, tail);
     let outside = items.get(..tail).unwrap_or(&[]);
-    let start = outside.iter().position(ContextItem::is_message).ok_or(NoChunk::NothingOutsideTail)?;
-    let run_end = outside.iter().skip(start).position(|item| !item.is_message()).map_or(tail, |n| start + n);
+    let mut from = 0;
+    let mut skipped = None;
+    loop {
+        let Some(start) = outside.iter().skip(from).position(ContextItem::is_message).map(|p| from + p) else {
+            return Err(skipped.unwrap_or(NoChunk::NothingOutsideTail));
+        };
+        let run_end = outside.iter().skip(start).position(|item| !item.is_message()).map_or(tail, |n| start + n);
+        match chunk_in_run(items, start, run_end, size) {
+            Ok(plan) => return Ok(plan),
+            Err(why) if run_end < tail => {
+                skipped.get_or_insert(why);
+                from = run_end;
+            }
+            Err(why) => return Err(why),
+        }
+    }
+}
 
-    let budget = u64::from(leaf_chunk_tokens);
-    // A chunk too small to outweigh its summary's own framing takes the next message along,
-    // however large: a 19-token reply summarized alone would grow the context.
-    let min_useful = MIN_USEFUL_CHUNK_TOKENS.min(budget / 4);
+fn tokens_between(items: &[ContextItem], start: usize, end: usize) -> u64 {
+    items.get(start..end).unwrap_or(&[]).iter().map(|item| u64::from(item.tokens)).sum()
+}
+
+/// The chunk at the start of one run (`items[start..run_end]`, all raw messages). Prefers
+/// shrinking the chunk so a tool pair stays in the next one (keeping the chunk within budget);
+/// extends it over the pair when shrinking would leave less than the minimum, which is also how
+/// a single message larger than the chunk becomes a chunk of its own.
+fn chunk_in_run(items: &[ContextItem], start: usize, run_end: usize, size: ChunkSize) -> Result<LeafPlan, NoChunk> {
+    let budget = u64::from(size.max_tokens);
+    let min = u64::from(size.min_tokens).min(budget);
     let mut end = start;
     let mut tokens = 0u64;
-    for item in outside.get(start..run_end).unwrap_or(&[]) {
+    for item in items.get(start..run_end).unwrap_or(&[]) {
         let next = tokens + u64::from(item.tokens);
-        if end > start && next > budget && tokens >= min_useful {
+        // Below the minimum the chunk takes the next message along, however large.
+        if end > start && next > budget && tokens >= min {
             break;
         }
         tokens = next;
@@ -192,7 +243,7 @@ pub fn select_leaf_chunk(items: &[ContextItem], tail: impl Into<TailRule>, leaf_
     while let Some(open) = first_open_pair(&reaches, start, start, end) {
         end = open;
     }
-    if end == start {
+    if end == start || tokens_between(items, start, end) < min {
         end = initial_end;
         while let Some(open) = first_open_pair(&reaches, start, start, end) {
             let needed = reach(&reaches, start, open).map_or(end, |r| r + 1);
@@ -203,13 +254,17 @@ pub fn select_leaf_chunk(items: &[ContextItem], tail: impl Into<TailRule>, leaf_
         }
     }
 
-    let chosen = outside.get(start..end).unwrap_or(&[]);
+    let chosen = items.get(start..end).unwrap_or(&[]);
+    let tokens: u64 = chosen.iter().map(|item| u64::from(item.tokens)).sum();
+    if tokens < min {
+        return Err(NoChunk::TooSmallToPayOff);
+    }
     match (chosen.first(), chosen.last()) {
         (Some(first), Some(last)) => Ok(LeafPlan {
             first_ordinal: first.ordinal,
             last_ordinal: last.ordinal,
             message_ids: chosen.iter().map(|item| item.id).collect(),
-            tokens: chosen.iter().map(|item| u64::from(item.tokens)).sum(),
+            tokens,
         }),
         _ => Err(NoChunk::NothingOutsideTail),
     }
@@ -343,7 +398,7 @@ mod tests {
     fn fresh_tail_never_starts_with_a_result_whose_call_is_outside() {
         let items = [msg(0, Role::User, 10), call(1, 10, &["a"]), result(2, 5_000, "a")];
         assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 100 }), 1);
-        let plan = select_leaf_chunk(&items, TailRule { count: 32, max_tokens: 100 }, 1_000).unwrap();
+        let plan = select_leaf_chunk(&items, TailRule { count: 32, max_tokens: 100 }, ChunkSize { max_tokens: 1_000, min_tokens: 0 }).unwrap();
         assert_eq!(plan.message_ids, vec![100], "the pair stays together in the tail");
     }
 
@@ -359,10 +414,40 @@ mod tests {
     #[test]
     fn leaf_chunk_stops_at_a_summary_and_never_enters_the_tail() {
         let items = [msg(0, Role::User, 10), summary(1, 0, 10), msg(2, Role::User, 10), msg(3, Role::Assistant, 10)];
-        let plan = select_leaf_chunk(&items, 2, 1_000).unwrap();
+        let plan = select_leaf_chunk(&items, 2, ChunkSize { max_tokens: 1_000, min_tokens: 0 }).unwrap();
         assert_eq!((plan.first_ordinal, plan.last_ordinal), (0, 0));
         assert_eq!(select_leaf_chunk(&items[2..], 2, 1_000), Err(NoChunk::NothingOutsideTail));
         assert_eq!(select_leaf_chunk(&[], 2, 1_000), Err(NoChunk::NothingOutsideTail));
+    }
+
+    const PAYING: ChunkSize = ChunkSize { max_tokens: 3_000, min_tokens: MIN_PAYOFF_CHUNK_TOKENS };
+
+    #[test]
+    fn a_lone_small_message_before_the_tail_is_never_a_chunk() {
+        let items = [msg(0, Role::User, 50), msg(1, Role::Assistant, 40), msg(2, Role::User, 30)];
+        assert_eq!(select_leaf_chunk(&items, 1, PAYING), Err(NoChunk::TooSmallToPayOff));
+        // Once the run has grown past the minimum it is a chunk.
+        let grown = [msg(0, Role::User, 50), msg(1, Role::Assistant, 700), msg(2, Role::User, 30)];
+        assert_eq!(select_leaf_chunk(&grown, 1, PAYING).map(|p| p.message_ids), Ok(vec![100, 101]));
+    }
+
+    #[test]
+    fn a_small_run_between_summaries_stays_raw_and_the_next_run_is_chunked() {
+        let items = [summary(0, 0, 100), msg(1, Role::User, 48), summary(2, 0, 100), msg(3, Role::User, 900), msg(4, Role::Assistant, 900), msg(5, Role::User, 20)];
+        let plan = select_leaf_chunk(&items, 1, PAYING).unwrap();
+        assert_eq!(plan.message_ids, vec![103, 104], "the 48-token orphan is not summarized alone");
+        assert_eq!(select_leaf_chunk(&items[..3], 0, PAYING), Err(NoChunk::TooSmallToPayOff));
+    }
+
+    #[test]
+    fn keeping_a_pair_together_extends_the_chunk_rather_than_leaving_a_lone_message() {
+        // The budget ends between the call and its 2,000-token result. Shrinking would leave the
+        // 50-token request alone; the chunk takes the pair instead.
+        let items = [msg(0, Role::User, 50), call(1, 40, &["a"]), result(2, 2_000, "a"), msg(3, Role::Assistant, 30), msg(4, Role::User, 30)];
+        let size = ChunkSize { max_tokens: 1_000, min_tokens: MIN_PAYOFF_CHUNK_TOKENS };
+        let plan = select_leaf_chunk(&items, 1, size).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101, 102]);
+        assert_eq!(plan.tokens, 2_090);
     }
 
     #[test]

@@ -20,7 +20,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::format::contains_our_markup;
-use super::plausibility::{check_shape, EchoFingerprint, NotASummary};
+use super::degenerate::{repetition_loop, Instructions};
+pub use super::failure::Failure;
+use super::plausibility::{check_shape, EchoFingerprint};
+use super::reasoning::strip_reasoning;
 use super::retry::RetryKind;
 use super::{ErrorKind, SummarizerError, SummarizerOutput, SummaryDraft};
 use crate::core::tokens::estimate_text;
@@ -43,85 +46,6 @@ impl Level {
 
     pub fn parse(name: &str) -> Option<Level> {
         [Level::Normal, Level::Aggressive].into_iter().find(|l| l.as_str() == name)
-    }
-}
-
-/// Why one attempt was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "failure", rename_all = "snake_case")]
-pub enum Failure {
-    /// The summarizer threw, timed out, or returned something that is not text.
-    Summarizer { kind: ErrorKind, message: String },
-    EmptyOutput,
-    /// The output contains the wrapper we render summaries in (or our prompt marker): storing it
-    /// would nest one summary inside another.
-    OurMarkup,
-    /// The output is far longer than the level asked for.
-    OverCap { output_tokens: u32, cap_tokens: u32 },
-    NotShorter { output_tokens: u32, input_tokens: u32 },
-    /// There was nothing to summarize.
-    EmptySource,
-    /// An HTML document or a gateway's status text (a proxy answered, not the model).
-    ErrorPage { title: String },
-    /// A JSON error body returned as if it were the completion.
-    ErrorBody { message: String },
-    /// The model declined to summarize.
-    Refusal { opening: String },
-    /// Most of the answer is the input copied back.
-    EchoedInput { copied_percent: u32 },
-}
-
-impl From<NotASummary> for Failure {
-    fn from(why: NotASummary) -> Self {
-        match why {
-            NotASummary::ErrorPage(title) => Failure::ErrorPage { title },
-            NotASummary::ErrorBody(message) => Failure::ErrorBody { message },
-            NotASummary::Refusal(opening) => Failure::Refusal { opening },
-            NotASummary::Echo { copied_percent } => Failure::EchoedInput { copied_percent },
-        }
-    }
-}
-
-impl Failure {
-    /// A short reason for logs and `compact` results.
-    pub fn reason(&self) -> String {
-        match self {
-            Failure::Summarizer { kind: ErrorKind::Auth, message } => format!("summarizer authentication failed: {message}"),
-            Failure::Summarizer { kind: ErrorKind::Timeout, message } => format!("summarizer timed out: {message}"),
-            Failure::Summarizer { kind: ErrorKind::Other, message } => format!("summarizer error: {message}"),
-            Failure::EmptyOutput => "summarizer returned empty output".to_owned(),
-            Failure::OurMarkup => "summarizer output contained summary markup".to_owned(),
-            Failure::OverCap { output_tokens, cap_tokens } => {
-                format!("summary of {output_tokens} tokens is far over its {cap_tokens}-token limit")
-            }
-            Failure::NotShorter { output_tokens, input_tokens } => {
-                format!("summary of {output_tokens} tokens is not shorter than its {input_tokens}-token input")
-            }
-            Failure::EmptySource => "nothing to summarize".to_owned(),
-            Failure::ErrorPage { title } => format!("summarizer returned an error page, not a summary: {title:?}"),
-            Failure::ErrorBody { message } => format!("summarizer returned an error body, not a summary: {message:?}"),
-            Failure::Refusal { opening } => format!("summarizer refused instead of summarizing: {opening:?}"),
-            Failure::EchoedInput { copied_percent } => {
-                format!("summarizer repeated its input instead of summarizing ({copied_percent}% copied word for word)")
-            }
-        }
-    }
-
-    /// Size failures are the ones a stricter prompt can fix.
-    fn escalates(&self) -> bool {
-        matches!(self, Failure::NotShorter { .. } | Failure::OverCap { .. })
-    }
-
-    /// How the failure counts for backoff and the breaker: a refused credential or a provider
-    /// that failed to answer backs off in time; an answer that was not a usable summary is
-    /// retried on the next turn (see [`super::retry`]).
-    pub fn retry_kind(&self) -> RetryKind {
-        match self {
-            Failure::Summarizer { kind: ErrorKind::Auth, .. } => RetryKind::Auth,
-            // An error page or error body is a provider failure that arrived as text.
-            Failure::Summarizer { .. } | Failure::ErrorPage { .. } | Failure::ErrorBody { .. } => RetryKind::Provider,
-            _ => RetryKind::Output,
-        }
     }
 }
 
@@ -204,6 +128,20 @@ pub struct Escalation {
     attempts: Vec<FailedAttempt>,
     finished: bool,
     echo: EchoFingerprint,
+    instructions: Instructions,
+    /// What the replaced range costs in the view now, and what a summary's framing adds to its
+    /// text there, when the caller knows (a summary must save view tokens, not only be shorter
+    /// than its source text).
+    view_cost: Option<ViewCost>,
+}
+
+/// The view tokens a summary must come in under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewCost {
+    /// Tokens the range to replace holds in the view.
+    pub range_tokens: u32,
+    /// Tokens a summary item adds around its text (wrapper, recovery line, message overhead).
+    pub framing_tokens: u32,
 }
 
 impl Escalation {
@@ -217,14 +155,24 @@ impl Escalation {
             attempts: Vec::new(),
             finished: false,
             echo: EchoFingerprint::default(),
+            instructions: Instructions::default(),
+            view_cost: None,
         }
     }
 
-    /// Remembers the transcript a leaf prompt sends, so an answer that repeats it is rejected.
-    /// The extractive summarizer is exempt: it is made of input sentences by design.
+    /// Judges answers against what the summary would cost in the view.
+    pub fn with_view_cost(mut self, cost: ViewCost) -> Self {
+        self.view_cost = Some(cost);
+        self
+    }
+
+    /// Remembers the transcript a leaf prompt sends and the instructions of any prompt, so an
+    /// answer that repeats either is rejected. The extractive summarizer is exempt: it is made
+    /// of input sentences by design.
     pub fn with_prompt(mut self, prompt: &str) -> Self {
         if self.summarizer != super::extractive::NAME {
             self.echo = EchoFingerprint::of_leaf_prompt(prompt);
+            self.instructions = Instructions::of_prompt(prompt, &super::prompts::SHAPE_HINTS);
         }
         self
     }
@@ -270,15 +218,32 @@ impl Escalation {
     }
 
     fn classify(&self, output: SummarizerOutput, finish: impl FnOnce(&str) -> String) -> Result<(String, u32), Failure> {
-        let raw = output.map_err(|SummarizerError { kind, message }| Failure::Summarizer { kind, message })?;
-        if raw.trim().is_empty() {
-            return Err(Failure::EmptyOutput);
+        let raw = output.map_err(|SummarizerError { kind, message }| match kind {
+            ErrorKind::Truncated => Failure::Truncated { output_tokens: estimate_text(&message) },
+            kind => Failure::Summarizer { kind, message },
+        })?;
+        // Reasoning is never part of a summary; what is left is judged as the answer.
+        let stripped = strip_reasoning(&raw);
+        if stripped.text.is_empty() {
+            return Err(match stripped.reasoning_chars {
+                0 => Failure::EmptyOutput,
+                chars => Failure::ReasoningOnly { reasoning_chars: u32::try_from(chars).unwrap_or(u32::MAX) },
+            });
         }
+        let raw = stripped.text;
         if contains_our_markup(&raw) {
             return Err(Failure::OurMarkup);
         }
         if let Some(why) = check_shape(&raw).or_else(|| self.echo.check(&raw)) {
             return Err(why.into());
+        }
+        // The extractive summarizer copies input sentences by design: repetitive input makes a
+        // repetitive extract, which is faithful, not a model stuck in a loop.
+        if let Some(found) = repetition_loop(&raw).filter(|_| self.summarizer != super::extractive::NAME) {
+            return Err(Failure::RepetitionLoop { phrase: found.phrase, repeats: found.repeats });
+        }
+        if let Some(copied_percent) = self.instructions.restated(&raw) {
+            return Err(Failure::RestatedInstructions { copied_percent });
         }
         let raw_tokens = estimate_text(&raw);
         let cap_tokens = self.limits.for_level(self.level).saturating_mul(OVER_CAP_FACTOR);
@@ -295,6 +260,12 @@ impl Escalation {
         let tokens = estimate_text(&text);
         if tokens >= self.input_tokens {
             return Err(Failure::NotShorter { output_tokens: tokens, input_tokens: self.input_tokens });
+        }
+        if let Some(cost) = self.view_cost {
+            let summary_tokens = tokens.saturating_add(cost.framing_tokens);
+            if summary_tokens >= cost.range_tokens {
+                return Err(Failure::NoSaving { summary_tokens, range_tokens: cost.range_tokens });
+            }
         }
         Ok((text, tokens))
     }
@@ -453,6 +424,74 @@ mod tests {
         let Some(Step::GiveUp(give_up)) = steps.last() else { panic!() };
         assert_eq!(give_up.log_line(42), "compaction failed (summarizer timed out: boom); all 42 original messages preserved");
         assert_eq!(give_up.retry_kind(), RetryKind::Provider);
+    }
+
+    #[test]
+    fn reasoning_is_stripped_and_only_the_summary_is_stored() {
+        let steps = drive(500, vec![Ok("<think>The user ran tests; I should list them.</think>\nshort summary".to_owned())]);
+        let Some(Step::Accept(draft)) = steps.last() else { panic!("{steps:?}") };
+        assert_eq!(draft.text(), "short summary");
+    }
+
+    #[test]
+    fn an_answer_that_is_only_reasoning_is_a_failure_never_a_summary() {
+        for raw in ["<think>Let me look at the messages. The user wants", "<thinking>plan</thinking>   "] {
+            let steps = drive(500, vec![Ok(raw.to_owned()), short()]);
+            let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
+            assert!(matches!(give_up.last_failure(), Some(Failure::ReasoningOnly { reasoning_chars }) if *reasoning_chars > 0), "{raw}");
+            assert!(give_up.reason().contains("only reasoning"), "{}", give_up.reason());
+        }
+    }
+
+    #[test]
+    fn an_answer_cut_off_at_the_output_limit_escalates_and_is_never_stored() {
+        let cut = Err(SummarizerError::new(ErrorKind::Truncated, "## Goal\n- the user wants the parser to handle"));
+        let steps = drive(500, vec![cut.clone(), cut]);
+        assert_eq!(steps[1], Step::Run(Level::Aggressive), "a stricter, shorter prompt can fix a run-long answer");
+        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
+        assert!(matches!(give_up.last_failure(), Some(f @ Failure::Truncated { .. }) if f.too_long() && f.answer_tokens().is_some()));
+        assert_eq!(give_up.retry_kind(), RetryKind::Output);
+    }
+
+    #[test]
+    fn a_repetition_loop_is_rejected_then_retried_at_the_aggressive_level() {
+        let looped = Ok("The user is fixing the parser and the tests keep failing. ".repeat(20));
+        let steps = drive(5_000, vec![looped, short()]);
+        assert_eq!(steps[1], Step::Run(Level::Aggressive));
+        assert!(matches!(steps.last(), Some(Step::Accept(d)) if d.level() == Level::Aggressive));
+        let looped = Ok("- ran cargo test and it failed again\n".repeat(30));
+        let steps = drive(5_000, vec![looped.clone(), looped]);
+        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
+        assert!(give_up.reason().contains("repetition loop"), "{}", give_up.reason());
+    }
+
+    #[test]
+    fn an_answer_restating_the_instructions_is_rejected() {
+        let prompt = format!(
+            "[lossless-wasm:summarize] leaf summary, normal level\nSummarize.\n\n# Summary\n## Goal\n{}\n## Progress\n{}\n\n<messages>\n[t | user]\nfix it\n</messages>",
+            "- what the user is trying to achieve", "- what was done and what came of it, oldest first"
+        );
+        let mut esc = Escalation::new(5_000, LIMITS, "llm").with_prompt(&prompt);
+        esc.start();
+        let template = "# Summary\n## Goal\n- what the user is trying to achieve\n## Progress\n- what was done and what came of it, oldest first";
+        assert_eq!(esc.on_output(Ok(template.to_owned()), same), Step::Run(Level::Aggressive));
+        assert!(matches!(esc.attempts().last().map(|a| &a.failure), Some(Failure::RestatedInstructions { .. })));
+    }
+
+    #[test]
+    fn a_summary_that_would_cost_the_view_as_much_as_its_range_is_never_stored() {
+        // 110 tokens of messages; the answer is shorter than the source text but, with the
+        // summary's framing in the view, would not save a token.
+        let cost = ViewCost { range_tokens: 110, framing_tokens: 60 };
+        let answer = Ok((0..60).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" "));
+        let mut esc = Escalation::new(400, LIMITS, "llm").with_view_cost(cost);
+        esc.start();
+        assert_eq!(esc.on_output(answer.clone(), same), Step::Run(Level::Aggressive));
+        let Step::GiveUp(give_up) = esc.on_output(answer, same) else { panic!() };
+        assert!(matches!(give_up.last_failure(), Some(Failure::NoSaving { summary_tokens, range_tokens: 110 }) if *summary_tokens >= 110));
+        let mut esc = Escalation::new(400, LIMITS, "llm").with_view_cost(cost);
+        esc.start();
+        assert!(matches!(esc.on_output(Ok("tiny".to_owned()), same), Step::Accept(_)), "a summary that saves view tokens is kept");
     }
 
     #[test]

@@ -34,8 +34,17 @@ pub fn fit(config: &CompactionConfig, budget: u32, window: Option<u32>) -> Compa
         chunk = chunk.min((window / 2).max(MIN_LEAF_CHUNK));
     }
     fitted.leaf_chunk_tokens = chunk;
+    fitted.leaf_chunk_min_tokens = config.leaf_chunk_min_tokens.min(chunk);
     fitted.leaf_target_tokens = config.leaf_target_tokens.min((budget / 8).max(MIN_LEAF_TARGET));
     fitted.condensed_target_tokens = config.condensed_target_tokens.min((budget / 6).max(MIN_CONDENSED_TARGET));
+    fitted
+}
+
+/// [`fit`], with the leaf chunk's minimum raised to what the summarizer's answers showed they
+/// need ([`super::retry::RetryState::chunk_min`]).
+pub fn fit_for(config: &CompactionConfig, budget: u32, window: Option<u32>, retry: &super::RetryState) -> CompactionConfig {
+    let mut fitted = fit(config, budget, window);
+    fitted.leaf_chunk_min_tokens = retry.chunk_min(fitted.leaf_chunk_min_tokens, fitted.leaf_chunk_tokens);
     fitted
 }
 

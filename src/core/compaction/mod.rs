@@ -14,13 +14,16 @@
 
 pub mod chunking;
 pub mod config;
+pub mod degenerate;
 pub mod escalation;
+pub mod failure;
 pub mod extractive;
 pub mod fit;
 pub mod format;
 pub mod ledger;
 pub mod plausibility;
 pub mod prompts;
+pub mod reasoning;
 pub mod retry;
 mod timefmt;
 pub mod trigger;
@@ -31,7 +34,7 @@ use super::message::{Role, StoredMessage};
 
 pub use chunking::{plan_condensation, select_leaf_chunk, CondenseRules, ContextItem, ItemKind, NoChunk, TailRule};
 pub use config::CompactionConfig;
-pub use escalation::{failure_log_line, Escalation, Failure, GiveUp, Level, OutputLimits, Step};
+pub use escalation::{failure_log_line, Escalation, Failure, GiveUp, Level, OutputLimits, Step, ViewCost};
 pub use retry::{BackoffPolicy, RetryKind, RetryState};
 pub use format::{render_for_context, SummaryView};
 pub use prompts::{Prompt, PROMPT_MARKER};
@@ -128,6 +131,9 @@ pub enum ErrorKind {
     Auth,
     Timeout,
     Other,
+    /// The provider stopped at the output limit; the message holds the cut-off text. Not a
+    /// provider failure: the escalation judges it as an answer that ran too long.
+    Truncated,
 }
 
 /// A summarizer's own failure (thrown by the host LLM, timed out, or not text at all).

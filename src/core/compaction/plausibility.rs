@@ -179,6 +179,13 @@ impl EchoFingerprint {
 
     /// `Some(Echo)` when most of `output`'s word runs occur in the input.
     pub fn check(&self, output: &str) -> Option<NotASummary> {
+        let percent = self.copied_percent(output)?;
+        (percent >= ECHO_PERCENT).then_some(NotASummary::Echo { copied_percent: percent })
+    }
+
+    /// The share of `output`'s word runs found in the fingerprinted text, when there is enough
+    /// of both to judge.
+    pub fn copied_percent(&self, output: &str) -> Option<u32> {
         if self.hashes.is_empty() {
             return None;
         }
@@ -187,8 +194,7 @@ impl EchoFingerprint {
             return None;
         }
         let copied = own.iter().filter(|h| self.hashes.binary_search(h).is_ok()).count();
-        let percent = u32::try_from(copied * 100 / own.len()).unwrap_or(100);
-        (percent >= ECHO_PERCENT).then_some(NotASummary::Echo { copied_percent: percent })
+        Some(u32::try_from(copied * 100 / own.len()).unwrap_or(100))
     }
 }
 

@@ -100,16 +100,30 @@ pub fn render_summaries(summaries: &[SourceSummary<'_>]) -> String {
     out
 }
 
+/// The hint under each section of the requested shape, in [`Section::ALL`]'s order.
+const SECTION_HINTS: [&str; 5] = [
+    "- what the user is trying to achieve",
+    "- what was done and what came of it, oldest first",
+    "- each decision in force, with its reason, and any constraint or preference",
+    "- modified: <path>\n- read: <path>\n- ran: <command>\n- error: <error text>",
+    "> the user's most recent request, quoted as written",
+];
+
+/// Phrases of the requested shape's hints that no real summary contains: an answer holding
+/// several of them is the template sent back (see [`super::degenerate::Instructions`]).
+pub const SHAPE_HINTS: [&str; 7] = [
+    "what the user is trying to achieve",
+    "what was done and what came of it",
+    "each decision in force, with its reason",
+    "modified: <path>",
+    "ran: <command>",
+    "error: <error text>",
+    "the user's most recent request, quoted as written",
+];
+
 fn output_shape() -> String {
-    let hints = [
-        "- what the user is trying to achieve",
-        "- what was done and what came of it, oldest first",
-        "- each decision in force, with its reason, and any constraint or preference",
-        "- modified: <path>\n- read: <path>\n- ran: <command>\n- error: <error text>",
-        "> the user's most recent request, quoted as written",
-    ];
     let mut shape = String::from(HEADER);
-    for (section, hint) in Section::ALL.iter().zip(hints) {
+    for (section, hint) in Section::ALL.iter().zip(SECTION_HINTS) {
         shape.push('\n');
         shape.push_str(section.heading());
         shape.push('\n');

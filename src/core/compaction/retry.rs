@@ -1,8 +1,13 @@
 //! What happens after a summary was given up (seed 01: "skip and retry next turn").
 //!
-//! - An answer that was not a usable summary (empty, too long, our own markup, ...) is retried
-//!   on the **next turn**, with a smaller chunk: waiting would not make the same request better,
-//!   and every turn without a summary pushes the view towards a sliding window.
+//! - An answer that was not a usable summary (empty, a loop, our own markup, ...) is retried
+//!   on the **next turn**: waiting would not make the same request better, and every turn
+//!   without a summary pushes the view towards a sliding window.
+//! - An answer that was too long for its chunk (not shorter, no saving in the view, cut off at
+//!   the output limit) raises the chunk floor: the next attempt waits for a chunk at least twice
+//!   as large and three times the answer's size, because a summarizer's answers do not shrink
+//!   with its input. The floor is what the summarizer has shown it needs, so it outlives a
+//!   success. (Halving the chunk, as before, made the next answer *less* likely to pay off.)
 //! - A provider that failed to answer (an error, a timeout) backs off in time, doubling up to
 //!   the cap, but a probe runs after [`PROBE_AFTER_TURNS`] turns whatever the clock says, so a
 //!   busy session (tool loops make turns seconds apart) never goes unsummarized for more than a
@@ -17,8 +22,6 @@ use serde::{Deserialize, Serialize};
 
 /// Turns after a provider failure when one attempt runs despite the backoff.
 pub const PROBE_AFTER_TURNS: u32 = 3;
-/// Most halvings of the leaf chunk after failed answers.
-pub const MAX_CHUNK_SHRINK: u32 = 3;
 
 /// How a failure counts toward backoff and the breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,9 +58,10 @@ pub struct RetryState {
     /// Turns stored since the last failure (for the provider probe).
     #[serde(default)]
     pub turns_since_failure: u32,
-    /// Halvings of the leaf chunk for the next attempt, after answers that were not summaries.
+    /// The smallest leaf chunk the next attempt may use, after answers too long for their chunk
+    /// (0: no floor beyond the payoff minimum).
     #[serde(default)]
-    pub chunk_shrink: u32,
+    pub chunk_floor: u32,
 }
 
 impl RetryState {
@@ -70,7 +74,6 @@ impl RetryState {
         }
         self.breaker_open = self.auth_failures >= policy.breaker_after.max(1);
         if kind == RetryKind::Output && !self.breaker_open {
-            self.chunk_shrink = (self.chunk_shrink + 1).min(MAX_CHUNK_SHRINK);
             self.next_retry_at_ms = None;
             return;
         }
@@ -85,9 +88,17 @@ impl RetryState {
         self.next_retry_at_ms = Some(now_ms.saturating_add(delay));
     }
 
-    /// A compaction succeeded: every counter resets and the breaker closes.
+    /// A compaction succeeded: every counter resets and the breaker closes. The chunk floor
+    /// stays: it records how long this summarizer's answers run.
     pub fn on_success(&mut self) {
-        *self = RetryState::default();
+        *self = RetryState { chunk_floor: self.chunk_floor, ..RetryState::default() };
+    }
+
+    /// An answer of `answer_tokens` was too long for a chunk of `chunk_tokens`: the next chunk
+    /// must be at least twice that chunk and three times the answer.
+    pub fn on_answer_too_long(&mut self, chunk_tokens: u32, answer_tokens: u32) {
+        let needed = chunk_tokens.saturating_mul(2).max(answer_tokens.saturating_mul(3));
+        self.chunk_floor = self.chunk_floor.max(needed);
     }
 
     /// A turn was stored: counts towards the provider probe.
@@ -104,9 +115,16 @@ impl RetryState {
         time_is_up || (!self.breaker_open && self.turns_since_failure >= PROBE_AFTER_TURNS)
     }
 
-    /// The leaf chunk for the next attempt: halved once per failed answer since the last success.
-    pub fn chunk_tokens(&self, fitted_chunk: u32, floor: u32) -> u32 {
-        (fitted_chunk >> self.chunk_shrink.min(MAX_CHUNK_SHRINK)).max(floor.min(fitted_chunk))
+    /// The smallest chunk the next leaf attempt may use: the payoff minimum `base`, raised to
+    /// the floor, but never above the largest chunk `max_chunk` the budget allows.
+    pub fn chunk_min(&self, base: u32, max_chunk: u32) -> u32 {
+        base.max(self.chunk_floor).min(max_chunk)
+    }
+
+    /// Whether the floor has reached the largest chunk the budget allows: a larger chunk cannot
+    /// be what makes the next answer fit.
+    pub fn chunk_floor_at_max(&self, max_chunk: u32) -> bool {
+        self.chunk_floor >= max_chunk
     }
 }
 
@@ -149,19 +167,28 @@ mod tests {
     }
 
     #[test]
-    fn an_unusable_answer_is_retried_next_turn_with_a_smaller_chunk() {
+    fn an_unusable_answer_is_retried_next_turn_without_waiting_or_shrinking_the_chunk() {
         let mut s = RetryState::default();
-        s.on_failure(RetryKind::Output, 0, &POLICY);
-        assert!(s.may_attempt(0), "no waiting in time after an answer that was not a summary");
-        assert_eq!(s.chunk_tokens(8_000, 256), 4_000);
-        for _ in 0..10 {
+        for _ in 0..5 {
             s.on_failure(RetryKind::Output, 0, &POLICY);
         }
-        assert_eq!(s.chunk_tokens(8_000, 256), 1_000, "at most {MAX_CHUNK_SHRINK} halvings");
-        assert_eq!(s.chunk_tokens(300, 256), 256, "never below the floor");
-        assert_eq!(s.chunk_tokens(100, 256), 100, "a floor above the chunk keeps the chunk");
+        assert!(s.may_attempt(0), "no waiting in time after an answer that was not a summary");
+        assert_eq!(s.chunk_min(640, 3_000), 640, "a loop or an echo says nothing about the chunk's size");
+    }
+
+    #[test]
+    fn an_answer_too_long_for_its_chunk_raises_the_floor_and_the_floor_outlives_success() {
+        let mut s = RetryState::default();
+        s.on_answer_too_long(700, 420);
+        assert_eq!(s.chunk_min(640, 3_000), 1_400, "twice the chunk that was too small");
+        s.on_answer_too_long(1_400, 900);
+        assert_eq!(s.chunk_min(640, 8_000), 2_800.max(2_700));
+        s.on_answer_too_long(100, 1_500);
+        assert_eq!(s.chunk_min(640, 8_000), 4_500, "three times an answer that long");
+        assert_eq!(s.chunk_min(640, 3_000), 3_000, "never above the largest chunk the budget allows");
+        assert!(s.chunk_floor_at_max(3_000) && !s.chunk_floor_at_max(8_000));
         s.on_success();
-        assert_eq!(s.chunk_tokens(8_000, 256), 8_000);
+        assert_eq!(s.chunk_min(640, 8_000), 4_500, "a success keeps what the summarizer showed it needs");
     }
 
     #[test]

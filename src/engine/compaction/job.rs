@@ -4,13 +4,13 @@
 
 use super::pass::{Allowed, Pass};
 use super::target::{Goal, ViewAim};
-use super::{AnswerError, CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest};
-use crate::core::compaction::{CompactionConfig, ErrorKind, RetryState, Step, SummarizerError, SummarizerOutput};
+use super::{CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest};
+use crate::core::compaction::{CompactionConfig, RetryKind, RetryState, Step, SummarizerOutput, SummaryKind};
 use crate::engine::params::validate_session;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::store::compaction::{self as store, Event};
-use crate::store::{conversations, Sql};
+use crate::store::{conversations, spend, Sql};
 
 /// Passes one job may run before it stops and reports (a sweep resumes on a later call).
 const MAX_PASSES: u32 = 24;
@@ -35,20 +35,43 @@ pub(crate) struct Job {
     summary_ids: Vec<i64>,
     failures: Vec<String>,
     pass: Option<Pass>,
+    /// Estimated tokens of the prompt awaiting an answer.
+    asked_tokens: u32,
 }
 
-fn answer_output(answer: SummaryAnswer) -> SummarizerOutput {
-    match (answer.text, answer.error) {
-        (_, Some(AnswerError { kind, message })) => {
-            let kind = match kind.as_str() {
-                "auth" => ErrorKind::Auth,
-                "timeout" | "aborted" => ErrorKind::Timeout,
-                _ => ErrorKind::Other,
-            };
-            Err(SummarizerError::new(kind, message))
-        }
-        (Some(text), None) => Ok(text),
-        (None, None) => Err(SummarizerError::new(ErrorKind::Other, "the summarizer returned neither text nor an error")),
+/// A summarizer's answer on its way into the escalation, with what the call cost.
+struct Answered {
+    output: SummarizerOutput,
+    model: Option<String>,
+    /// Tokens in and out, and whether either is our estimate.
+    tokens: (i64, i64, bool),
+}
+
+/// One summarizer call and what came of it, to record in `summarizer_calls`.
+#[derive(Debug, Clone)]
+struct SpentCall {
+    pass: &'static str,
+    level: &'static str,
+    input: i64,
+    output: i64,
+    estimated: bool,
+    outcome: &'static str,
+    reason: Option<String>,
+}
+
+impl SpentCall {
+    fn record(&self, sql: &mut impl Sql, conversation_id: i64, now_ms: i64) -> Result<()> {
+        let call = spend::Call {
+            conversation_id,
+            pass: self.pass,
+            level: self.level,
+            input_tokens: self.input,
+            output_tokens: self.output,
+            counted_by: if self.estimated { "estimate" } else { "provider" },
+            outcome: self.outcome,
+            reason: self.reason.as_deref(),
+        };
+        spend::record(sql, &call, now_ms)
     }
 }
 
@@ -115,6 +138,7 @@ impl<S: Sql> Engine<S> {
             summary_ids: Vec::new(),
             failures: Vec::new(),
             pass: None,
+            asked_tokens: 0,
         };
         self.next_job += 1;
         let id = self.next_job;
@@ -128,31 +152,36 @@ impl<S: Sql> Engine<S> {
         if !self.jobs.contains_key(&id) {
             return Err(Error::input("jobId", format!("no compaction job {id} is waiting for a summary")));
         }
-        let model = answer.model.clone();
+        let asked = self.jobs.get(&id).map_or(0, |job| job.asked_tokens);
         if answer.error.as_ref().is_some_and(|e| e.kind == "aborted") {
             if let Some(job) = self.jobs.get_mut(&id) {
                 job.host_aborted = true;
             }
         }
-        self.drive(id, Some((answer_output(answer), model)), now_ms)
+        let answered = Answered { output: answer.output(), model: answer.model.clone(), tokens: answer.tokens(asked) };
+        self.drive(id, Some(answered), now_ms)
     }
 
     /// Runs the job until it needs the host's LLM or is finished.
-    fn drive(&mut self, id: u64, mut answer: Option<(SummarizerOutput, Option<String>)>, now_ms: i64) -> Result<CompactionStep> {
+    fn drive(&mut self, id: u64, mut answer: Option<Answered>, now_ms: i64) -> Result<CompactionStep> {
         let backoff = self.config.compaction.backoff_policy();
         loop {
             let Some(job) = self.jobs.get_mut(&id) else {
                 return Err(Error::storage(format!("compaction job {id} disappeared")));
             };
             let (summarizer, conversation_id, config) = (job.summarizer, job.conversation_id, job.config.clone());
-            let step = match (&mut job.pass, answer.take()) {
-                (Some(pass), Some((output, model))) => (pass.feed(output, &config), model),
+            let (step, model, call) = match (&mut job.pass, answer.take()) {
+                (Some(pass), Some(Answered { output, model, tokens })) => {
+                    let level = pass.level();
+                    (pass.feed(output, &config), model, Some((pass.kind(), level, tokens)))
+                }
                 (Some(pass), None) if summarizer == Summarizer::Extractive => {
                     let output = pass.run_extractive(&config);
-                    (pass.feed(output, &config), None)
+                    (pass.feed(output, &config), None, None)
                 }
                 (Some(pass), None) => {
                     let prompt = pass.prompt(&config);
+                    job.asked_tokens = crate::core::tokens::estimate_text(&prompt.text);
                     return Ok(CompactionStep::NeedSummary(SummaryRequest {
                         job_id: id,
                         prompt: prompt.text,
@@ -169,25 +198,52 @@ impl<S: Sql> Engine<S> {
                     continue;
                 }
             };
+            let spent = |outcome: &'static str, reason: Option<String>| {
+                call.map(|(kind, level, (input, output, estimated))| SpentCall { pass: kind.as_str(), level: level.as_str(), input, output, estimated, outcome, reason })
+            };
             match step {
-                (Step::Run(_), _) => {}
-                (Step::Accept(draft), model) => self.accept(id, conversation_id, &draft, model.as_deref(), now_ms)?,
-                (Step::GiveUp(give_up), _) => {
+                Step::Run(_) => {
+                    let reason = self.jobs.get(&id).and_then(|j| j.pass.as_ref()).and_then(Pass::last_rejection);
+                    if let Some(call) = spent("rejected", reason) {
+                        self.store.write(|sql| call.record(sql, conversation_id, now_ms))?;
+                    }
+                }
+                Step::Accept(draft) => self.accept(id, conversation_id, &draft, model.as_deref(), spent("stored", None), now_ms)?,
+                Step::GiveUp(give_up) => {
                     let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
                     let pass = job.pass.take();
                     let covered = pass.as_ref().map_or(0, |p| p.covered_messages());
                     let line = give_up.log_line(covered);
                     job.failures.push(line.clone());
-                    let kind = give_up.retry_kind();
+                    let max_chunk = job.config.leaf_chunk_tokens;
                     let policy = backoff;
                     let pass_name = pass.as_ref().map_or("leaf", |p| p.kind().as_str());
+                    // An answer too long for a leaf chunk raises the chunk floor; once the floor
+                    // is the largest chunk the budget allows, waiting is all that is left.
+                    let too_long = give_up.last_failure().filter(|f| f.too_long()).and_then(|f| f.answer_tokens());
+                    let grow = match (&pass, too_long) {
+                        (Some(p), Some(answer)) if p.kind() == SummaryKind::Leaf => Some((u32::try_from(p.range_tokens()).unwrap_or(u32::MAX), answer)),
+                        _ => None,
+                    };
                     let count_it = !job.host_aborted;
+                    let outcome = if give_up.retry_kind() == RetryKind::Output { "rejected" } else { "failed" };
+                    let call = spent(outcome, Some(give_up.reason()));
                     self.store.write(|sql| {
                         store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "failed", reason: &line, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms)?;
+                        if let Some(call) = &call {
+                            call.record(sql, conversation_id, now_ms)?;
+                        }
                         if !count_it {
                             return Ok(());
                         }
                         let (mut retry, pending) = store::load_state(sql, conversation_id)?;
+                        let mut kind = give_up.retry_kind();
+                        if let Some((chunk, answer)) = grow {
+                            if retry.chunk_floor_at_max(max_chunk) {
+                                kind = RetryKind::Provider;
+                            }
+                            retry.on_answer_too_long(chunk, answer);
+                        }
                         retry.on_failure(kind, now_ms, &policy);
                         store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)
                     })?;
@@ -198,7 +254,7 @@ impl<S: Sql> Engine<S> {
     }
 
     /// Stores an accepted summary in one transaction; a stale plan is logged and replanned.
-    fn accept(&mut self, id: u64, conversation_id: i64, draft: &crate::core::compaction::SummaryDraft, model: Option<&str>, now_ms: i64) -> Result<()> {
+    fn accept(&mut self, id: u64, conversation_id: i64, draft: &crate::core::compaction::SummaryDraft, model: Option<&str>, call: Option<SpentCall>, now_ms: i64) -> Result<()> {
         let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
         let Some(pass) = job.pass.take() else { return Ok(()) };
         let level = draft.level().as_str();
@@ -207,6 +263,9 @@ impl<S: Sql> Engine<S> {
             let (before, after) = (applied.tokens_before, applied.tokens_after);
             let reason = format!("{} pass summarized {before} tokens into {after}", pass.kind().as_str());
             store::record_event(sql, &Event { conversation_id, pass: pass.kind().as_str(), level: Some(level), outcome: "compacted", reason: &reason, tokens_before: Some(before), tokens_after: Some(after), summary_id: Some(applied.summary_id), telemetry_json: None }, now_ms)?;
+            if let Some(call) = &call {
+                call.record(sql, conversation_id, now_ms)?;
+            }
             let (mut retry, pending) = store::load_state(sql, conversation_id)?;
             retry.on_success();
             store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)?;
@@ -220,7 +279,13 @@ impl<S: Sql> Engine<S> {
             Ok(applied) => job.summary_ids.push(applied.summary_id),
             Err(Error::Stale(reason)) => {
                 let pass_name = pass.kind().as_str();
-                self.store.write(|sql| store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "skipped", reason: &reason, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms))?;
+                let call = call.map(|c| SpentCall { outcome: "stale", reason: Some(reason.clone()), ..c });
+                self.store.write(|sql| {
+                    if let Some(call) = &call {
+                        call.record(sql, conversation_id, now_ms)?;
+                    }
+                    store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "skipped", reason: &reason, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms)
+                })?;
             }
             Err(err) => return Err(err),
         }

@@ -17,6 +17,7 @@ mod window;
 use serde::{Deserialize, Serialize};
 
 use super::params::SessionRef;
+use crate::core::compaction::{ErrorKind, SummarizerError, SummarizerOutput};
 pub(crate) use job::Job;
 pub use trigger::TriggerOutcome;
 
@@ -121,6 +122,53 @@ pub struct SummaryAnswer {
     /// The model that wrote the summary, for the summary's metadata.
     #[serde(default)]
     pub model: Option<String>,
+    /// Why the provider stopped (`stop`, `length`, ...): `length` means the answer was cut off
+    /// at the output limit and is judged as such, whatever its text.
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// The provider's token counts for the call, when it reported them.
+    #[serde(default)]
+    pub usage: Option<AnswerUsage>,
+}
+
+/// A provider's token counts for one call.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerUsage {
+    #[serde(default)]
+    pub input_tokens: Option<f64>,
+    #[serde(default)]
+    pub output_tokens: Option<f64>,
+}
+
+impl SummaryAnswer {
+    /// The answer as the escalation judges it.
+    pub(crate) fn output(&self) -> SummarizerOutput {
+        match (&self.text, &self.error) {
+            (_, Some(AnswerError { kind, message })) => {
+                let kind = match kind.as_str() {
+                    "auth" => ErrorKind::Auth,
+                    "timeout" | "aborted" => ErrorKind::Timeout,
+                    _ => ErrorKind::Other,
+                };
+                Err(SummarizerError::new(kind, message.clone()))
+            }
+            (Some(text), None) if self.stop_reason.as_deref() == Some("length") => Err(SummarizerError::new(ErrorKind::Truncated, text.clone())),
+            (Some(text), None) => Ok(text.clone()),
+            (None, None) => Err(SummarizerError::new(ErrorKind::Other, "the summarizer returned neither text nor an error")),
+        }
+    }
+
+    /// Tokens in and out: the provider's counts where it gave them, else estimates from the
+    /// prompt and the answer's text; and whether any of it is an estimate.
+    pub(crate) fn tokens(&self, prompt_tokens: u32) -> (i64, i64, bool) {
+        let reported = |v: Option<f64>| v.filter(|t| t.is_finite() && *t >= 0.0).map(|t| t.min(9e15) as i64);
+        let usage = self.usage.unwrap_or_default();
+        let input = reported(usage.input_tokens);
+        let output = reported(usage.output_tokens);
+        let estimated_out = || i64::from(self.text.as_deref().map_or(0, crate::core::tokens::estimate_text));
+        (input.unwrap_or(i64::from(prompt_tokens)), output.unwrap_or_else(estimated_out), input.is_none() || output.is_none())
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -7,7 +7,7 @@ use crate::core::assemble::summary_item_tokens;
 use crate::core::compaction::chunking::fresh_tail_start;
 use crate::core::compaction::{
     extractive, format, ledger, plan_condensation, prompts, select_leaf_chunk, CompactionConfig, CondensePlan, CondenseRules, ContextItem,
-    Escalation, ItemKind, LeafPlan, Level, Prompt, SourceMessage, SourceSummary, Step, SummaryDraft, SummaryKind,
+    Escalation, ItemKind, LeafPlan, Level, Prompt, SourceMessage, SourceSummary, Step, SummaryDraft, SummaryKind, ViewCost,
 };
 use crate::core::compaction::ledger::Ledger;
 use crate::core::compaction::SummarizerOutput;
@@ -107,7 +107,7 @@ impl Pass {
         let items = &planning.items;
         let mut no_leaf = None;
         if allowed == Allowed::LeafThenCondense {
-            match select_leaf_chunk(items, config.tail_rule(), config.leaf_chunk_tokens) {
+            match select_leaf_chunk(items, config.tail_rule(), config.chunk_size()) {
                 Ok(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => return Ok(Planned::Crosses),
                 Ok(plan) => {
                     let rows = store::load_messages(sql, &plan.message_ids)?;
@@ -140,8 +140,42 @@ impl Pass {
         let mut pass = Pass { sources, escalation: Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), summarizer), level: Level::Normal, ledger };
         let prompt = pass.prompt(config);
         let limits = prompts::output_limits(pass.kind(), prompt.source_tokens, config);
-        pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer).with_prompt(&prompt.text);
+        let cost = pass.view_cost();
+        pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer).with_prompt(&prompt.text).with_view_cost(cost);
         pass
+    }
+
+    /// What the range costs in the view now, and what a summary's framing would add to its text
+    /// there (rendered with the widest id, so the estimate never runs short).
+    fn view_cost(&self) -> ViewCost {
+        let (range, depth, earliest, latest) = match &self.sources {
+            Sources::Messages { plan, rows, .. } => {
+                let times = rows.iter().filter_map(|r| r.timestamp_ms);
+                (plan.tokens, 0, times.clone().min(), times.max())
+            }
+            Sources::Summaries { plan, rows } => {
+                (plan.tokens, i64::from(plan.target_depth()), rows.iter().filter_map(|r| r.earliest_at).min(), rows.iter().filter_map(|r| r.latest_at).max())
+            }
+        };
+        ViewCost { range_tokens: u32::try_from(range).unwrap_or(u32::MAX), framing_tokens: summary_item_tokens(i64::MAX, depth, "", earliest, latest) }
+    }
+
+    /// The tokens the range to replace holds in the view.
+    pub fn range_tokens(&self) -> u64 {
+        match &self.sources {
+            Sources::Messages { plan, .. } => plan.tokens,
+            Sources::Summaries { plan, .. } => plan.tokens,
+        }
+    }
+
+    /// The current level's name (what a call at this point is asked at).
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// The reason of the latest rejected attempt, if any.
+    pub fn last_rejection(&self) -> Option<String> {
+        self.escalation.attempts().last().map(|a| a.failure.reason())
     }
 
     pub fn kind(&self) -> SummaryKind {

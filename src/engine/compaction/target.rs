@@ -12,7 +12,7 @@
 //! halved after answers that were not summaries ([`RetryState::chunk_tokens`]).
 
 use crate::core::accounting::host_threshold;
-use crate::core::compaction::fit::{fit, MIN_LEAF_CHUNK};
+use crate::core::compaction::fit::fit_for;
 use crate::core::compaction::{sweep_target, CompactionConfig, RetryState};
 use crate::engine::accounting::tokens_of;
 use crate::engine::compaction::{CompactionMode, CompactionParams};
@@ -59,9 +59,7 @@ impl<S: Sql> Engine<S> {
         let live = params.current_token_count.filter(|t| t.is_finite() && *t > 0.0).map(|t| t.min(9e15) as i64);
         let ours = conversation.context_token_count;
         let fitted = |budget: u32, window: Option<u32>| {
-            let mut fitted = fit(&config, budget, window);
-            fitted.leaf_chunk_tokens = retry.chunk_tokens(fitted.leaf_chunk_tokens, MIN_LEAF_CHUNK);
-            fitted
+            fit_for(&config, budget, window, retry)
         };
         match params.mode {
             CompactionMode::Pending => {

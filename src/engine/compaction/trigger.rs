@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::tail_window::Stamp;
-use crate::core::compaction::fit::{fit, MIN_LEAF_CHUNK};
+use crate::core::compaction::fit::fit_for;
 use crate::core::compaction::{evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput, TailRule};
 use crate::engine::params::{SessionRef, TriggerReport};
 use crate::engine::Engine;
@@ -40,11 +40,7 @@ impl<S: Sql> Engine<S> {
         let window = self.host_facts(conversation.id)?.window;
         let (mut retry, _) = store::load_state(self.store.sql(), conversation.id)?;
         let config = match budget {
-            Some(b) => {
-                let mut fitted = fit(&self.config.compaction, b, window);
-                fitted.leaf_chunk_tokens = retry.chunk_tokens(fitted.leaf_chunk_tokens, MIN_LEAF_CHUNK);
-                fitted
-            }
+            Some(b) => fit_for(&self.config.compaction, b, window, &retry),
             None => self.config.compaction.clone(),
         };
         let tail = self.fresh_tail_tokens(conversation, config.tail_rule(), appended)?;
