@@ -16,7 +16,8 @@ export const GARBAGE = [/<html/i, /Bad Gateway/, /I'm sorry/, /\[Truncated/, /LA
 
 const BAD_GATEWAY = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.25.3</center>\r\n</body>\r\n</html>\r\n";
 
-const summaryFor = (prompt) => {
+/** The good answer: a short summary naming how many messages the prompt held. */
+export const summaryFor = (prompt) => {
   const messages = (prompt.match(/\n\[[^\]\n]*\| (user|assistant|toolResult)\]\n/g) ?? []).length;
   return `## Goal\n- keep the build green while refactoring the parser\n## Progress\n- covered ${messages || "several"} messages of tool work: files were read, tests were run, fixes applied\n## Decisions\n- keep the public API unchanged`;
 };
@@ -30,7 +31,7 @@ const waitForAbort = (signal) => new Promise((resolve) => {
  * A summarizer that fails `rate` of the time, cycling through every fault kind. `authOutage`
  * (a predicate on the call number) makes calls fail with 401 to exercise the breaker.
  */
-export function faultyLlm({ seed = 1, rate = 0.2, authOutage = () => false } = {}) {
+export function faultyLlm({ seed = 1, rate = 0.2, authOutage = () => false, answer = summaryFor } = {}) {
   const random = prng(seed);
   const stats = { calls: 0, good: 0, faults: Object.fromEntries(FAULTS.map((f) => [f, 0])), auth: 0, hung: 0, hungAborted: 0, signalMissing: 0 };
   let next = 0;
@@ -44,7 +45,7 @@ export function faultyLlm({ seed = 1, rate = 0.2, authOutage = () => false } = {
     }
     if (random() >= rate) {
       stats.good++;
-      return { text: summaryFor(prompt), stopReason: "stop", provider: "fake", model: "soak-summarizer" };
+      return { text: answer(prompt), stopReason: "stop", provider: "fake", model: "soak-summarizer" };
     }
     const fault = FAULTS[next++ % FAULTS.length];
     stats.faults[fault]++;
@@ -102,12 +103,12 @@ function dbBytes(dbPath) {
  * Runs `turns` turns and returns the figures. `window` turns per row of the per-window table.
  * Config defaults make compaction frequent (6K budget) and faults cheap (1 s timeout, 1 s backoff).
  */
-export async function runSoak({ turns, storage, seed = 7, rate = 0.2, window = 1_000, budget = 6_000, config = {}, authOutageTurns = [0, 0], log = () => {} }) {
+export async function runSoak({ turns, storage, seed = 7, rate = 0.2, window = 1_000, budget = 6_000, config = {}, authOutageTurns = [0, 0], log = () => {}, answer = summaryFor }) {
   const plugin = await loadPlugin();
   const dir = tempDir(`soak-${storage.replace(":", "")}`);
   const dbPath = join(dir, "db.sqlite");
   let turn = 0;
-  const llm = faultyLlm({ seed, rate, authOutage: () => turn >= authOutageTurns[0] && turn < authOutageTurns[1] });
+  const llm = faultyLlm({ seed, rate, authOutage: () => turn >= authOutageTurns[0] && turn < authOutageTurns[1], answer });
   const pluginConfig = { dbPath, storage, summarizer: "host", summaryTimeoutMs: 1_000, backoffBaseMs: 1_000, backoffMaxMs: 4_000, freshTailCount: 8, leafChunkTokens: 8_000, ...config };
   const h = createFakeHost({ pluginConfig, stateDir: dir, llm });
   h.load(plugin);
