@@ -57,6 +57,26 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.equal((await lcm("")).text, text, "status is the default");
   });
 
+  test("status shows what the summarizer calls cost, per pass, as the provider counted it", async () => {
+    const dir = tempDir("lcm-spend");
+    let calls = 0;
+    const llm = { complete: async () => {
+      calls++;
+      return { text: "## Goal\n- answer the requests\n## Progress\n- answered them", stopReason: "stop", model: "m", usage: { inputTokens: 1000, outputTokens: 20 } };
+    } };
+    const h = createFakeHost({ pluginConfig: { dbPath: join(dir, "db.sqlite"), storage, freshTailCount: 2, summarizer: "host" }, stateDir: dir, llm });
+    const commands = new Map();
+    h.api.registerCommand = (def) => commands.set(def.name, def);
+    h.load(plugin);
+    await conversation(h);
+    assert.ok(calls > 0, "the host's LLM was asked for summaries");
+    const { text } = await commands.get("lcm").handler({ args: "status", sessionKey: KEY, sessionId: "s", isAuthorizedSender: true });
+    const total = `${calls} call(s), ${calls * 1000} tokens in, ${calls * 20} out; ${calls} stored, 0 rejected, 0 failed`;
+    assert.ok(text.includes(`  summarizer spend (this session): ${total}`), text);
+    assert.ok(text.includes(`summarizer spend (all conversations): ${total}`), text);
+    assert.match(text, /\n {4}leaf: \d+ call\(s\), \d+ tokens in/);
+  });
+
   test("doctor passes a healthy database and repair has nothing to do", async () => {
     const { h, lcm } = host(storage);
     await conversation(h);
