@@ -5,10 +5,10 @@
 // thrown away (a good answer that did not become a summary), summaries larger than what they
 // replaced, and the tokens spent.
 //
-//   node bench/summarizer-payoff.mjs [turns=400] [rate=0.25] [answers=short|long] [storage=node:sqlite]
+//   node bench/summarizer-payoff.mjs [turns=400] [rate=0.25] [answers=short|long|reasoning] [storage=node:sqlite]
 //
 // `answers=long` makes every good answer a well-formed summary of ~450 tokens whatever its input,
-// as small local models write them.
+// as small local models write them; `answers=reasoning` is a reasoning model (see below).
 import { query } from "../tests/js/support.mjs";
 import { runSoak, summaryFor } from "../tests/js/soak-host.mjs";
 
@@ -19,8 +19,20 @@ const longSummary = (prompt) => {
   return `${summaryFor(prompt)}\n## Artifacts\n${lines.join("\n")}`;
 };
 
+// `answers=reasoning`: a reasoning model that puts its chain of thought in the completion on half
+// of its answers (`<think>…</think>` before the summary), and on one in eight sends nothing else.
+const REASONING = "REASONING-CANARY let me think about which files the agent touched";
+let reasoned = 0;
+const reasoningSummary = (prompt) => {
+  reasoned++;
+  if (reasoned % 8 === 0) return `<think>\n${REASONING} and I ran out of tokens`;
+  return reasoned % 2 ? `<think>\n${REASONING}.\n</think>\n\n${summaryFor(prompt)}` : summaryFor(prompt);
+};
+const answerOf = { short: summaryFor, long: longSummary, reasoning: reasoningSummary }[answers];
+if (!answerOf) throw new Error(`answers must be short, long or reasoning, not ${answers}`);
+
 const started = Date.now();
-const r = await runSoak({ turns: Number(turns), storage, rate: Number(rate), window: Number(turns), answer: answers === "long" ? longSummary : summaryFor });
+const r = await runSoak({ turns: Number(turns), storage, rate: Number(rate), window: Number(turns), answer: answerOf });
 const rows = async (sql) => query(r.dbPath, sql);
 const byOutcome = Object.fromEntries(await rows("SELECT outcome, COUNT(*) FROM summarizer_calls GROUP BY outcome"));
 const reasons = {};
@@ -31,11 +43,12 @@ for (const [outcome, reason] of await rows("SELECT outcome, reason FROM summariz
 const [[inTokens, outTokens]] = await rows("SELECT COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0) FROM summarizer_calls");
 const [[grew]] = await rows(`SELECT COUNT(*) FROM compaction_events WHERE outcome = 'compacted' AND tokens_after >= tokens_before`);
 const [[stored]] = await rows("SELECT COUNT(*) FROM summaries");
+const [[withReasoning]] = await rows("SELECT COUNT(*) FROM summaries WHERE content LIKE '%REASONING-CANARY%' OR content LIKE '%<think%'");
 const faults = Object.values(r.llm.faults).reduce((a, b) => a + b, 0) + r.llm.auth;
 const out = {
   turns: Number(turns), rate: Number(rate), answers, storage,
   llmCalls: r.llm.calls, goodAnswers: r.llm.good, injectedFaults: faults,
-  summariesStored: stored, goodAnswersThrownAway: r.llm.good - stored,
+  summariesStored: stored, goodAnswersThrownAway: r.llm.good - stored, summariesHoldingReasoning: withReasoning,
   callsLogged: byOutcome, summariesNotSmallerThanTheirRange: grew,
   tokensIn: inTokens, tokensOut: outTokens,
   lostOrDuplicated: r.storedMessages !== r.sentMessages || r.distinctMessages !== r.sentMessages,
