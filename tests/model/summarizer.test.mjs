@@ -117,7 +117,7 @@ describe("a real small model as the summarizer", { timeout: 30 * 60_000 }, () =>
     // Without this the checks below could pass by matching nothing.
     assert.ok(run.requests.length > 0, "the model was asked for summaries");
     for (const s of run.summaries) {
-      assert.equal(s.summarizer, "host", `summary ${s.id} came from the model, not a fallback`);
+      assert.equal(s.summarizer, "llm", `summary ${s.id} came from the model (summarizer "llm"), not the extractive one`);
       if (narrativeBullets(s.content).length) assert.ok(s.from.length > 0, `summary ${s.id} matches no answer the model gave:\n${s.content}`);
     }
   });
