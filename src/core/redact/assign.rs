@@ -82,6 +82,14 @@ pub fn secret_key(key: &str) -> Option<Family> {
         return None;
     }
     let prev = before.last().map(String::as_str);
+    // Fused names: `PGPASSWORD`, `APITOKEN`, `clientsecret`.
+    let fused = |suffixes: &[&str]| last.len() > 6 && suffixes.iter().any(|s| last.len() > s.len() && last.ends_with(s));
+    if fused(&["password", "passwd"]) {
+        return Some(Family::Password);
+    }
+    if fused(&["secret", "token", "apikey", "accesskey", "secretkey", "privatekey"]) {
+        return Some(Family::Secret);
+    }
     if PASSWORD_WORDS.contains(&last.as_str()) {
         // `pw` alone is too short a word to trust; `db_pw` is a password.
         return (last != "pw" || prev.is_some()).then_some(Family::Password);
@@ -226,7 +234,7 @@ mod tests {
         assert_eq!(words("AWS_SECRET_ACCESS_KEY"), ["aws", "secret", "access", "key"]);
         assert_eq!(words("clientSecret"), ["client", "secret"]);
         assert_eq!(words("_authToken"), ["auth", "token"]);
-        for key in ["DB_PASSWORD", "password", "clientSecret", "apiKey", "x-api-key", "_authToken", "STRIPE_KEY", "spring.datasource.password", "SECRET_KEY_BASE", "api_key"] {
+        for key in ["DB_PASSWORD", "password", "clientSecret", "apiKey", "x-api-key", "_authToken", "STRIPE_KEY", "spring.datasource.password", "SECRET_KEY_BASE", "api_key", "PGPASSWORD", "clientsecret"] {
             assert!(secret_key(key).is_some(), "{key} names a secret");
         }
         for key in ["max_tokens", "next_page_token", "eos_token", "passwordHash", "public_key", "key", "token_type", "bypass", "monkey", "pw", "primary_key"] {

@@ -306,7 +306,7 @@ pub const BUILTIN: &[Pattern] = &[
         class: "url-password",
         category: GENERIC,
         keywords: &["://"],
-        finder: re_group(r#"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@'"<>\[\]]*:([^\s/?#@'"<>]+)@[A-Za-z0-9\[]"#, &[1], 40, 64),
+        finder: re_group(r#"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@'"<>\[\]]*:([^\s/@'"<>]+)@[A-Za-z0-9\[]"#, &[1], 40, 64),
         check: Check::UrlPassword,
     },
     Pattern {
@@ -368,6 +368,13 @@ pub const BUILTIN: &[Pattern] = &[
         keywords: &["curl"],
         finder: re_group(r#"\bcurl\b[^\n|;&]*?\s(?:-u|--user)(?:\s+|=)["']?[^\s:"'@]+:([^\s"']+)"#, &[1], 0, 512),
         check: Check::UrlPassword,
+    },
+    Pattern {
+        class: "password-argument",
+        category: GENERIC,
+        keywords: &["requirepass", "masterauth"],
+        finder: re_group(r#"\b(?:requirepass|masterauth)\s+(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"]+))"#, &[1, 2, 3], 0, 64),
+        check: Check::NotPlaceholder,
     },
     Pattern {
         class: "password-argument",
