@@ -322,3 +322,71 @@ fn extra_patterns_from_the_config_are_applied_to_prompts() {
     assert!(prompts.iter().any(|p| p.contains("[credential: acme-ticket]")));
     assert!(custom::parse(&json!(["("])).is_err());
 }
+
+/// Texts that hold no credential: the bundled demo transcript, the messages the benchmarks and
+/// end-to-end tests generate, the lockfiles (integrity hashes, checksums) and a hand-written
+/// coding session full of look-alikes (hashes, UUIDs, images, code about tokens and passwords).
+fn clean_corpus() -> Vec<(String, Value)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out: Vec<(String, Value)> = Vec::new();
+    let demo: Value = serde_json::from_str(&std::fs::read_to_string(root.join("demo/transcript.json")).unwrap()).unwrap();
+    for (i, m) in demo["messages"].as_array().unwrap().iter().enumerate() {
+        out.push((format!("demo/transcript.json#{i}"), m.clone()));
+    }
+    // benches/engine.rs, bench/wasm-bench.mjs and bench/host-path's "short" shape.
+    for i in 0..200 {
+        out.push((format!("bench message {i}"), json!({"role": "user", "content": format!("user message {i}: please look at file src/module_{}.rs and fix the failing test", i % 97)})));
+        out.push((format!("bench reply {i}"), json!({"role": "assistant", "content": [{"type": "text", "text": format!("Assistant reply {i}. I read the file, changed two lines and the test passes now.")}]})));
+    }
+    // bench/host-path's "mixed" shape: sentences from its vocabulary.
+    let words: Vec<&str> = "the file test module function error build compile cache budget summary index query request response token window context message session agent tool result value config path line change patch review commit branch merge parse render store search expand describe".split(' ').collect();
+    let mut state = 7u64;
+    for i in 0..300 {
+        let sentence: Vec<&str> = (0..40).map(|_| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            words[((state >> 33) % words.len() as u64) as usize]
+        }).collect();
+        out.push((format!("host-path mixed {i}"), json!({"role": "toolResult", "toolCallId": format!("call_{i}"), "toolName": "read", "content": [{"type": "text", "text": format!("{}.", sentence.join(" "))}], "isError": false})));
+    }
+    // tests/e2e's longText and tests/js/host-simulator's replies.
+    for i in 0..50 {
+        let mut s = format!("Compaction e2e turn {i}: please keep these logbook notes.");
+        for k in 1..20 {
+            s.push_str(&format!(" Note {k} for turn {i}: the keeper recorded wind, tide and {} passing ships.", k * 3));
+        }
+        out.push((format!("e2e longText {i}"), json!({"role": "user", "content": s})));
+        out.push((format!("host-simulator reply {i}"), json!({"role": "assistant", "content": format!("Reply to turn {i}: {}", "the work goes on. ".repeat(20))})));
+    }
+    for file in ["Cargo.lock", "package-lock.json"] {
+        out.push((file.to_owned(), json!({"role": "toolResult", "toolCallId": "c", "toolName": "read", "content": [{"type": "text", "text": std::fs::read_to_string(root.join(file)).unwrap()}], "isError": false})));
+    }
+    let session = std::fs::read_to_string(root.join("tests/fixtures/no-credentials/coding-session.txt")).unwrap();
+    for (i, chunk) in session.split("\n=====\n").enumerate() {
+        out.push((format!("coding-session.txt#{i}"), json!({"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": [{"type": "text", "text": chunk}], "isError": false})));
+    }
+    out
+}
+
+/// Redactions measured on the clean corpus when the patterns were written (0 is the goal).
+const MEASURED_FALSE_POSITIVES: u32 = 0;
+
+#[test]
+fn texts_without_credentials_are_sent_unchanged() {
+    let r = Redactor::builtin().unwrap();
+    let corpus = clean_corpus();
+    assert!(corpus.len() > 1_400, "the corpus was read: {} texts", corpus.len());
+    let mut hits = Vec::new();
+    let mut total = 0;
+    for (name, message) in &corpus {
+        let mut value = message.clone();
+        let counts = r.redact_json(&mut value);
+        let text = lossless_wasm::core::message::text_of_raw_json(&value.to_string()).unwrap();
+        let text_counts = r.redact(&text).counts;
+        total += counts.total() + text_counts.total();
+        if !counts.is_empty() || !text_counts.is_empty() {
+            hits.push(format!("{name}: {} / {}", counts.describe(), text_counts.describe()));
+        }
+    }
+    eprintln!("false positives on {} clean texts: {total}", corpus.len());
+    assert!(total <= MEASURED_FALSE_POSITIVES, "{total} redactions in texts without credentials:\n{}", hits.join("\n"));
+}

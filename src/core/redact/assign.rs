@@ -27,7 +27,7 @@ const SECRET_WORDS: &[&str] = &[
 ];
 /// Words before a final `key` that make it a secret key (`api_key`, `signingKey`).
 const KEY_QUALIFIERS: &[&str] = &[
-    "api", "access", "secret", "private", "auth", "signing", "encryption", "master", "account", "app", "license", "session",
+    "api", "access", "secret", "private", "auth", "signing", "encryption", "master", "account", "app", "license",
     "subscription", "storage", "shared", "service", "admin", "client", "consumer", "webhook", "deploy", "encrypt", "hmac", "jwt",
     "cookie", "crypt", "cipher", "sign", "management", "write", "read", "ingest", "personal",
 ];
@@ -91,8 +91,8 @@ pub fn secret_key(key: &str) -> Option<Family> {
         return Some(Family::Secret);
     }
     if PASSWORD_WORDS.contains(&last.as_str()) {
-        // `pw` alone is too short a word to trust; `db_pw` is a password.
-        return (last != "pw" || prev.is_some()).then_some(Family::Password);
+        // `pw` and `pass` alone say too little (`pass: "trigger"`); `db_pw`, `DB_PASS` are passwords.
+        return (!matches!(last.as_str(), "pw" | "pass") || prev.is_some()).then_some(Family::Password);
     }
     if SECRET_WORDS.contains(&last.as_str()) {
         return Some(Family::Secret);
@@ -110,8 +110,10 @@ fn looks_like_code(value: &str, env_key: bool) -> bool {
     }
     let identifier = value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         && value.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-    let dotted_path = value.contains('.')
-        && value.split('.').all(|part| part.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+    // `self.token`, `ctx?.sessionKey`, `user!.password`: a property path.
+    let path = value.replace(['?', '!'], "");
+    let dotted_path = path.contains('.')
+        && path.split('.').all(|part| part.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
     if dotted_path {
         return true;
     }
@@ -148,13 +150,16 @@ pub fn secret_value(value: &str, family: Family, quoted: bool, env_key: bool, re
 }
 
 /// The value after `key_end`, if a separator follows: its span and whether it was quoted.
-fn value_after(text: &str, key_end: usize) -> Option<(usize, usize, bool)> {
+fn value_after(text: &str, key_start: usize, key_end: usize) -> Option<(usize, usize, bool)> {
     let bytes = text.as_bytes();
     let at = |i: usize| bytes.get(i).copied();
+    let before = |n: usize| key_start.checked_sub(n).and_then(at);
     let mut i = key_end;
-    if at(i) == Some(b'\\') && matches!(at(i + 1), Some(b'"' | b'\'')) {
+    // A closing quote counts only when the same quote opened the key: in `"all checks pass" :
+    // "x"` the quote closes a sentence, not a key.
+    if at(i) == Some(b'\\') && matches!(at(i + 1), Some(b'"' | b'\'')) && before(1) == at(i + 1) && before(2) == Some(b'\\') {
         i += 2;
-    } else if matches!(at(i), Some(b'"' | b'\'')) {
+    } else if matches!(at(i), Some(b'"' | b'\'')) && before(1) == at(i) {
         i += 1;
     }
     if at(i) == Some(b']') {
@@ -216,7 +221,7 @@ pub fn find(text: &str, hits: &[(usize, usize)]) -> Vec<(usize, usize)> {
         last_key = key_start;
         let key = &text[key_start..key_end];
         let Some(family) = secret_key(key) else { continue };
-        let Some((v_start, v_end, quoted)) = value_after(text, key_end) else { continue };
+        let Some((v_start, v_end, quoted)) = value_after(text, key_start, key_end) else { continue };
         let rest = text[v_end..].split(['\n', '\r']).next().unwrap_or("");
         if secret_value(&text[v_start..v_end], family, quoted, is_env_key(key), rest) {
             out.push((v_start, v_end));
@@ -282,6 +287,10 @@ mod tests {
             "DATABASE_PASSWORD=$(cat /run/secrets/db)",
             "password: \"********\"",
             "secret_key: Option<SecretKey>",
+            "const lines = [d.ok ? \"all checks pass\" : \"problems found\"];",
+            "pass: \"trigger\",",
+            "sessionKey: ctx?.sessionKey,",
+            "WHERE session_key = 'agent:main:subagent:1'",
         ] {
             assert!(found(text).is_empty(), "{text:?} -> {:?}", found(text));
         }

@@ -18,6 +18,10 @@ pub fn passes(check: Check, candidate: &str) -> bool {
         Check::UrlPassword => !is_placeholder(candidate) && !is_port(candidate),
         Check::JwtHeader => jwt_header(candidate),
         Check::Base64PrivateKey => base64_private_key(candidate),
+        Check::RandomBase64 => {
+            let has = |f: fn(&u8) -> bool| candidate.bytes().any(|b| f(&b));
+            has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit) && entropy(candidate) >= 4.2
+        }
     }
 }
 
@@ -71,7 +75,9 @@ pub fn is_placeholder(value: &str) -> bool {
         return true;
     }
     let lower = v.to_ascii_lowercase();
-    if lower.contains("****") || lower.contains("xxxx") || lower.contains("...") || lower.contains('…') || lower.starts_with("your") {
+    let masked = lower.contains("****") || lower.contains("xxxx") || lower.contains("...") || lower.contains('…');
+    let template = ["${", "$(", "{{", "%("].iter().any(|t| v.contains(t));
+    if masked || template || lower.starts_with("your") {
         return true;
     }
     // An environment variable's name written where its value goes.
@@ -133,7 +139,7 @@ mod tests {
 
     #[test]
     fn placeholders_and_references_are_not_credentials() {
-        for v in ["$TOKEN", "${API_KEY}", "%s", "{{ secrets.X }}", "<your-token>", "[credential: jwt]", "****", "xxxxxxxx", "sk-...abcd", "YOUR_API_KEY", "your-token-here", "null", "string", ""] {
+        for v in ["$TOKEN", "${API_KEY}", "%s", "{{ secrets.X }}", "<your-token>", "changeme-${RANDOM}", "[credential: jwt]", "****", "xxxxxxxx", "sk-...abcd", "YOUR_API_KEY", "your-token-here", "null", "string", ""] {
             assert!(is_placeholder(v), "{v:?} is a placeholder");
         }
         for v in ["hunter2", "s3cr3t-P@ss", "ghp_abc", "Tr0ub4dor&3", "postgres"] {

@@ -3,7 +3,8 @@
 //! and confirmed by decoding. Each returns byte spans; the table in [`super::patterns`] says
 //! when each runs and what class it reports.
 
-use super::checks::{base64_decode, entropy};
+use super::checks::base64_decode;
+use super::patterns::Alphabet;
 
 fn is_b64url(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
@@ -48,7 +49,7 @@ pub fn discord_bot_tokens(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// Maximal runs of `is_member` bytes, as byte spans.
-fn runs(bytes: &[u8], is_member: fn(u8) -> bool) -> impl Iterator<Item = (usize, usize)> + '_ {
+fn runs<'a, F: Fn(u8) -> bool + 'a>(bytes: &'a [u8], is_member: F) -> impl Iterator<Item = (usize, usize)> + 'a {
     let mut i = 0;
     std::iter::from_fn(move || {
         while i < bytes.len() && !is_member(bytes[i]) {
@@ -65,17 +66,27 @@ fn runs(bytes: &[u8], is_member: fn(u8) -> bool) -> impl Iterator<Item = (usize,
     })
 }
 
-/// AWS secret access keys without their name: exactly 40 base64 characters with upper and
-/// lower case and digits, as random as a key is (a commit hash is lower-case hex; an
-/// identifier is words). Only run on texts that mention AWS.
-pub fn bare_aws_secrets(text: &str) -> Vec<(usize, usize)> {
+/// Whole tokens: a run of `alphabet`'s run characters that is `prefix` plus exactly `len`
+/// characters of the alphabet, followed by `padding` and then nothing token-like. A run right
+/// after `-`, `_`, `.` or `=` is part of something longer (`sha512-…`, `key=…` is another rule's).
+pub fn token_runs(text: &str, prefix: &str, alphabet: Alphabet, len: usize, padding: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
-    runs(bytes, is_b64)
-        .filter(|&(s, e)| e - s == 40)
-        .filter(|&(s, e)| bytes.get(e) != Some(&b'=') && !(s > 0 && matches!(bytes[s - 1], b'-' | b'_' | b'.' | b'=')))
-        .filter(|&(s, e)| {
-            let run = &text[s..e];
-            run.bytes().any(|b| b.is_ascii_uppercase()) && run.bytes().any(|b| b.is_ascii_lowercase()) && run.bytes().any(|b| b.is_ascii_digit()) && entropy(run) >= 4.2
+    let in_run: fn(u8) -> bool = match alphabet {
+        Alphabet::Base64 => is_b64,
+        Alphabet::Hex => |b: u8| b.is_ascii_alphanumeric(),
+    };
+    let in_alphabet: fn(&u8) -> bool = match alphabet {
+        Alphabet::Base64 => |b: &u8| is_b64(*b),
+        Alphabet::Hex => u8::is_ascii_hexdigit,
+    };
+    runs(bytes, in_run)
+        .filter(|&(s, e)| e - s == prefix.len() + len && text[s..e].starts_with(prefix) && bytes[s + prefix.len()..e].iter().all(in_alphabet))
+        .filter(|&(s, _)| !(s > 0 && matches!(bytes[s - 1], b'-' | b'_' | b'.' | b'=')))
+        .filter_map(|(s, e)| {
+            let end = e + padding.len();
+            let padded = bytes.get(e..end).is_some_and(|p| p == padding.as_bytes());
+            let then = bytes.get(end).copied();
+            (padded && !then.is_some_and(|b| in_run(b) || b == b'=')).then_some((s, end))
         })
         .collect()
 }
@@ -90,7 +101,8 @@ pub fn printable_base64_blobs(text: &str) -> Vec<(usize, usize, String)> {
             e += 1;
         }
         let len = e - s;
-        if !(16..=8_192).contains(&len) || len % 4 != 0 {
+        // Base64 of text always has digits somewhere; a long identifier usually has none.
+        if !(16..=8_192).contains(&len) || len % 4 != 0 || !bytes[s..e].iter().any(u8::is_ascii_digit) {
             continue;
         }
         let Some(decoded) = base64_decode(&text[s..e]) else { continue };
@@ -116,12 +128,16 @@ mod tests {
     }
 
     #[test]
-    fn a_bare_aws_secret_is_forty_random_base64_characters() {
+    fn token_runs_are_whole_tokens_of_the_exact_length() {
         let text = "key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY end";
-        let found = bare_aws_secrets(text);
-        assert_eq!(found.len(), 1);
-        assert_eq!(&text[found[0].0..found[0].1], "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY");
-        assert!(bare_aws_secrets("commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39").is_empty());
+        let found = token_runs(text, "", Alphabet::Base64, 40, "");
+        assert_eq!(found.iter().map(|(s, e)| &text[*s..*e]).collect::<Vec<_>>(), ["wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]);
+        assert!(token_runs(&format!("{}x", &text[32..72]), "", Alphabet::Base64, 40, "").is_empty(), "a longer run is not a key");
+        assert!(token_runs("sha1-wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "", Alphabet::Base64, 40, "").is_empty());
+        let sk = "SK0123456789abcdef0123456789abcdef";
+        assert_eq!(token_runs(&format!("api_key: {sk}\n"), "SK", Alphabet::Hex, 32, ""), vec![(9, 9 + sk.len())]);
+        assert!(token_runs("SK0123456789abcdef0123456789abcdeg", "SK", Alphabet::Hex, 32, "").is_empty());
+        assert_eq!(token_runs("k=x AAAA==;", "", Alphabet::Base64, 4, "==").len(), 1);
     }
 
     #[test]

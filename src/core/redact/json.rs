@@ -19,8 +19,8 @@ pub fn walk(redactor: &Redactor, value: &mut Value, counts: &mut Counts) {
         Value::Array(items) => items.iter_mut().for_each(|v| walk(redactor, v, counts)),
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
-                let keyed = match (&*v, secret_key(key)) {
-                    (Value::String(s), Some(family)) => secret_value(s, family, true, is_env_key(key), ""),
+                let keyed = match &*v {
+                    Value::String(s) if may_name_a_secret(key) => secret_key(key).is_some_and(|family| secret_value(s, family, true, is_env_key(key), "")),
                     _ => false,
                 };
                 if keyed {
@@ -36,6 +36,13 @@ pub fn walk(redactor: &Redactor, value: &mut Value, counts: &mut Counts) {
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
+}
+
+/// A cheap look before the word split: most keys are `role`, `type`, `text`, `id`.
+fn may_name_a_secret(key: &str) -> bool {
+    const WORDS: [&[u8]; 8] = [b"pass", b"pwd", b"secret", b"token", b"key", b"credential", b"auth", b"dockerc"];
+    let bytes = key.as_bytes();
+    WORDS.iter().any(|w| bytes.windows(w.len()).any(|window| window.eq_ignore_ascii_case(w)))
 }
 
 fn redact_string(redactor: &Redactor, s: &mut String, counts: &mut Counts) {

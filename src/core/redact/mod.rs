@@ -88,8 +88,8 @@ pub struct Redacted {
 enum Find {
     Windows { regex: Regex, groups: Vec<usize>, before: usize, after: usize },
     Whole { regex: Regex, groups: Vec<usize> },
+    TokenRun { prefix: &'static str, alphabet: patterns::Alphabet, len: usize, padding: &'static str },
     Assignment,
-    BareAwsSecret,
     DiscordBotToken,
     Base64Blob,
 }
@@ -118,6 +118,9 @@ pub struct Redactor {
     keywords: scan::Keywords,
 }
 
+/// Shorter texts hold no credential any rule finds (`pwd=abc` is the shortest thing a rule reads).
+const MIN_CREDENTIAL_TEXT: usize = 6;
+
 /// How deep the base64 finder looks: into a blob, but not into a blob inside it.
 const MAX_NESTING: u8 = 1;
 
@@ -133,9 +136,8 @@ impl Redactor {
         for p in BUILTIN {
             let find = match p.finder {
                 Finder::Regex { regex, groups, before, after } => Find::Windows { regex: compile_builtin(p.class, regex)?, groups: groups.to_vec(), before, after },
-                Finder::RegexWhenPresent { regex } => Find::Whole { regex: compile_builtin(p.class, regex)?, groups: vec![1] },
+                Finder::TokenRun { prefix, alphabet, len, padding } => Find::TokenRun { prefix, alphabet, len, padding },
                 Finder::Assignment => Find::Assignment,
-                Finder::BareAwsSecret => Find::BareAwsSecret,
                 Finder::DiscordBotToken => Find::DiscordBotToken,
                 Finder::Base64Blob => Find::Base64Blob,
             };
@@ -188,13 +190,23 @@ impl Redactor {
     /// Accepted spans in text order: candidates of earlier rules first, later ones only where
     /// they overlap none already taken.
     fn spans(&self, text: &str, depth: u8) -> Vec<Span> {
-        let hits = self.keywords.hits(text);
         let mut taken: Vec<Span> = Vec::new();
-        for (rule, hits) in self.rules.iter().zip(&hits) {
-            if rule.gated && hits.is_empty() {
+        if text.len() < MIN_CREDENTIAL_TEXT {
+            return taken;
+        }
+        let all_hits = self.keywords.hits(text);
+        let mut next = 0;
+        let mut rule_hits: Vec<scan::Hit> = Vec::new();
+        for (index, rule) in self.rules.iter().enumerate() {
+            rule_hits.clear();
+            while next < all_hits.len() && all_hits[next].0 == index {
+                rule_hits.push(all_hits[next].1);
+                next += 1;
+            }
+            if rule.gated && rule_hits.is_empty() {
                 continue;
             }
-            for span in self.candidates(rule, text, hits, depth) {
+            for span in self.candidates(rule, text, &rule_hits, depth) {
                 let overlaps = taken.iter().any(|t| span.start < t.end && t.start < span.end);
                 if !overlaps && span.end > span.start {
                     taken.push(span);
@@ -218,7 +230,7 @@ impl Redactor {
             }
             Find::Whole { regex, groups } => regex_spans(regex, groups, text, 0).into_iter().filter(checked).map(span).collect(),
             Find::Assignment => assign::find(text, &hits.iter().map(|h| (h.start, h.end)).collect::<Vec<_>>()).into_iter().map(span).collect(),
-            Find::BareAwsSecret => finders::bare_aws_secrets(text).into_iter().map(span).collect(),
+            Find::TokenRun { prefix, alphabet, len, padding } => finders::token_runs(text, prefix, *alphabet, *len, padding).into_iter().filter(checked).map(span).collect(),
             Find::DiscordBotToken => finders::discord_bot_tokens(text).into_iter().map(span).collect(),
             Find::Base64Blob if depth < MAX_NESTING => finders::printable_base64_blobs(text)
                 .into_iter()

@@ -17,19 +17,27 @@ pub enum Finder {
     /// linear but slow, ~5 MB/s, so it never scans a whole prompt). `groups` name the capture
     /// groups that hold the secret, first present wins; empty means the whole match.
     Regex { regex: &'static str, groups: &'static [usize], before: usize, after: usize },
-    /// Like `Regex`, but once any keyword occurs the regex runs over the whole text (for a secret
-    /// that carries no marker of its own and sits anywhere in a text that names its service).
-    RegexWhenPresent { regex: &'static str },
+    /// A whole token of `len` characters of `alphabet` after `prefix`, followed by `padding`,
+    /// anywhere in a text that holds one of the keywords (for a secret that carries no marker
+    /// of its own and sits anywhere in a text that names its service).
+    TokenRun { prefix: &'static str, alphabet: Alphabet, len: usize, padding: &'static str },
     /// `KEY=value`, `key: value`, `"key": "value"`, `key => 'value'` where the key names a
     /// secret (hand-written: the key and value checks are more than a regex can say).
     Assignment,
-    /// A 40-character AWS secret access key without a key name, in a text that mentions AWS.
-    BareAwsSecret,
     /// A Discord bot token: base64 of a numeric user id, a dot, 6 characters, a dot, an HMAC.
     DiscordBotToken,
     /// A base64 blob (a Kubernetes secret's `data:` value, say) whose decoded text holds a
     /// credential; the blob takes the inner credential's class.
     Base64Blob,
+}
+
+/// The characters of a [`Finder::TokenRun`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alphabet {
+    /// `A-Z a-z 0-9 + /`; the token is a whole run of these.
+    Base64,
+    /// `0-9 a-f A-F` inside a whole run of letters and digits.
+    Hex,
 }
 
 /// What must hold for a candidate to count.
@@ -51,6 +59,9 @@ pub enum Check {
     JwtHeader,
     /// The blob decodes to a PEM private key.
     Base64PrivateKey,
+    /// Upper case, lower case and digits, and 4.2 bits of entropy per character: a random
+    /// base64 key, not an identifier or a hex digest.
+    RandomBase64,
 }
 
 /// One built-in pattern.
@@ -144,7 +155,7 @@ pub const BUILTIN: &[Pattern] = &[
         class: "azure-storage-key",
         category: CLOUD,
         keywords: &["azure", "keyname", "windows.net"],
-        finder: Finder::RegexWhenPresent { regex: r#"(?:^|[\s"':=,\[])([A-Za-z0-9+/]{86}==)(?:[^A-Za-z0-9+/=]|$)"# },
+        finder: Finder::TokenRun { prefix: "", alphabet: Alphabet::Base64, len: 86, padding: "==" },
         check: Check::Mixed,
     },
     Pattern {
@@ -263,7 +274,13 @@ pub const BUILTIN: &[Pattern] = &[
         finder: re(r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}", 48),
         check: Check::None,
     },
-    Pattern { class: "twilio-api-key", category: SAAS, keywords: &["twilio"], finder: Finder::RegexWhenPresent { regex: r"\bSK[0-9a-fA-F]{32}\b" }, check: Check::None },
+    Pattern {
+        class: "twilio-api-key",
+        category: SAAS,
+        keywords: &["twilio"],
+        finder: Finder::TokenRun { prefix: "SK", alphabet: Alphabet::Hex, len: 32, padding: "" },
+        check: Check::None,
+    },
     Pattern { class: "mailgun-api-key", category: SAAS, keywords: &["key-"], finder: re(r"\bkey-[0-9a-f]{32}\b", 48), check: Check::Random },
     Pattern { class: "mailchimp-api-key", category: SAAS, keywords: &["-us"], finder: re_group(r"\b([0-9a-f]{32}-us[0-9]{1,2})\b", &[1], 34, 8), check: Check::None },
     Pattern { class: "brevo-api-key", category: SAAS, keywords: &["xkeysib-", "xsmtpsib-"], finder: re(r"\bx(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}\b", 96), check: Check::None },
@@ -314,12 +331,12 @@ pub const BUILTIN: &[Pattern] = &[
         category: GENERIC,
         keywords: &["authorization"],
         finder: re_group(
-            r#"(?i)\b(?:proxy-)?authorization\\?["']?\s*[:=]\s*\\?["']?(?:(?:bearer|basic|token|bot|apikey|api-key|key|sso-key|ssws|gitlab-token|splunk)\s+)?([^\s"'\\,;]+)"#,
+            r#"(?i)\b(?:proxy-)?authorization\\?["'`]?\s*[:=]\s*\\?["'`]?(?:(?:bearer|basic|token|bot|apikey|api-key|key|sso-key|ssws|gitlab-token|splunk)\s+)?([^\s"'`\\,;]+)"#,
             &[1],
             0,
             64,
         ),
-        check: Check::NotPlaceholder,
+        check: Check::RandomValue,
     },
     Pattern {
         class: "authorization-header",
@@ -397,7 +414,13 @@ pub const BUILTIN: &[Pattern] = &[
         finder: Finder::Assignment,
         check: Check::None,
     },
-    Pattern { class: "aws-secret-key", category: CLOUD, keywords: &["aws", "akia", "asia"], finder: Finder::BareAwsSecret, check: Check::None },
+    Pattern {
+        class: "aws-secret-key",
+        category: CLOUD,
+        keywords: &["aws", "akia", "asia"],
+        finder: Finder::TokenRun { prefix: "", alphabet: Alphabet::Base64, len: 40, padding: "" },
+        check: Check::RandomBase64,
+    },
     Pattern {
         class: "base64-encoded",
         category: GENERIC,

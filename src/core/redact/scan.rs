@@ -5,8 +5,6 @@
 //!
 //! Owns nothing but positions: it does not know what the rules match.
 
-use std::collections::HashMap;
-
 /// A keyword occurrence: byte offsets of the keyword in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hit {
@@ -24,8 +22,8 @@ pub struct Keywords {
     owners: Vec<Vec<usize>>,
     /// One bit per hash of three lower-cased bytes: is any keyword starting with them?
     present: Vec<u64>,
-    by_hash: HashMap<u16, Vec<usize>>,
-    rules: usize,
+    /// `(hash, keyword)` sorted by hash, searched only where `present` says so.
+    by_hash: Vec<(u16, usize)>,
 }
 
 fn hash3(a: u8, b: u8, c: u8) -> u16 {
@@ -51,20 +49,22 @@ impl Keywords {
             }
         }
         let mut present = vec![0u64; TABLE_BITS / 64];
-        let mut by_hash: HashMap<u16, Vec<usize>> = HashMap::new();
+        let mut by_hash: Vec<(u16, usize)> = Vec::new();
         for (i, w) in words.iter().enumerate() {
             if let [a, b, c, ..] = w[..] {
                 let h = hash3(a, b, c);
                 present[usize::from(h) / 64] |= 1 << (h % 64);
-                by_hash.entry(h).or_default().push(i);
+                by_hash.push((h, i));
             }
         }
-        Keywords { words, owners, present, by_hash, rules: rules.len() }
+        by_hash.sort_unstable();
+        Keywords { words, owners, present, by_hash }
     }
 
-    /// Each rule's keyword hits in `text`, in text order.
-    pub fn hits(&self, text: &str) -> Vec<Vec<Hit>> {
-        let mut out: Vec<Vec<Hit>> = vec![Vec::new(); self.rules];
+    /// Every keyword hit in `text` as `(rule, hit)`, sorted by rule and then text order (most
+    /// texts have none, and then nothing is allocated).
+    pub fn hits(&self, text: &str) -> Vec<(usize, Hit)> {
+        let mut out: Vec<(usize, Hit)> = Vec::new();
         let bytes = text.as_bytes();
         if bytes.len() < 3 {
             return out;
@@ -74,16 +74,18 @@ impl Keywords {
             if self.present[usize::from(h) / 64] & (1 << (h % 64)) == 0 {
                 continue;
             }
-            let Some(candidates) = self.by_hash.get(&h) else { continue };
-            for &k in candidates {
+            let first = self.by_hash.partition_point(|(x, _)| *x < h);
+            for &(_, k) in self.by_hash[first..].iter().take_while(|(x, _)| *x == h) {
                 let word = &self.words[k];
                 if bytes.len() - i >= word.len() && bytes[i..i + word.len()].eq_ignore_ascii_case(word) {
                     for &rule in &self.owners[k] {
-                        out[rule].push(Hit { start: i, end: i + word.len() });
+                        out.push((rule, Hit { start: i, end: i + word.len() }));
                     }
                 }
             }
         }
+        // Stable: a rule's hits stay in text order.
+        out.sort_by_key(|(rule, _)| *rule);
         out
     }
 }
@@ -143,8 +145,9 @@ mod tests {
     fn hits_are_found_case_insensitively_for_every_rule_that_owns_the_keyword() {
         let k = kw(&[&["akia", "ghp_"], &["ghp_"]]);
         let hits = k.hits("x AKIAABC and ghp_1 and Ghp_2");
-        assert_eq!(hits[0].iter().map(|h| h.start).collect::<Vec<_>>(), vec![2, 14, 24]);
-        assert_eq!(hits[1].len(), 2);
+        let of = |rule: usize| hits.iter().filter(|(r, _)| *r == rule).map(|(_, h)| h.start).collect::<Vec<_>>();
+        assert_eq!(of(0), vec![2, 14, 24]);
+        assert_eq!(of(1), vec![14, 24]);
     }
 
     #[test]
