@@ -177,7 +177,10 @@ fn value_after(text: &str, key_start: usize, key_end: usize) -> Option<(usize, u
     while matches!(at(i), Some(b' ' | b'\t')) {
         i += 1;
     }
-    let line_end = text[i..].find(['\n', '\r']).map_or(text.len(), |n| i + n).min(i.saturating_add(4_096));
+    let mut line_end = text[i..].find(['\n', '\r']).map_or(text.len(), |n| i + n).min(i.saturating_add(4_096));
+    while !text.is_char_boundary(line_end) {
+        line_end -= 1;
+    }
     let escaped = at(i) == Some(b'\\') && matches!(at(i + 1), Some(b'"' | b'\''));
     let open = if escaped { at(i + 1) } else { at(i) };
     match open {
