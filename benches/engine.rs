@@ -1,6 +1,7 @@
 //! Native benchmarks of the engine on bundled SQLite: the per-turn path (assemble + commitTurn)
-//! and ingest, at several history sizes. Run: `cargo bench --bench engine`. Numbers are recorded
-//! in docs/benchmarks.md; tests never assert on them.
+//! and ingest, at several history sizes, and credential redaction of a leaf pass's sources.
+//! Run: `cargo bench --bench engine`. Numbers are recorded in docs/benchmarks.md; tests never
+//! assert on them.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use lossless_wasm::core::config::Config;
@@ -65,5 +66,79 @@ fn ingest(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_turn, ingest);
+/// A leaf pass's sources of about `tokens` tokens: the demo transcript's coding session and the
+/// clean fixture's tool outputs, over and over; with `credentials`, the credential fixtures too.
+fn leaf_sources(tokens: u32, credentials: bool) -> Vec<Value> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let demo: Value = serde_json::from_str(&std::fs::read_to_string(root.join("demo/transcript.json")).unwrap()).unwrap();
+    let mut pool: Vec<Value> = demo["messages"].as_array().unwrap().clone();
+    let tool = |text: String| json!({"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": [{"type": "text", "text": text}], "isError": false});
+    let clean = std::fs::read_to_string(root.join("tests/fixtures/no-credentials/coding-session.txt")).unwrap();
+    pool.extend(clean.split("\n=====\n").map(|chunk| tool(chunk.to_owned())));
+    if credentials {
+        let dir = root.join("tests/fixtures/credentials");
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "txt") {
+                pool.push(tool(std::fs::read_to_string(path).unwrap()));
+            }
+        }
+    }
+    // Interleave: a tool output of the fixtures after every few transcript messages.
+    let (transcript, extra): (Vec<Value>, Vec<Value>) = pool.into_iter().partition(|m| m["toolCallId"] != "c");
+    let mut pool = Vec::new();
+    let mut extras = extra.iter().cycle();
+    for (i, m) in transcript.into_iter().enumerate() {
+        pool.push(m);
+        if i % 6 == 5 {
+            pool.extend(extras.next().cloned());
+        }
+    }
+    let (mut out, mut total) = (Vec::new(), 0u32);
+    for m in pool.iter().cycle() {
+        if total >= tokens {
+            break;
+        }
+        total += lossless_wasm::core::tokens::estimate_text(&m.to_string());
+        out.push(m.clone());
+    }
+    out
+}
+
+/// What a leaf pass pays once per summary: every source message's JSON and text redacted
+/// (as `engine::redaction::redact_rows` does), and the rendered prompt on its own.
+fn redaction(c: &mut Criterion) {
+    use lossless_wasm::core::message::text_of_raw_json;
+    use lossless_wasm::core::redact::Redactor;
+    let mut group = c.benchmark_group("redaction_of_a_20k_token_leaf");
+    group.sample_size(30);
+    let redactor = Redactor::builtin().unwrap();
+    for credentials in [false, true] {
+        let sources = leaf_sources(20_000, credentials);
+        let rows: Vec<(String, String)> = sources.iter().map(|m| (m.to_string(), text_of_raw_json(&m.to_string()).unwrap())).collect();
+        let name = if credentials { "with_credentials" } else { "no_credentials" };
+        eprintln!("{name}: {} messages", rows.len());
+        // As a pass loads its sources: parse, redact the JSON, rebuild the text when it changed,
+        // then one look at the text.
+        group.bench_function(format!("sources_{name}"), |b| {
+            b.iter(|| {
+                let mut found = 0;
+                for (raw, text) in &rows {
+                    let mut value: Value = serde_json::from_str(raw).unwrap();
+                    let counts = redactor.redact_json(&mut value);
+                    found += counts.total();
+                    let text = if counts.is_empty() { text.clone() } else { text_of_raw_json(&value.to_string()).unwrap() };
+                    found += redactor.redact(&text).counts.total();
+                }
+                found
+            })
+        });
+        let prompt: String = sources.iter().map(|m| text_of_raw_json(&m.to_string()).unwrap()).collect::<Vec<_>>().join("\n\n");
+        group.bench_function(format!("prompt_text_{name}"), |b| b.iter(|| redactor.redact(&prompt).counts.total()));
+    }
+    group.bench_function("compile_the_built_in_patterns", |b| b.iter(|| Redactor::builtin().unwrap()));
+    group.finish();
+}
+
+criterion_group!(benches, per_turn, ingest, redaction);
 criterion_main!(benches);

@@ -82,7 +82,11 @@ function repairText(r) {
   if (r.dryRun) {
     return [`lossless-wasm repair (dry run): would redo ${head}:`, ...r.planned.map((p) => `  summary ${p.id} (depth ${p.depth}, ${p.reason})`)].join("\n");
   }
-  return [`lossless-wasm repair: ${head}; redone ${r.repaired.length}${r.repaired.length ? ` (${r.repaired.join(", ")})` : ""}`, ...r.failures.map((f) => `  ${f}`)].join("\n");
+  const redacted = Object.entries(r.redacted ?? {});
+  const redactedLine = redacted.length
+    ? [`  credentials replaced before summarizing: ${redacted.map(([cls, n]) => `${n} ${cls}`).join(", ")}`]
+    : [];
+  return [`lossless-wasm repair: ${head}; redone ${r.repaired.length}${r.repaired.length ? ` (${r.repaired.join(", ")})` : ""}`, ...redactedLine, ...r.failures.map((f) => `  ${f}`)].join("\n");
 }
 
 function importText(path, r) {

@@ -32,6 +32,8 @@ export interface EngineConfig {
   /** Retry backoff after a failed summary, doubling from base to max, in ms. Defaults 30000 / 3600000. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** Credential patterns added to the built-in ones (which are always on): text matching one is replaced by `[credential: <name>]` before it is sent to a summarizer. A regex string (name "custom") or `{name, pattern, keywords?}`; a capture group named `secret` limits the replacement to that group; `keywords` (3+ characters) make the pattern run only around them. Default []. */
+  redactPatterns?: Array<string | { name?: string; pattern: string; keywords?: string[] }>;
 }
 
 /** `plugins.entries.lossless-wasm.config` in OpenClaw: the engine's options plus storage. */

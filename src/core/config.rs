@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::core::compaction::config::{self as compaction_config, CompactionConfig};
+use crate::core::redact::{custom as redact_custom, CustomPattern};
 use crate::error::{Error, Result};
 
 /// Budget used when the host does not pass `tokenBudget`.
@@ -28,6 +29,8 @@ pub struct Config {
     pub summary_timeout_ms: u32,
     /// Compaction settings (trigger, chunk sizes, targets, backoff).
     pub compaction: CompactionConfig,
+    /// Credential patterns added to the built-in ones before text goes to a summarizer.
+    pub redact_patterns: Vec<CustomPattern>,
     /// Values that were out of range and clamped, one sentence each (the shim logs them).
     pub warnings: Vec<String>,
 }
@@ -115,13 +118,14 @@ impl Default for Config {
             summarizer: SummarizerChoice::Auto,
             summary_timeout_ms: 120_000,
             compaction: CompactionConfig::default(),
+            redact_patterns: Vec::new(),
             warnings: Vec::new(),
         }
     }
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 6] = ["dbPath", "defaultTokenBudget", "storage", "durability", "summarizer", "summaryTimeoutMs"];
+pub const KEYS: [&str; 7] = ["dbPath", "defaultTokenBudget", "storage", "durability", "summarizer", "summaryTimeoutMs", redact_custom::KEY];
 
 /// Every key the engine understands, for error messages.
 pub fn all_keys() -> Vec<&'static str> {
@@ -172,6 +176,7 @@ impl Config {
                         Error::config(key, format!("must be one of {:?}", SummarizerChoice::NAMES))
                     })?;
                 }
+                redact_custom::KEY => config.redact_patterns = redact_custom::parse(v)?,
                 other => match config.compaction.apply_key(other, v)? {
                     Some(true) => config.warnings.push(format!("config `{other}` was out of range and has been clamped")),
                     Some(false) => {}
@@ -229,6 +234,16 @@ mod tests {
             assert!(err.to_string().contains(&format!("`{key}`")), "{err}");
         }
         assert!(Config::from_json(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn redact_patterns_are_added_and_a_bad_one_is_rejected_with_its_index() {
+        assert!(Config::default().redact_patterns.is_empty());
+        let c = Config::from_json(&json!({"redactPatterns": ["itk_[a-z0-9]{32}", {"name": "acme", "pattern": "acme_[0-9]+"}]})).unwrap();
+        assert_eq!(c.redact_patterns.len(), 2);
+        assert_eq!(c.redact_patterns[1].name, "acme");
+        let err = Config::from_json(&json!({"redactPatterns": ["ok+", "(unclosed"]})).unwrap_err().to_string();
+        assert!(err.contains("`redactPatterns[1]`"), "{err}");
     }
 
     #[test]

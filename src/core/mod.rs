@@ -7,4 +7,5 @@ pub mod compaction;
 pub mod config;
 pub mod identity;
 pub mod message;
+pub mod redact;
 pub mod tokens;

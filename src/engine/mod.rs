@@ -14,6 +14,7 @@ mod lifecycle;
 mod operator;
 pub mod params;
 mod recall;
+mod redaction;
 mod repair;
 mod search;
 mod view;
@@ -26,6 +27,7 @@ pub use search::SearchParams;
 pub use ingest::{next_bootstrap_chunk, BOOTSTRAP_CHUNK_BYTES, BOOTSTRAP_CHUNK_MESSAGES, FIRST_BOOTSTRAP_CHUNK};
 
 use crate::core::config::Config;
+use crate::core::redact::Redactor;
 use crate::error::Result;
 use crate::store::conversations::{self, Conversation};
 use crate::store::{Sql, Store};
@@ -43,12 +45,15 @@ pub struct Engine<S: Sql> {
     jobs: std::collections::HashMap<u64, compaction::Job>,
     repairs: std::collections::HashMap<u64, repair::RepairJob>,
     next_job: u64,
+    /// The credential patterns, compiled once; shared with the passes that use them.
+    redactor: std::sync::Arc<Redactor>,
 }
 
 impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), tails: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0 })
+        let redactor = std::sync::Arc::new(Redactor::new(&config.redact_patterns)?);
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), tails: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0, redactor })
     }
 
     pub fn config(&self) -> &Config {

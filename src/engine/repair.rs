@@ -5,7 +5,8 @@
 //! carries its prompts to the host's LLM; each summary is judged by the same escalation and
 //! formatting, and written in its own transaction. A summary whose answer fails is left in place
 //! and reported, and so is every summary above it (redoing a parent from a fallback child would
-//! only hide the problem). `dryRun` lists what would be redone and writes nothing.
+//! only hide the problem). `dryRun` lists what would be redone and writes nothing. Sources
+//! and answers are redacted as in compaction ([`super::redaction`]); the report counts what.
 
 use std::collections::{HashSet, VecDeque};
 
@@ -13,9 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use super::compaction::{Summarizer, SummaryAnswer, SummaryRequest};
 use super::params::SessionRef;
-use super::Engine;
+use super::{redaction, Engine};
 use crate::core::assemble::summary_item_tokens;
 use crate::core::compaction::ledger::{self, Ledger};
+use crate::core::redact::Counts;
 use crate::core::compaction::{
     extractive, format, prompts, CompactionConfig, Escalation, Level, Prompt, SourceMessage, SourceSummary, Step,
     SummarizerOutput, SummaryKind,
@@ -60,6 +62,8 @@ pub struct RepairReport {
     pub repaired: Vec<i64>,
     /// One line per summary left in place, with the reason.
     pub failures: Vec<String>,
+    /// Credentials replaced before the sources went to the summarizer, per class.
+    pub redacted: Counts,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -99,6 +103,7 @@ pub struct RepairJob {
     left_in_place: HashSet<i64>,
     repaired: Vec<i64>,
     failures: Vec<String>,
+    redacted: Counts,
 }
 
 fn messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
@@ -147,11 +152,11 @@ impl<S: Sql> Engine<S> {
         let order = store::repair_order(self.store.sql(), conversations.as_deref())?;
         let planned: Vec<Planned> = order.iter().map(|(id, depth, fallback)| Planned { id: *id, depth: *depth, reason: if *fallback { "fallback" } else { "cascade" } }).collect();
         if params.dry_run {
-            return Ok(RepairStep::Done(RepairReport { ok: true, dry_run: true, planned, repaired: Vec::new(), failures: Vec::new() }));
+            return Ok(RepairStep::Done(RepairReport { ok: true, dry_run: true, planned, repaired: Vec::new(), failures: Vec::new(), redacted: Counts::default() }));
         }
         let summarizer = params.summarizer.ok_or_else(|| Error::input("summarizer", "required unless dryRun: \"host\" or \"extractive\""))?;
         let queue = planned.iter().map(|p| p.id).collect();
-        let job = RepairJob { summarizer, planned, queue, current: None, left_in_place: HashSet::new(), repaired: Vec::new(), failures: Vec::new() };
+        let job = RepairJob { summarizer, planned, queue, current: None, left_in_place: HashSet::new(), repaired: Vec::new(), failures: Vec::new(), redacted: Counts::default() };
         self.next_job += 1;
         let id = self.next_job;
         self.repairs.insert(id, job);
@@ -170,13 +175,14 @@ impl<S: Sql> Engine<S> {
 
     fn drive_repair(&mut self, id: u64, mut answer: Option<(SummarizerOutput, Option<String>)>) -> Result<RepairStep> {
         let config = self.config.compaction.clone();
+        let redactor = std::sync::Arc::clone(&self.redactor);
         loop {
             let job = self.repairs.get_mut(&id).ok_or_else(|| Error::storage(format!("repair job {id} disappeared")))?;
             let Some(current) = job.current.as_mut() else {
                 let Some(next) = job.queue.pop_front() else {
                     let Some(job) = self.repairs.remove(&id) else { return Err(Error::storage("repair job disappeared")) };
                     let ok = job.failures.is_empty();
-                    return Ok(RepairStep::Done(RepairReport { ok, dry_run: false, planned: job.planned, repaired: job.repaired, failures: job.failures }));
+                    return Ok(RepairStep::Done(RepairReport { ok, dry_run: false, planned: job.planned, repaired: job.repaired, failures: job.failures, redacted: job.redacted }));
                 };
                 self.begin_repair(id, next, &config)?;
                 continue;
@@ -198,7 +204,12 @@ impl<S: Sql> Engine<S> {
             };
             let budget = current.prompt(&config).max_output_tokens;
             let ledger = &current.ledger;
-            let step = current.escalation.on_output(output.0, |text| format::finalize(text, ledger, budget));
+            let redacted = &mut job.redacted;
+            let step = current.escalation.on_output(output.0, |text| {
+                let answer = redactor.redact(text);
+                redacted.merge(&answer.counts);
+                format::finalize(&answer.text, ledger, budget)
+            });
             match step {
                 Step::Run(level) => current.level = level,
                 Step::Accept(draft) => {
@@ -251,18 +262,21 @@ impl<S: Sql> Engine<S> {
             return Ok(());
         }
         let sql = self.store.sql();
-        let (sources, ledger) = if children.is_empty() {
+        let (sources, ledger, redacted) = if children.is_empty() {
             let ids = store::source_messages(sql, summary)?;
-            let rows = load_messages(sql, &ids)?;
+            let mut rows = load_messages(sql, &ids)?;
+            let redacted = redaction::redact_rows(&self.redactor, &mut rows);
             let ledger = ledger::extract(&messages(&rows));
-            (Sources::Messages(rows), ledger)
+            (Sources::Messages(rows), ledger, redacted)
         } else {
-            let rows = load_summaries(sql, &children)?;
+            let mut rows = load_summaries(sql, &children)?;
+            let redacted = redaction::redact_summaries(&self.redactor, &mut rows);
             let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
             let ledger = format::ledger_of(&texts);
-            (Sources::Summaries(rows), ledger)
+            (Sources::Summaries(rows), ledger, redacted)
         };
         let Some(job) = self.repairs.get_mut(&id) else { return Err(Error::storage("repair job disappeared")) };
+        job.redacted.merge(&redacted);
         let mut current = Current {
             id: summary,
             depth: row.depth,

@@ -122,6 +122,33 @@ if (STORAGES.includes("node:sqlite")) {
   });
 }
 
+if (STORAGES.includes("node:sqlite")) {
+  test("node:sqlite: /lcm repair sends no credential to the host's LLM and says what it replaced", async () => {
+    const { h, lcm, dbPath } = host("node:sqlite");
+    const key = `sk-proj-${"Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7".repeat(3)}`;
+    const history = [];
+    for (let i = 0; i < 20; i++) {
+      const ask = i === 0 ? `request 0: export OPENAI_API_KEY=${key} then run the tests. ${"please ".repeat(60)}` : `request ${i}: ${"please ".repeat(60)}`;
+      const turn = [user(ask), assistant(`done ${i} ${"ok ".repeat(40)}`)];
+      await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: KEY, history: [...history], turn });
+      history.push(...turn);
+    }
+    assert.ok((await h.compact("lossless-wasm", { sessionId: "s", sessionKey: KEY, tokenBudget: 1500 })).compacted);
+    const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
+    const db = new DatabaseSync(dbPath);
+    const { id } = db.prepare("SELECT s.id FROM summaries s JOIN summary_messages sm ON sm.summary_id = s.id JOIN messages m ON m.id = sm.message_id WHERE m.raw_json LIKE '%request 0:%' AND s.depth = 0").get();
+    db.prepare("UPDATE summaries SET level = 'fallback' WHERE id = ?").run(id);
+    db.close();
+    const prompts = [];
+    const llm = { complete: async ({ messages }) => { prompts.push(messages[0].content); return { text: `## Goal\n- redone (${prompts.length})`, model: "mock" }; } };
+    const out = (await lcm("repair", { runtimeContext: { llm } })).text;
+    assert.match(out, new RegExp(`redone \\d+ \\(${id}`), out);
+    assert.ok(prompts.some((p) => p.includes("request 0: export OPENAI_API_KEY=[credential: openai-api-key]")), "the fallback's sources were sent, redacted");
+    assert.ok(prompts.every((p) => !p.includes(key)), "the key never reached the LLM");
+    assert.match(out, /credentials replaced before summarizing: \d+ openai-api-key/);
+  });
+}
+
 const lcmDb = (path) => writeLosslessClawDb(path, KEY);
 
 for (const storage of STORAGES) {

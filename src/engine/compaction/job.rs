@@ -228,8 +228,9 @@ impl<S: Sql> Engine<S> {
                     let count_it = !job.host_aborted;
                     let outcome = if give_up.retry_kind() == RetryKind::Output { "rejected" } else { "failed" };
                     let call = spent(outcome, Some(give_up.reason()));
+                    let telemetry = pass.as_ref().and_then(Pass::redaction_telemetry);
                     self.store.write(|sql| {
-                        store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "failed", reason: &line, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms)?;
+                        store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "failed", reason: &line, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: telemetry.as_deref() }, now_ms)?;
                         if let Some(call) = &call {
                             call.record(sql, conversation_id, now_ms)?;
                         }
@@ -258,11 +259,12 @@ impl<S: Sql> Engine<S> {
         let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
         let Some(pass) = job.pass.take() else { return Ok(()) };
         let level = draft.level().as_str();
+        let telemetry = pass.redaction_telemetry();
         let applied = self.store.write(|sql| {
             let applied = pass.apply(sql, conversation_id, draft, model, now_ms)?;
             let (before, after) = (applied.tokens_before, applied.tokens_after);
             let reason = format!("{} pass summarized {before} tokens into {after}", pass.kind().as_str());
-            store::record_event(sql, &Event { conversation_id, pass: pass.kind().as_str(), level: Some(level), outcome: "compacted", reason: &reason, tokens_before: Some(before), tokens_after: Some(after), summary_id: Some(applied.summary_id), telemetry_json: None }, now_ms)?;
+            store::record_event(sql, &Event { conversation_id, pass: pass.kind().as_str(), level: Some(level), outcome: "compacted", reason: &reason, tokens_before: Some(before), tokens_after: Some(after), summary_id: Some(applied.summary_id), telemetry_json: telemetry.as_deref() }, now_ms)?;
             if let Some(call) = &call {
                 call.record(sql, conversation_id, now_ms)?;
             }
@@ -312,7 +314,7 @@ impl<S: Sql> Engine<S> {
         if job.passes >= MAX_PASSES {
             return self.finish(id, true, format!("stopped after {MAX_PASSES} passes; the rest continues on a later call"), now_ms).map(Some);
         }
-        match Pass::plan(self.store.sql(), job.conversation_id, &config, allowed, job.summarizer.name())? {
+        match Pass::plan(self.store.sql(), job.conversation_id, &config, allowed, job.summarizer.name(), &self.redactor)? {
             Ok(mut pass) => {
                 if let Step::GiveUp(give_up) = pass.start() {
                     return self.finish(id, true, give_up.reason(), now_ms).map(Some);

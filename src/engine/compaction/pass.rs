@@ -11,6 +11,9 @@ use crate::core::compaction::{
 };
 use crate::core::compaction::ledger::Ledger;
 use crate::core::compaction::SummarizerOutput;
+use crate::core::redact::{Counts, Redactor};
+use crate::engine::redaction;
+use std::sync::Arc;
 use crate::error::Result;
 use crate::store::compaction::{self as store, NewSummary, Range, SourceRow, SummaryRow};
 use crate::store::context::{self, ItemContent};
@@ -44,6 +47,10 @@ pub struct Pass {
     escalation: Escalation,
     level: Level,
     ledger: Ledger,
+    /// Redacts the sources when planned and every answer before it is stored.
+    redactor: Arc<Redactor>,
+    /// What redaction replaced in this pass, per class.
+    redactions: Counts,
 }
 
 /// Which passes a plan may choose.
@@ -92,28 +99,32 @@ fn previous_summary(sql: &mut impl Sql, items: &[ContextItem], ordinal: i64) -> 
 
 impl Pass {
     /// Plans the next pass over the conversation's context, or says why there is none.
-    pub fn plan(sql: &mut impl Sql, conversation_id: i64, config: &CompactionConfig, allowed: Allowed, summarizer: &str) -> Result<std::result::Result<Pass, String>> {
+    pub fn plan(sql: &mut impl Sql, conversation_id: i64, config: &CompactionConfig, allowed: Allowed, summarizer: &str, redactor: &Arc<Redactor>) -> Result<std::result::Result<Pass, String>> {
         let planning = window::planning_items(sql, conversation_id, config.tail_rule(), config.leaf_chunk_tokens)?;
-        match Self::plan_from(sql, &planning, config, allowed, summarizer)? {
+        match Self::plan_from(sql, &planning, config, allowed, summarizer, redactor)? {
             Planned::Crosses => {
                 let whole = window::whole(sql, conversation_id)?;
-                Self::plan_from(sql, &whole, config, allowed, summarizer).map(Planned::into_result)
+                Self::plan_from(sql, &whole, config, allowed, summarizer, redactor).map(Planned::into_result)
             }
             planned => Ok(planned.into_result()),
         }
     }
 
-    fn plan_from(sql: &mut impl Sql, planning: &Planning, config: &CompactionConfig, allowed: Allowed, summarizer: &str) -> Result<Planned> {
+    fn plan_from(sql: &mut impl Sql, planning: &Planning, config: &CompactionConfig, allowed: Allowed, summarizer: &str, redactor: &Arc<Redactor>) -> Result<Planned> {
         let items = &planning.items;
         let mut no_leaf = None;
         if allowed == Allowed::LeafThenCondense {
             match select_leaf_chunk(items, config.tail_rule(), config.chunk_size()) {
                 Ok(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => return Ok(Planned::Crosses),
                 Ok(plan) => {
-                    let rows = store::load_messages(sql, &plan.message_ids)?;
-                    let previous = previous_summary(sql, items, plan.first_ordinal)?;
+                    let mut rows = store::load_messages(sql, &plan.message_ids)?;
+                    let mut previous = previous_summary(sql, items, plan.first_ordinal)?;
+                    let mut redactions = redaction::redact_rows(redactor, &mut rows);
+                    if let Some(previous) = previous.as_mut() {
+                        redactions.merge(&redaction::redact_text(redactor, previous));
+                    }
                     let ledger = ledger::extract(&messages(&rows));
-                    return Ok(Planned::Pass(Pass::new(Sources::Messages { plan, rows, previous }, ledger, config, summarizer)));
+                    return Ok(Planned::Pass(Pass::new(Sources::Messages { plan, rows, previous }, ledger, config, summarizer, redactor, redactions)));
                 }
                 Err(why) => no_leaf = Some(why.sentence()),
             }
@@ -121,10 +132,11 @@ impl Pass {
         match plan_condensation(items, config.tail_rule(), &CondenseRules::from_config(config)) {
             Some(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => Ok(Planned::Crosses),
             Some(plan) => {
-                let rows = store::load_summaries(sql, &plan.summary_ids)?;
+                let mut rows = store::load_summaries(sql, &plan.summary_ids)?;
+                let redactions = redaction::redact_summaries(redactor, &mut rows);
                 let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
                 let ledger = format::ledger_of(&texts);
-                Ok(Planned::Pass(Pass::new(Sources::Summaries { plan, rows }, ledger, config, summarizer)))
+                Ok(Planned::Pass(Pass::new(Sources::Summaries { plan, rows }, ledger, config, summarizer, redactor, redactions)))
             }
             None => {
                 let tail = items.len() - fresh_tail_start(items, config.tail_rule());
@@ -136,8 +148,9 @@ impl Pass {
         }
     }
 
-    fn new(sources: Sources, ledger: Ledger, config: &CompactionConfig, summarizer: &str) -> Pass {
-        let mut pass = Pass { sources, escalation: Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), summarizer), level: Level::Normal, ledger };
+    fn new(sources: Sources, ledger: Ledger, config: &CompactionConfig, summarizer: &str, redactor: &Arc<Redactor>, redactions: Counts) -> Pass {
+        let escalation = Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), summarizer);
+        let mut pass = Pass { sources, escalation, level: Level::Normal, ledger, redactor: Arc::clone(redactor), redactions };
         let prompt = pass.prompt(config);
         let limits = prompts::output_limits(pass.kind(), prompt.source_tokens, config);
         let cost = pass.view_cost();
@@ -215,12 +228,22 @@ impl Pass {
     /// Judges a summarizer output: accept, retry at the next level, or give up.
     pub fn feed(&mut self, output: SummarizerOutput, config: &CompactionConfig) -> Step {
         let budget = self.prompt(config).max_output_tokens;
-        let ledger = &self.ledger;
-        let step = self.escalation.on_output(output, |text| format::finalize(text, ledger, budget));
+        let (ledger, redactor, redactions) = (&self.ledger, &self.redactor, &mut self.redactions);
+        // Belt and braces: the sources were redacted, but a summary is stored for good.
+        let step = self.escalation.on_output(output, |text| {
+            let answer = redactor.redact(text);
+            redactions.merge(&answer.counts);
+            format::finalize(&answer.text, ledger, budget)
+        });
         if let Step::Run(level) = step {
             self.level = level;
         }
         step
+    }
+
+    /// What redaction replaced in this pass, as `compaction_events.telemetry_json`.
+    pub fn redaction_telemetry(&self) -> Option<String> {
+        redaction::telemetry(&self.redactions)
     }
 
     /// How many original messages this pass covers (for failure log lines).

@@ -1,0 +1,149 @@
+//! Hand-written finders for credentials a keyword cannot point at: they are found by their
+//! shape (lengths and alphabets of dot-separated parts, a run of exactly 40 base64 characters)
+//! and confirmed by decoding. Each returns byte spans; the table in [`super::patterns`] says
+//! when each runs and what class it reports.
+
+use super::checks::base64_decode;
+use super::patterns::Alphabet;
+
+fn is_b64url(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+}
+
+fn is_b64(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'+' || b == b'/'
+}
+
+/// Discord bot tokens: `base64(user id) . 6-7 chars . 27-40 chars`, where the first part
+/// decodes to the 17-20 digits of a Discord id (which is what makes this safe to look for).
+pub fn discord_bot_tokens(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|rest| rest.find('.')) {
+        let dot = from + found;
+        from = dot + 1;
+        let mut start = dot;
+        while start > 0 && is_b64url(bytes[start - 1]) && dot - start <= 28 {
+            start -= 1;
+        }
+        let first = &bytes[start..dot];
+        if !(23..=28).contains(&first.len()) || !matches!(first[0], b'M' | b'N' | b'O') || (start > 0 && is_b64url(bytes[start - 1])) {
+            continue;
+        }
+        let second_end = (dot + 1..bytes.len()).find(|&i| !is_b64url(bytes[i])).unwrap_or(bytes.len());
+        if !(6..=7).contains(&(second_end - dot - 1)) || bytes.get(second_end) != Some(&b'.') {
+            continue;
+        }
+        let third_end = (second_end + 1..bytes.len()).find(|&i| !is_b64url(bytes[i])).unwrap_or(bytes.len());
+        if !(27..=40).contains(&(third_end - second_end - 1)) {
+            continue;
+        }
+        let id_is_digits = std::str::from_utf8(first).ok().and_then(base64_decode).is_some_and(|id| (17..=20).contains(&id.len()) && id.iter().all(u8::is_ascii_digit));
+        if id_is_digits {
+            out.push((start, third_end));
+            from = third_end;
+        }
+    }
+    out
+}
+
+/// Maximal runs of `is_member` bytes, as byte spans.
+fn runs<'a, F: Fn(u8) -> bool + 'a>(bytes: &'a [u8], is_member: F) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() && !is_member(bytes[i]) {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            return None;
+        }
+        let start = i;
+        while i < bytes.len() && is_member(bytes[i]) {
+            i += 1;
+        }
+        Some((start, i))
+    })
+}
+
+/// Whole tokens: a run of `alphabet`'s run characters that is `prefix` plus exactly `len`
+/// characters of the alphabet, followed by `padding` and then nothing token-like. A run right
+/// after `-`, `_`, `.` or `=` is part of something longer (`sha512-…`, `key=…` is another rule's).
+pub fn token_runs(text: &str, prefix: &str, alphabet: Alphabet, len: usize, padding: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let in_run: fn(u8) -> bool = match alphabet {
+        Alphabet::Base64 => is_b64,
+        Alphabet::Hex => |b: u8| b.is_ascii_alphanumeric(),
+    };
+    let in_alphabet: fn(&u8) -> bool = match alphabet {
+        Alphabet::Base64 => |b: &u8| is_b64(*b),
+        Alphabet::Hex => u8::is_ascii_hexdigit,
+    };
+    runs(bytes, in_run)
+        .filter(|&(s, e)| e - s == prefix.len() + len && text[s..e].starts_with(prefix) && bytes[s + prefix.len()..e].iter().all(in_alphabet))
+        .filter(|&(s, _)| !(s > 0 && matches!(bytes[s - 1], b'-' | b'_' | b'.' | b'=')))
+        .filter_map(|(s, e)| {
+            let end = e + padding.len();
+            let padded = bytes.get(e..end).is_some_and(|p| p == padding.as_bytes());
+            let then = bytes.get(end).copied();
+            (padded && !then.is_some_and(|b| in_run(b) || b == b'=')).then_some((s, end))
+        })
+        .collect()
+}
+
+/// Base64 blobs (16 to 8,192 characters, padded to a multiple of 4) whose decoded bytes are
+/// printable text: the candidates for a look inside.
+pub fn printable_base64_blobs(text: &str) -> Vec<(usize, usize, String)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    for (s, mut e) in runs(bytes, is_b64) {
+        while e < bytes.len() && bytes[e] == b'=' && e - s < 8_192 {
+            e += 1;
+        }
+        let len = e - s;
+        // Base64 of text always has digits somewhere; a long identifier usually has none.
+        if !(16..=8_192).contains(&len) || len % 4 != 0 || !bytes[s..e].iter().any(u8::is_ascii_digit) {
+            continue;
+        }
+        let Some(decoded) = base64_decode(&text[s..e]) else { continue };
+        let Ok(decoded) = String::from_utf8(decoded) else { continue };
+        if decoded.chars().all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t')) {
+            out.push((s, e, decoded));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_discord_token_needs_an_id_that_decodes_to_digits() {
+        // base64("123456789012345678") = MTIzNDU2Nzg5MDEyMzQ1Njc4
+        let token = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789";
+        let text = format!("client.login('{token}')");
+        assert_eq!(discord_bot_tokens(&text), vec![(14, 14 + token.len())]);
+        assert!(discord_bot_tokens("NotAToken1234567890abcdefg.abcdef.abcdefghijklmnopqrstuvwxyz01").is_empty());
+    }
+
+    #[test]
+    fn token_runs_are_whole_tokens_of_the_exact_length() {
+        let text = "key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY end";
+        let found = token_runs(text, "", Alphabet::Base64, 40, "");
+        assert_eq!(found.iter().map(|(s, e)| &text[*s..*e]).collect::<Vec<_>>(), ["wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]);
+        assert!(token_runs(&format!("{}x", &text[32..72]), "", Alphabet::Base64, 40, "").is_empty(), "a longer run is not a key");
+        assert!(token_runs("sha1-wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "", Alphabet::Base64, 40, "").is_empty());
+        let sk = "SK0123456789abcdef0123456789abcdef";
+        assert_eq!(token_runs(&format!("api_key: {sk}\n"), "SK", Alphabet::Hex, 32, ""), vec![(9, 9 + sk.len())]);
+        assert!(token_runs("SK0123456789abcdef0123456789abcdeg", "SK", Alphabet::Hex, 32, "").is_empty());
+        assert_eq!(token_runs("k=x AAAA==;", "", Alphabet::Base64, 4, "==").len(), 1);
+    }
+
+    #[test]
+    fn only_base64_that_decodes_to_text_is_a_candidate() {
+        let blobs = printable_base64_blobs("password: cGFzc3dvcmQxMjM0NTY3OA== and iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB");
+        assert_eq!(blobs.len(), 1);
+        assert_eq!(blobs[0].2, "password12345678");
+    }
+}
