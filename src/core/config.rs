@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::core::compaction::config::{self as compaction_config, CompactionConfig};
+use crate::core::masking::config::{self as masking_config, MaskingConfig};
 use crate::error::{Error, Result};
 
 /// Budget used when the host does not pass `tokenBudget`.
@@ -28,6 +29,8 @@ pub struct Config {
     pub summary_timeout_ms: u32,
     /// Compaction settings (trigger, chunk sizes, targets, backoff).
     pub compaction: CompactionConfig,
+    /// Tool-output stubs, the LLM-free step before summaries.
+    pub masking: MaskingConfig,
     /// Values that were out of range and clamped, one sentence each (the shim logs them).
     pub warnings: Vec<String>,
 }
@@ -115,6 +118,7 @@ impl Default for Config {
             summarizer: SummarizerChoice::Auto,
             summary_timeout_ms: 120_000,
             compaction: CompactionConfig::default(),
+            masking: MaskingConfig::default(),
             warnings: Vec::new(),
         }
     }
@@ -125,7 +129,7 @@ pub const KEYS: [&str; 6] = ["dbPath", "defaultTokenBudget", "storage", "durabil
 
 /// Every key the engine understands, for error messages.
 pub fn all_keys() -> Vec<&'static str> {
-    KEYS.iter().chain(compaction_config::KEYS).copied().collect()
+    KEYS.iter().chain(compaction_config::KEYS).chain(masking_config::KEYS).copied().collect()
 }
 
 impl Config {
@@ -172,7 +176,7 @@ impl Config {
                         Error::config(key, format!("must be one of {:?}", SummarizerChoice::NAMES))
                     })?;
                 }
-                other => match config.compaction.apply_key(other, v)? {
+                other => match config.compaction.apply_key(other, v)?.map_or_else(|| config.masking.apply_key(other, v), |c| Ok(Some(c)))? {
                     Some(true) => config.warnings.push(format!("config `{other}` was out of range and has been clamped")),
                     Some(false) => {}
                     None => {

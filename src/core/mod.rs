@@ -6,5 +6,6 @@ pub mod assemble;
 pub mod compaction;
 pub mod config;
 pub mod identity;
+pub mod masking;
 pub mod message;
 pub mod tokens;
