@@ -8,7 +8,8 @@
 //! checks that every message of the previous turn is in the view exactly as committed.
 //!
 //! Run: `cargo bench --bench cost_model` (options after `--`: `--turns N`, `--system N` for
-//! always-cached host tokens per call, `--csv FILE` for the per-turn numbers).
+//! always-cached host tokens per call, `--csv FILE` for the per-turn numbers, `--config JSON`
+//! for engine config keys, e.g. `'{"toolOutputStubs": false}'`).
 
 mod price;
 mod session;
@@ -28,16 +29,18 @@ struct Args {
     turns: usize,
     system: u64,
     csv: Option<String>,
+    config: Value,
 }
 
 fn args() -> Args {
-    let mut out = Args { turns: 200, system: 0, csv: None };
+    let mut out = Args { turns: 200, system: 0, csv: None, config: Value::Null };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--turns" => out.turns = it.next().and_then(|v| v.parse().ok()).unwrap_or(200),
             "--system" => out.system = it.next().and_then(|v| v.parse().ok()).unwrap_or(0),
             "--csv" => out.csv = it.next(),
+            "--config" => out.config = it.next().and_then(|v| serde_json::from_str(&v).ok()).expect("--config takes a JSON object"),
             _ => {}
         }
     }
@@ -71,6 +74,7 @@ struct Totals {
     cost: price::TurnCost,
     summary_cost: f64,
     previous_turn_broken: usize,
+    previous_turn_excerpts: usize,
     stubs_in_view: u64,
     max_view: u64,
     message_tokens: u64,
@@ -79,11 +83,11 @@ struct Totals {
 
 fn main() {
     let args = args();
-    let mut engine = Engine::open(NativeSql::in_memory().expect("in-memory SQLite"), Config::default(), 0).expect("engine");
+    let mut engine = Engine::open(NativeSql::in_memory().expect("in-memory SQLite"), Config::from_json(&args.config).expect("config"), 0).expect("engine");
     let mut session = session::Session::new(23);
     let mut previous_view: Vec<String> = Vec::new();
     let mut previous_turn: Vec<String> = Vec::new();
-    let mut totals = Totals { view: 0, prefix: 0, summary_in: 0, summary_out: 0, summary_calls: 0, cost: Default::default(), summary_cost: 0.0, previous_turn_broken: 0, stubs_in_view: 0, max_view: 0, message_tokens: 0, messages: 0 };
+    let mut totals = Totals { view: 0, prefix: 0, summary_in: 0, summary_out: 0, summary_calls: 0, cost: Default::default(), summary_cost: 0.0, previous_turn_broken: 0, previous_turn_excerpts: 0, stubs_in_view: 0, max_view: 0, message_tokens: 0, messages: 0 };
     let mut csv = String::from("turn,view_tokens,prefix_tokens,turn_tokens,summary_in,summary_out,turn_cost,summary_cost\n");
     let mut now = 1_750_000_000_000i64;
     for t in 0..args.turns {
@@ -95,9 +99,21 @@ fn main() {
         let sizes: Vec<u64> = assembled.messages.iter().map(|m| tokens_of(m)).collect();
         let view: u64 = sizes.iter().sum();
         let prefix: u64 = assembled.messages.iter().zip(&previous_view).take_while(|(a, b)| a == b).zip(&sizes).map(|(_, s)| *s).sum();
-        let broken = previous_turn.iter().filter(|m| !assembled.messages.contains(m)).count();
+        // The previous turn's messages, each in the view as committed, or (a huge one) as its excerpt.
+        let (mut broken, mut excerpted) = (0, 0);
+        for m in previous_turn.iter().filter(|m| !assembled.messages.contains(m)) {
+            let call = serde_json::from_str::<Value>(m).ok().and_then(|v| v["toolCallId"].as_str().map(|c| format!("\"toolCallId\":\"{c}\"")));
+            let as_excerpt = call.is_some_and(|c| assembled.messages.iter().any(|v| v.contains(&c) && v.contains("head and tail shown above")));
+            if as_excerpt {
+                excerpted += 1;
+            } else {
+                broken += 1;
+            }
+        }
+        totals.previous_turn_excerpts += excerpted;
         if broken > 0 {
             totals.previous_turn_broken += 1;
+            eprintln!("turn {t}: {broken} of the previous turn's {} messages are not in the view as committed", previous_turn.len());
         }
         totals.stubs_in_view += assembled.messages.iter().filter(|m| m.contains("[tool output stored:")).count() as u64;
         let turn_json: Vec<String> = turn.messages.iter().map(Value::to_string).collect();
@@ -120,7 +136,7 @@ fn main() {
                 .compaction_continue(decode("compactionContinue", json!({"jobId": request.job_id, "text": answer, "model": "bench"})).expect("params"), now + 3)
                 .expect("compaction");
         }
-        let cost = price::turn(view, prefix, turn_tokens, args.system);
+        let cost = price::turn(view, prefix, args.system);
         let summary_cost = price::summaries(tin, tout);
         csv.push_str(&format!("{t},{view},{prefix},{turn_tokens},{tin},{tout},{:.4},{summary_cost:.4}\n", cost.cache_read + cost.cache_write + cost.output));
         totals.view += view;
@@ -145,7 +161,7 @@ fn main() {
     println!("cache hit share (read / (read + write)): {:.3}", totals.cost.read_tokens as f64 / (totals.cost.read_tokens + totals.cost.write_tokens).max(1) as f64);
     println!("summarizer: {} calls, {} tokens in, {} tokens out", totals.summary_calls, totals.summary_in, totals.summary_out);
     println!("stub lines in views (summed over turns): {}", totals.stubs_in_view);
-    println!("turns whose view lacked part of the previous turn: {}", totals.previous_turn_broken);
+    println!("turns whose view lacked part of the previous turn: {}; previous-turn messages shown as excerpts (huge): {}", totals.previous_turn_broken, totals.previous_turn_excerpts);
     println!(
         "cost: ${:.2} total = model ${model:.2} (cache read ${:.2}, cache write ${:.2}, output ${:.2}) + summaries ${:.2}",
         model + totals.summary_cost,

@@ -3,14 +3,14 @@
 //!
 //! Per turn of the agent:
 //! - the host makes [`CALLS_PER_TURN`] model calls, each answering [`REPLY_TOKENS`] tokens;
-//! - the engine's view is the same for every call of the turn (assembled once, at its start). The
-//!   first call reads the prefix it shares with the previous turn's view from the cache and
-//!   writes the rest; every later call of the turn reads the whole view from the cache;
-//! - the turn's own messages (the tool outputs the calls produce) are written to the cache once
-//!   and read by the calls after them: on average by (calls − 1) / 2 calls. They are the same
-//!   whatever the engine does, and counted so the total is a whole session's cost;
-//! - the host's system prompt and tool schemas are left out (the same in every run, and not the
-//!   engine's to shape); `--system N` adds N always-cached tokens to every call.
+//! - every call of the turn gets the engine's view as assembled at the turn's start. The first
+//!   call reads the prefix the view shares with the previous turn's view (the longest common
+//!   prefix, whole messages compared byte for byte) from the cache and writes the rest; every
+//!   later call of the turn reads the whole view from the cache;
+//! - a turn's own messages are first paid for when they enter the next turn's view (written
+//!   once there); what the calls inside a turn read of them is the same whatever the engine does
+//!   and is left out, as are the host's system prompt and tool schemas (`--system N` adds N
+//!   always-cached tokens to every call).
 //!
 //! Summaries: the prompt's tokens at the input price, the answer's at the output price.
 
@@ -38,11 +38,11 @@ pub struct TurnCost {
 }
 
 /// A turn with a view of `view` tokens of which `prefix` are cached from the previous turn,
-/// whose own messages hold `turn_tokens` tokens, under a system prompt of `system` tokens.
-pub fn turn(view: u64, prefix: u64, turn_tokens: u64, system: u64) -> TurnCost {
+/// under a system prompt of `system` tokens.
+pub fn turn(view: u64, prefix: u64, system: u64) -> TurnCost {
     let later_calls = CALLS_PER_TURN - 1;
-    let read = system * CALLS_PER_TURN + prefix + view * later_calls + turn_tokens * later_calls / 2;
-    let write = (view - prefix.min(view)) + turn_tokens;
+    let read = system * CALLS_PER_TURN + prefix.min(view) + view * later_calls;
+    let write = view - prefix.min(view);
     TurnCost {
         cache_read: dollars(read, CACHE_READ),
         cache_write: dollars(write, CACHE_WRITE),

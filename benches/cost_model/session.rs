@@ -122,13 +122,13 @@ impl Session {
 
     /// A tool call and its output: (name, arguments, output, isError).
     fn tool(&mut self, turn: usize, round: usize) -> (String, Value, String, bool) {
-        if round == 0 && self.rerun_tests {
-            self.rerun_tests = false;
-            return self.run_tests(6_000);
-        }
         if (turn == 70 || turn == 140) && round == 0 {
             let tokens = 45_000;
             return ("bash".into(), json!({"command": "cat logs/server.log"}), code(turn as u64 * 7919, tokens), false);
+        }
+        if round == 0 && self.rerun_tests {
+            self.rerun_tests = false;
+            return self.run_tests(6_000);
         }
         match self.rng.range(0, 9) {
             0..=3 => {

@@ -19,6 +19,8 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (10, include_str!("migrations/010_parts_only_tool_links.sql")),
     (11, include_str!("migrations/011_trigger_decision_runs.sql")),
     (12, include_str!("migrations/012_fewer_pages.sql")),
+    // 13 is reserved for issue 23's lead; a database migrated by this list alone skips it.
+    (14, include_str!("migrations/014_tool_output_stubs.sql")),
 ];
 
 /// The schema version this build writes.

@@ -15,8 +15,9 @@
 //! - A message of any role, anywhere (the protected turns included), larger than `huge_tokens`
 //!   is **huge**: it crowds the fresh tail out, so it becomes an excerpt at once, whatever the
 //!   cache (an old tool output becomes a line stub instead, with the candidates).
-//! - A batch **re-writes** every token from its first changed item to the end of the context:
-//!   that is what the provider's prompt cache loses.
+//! - A batch **re-writes** every token from its first changed item to the end of what the
+//!   previous view held: the provider's cached prefix ends at the first change. Items the turn
+//!   just appended are not counted: they are new to the cache whatever happens.
 
 use serde::Serialize;
 
@@ -84,7 +85,7 @@ pub struct Plan {
     pub saved: u64,
     /// Estimated tokens the huge messages' excerpts save.
     pub huge_saved: u64,
-    /// Estimated tokens from the first candidate to the end, after the batch.
+    /// Estimated tokens from the first candidate up to the items appended this turn, after the batch.
     pub rewritten: u64,
 }
 
@@ -107,8 +108,9 @@ pub fn protected_from(items: &[ScanItem]) -> Option<i64> {
     Some(items[start].ordinal)
 }
 
-/// Plans a batch over `items` (oldest first, ending with the context's newest item).
-pub fn plan(items: &[ScanItem], rules: &PlanRules) -> Plan {
+/// Plans a batch over `items` (oldest first, ending with the context's newest item); the items
+/// from ordinal `new_from` on were appended by the turn just stored.
+pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
     let mut out = Plan { protected_from: protected_from(items), ..Plan::default() };
     let protected = out.protected_from.unwrap_or(i64::MIN);
     let mut first_change: Option<i64> = None;
@@ -140,7 +142,7 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules) -> Plan {
         after.push((item.ordinal, new_tokens));
     }
     if let Some(first) = first_change {
-        out.rewritten = after.iter().filter(|(o, _)| *o >= first).map(|(_, t)| u64::from(*t)).sum();
+        out.rewritten = after.iter().filter(|(o, _)| *o >= first && *o < new_from).map(|(_, t)| u64::from(*t)).sum();
     }
     out
 }
@@ -170,30 +172,31 @@ mod tests {
     #[test]
     fn the_newest_finished_turn_is_protected_and_older_tool_outputs_are_candidates() {
         let rows = items(&[('u', 50), ('c', 30), ('r', 3_000), ('a', 80), ('u', 50), ('c', 30), ('r', 5_000), ('a', 90)]);
-        let p = plan(&rows, &RULES);
+        let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.protected_from, Some(5), "the newest turn starts at its user message");
         assert_eq!(p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![3]);
         assert_eq!(p.saved, 3_000 - 60);
         assert_eq!(p.rewritten, 60 + 80 + 50 + 30 + 5_000 + 90, "from the stub to the end");
+        assert_eq!(plan(&rows, &RULES, 5).rewritten, 60 + 80, "the turn just appended is new to the cache anyway");
         assert!(p.huge.is_empty() && p.small.is_empty());
     }
 
     #[test]
     fn an_unfinished_newest_turn_protects_the_turn_before_it_too() {
         let rows = items(&[('u', 50), ('c', 30), ('r', 3_000), ('a', 80), ('u', 50), ('c', 30), ('r', 5_000), ('a', 90), ('u', 40), ('c', 30), ('r', 900)]);
-        let p = plan(&rows, &RULES);
+        let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.protected_from, Some(5));
         assert_eq!(p.candidates.len(), 1);
         let mut calling = items(&[('u', 50), ('r', 3_000), ('u', 50), ('r', 3_000), ('u', 50), ('c', 30)]);
         assert_eq!(protected_from(&calling), Some(3), "a trailing tool call is an unfinished turn");
         calling.truncate(2);
-        assert_eq!(plan(&calling, &RULES).candidates, vec![], "the only turn ends with a result: all protected");
+        assert_eq!(plan(&calling, &RULES, i64::MAX).candidates, vec![], "the only turn ends with a result: all protected");
     }
 
     #[test]
     fn without_a_user_message_everything_is_protected() {
         let rows = items(&[('c', 30), ('r', 3_000), ('a', 80)]);
-        let p = plan(&rows, &RULES);
+        let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.protected_from, None);
         assert!(p.candidates.is_empty());
         assert_eq!(p.saved, 0);
@@ -204,7 +207,7 @@ mod tests {
     fn small_outputs_stay_whole_unless_repeated_and_stubs_are_not_stubbed_again() {
         let mut rows = items(&[('u', 50), ('c', 30), ('r', 150), ('c', 30), ('r', 3_000), ('c', 30), ('r', 60), ('u', 50), ('a', 10)]);
         rows[6].stub = Some(1);
-        let p = plan(&rows, &RULES);
+        let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.small.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![3]);
         assert_eq!(p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![5], "ordinal 7 is stubbed already");
     }
@@ -212,7 +215,7 @@ mod tests {
     #[test]
     fn a_huge_message_is_excerpted_even_in_the_newest_turn_and_an_old_one_becomes_a_line() {
         let mut rows = items(&[('u', 50), ('c', 30), ('r', 45_000), ('a', 80), ('u', 30_000), ('c', 30), ('r', 45_000), ('a', 90)]);
-        let p = plan(&rows, &RULES);
+        let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.huge.iter().map(|c| (c.ordinal, c.role)).collect::<Vec<_>>(), vec![(5, Role::User), (7, Role::ToolResult)]);
         assert!(p.huge.iter().all(|c| c.change == Change::Excerpt));
         assert_eq!(p.candidates.iter().map(|c| (c.ordinal, c.change)).collect::<Vec<_>>(), vec![(3, Change::Line)]);
@@ -221,7 +224,7 @@ mod tests {
         rows[2].stub = Some(6);
         rows[2].tokens = 4_150;
         rows[4].stub = Some(6);
-        let p = plan(&rows, &RULES);
+        let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![3]);
         assert_eq!(p.huge.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![7]);
     }
@@ -230,7 +233,7 @@ mod tests {
     fn summaries_are_neither_candidates_nor_turn_starts() {
         let mut rows = items(&[('u', 50), ('r', 3_000), ('u', 50), ('a', 10)]);
         rows.insert(0, ScanItem { ordinal: 0, message_id: None, role: None, tokens: 900, stub: None, calls_tools: false });
-        let p = plan(&rows, &RULES);
+        let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.protected_from, Some(3));
         assert_eq!(p.candidates.len(), 1);
         assert_eq!(p.rewritten, 60 + 50 + 10);

@@ -110,9 +110,11 @@ impl Pass {
             match select_leaf_chunk(items, config.tail_rule(), config.leaf_chunk_tokens) {
                 Ok(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => return Ok(Planned::Crosses),
                 Ok(plan) => {
-                    let rows = store::load_messages(sql, &plan.message_ids)?;
+                    let mut rows = store::load_messages(sql, &plan.message_ids)?;
                     let previous = previous_summary(sql, items, plan.first_ordinal)?;
                     let ledger = ledger::extract(&messages(&rows));
+                    // The ledger copies from whole outputs; the prompt shows stubbed ones masked.
+                    crate::engine::masking::summarizer::mask_sources(sql, &mut rows)?;
                     return Ok(Planned::Pass(Pass::new(Sources::Messages { plan, rows, previous }, ledger, config, summarizer)));
                 }
                 Err(why) => no_leaf = Some(why.sentence()),
