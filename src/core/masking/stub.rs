@@ -279,11 +279,11 @@ pub fn stub_line_of(view_json: &str) -> Option<String> {
 pub fn summarizer_text(stored_text: &str, line: &str) -> String {
     let total = stored_text.chars().count();
     if total <= SUMMARY_HEAD_CHARS + SUMMARY_TAIL_CHARS + 16 {
-        return format!("{stored_text}\n{line}");
+        return format!("{}\n{line}", stored_text.trim_end());
     }
     let head: String = stored_text.chars().take(SUMMARY_HEAD_CHARS).collect();
     let tail: String = stored_text.chars().skip(total - SUMMARY_TAIL_CHARS).collect();
-    format!("{} […] {}\n{line}", head.trim_end(), tail.trim_start())
+    format!("{} […] {}\n{line}", head.trim_end(), tail.trim())
 }
 
 #[cfg(test)]

@@ -38,9 +38,11 @@ impl<S: Sql> Engine<S> {
     /// the conversation as it is afterwards (re-read when a batch changed it).
     pub(crate) fn stub_after_turn(&mut self, conversation: Conversation, appended: usize, now_ms: i64) -> Result<Conversation> {
         let masking = self.config.masking.clone();
-        let budget = self.views.budget(conversation.id);
         let window = self.host_facts(conversation.id)?.window;
-        // Without a view in this process the budget is unknown: nothing is huge, no pressure.
+        // The latest view's budget; before any view of this conversation (its first turn), the
+        // model's window when the host reported it. Without either nothing is huge, and there
+        // is no pressure.
+        let budget = self.views.budget(conversation.id).or(window);
         let fitted = budget.map(|b| fit(&self.config.compaction, b, window));
         let tail_share = fitted.as_ref().map(|f| u32::try_from(f.fresh_tail_max_tokens).unwrap_or(u32::MAX));
         let rules = PlanRules {
