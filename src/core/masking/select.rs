@@ -6,15 +6,20 @@
 //! - A **turn** is a user message and everything after it up to the next user message.
 //! - **Never stub the current turn or the turn before it.** Stubbing is decided after a turn is
 //!   stored, for the views of the turns to come: the newest stored turn is the one before the
-//!   next current turn, so it is protected. When the newest stored turn looks unfinished (it
-//!   ends with a tool result, or with an assistant message that calls tools) it is still the
+//!   next current turn, so it is protected. A turn is finished when it ends with the assistant's
+//!   answer (an assistant message that calls no tool); a newest turn that does not (a host that
+//!   stores the user's message before the model call, or a tool loop still running) is the
 //!   current turn, and the one before it is protected too. Without a user message among the
 //!   rows, everything is protected.
 //! - Before the protected turns, tool outputs (`toolResult`, `bashExecution`) of at least
 //!   `min_tokens`, and earlier excerpts of tool outputs, are **candidates** for a line stub.
 //! - A message of any role, anywhere (the protected turns included), larger than `huge_tokens`
-//!   is **huge**: it crowds the fresh tail out, so it becomes an excerpt at once, whatever the
-//!   cache (an old tool output becomes a line stub instead, with the candidates).
+//!   (the fresh tail's share of the budget) is **huge**: it crowds the fresh tail out, so it
+//!   becomes an excerpt at once, whatever the cache (an old tool output becomes a line stub
+//!   instead, with the candidates). One exception: the user message of an unfinished newest
+//!   turn is the request the model is answering (hosts that store it before the model call),
+//!   and it is cut only when it does not fit the whole view (`request_tokens`); once answered,
+//!   the rule above applies to it like to any message.
 //! - A batch **re-writes** every token from its first changed item to the end of what the
 //!   previous view held: the provider's cached prefix ends at the first change. Items the turn
 //!   just appended are not counted: they are new to the cache whatever happens.
@@ -46,6 +51,8 @@ pub struct PlanRules {
     pub min_tokens: u32,
     /// Larger messages are huge.
     pub huge_tokens: u32,
+    /// Larger requests still being answered are huge (the view budget).
+    pub request_tokens: u32,
     /// An excerpt's size (head and tail together).
     pub excerpt_tokens: u32,
     /// What a line stub is assumed to cost before it is rendered.
@@ -93,19 +100,27 @@ fn is_tool_output(role: Role) -> bool {
     matches!(role, Role::ToolResult | Role::BashExecution)
 }
 
+fn user_positions(items: &[ScanItem]) -> Vec<usize> {
+    items.iter().enumerate().filter(|(_, i)| i.message_id.is_some() && i.role == Some(Role::User)).map(|(n, _)| n).collect()
+}
+
+/// Whether the newest turn ends with the assistant's answer.
+fn newest_turn_finished(items: &[ScanItem]) -> bool {
+    items.last().is_some_and(|last| last.role == Some(Role::Assistant) && !last.calls_tools)
+}
+
 /// The first ordinal of the protected turns (see the module doc), or None when every row is
 /// protected.
 pub fn protected_from(items: &[ScanItem]) -> Option<i64> {
-    let users: Vec<usize> = items.iter().enumerate().filter(|(_, i)| i.message_id.is_some() && i.role == Some(Role::User)).map(|(n, _)| n).collect();
+    let users = user_positions(items);
     let newest = *users.last()?;
-    let last = items.last()?;
-    let unfinished = match last.role {
-        Some(Role::ToolResult) => true,
-        Some(Role::Assistant) => last.calls_tools,
-        _ => false,
-    };
-    let start = if unfinished { *users.get(users.len().checked_sub(2)?)? } else { newest };
+    let start = if newest_turn_finished(items) { newest } else { *users.get(users.len().checked_sub(2)?)? };
     Some(items[start].ordinal)
+}
+
+/// The ordinal of the request the model is still answering, if any.
+fn open_request(items: &[ScanItem]) -> Option<i64> {
+    (!newest_turn_finished(items)).then(|| user_positions(items).last().map(|n| items[*n].ordinal)).flatten()
 }
 
 /// Plans a batch over `items` (oldest first, ending with the context's newest item); the items
@@ -113,6 +128,7 @@ pub fn protected_from(items: &[ScanItem]) -> Option<i64> {
 pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
     let mut out = Plan { protected_from: protected_from(items), ..Plan::default() };
     let protected = out.protected_from.unwrap_or(i64::MIN);
+    let request = open_request(items);
     let mut first_change: Option<i64> = None;
     let mut after: Vec<(i64, u32)> = Vec::with_capacity(items.len());
     for item in items {
@@ -131,7 +147,7 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
             out.saved += u64::from(item.tokens.saturating_sub(rules.stub_tokens));
             first_change.get_or_insert(item.ordinal);
             rules.stub_tokens.min(item.tokens)
-        } else if item.stub.is_none() && item.tokens > rules.huge_tokens {
+        } else if item.stub.is_none() && item.tokens > if request == Some(item.ordinal) { rules.request_tokens.max(rules.huge_tokens) } else { rules.huge_tokens } {
             let excerpt = rules.excerpt_tokens.saturating_add(rules.stub_tokens);
             out.huge.push(candidate(Change::Excerpt));
             out.huge_saved += u64::from(item.tokens.saturating_sub(excerpt));
@@ -151,7 +167,7 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
 mod tests {
     use super::*;
 
-    const RULES: PlanRules = PlanRules { min_tokens: 200, huge_tokens: 20_000, excerpt_tokens: 4_096, stub_tokens: 60 };
+    const RULES: PlanRules = PlanRules { min_tokens: 200, huge_tokens: 20_000, request_tokens: 50_000, excerpt_tokens: 4_096, stub_tokens: 60 };
 
     /// Items from a compact description: `u` user, `a` assistant, `c` assistant calling tools,
     /// `r` tool result, each with its tokens.
@@ -189,6 +205,8 @@ mod tests {
         assert_eq!(p.candidates.len(), 1);
         let mut calling = items(&[('u', 50), ('r', 3_000), ('u', 50), ('r', 3_000), ('u', 50), ('c', 30)]);
         assert_eq!(protected_from(&calling), Some(3), "a trailing tool call is an unfinished turn");
+        let asked = items(&[('u', 50), ('c', 30), ('r', 3_000), ('a', 80), ('u', 50), ('c', 30), ('r', 3_000), ('a', 80), ('u', 60)]);
+        assert_eq!(protected_from(&asked), Some(5), "a user message the model has not answered yet is the current turn");
         calling.truncate(2);
         assert_eq!(plan(&calling, &RULES, i64::MAX).candidates, vec![], "the only turn ends with a result: all protected");
     }
@@ -227,6 +245,16 @@ mod tests {
         let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![3]);
         assert_eq!(p.huge.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![7]);
+    }
+
+    #[test]
+    fn the_request_being_answered_is_cut_only_when_it_does_not_fit_the_view() {
+        let rows = items(&[('u', 50), ('a', 80), ('u', 30_000)]);
+        assert!(plan(&rows, &RULES, i64::MAX).huge.is_empty(), "30K of a 50K view: the model gets the whole request");
+        let rows = items(&[('u', 50), ('a', 80), ('u', 60_000)]);
+        assert_eq!(plan(&rows, &RULES, i64::MAX).huge.len(), 1, "larger than the view: an excerpt beats nothing");
+        let answered = items(&[('u', 50), ('a', 80), ('u', 30_000), ('a', 80)]);
+        assert_eq!(plan(&answered, &RULES, i64::MAX).huge.len(), 1, "once answered, the tail's share decides");
     }
 
     #[test]

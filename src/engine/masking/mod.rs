@@ -47,7 +47,8 @@ impl<S: Sql> Engine<S> {
         let tail_share = fitted.as_ref().map(|f| u32::try_from(f.fresh_tail_max_tokens).unwrap_or(u32::MAX));
         let rules = PlanRules {
             min_tokens: masking.min_tokens,
-            huge_tokens: tail_share.map_or(u32::MAX, |t| t / 2),
+            huge_tokens: tail_share.unwrap_or(u32::MAX),
+            request_tokens: budget.unwrap_or(u32::MAX),
             excerpt_tokens: excerpt_tokens(tail_share.unwrap_or(0) / 8),
             stub_tokens: STUB_TOKENS_ESTIMATE,
         };
