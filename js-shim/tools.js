@@ -42,7 +42,7 @@ const EXPAND_SCHEMA = {
   additionalProperties: false,
   properties: {
     summaryId: { ...ID, description: "The summary to open: returns its children (deeper summaries, or the original messages)." },
-    messageId: { ...ID, description: "One original message to read in full, page by page." },
+    messageId: { ...ID, description: "One original message to read in full, page by page (e.g. the id in a [tool output stored: …] stub)." },
     messages: { type: "boolean", description: "With summaryId: list every original message under it, at any depth, instead of its direct children." },
     cursor: { type: "string", description: "nextCursor from the previous page of the same expansion." },
     maxTokens: { type: "integer", minimum: 200, maximum: 16000, description: "Token limit of this page (default 4000, at most 16000)." },
@@ -66,6 +66,8 @@ function grepText(pattern, out) {
     let next = "";
     if (h.kind === "message" && !h.inView) {
       next = h.coveredBy ? ` — summarized; lcm_expand {"messageId": ${h.id}} reads it, summary ${h.coveredBy} in your view covers it` : ` — lcm_expand {"messageId": ${h.id}} reads it`;
+    } else if (h.kind === "message" && h.stubbed) {
+      next = ` — shown as a stub in your view; lcm_expand {"messageId": ${h.id}} reads it whole`;
     } else if (h.kind === "summary") {
       next = ` — lcm_expand {"summaryId": ${h.id}} opens it`;
     }
@@ -78,9 +80,17 @@ function grepText(pattern, out) {
 function describeText(d) {
   if (d.type === "message") {
     const above = d.summaries.map((s) => `${s.id} (depth ${s.depth}${s.inView ? ", in view" : ""})`).join(", ") || "none";
+    const shown = !d.inView
+      ? "no"
+      : d.shownAs === "stub"
+        ? `yes, as a one-line stub of ${d.viewTokens} tokens (lcm_expand {"messageId": ${d.id}} returns all ${d.tokenCount})`
+        : d.shownAs === "excerpt"
+          ? `yes, as an excerpt (head and tail) of ${d.viewTokens} tokens (lcm_expand {"messageId": ${d.id}} returns all ${d.tokenCount})`
+          : "yes, whole";
     return [
       `message ${d.id}: ${d.role}, #${d.seq} of ${d.of} in conversation ${d.conversationId}, ${d.tokenCount} tokens, ${iso(d.timestamp)}`,
-      `in the current view: ${d.inView ? "yes" : "no"}; summaries above it (lowest first): ${above}`,
+      `in the current view: ${shown}; summaries above it (lowest first): ${above}`,
+      ...(d.stubLine ? [`stub: ${d.stubLine}`] : []),
       `preview: ${d.preview}`,
     ].join("\n");
   }
@@ -116,9 +126,9 @@ const result = (text, details) => ({ content: [{ type: "text", text }], details 
 const grepDetails = (out) => ({
   scope: out.scope,
   conversations: out.conversations,
-  hits: out.hits.map(({ kind, id, conversationId, role, createdAt, inView, coveredBy }) => ({ kind, id, conversationId, role, createdAt, inView, coveredBy })),
+  hits: out.hits.map(({ kind, id, conversationId, role, createdAt, inView, stubbed, coveredBy }) => ({ kind, id, conversationId, role, createdAt, inView, stubbed, coveredBy })),
 });
-const describeDetails = ({ content: _content, preview: _preview, ledger: _ledger, ...rest }) => rest;
+const describeDetails = ({ content: _content, preview: _preview, ledger: _ledger, stubLine: _stubLine, ...rest }) => rest;
 const expandDetails = ({ items, ...rest }) => ({
   ...rest,
   items: items.map(({ kind, id, seq, depth, tokens, truncated, continueAt }) => ({ kind, id, seq, depth, tokens, truncated, continueAt })),
@@ -162,7 +172,7 @@ export function createRecallTools(openHandle, ctx) {
       name: "lcm_describe",
       label: "Describe a summary or message",
       description:
-        "For a summary id: its level (normal/aggressive/fallback), depth, parents and children, the range of original messages it covers, token counts and artifact ledger. For a message id: its place in the conversation and the summaries covering it.",
+        "For a summary id: its level (normal/aggressive/fallback), depth, parents and children, the range of original messages it covers, token counts and artifact ledger. For a message id (e.g. from a [tool output stored: …] stub): its place in the conversation, its size, whether your view shows it whole or as a stub, and the summaries covering it.",
       parameters: DESCRIBE_SCHEMA,
       async execute(_toolCallId, params) {
         const p = args(params);

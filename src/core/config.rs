@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::core::compaction::config::{self as compaction_config, CompactionConfig};
 use crate::core::redact::{custom as redact_custom, CustomPattern};
+use crate::core::masking::config::{self as masking_config, MaskingConfig};
 use crate::error::{Error, Result};
 
 /// Budget used when the host does not pass `tokenBudget`.
@@ -31,6 +32,8 @@ pub struct Config {
     pub compaction: CompactionConfig,
     /// Credential patterns added to the built-in ones before text goes to a summarizer.
     pub redact_patterns: Vec<CustomPattern>,
+    /// Tool-output stubs, the LLM-free step before summaries.
+    pub masking: MaskingConfig,
     /// Values that were out of range and clamped, one sentence each (the shim logs them).
     pub warnings: Vec<String>,
 }
@@ -119,6 +122,7 @@ impl Default for Config {
             summary_timeout_ms: 120_000,
             compaction: CompactionConfig::default(),
             redact_patterns: Vec::new(),
+            masking: MaskingConfig::default(),
             warnings: Vec::new(),
         }
     }
@@ -129,7 +133,7 @@ pub const KEYS: [&str; 7] = ["dbPath", "defaultTokenBudget", "storage", "durabil
 
 /// Every key the engine understands, for error messages.
 pub fn all_keys() -> Vec<&'static str> {
-    KEYS.iter().chain(compaction_config::KEYS).copied().collect()
+    KEYS.iter().chain(compaction_config::KEYS).chain(masking_config::KEYS).copied().collect()
 }
 
 impl Config {
@@ -177,7 +181,7 @@ impl Config {
                     })?;
                 }
                 redact_custom::KEY => config.redact_patterns = redact_custom::parse(v)?,
-                other => match config.compaction.apply_key(other, v)? {
+                other => match config.compaction.apply_key(other, v)?.map_or_else(|| config.masking.apply_key(other, v), |c| Ok(Some(c)))? {
                     Some(true) => config.warnings.push(format!("config `{other}` was out of range and has been clamped")),
                     Some(false) => {}
                     None => {

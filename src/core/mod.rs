@@ -6,6 +6,7 @@ pub mod assemble;
 pub mod compaction;
 pub mod config;
 pub mod identity;
+pub mod masking;
 pub mod message;
 pub mod redact;
 pub mod tokens;

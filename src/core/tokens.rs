@@ -15,7 +15,7 @@ pub fn is_cjk(c: char) -> bool {
 
 /// A character's weight in quarter tokens (integers: a sum of floats was a serial chain of
 /// additions, and the quarters are exact either way).
-fn char_quarters(c: char) -> u64 {
+pub fn char_quarters(c: char) -> u64 {
     match c as u32 {
         0x00..=0x7f => 1,
         _ if is_cjk(c) => 4,

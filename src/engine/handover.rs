@@ -4,7 +4,8 @@
 //! keeps the decoded messages of the view it was last given, identified by a token, and each
 //! hand-over sends the view as keys plus the JSON of only the entries the caller does not hold.
 //!
-//! Keys: a message's id (its JSON never changes), a summary's negated id (valid only within the
+//! Keys: a message's id (its JSON never changes; a stubbed message's key adds its stub variant
+//! times 2^44, since its JSON is the stub's), a summary's negated id (valid only within the
 //! epoch it was sent in, `View::summaries_epoch`: a repair rewrites summaries in
 //! place and moves the epoch on; a compaction writes new summaries and keeps it), and
 //! 0 for lines the view makes up (always sent). A token that is not the one this engine last

@@ -114,6 +114,8 @@ impl<S: Sql> Engine<S> {
             let conversation = e.conversation(session)?;
             e.learn_after_turn(session, conversation.as_ref(), tail, &parsed, window, now_ms)?;
             if let Some(conversation) = conversation.filter(|_| appended.inserted > 0) {
+                // Stubs first: the trigger then sees the smaller context.
+                let conversation = e.stub_after_turn(conversation, appended.inserted, now_ms)?;
                 e.evaluate_trigger(&conversation, appended_tokens(&parsed, &appended).as_deref(), now_ms)?;
             }
             Ok(appended.inserted)

@@ -11,6 +11,7 @@ pub mod compaction;
 mod ingest;
 pub mod inspect;
 mod lifecycle;
+mod masking;
 mod operator;
 pub mod params;
 mod recall;
@@ -42,6 +43,9 @@ pub struct Engine<S: Sql> {
     handovers: handover::Handovers,
     accounting: accounting::FactsCache,
     tails: compaction::tail_window::TailWindows,
+    /// The tool-output stub decision of each conversation's latest stored turn, until the
+    /// trigger records it.
+    masks: std::collections::HashMap<i64, crate::core::masking::MaskDecision>,
     jobs: std::collections::HashMap<u64, compaction::Job>,
     repairs: std::collections::HashMap<u64, repair::RepairJob>,
     next_job: u64,
@@ -53,7 +57,7 @@ impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
         let redactor = std::sync::Arc::new(Redactor::new(&config.redact_patterns)?);
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), tails: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0, redactor })
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), tails: Default::default(), masks: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0, redactor })
     }
 
     pub fn config(&self) -> &Config {
@@ -70,6 +74,7 @@ impl<S: Sql> Engine<S> {
         if committed.is_err() {
             self.accounting.facts.clear();
             self.tails.clear();
+            self.masks.clear();
         }
         committed
     }

@@ -16,6 +16,8 @@ use super::params::{validate_session, SessionRef};
 use super::Engine;
 use crate::core::tokens::estimate_text;
 use crate::error::{Error, Result};
+use crate::core::masking::{stub_line_of, STUB_LINE_VARIANT};
+use crate::store::masking;
 use crate::store::recall::{self, MessageRow, SummaryRow};
 use crate::store::search::{self, SearchHit, SearchMode, TimeWindow};
 use crate::store::Sql;
@@ -125,6 +127,8 @@ pub struct GrepHit {
     #[serde(flatten)]
     pub hit: SearchHit,
     pub in_view: bool,
+    /// A message in the view as a stub or an excerpt (expand it to read it whole).
+    pub stubbed: bool,
     /// The highest summary above the hit that is in the current view (expand it to reach the hit).
     pub covered_by: Option<i64>,
 }
@@ -226,6 +230,12 @@ pub enum Description {
         token_count: i64,
         timestamp: i64,
         in_view: bool,
+        /// How the view shows it when not whole: "stub" (one line) or "excerpt" (head and tail).
+        shown_as: Option<&'static str>,
+        /// Its tokens in the view, when it is in the view.
+        view_tokens: Option<i64>,
+        /// The stub line the view shows for it, when stubbed.
+        stub_line: Option<String>,
         /// The summaries above it, lowest first; expand the one in view to reach it.
         summaries: Vec<AboveRef>,
         preview: String,
@@ -392,14 +402,14 @@ impl<S: Sql> Engine<S> {
         let hits = fair_mix(found.into_iter().filter(|h| kinds.contains(&h.kind)).collect(), limit);
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
-            let (in_view, covered_by) = if hit.kind == "message" {
-                let in_view = recall::message_in_view(self.store.sql(), hit.id)?;
+            let (in_view, stubbed, covered_by) = if hit.kind == "message" {
+                let view = masking::message_view(self.store.sql(), hit.id)?;
                 let above = recall::summaries_above_message(self.store.sql(), hit.id)?;
-                (in_view, above.iter().filter(|(_, _, v)| *v).map(|(id, _, _)| *id).next())
+                (view.is_some(), view.is_some_and(|v| v.stub.is_some()), above.iter().filter(|(_, _, v)| *v).map(|(id, _, _)| *id).next())
             } else {
-                (recall::summary_in_view(self.store.sql(), hit.id)?, None)
+                (recall::summary_in_view(self.store.sql(), hit.id)?, false, None)
             };
-            out.push(GrepHit { hit, in_view, covered_by });
+            out.push(GrepHit { hit, in_view, stubbed, covered_by });
         }
         Ok(GrepResult { scope, conversations: conversations.len(), hits: out })
     }
@@ -476,12 +486,17 @@ impl<S: Sql> Engine<S> {
                     .into_iter()
                     .map(|(id, depth, in_view)| AboveRef { id, depth, in_view })
                     .collect();
+                let view = masking::message_view(sql, m.id)?;
+                let shown_as = view.as_ref().and_then(|v| v.stub).map(|s| if s == STUB_LINE_VARIANT { "stub" } else { "excerpt" });
                 Ok(Description::Message {
                     id: m.id,
                     conversation_id: m.conversation_id,
                     seq: m.seq,
                     of: recall::message_total(sql, m.conversation_id)?,
-                    in_view: recall::message_in_view(sql, m.id)?,
+                    in_view: view.is_some(),
+                    shown_as,
+                    view_tokens: view.as_ref().map(|v| v.tokens),
+                    stub_line: view.and_then(|v| v.view_json).as_deref().and_then(stub_line_of),
                     summaries,
                     preview: char_slice(&m.content, 0, 200),
                     role: m.role,

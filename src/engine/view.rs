@@ -27,6 +27,13 @@ const STALE_EPOCH: i64 = i64::MIN;
 /// Conversations whose views are kept; beyond that the cache starts over.
 const MAX_CACHED: usize = 64;
 
+/// A message's handover key: its id while it is shown whole; a stubbed message's JSON differs
+/// from the stored one, so each stub variant gets keys of its own (the id plus the variant
+/// times 2^44: exact integers in a JS number for any id below 2^44).
+fn message_key(id: i64, stub: Option<i64>) -> i64 {
+    id.saturating_add(stub.unwrap_or(0).saturating_mul(1 << 44))
+}
+
 /// One item as it enters the model's view.
 #[derive(Debug, Clone)]
 struct ViewItem {
@@ -48,9 +55,15 @@ impl ViewItem {
     fn from_item(item: ContextItem) -> ViewItem {
         let ordinal = item.ordinal;
         match item.content {
-            ItemContent::Message { id, role, raw_json } => {
-                ViewItem { ordinal, key: id, tokens: item.tokens, represents: 1, role, links: tool_links(role, &raw_json), json: raw_json }
-            }
+            ItemContent::Message { id, role, raw_json, stub } => ViewItem {
+                ordinal,
+                key: message_key(id, stub),
+                tokens: item.tokens,
+                represents: 1,
+                role,
+                links: tool_links(role, &raw_json),
+                json: raw_json,
+            },
             ItemContent::Summary { id, depth, content, earliest_at, latest_at, descendant_messages } => ViewItem {
                 ordinal,
                 key: -id,
@@ -213,6 +226,23 @@ impl View {
         true
     }
 
+    /// Follows a batch of stubs: each restubbed item still in the view takes its new form in
+    /// place (its ordinal, so its place, is unchanged).
+    fn restub(&mut self, items: Vec<ContextItem>) {
+        for item in items {
+            let at = self.items.partition_point(|i| i.ordinal < item.ordinal);
+            if self.items.get(at).is_some_and(|i| i.ordinal == item.ordinal) {
+                let new = ViewItem::from_item(item);
+                if let Some(old) = self.items.get_mut(at) {
+                    self.tokens = self.tokens - u64::from(old.tokens) + u64::from(new.tokens);
+                    self.represented += new.represents - old.represents;
+                    *old = new;
+                }
+            }
+        }
+        self.epoch += 1;
+    }
+
     /// Fills the room a compaction freed with the next older items, reading backwards from the
     /// oldest item until they pass the budget, as [`rebuild`] reads from the newest; then fits.
     fn backfill(&mut self, sql: &mut impl Sql, conversation_id: i64) -> Result<()> {
@@ -272,6 +302,21 @@ impl ViewCache {
         let Some(view) = self.views.get_mut(&conversation_id) else { return };
         let followed = view.replace(first_ordinal, last_ordinal, summary) && view.backfill(sql, conversation_id).is_ok();
         if !followed {
+            view.epoch = STALE_EPOCH;
+        }
+    }
+
+    /// Follows a committed batch of stubs of `conversation_id` that moved its context epoch on
+    /// from `epoch_before` by one: the cached view, when it was current, changes in place and
+    /// takes in older items for the room it gained, so the next `assemble` need not rebuild it.
+    pub fn restubbed(&mut self, sql: &mut impl Sql, conversation_id: i64, epoch_before: i64, items: Vec<ContextItem>) {
+        let Some(view) = self.views.get_mut(&conversation_id) else { return };
+        if view.epoch != epoch_before {
+            view.epoch = STALE_EPOCH;
+            return;
+        }
+        view.restub(items);
+        if view.backfill(sql, conversation_id).is_err() {
             view.epoch = STALE_EPOCH;
         }
     }

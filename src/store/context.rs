@@ -17,8 +17,9 @@ pub fn insert_message(sql: &mut impl Sql, conversation_id: i64, ordinal: i64, me
 /// What a context item shows the model.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemContent {
-    /// A stored message (`id` in `messages`), exactly as the host sent it.
-    Message { id: i64, role: Role, raw_json: String },
+    /// A stored message (`id` in `messages`): exactly as the host sent it, or as its stub shows
+    /// it (`stub`: the stub's variant, see `core::masking::stub`; the JSON is the stub's).
+    Message { id: i64, role: Role, raw_json: String, stub: Option<i64> },
     /// A summary standing in for the messages (or summaries) it covers.
     Summary { id: i64, depth: i64, content: String, earliest_at: Option<i64>, latest_at: Option<i64>, descendant_messages: i64 },
 }
@@ -36,7 +37,7 @@ fn from_row(row: &Row) -> Result<ContextItem> {
     let content = match row.opt_text(2)? {
         Some(role_name) => {
             let role = Role::parse(&role_name).ok_or_else(|| Error::storage(format!("stored message has unknown role {role_name:?}")))?;
-            ItemContent::Message { id: row.int(10)?, role, raw_json: row.text(3)? }
+            ItemContent::Message { id: row.int(10)?, role, raw_json: row.text(3)?, stub: row.opt_int(11)? }
         }
         None => ItemContent::Summary {
             id: row.int(4)?,
@@ -50,15 +51,16 @@ fn from_row(row: &Row) -> Result<ContextItem> {
     Ok(ContextItem { ordinal: row.int(0)?, tokens, content })
 }
 
-/// Per-turn query: a page of the view, through the primary key and the rowid joins.
-pub const NEWEST_BEFORE_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at, s.descendant_message_count, ci.message_id \
+/// Per-turn query: a page of the view, through the primary key and the rowid joins. A stubbed
+/// message shows its stub's JSON (the stored one is not even read).
+pub const NEWEST_BEFORE_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, COALESCE(ci.view_json, m.raw_json), s.id, s.depth, s.content, s.earliest_at, s.latest_at, s.descendant_message_count, ci.message_id, ci.stub \
      FROM context_items ci \
      LEFT JOIN messages m ON m.id = ci.message_id \
      LEFT JOIN summaries s ON s.id = ci.summary_id \
      WHERE ci.conversation_id = ?1 AND ci.ordinal < ?2 ORDER BY ci.ordinal DESC LIMIT ?3";
 
 /// Per-turn query: the items appended after `ordinal`, oldest first.
-pub const NEWER_THAN_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, m.raw_json, s.id, s.depth, s.content, s.earliest_at, s.latest_at, s.descendant_message_count, ci.message_id \
+pub const NEWER_THAN_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, COALESCE(ci.view_json, m.raw_json), s.id, s.depth, s.content, s.earliest_at, s.latest_at, s.descendant_message_count, ci.message_id, ci.stub \
      FROM context_items ci \
      LEFT JOIN messages m ON m.id = ci.message_id \
      LEFT JOIN summaries s ON s.id = ci.summary_id \

@@ -13,6 +13,7 @@ pub mod doctor;
 pub mod import;
 pub mod inspect;
 pub mod lossless_claw;
+pub mod masking;
 pub mod messages;
 pub mod recall;
 pub mod repair;
@@ -45,6 +46,8 @@ pub const TURN_STATEMENTS: &[&str] = &[
     compaction::REPEAT_SKIP_SQL,
     compaction::RECORD_EVENT_SQL,
     compaction::NEWEST_MESSAGE_TOKENS_SQL,
+    masking::FRONTIER_SQL,
+    masking::SCAN_SQL,
 ];
 
 /// The store: a SQL connection plus the transaction discipline every write follows.

@@ -20,6 +20,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (11, include_str!("migrations/011_trigger_decision_runs.sql")),
     (12, include_str!("migrations/012_fewer_pages.sql")),
     (13, include_str!("migrations/013_summarizer_calls.sql")),
+    (14, include_str!("migrations/014_tool_output_stubs.sql")),
 ];
 
 /// The schema version this build writes.

@@ -124,6 +124,12 @@ impl Pass {
                         redactions.merge(&redaction::redact_text(redactor, previous));
                     }
                     let ledger = ledger::extract(&messages(&rows));
+                    // The ledger copies from whole outputs; the prompt shows stubbed ones masked.
+                    // Masking brings stub lines and excerpts back from the store: redact them too.
+                    crate::engine::masking::summarizer::mask_sources(sql, &mut rows)?;
+                    for row in rows.iter_mut() {
+                        redactions.merge(&redaction::redact_text(redactor, &mut row.text));
+                    }
                     return Ok(Planned::Pass(Pass::new(Sources::Messages { plan, rows, previous }, ledger, config, summarizer, redactor, redactions)));
                 }
                 Err(why) => no_leaf = Some(why.sentence()),

@@ -59,7 +59,8 @@ impl<S: Sql> Engine<S> {
             Some("sweep") => format!("context over the {} threshold: full sweep due; {}", config.context_threshold, decision.log_line()),
             _ => decision.log_line(),
         };
-        let telemetry = json!({ "decision": decision, "sweep": sweep, "budget": budget, "freshTailTokens": tail }).to_string();
+        let mask = self.take_mask_decision(conversation.id);
+        let telemetry = json!({ "decision": decision, "sweep": sweep, "budget": budget, "freshTailTokens": tail, "mask": mask }).to_string();
         let pending = work.map(|w| Pending { work: w.to_owned(), budget: budget.unwrap_or(self.config.default_token_budget), reason: decision.reason.name().to_owned() });
         let failing = retry.consecutive_failures > 0;
         retry.on_turn();

@@ -1,0 +1,95 @@
+//! The tool-output stub settings: defaults, and how one user-written key is validated and
+//! applied (wrong types and meaningless values are errors naming the key; values of the right
+//! kind outside the useful range are clamped, and the caller is told). This module must not know
+//! the other keys: `apply_key` answers `None` for them.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Every stub key, as users write it.
+pub const KEYS: &[&str] = &["toolOutputStubs", "stubMinTokens", "stubBatchRatio"];
+
+/// Field names are the snake_case of the keys (the switch is `enabled`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MaskingConfig {
+    /// Old tool outputs become stubs, huge messages excerpts (`toolOutputStubs`).
+    pub enabled: bool,
+    /// Tool outputs smaller than this stay whole.
+    pub min_tokens: u32,
+    /// A batch runs when it saves at least this multiple of the tokens it re-writes.
+    pub batch_ratio: f64,
+}
+
+impl Default for MaskingConfig {
+    fn default() -> Self {
+        MaskingConfig { enabled: true, min_tokens: 200, batch_ratio: 1.0 }
+    }
+}
+
+const MIN_TOKENS: (u64, u64) = (64, 1_000_000);
+const MAX_RATIO: f64 = 100.0;
+
+impl MaskingConfig {
+    /// Applies one key. `Ok(None)`: not a stub key. `Ok(Some(clamped))`: applied, and whether the
+    /// value had to be clamped. `Err`: wrong type or meaningless value, naming `key`.
+    pub fn apply_key(&mut self, key: &str, value: &Value) -> Result<Option<bool>> {
+        match key {
+            "toolOutputStubs" => {
+                self.enabled = value.as_bool().ok_or_else(|| Error::config(key, format!("must be true or false, got {value}")))?;
+                Ok(Some(false))
+            }
+            "stubMinTokens" => {
+                let n = value.as_u64().ok_or_else(|| Error::config(key, format!("must be a non-negative integer (a token count), got {value}")))?;
+                let clamped = n.clamp(MIN_TOKENS.0, MIN_TOKENS.1);
+                self.min_tokens = u32::try_from(clamped).unwrap_or(u32::MAX);
+                Ok(Some(clamped != n))
+            }
+            "stubBatchRatio" => {
+                let f = value
+                    .as_f64()
+                    .filter(|f| f.is_finite() && *f >= 0.0)
+                    .ok_or_else(|| Error::config(key, format!("must be a non-negative number (saved tokens per re-written token), got {value}")))?;
+                self.batch_ratio = f.min(MAX_RATIO);
+                Ok(Some(f > MAX_RATIO))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_are_on_with_documented_sizes() {
+        let c = MaskingConfig::default();
+        assert_eq!((c.enabled, c.min_tokens, c.batch_ratio), (true, 200, 1.0));
+    }
+
+    #[test]
+    fn keys_apply_clamp_and_reject_naming_the_key() {
+        let mut c = MaskingConfig::default();
+        for key in KEYS {
+            let value = if *key == "toolOutputStubs" { json!(false) } else { json!(300) };
+            assert!(c.apply_key(key, &value).unwrap().is_some(), "{key}");
+        }
+        assert_eq!((c.enabled, c.min_tokens), (false, 300));
+        assert_eq!(c.apply_key("stubMinTokens", &json!(1)).unwrap(), Some(true));
+        assert_eq!(c.min_tokens, 64);
+        assert_eq!(c.apply_key("stubBatchRatio", &json!(1e9)).unwrap(), Some(true));
+        assert_eq!(c.batch_ratio, 100.0);
+        assert_eq!(c.apply_key("stubBatchRatio", &json!(0)).unwrap(), Some(false));
+        assert_eq!(c.apply_key("dbPath", &json!("/x")).unwrap(), None);
+        for (key, bad) in [("toolOutputStubs", json!("yes")), ("stubMinTokens", json!(-3)), ("stubMinTokens", json!(2.5)), ("stubBatchRatio", json!(-1)), ("stubBatchRatio", json!("1"))] {
+            let before = c.clone();
+            let err = c.apply_key(key, &bad).unwrap_err().to_string();
+            assert!(err.contains(&format!("`{key}`")), "{err}");
+            assert_eq!(c, before, "a rejected value leaves the config untouched");
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! Tool-output stubs in the engine: after a turn is stored (inside its transaction) and before
+//! the compaction trigger looks, one cheap pass over the context items the conversation has not
+//! considered yet ([`crate::store::masking`]) plans a batch ([`crate::core::masking::select`]),
+//! decides whether it pays for its prompt-cache break ([`crate::core::masking::trigger`]), and
+//! when it does renders the stubs ([`render`]) and applies them in one step: items, running
+//! total, one context-epoch step, the cached view followed in place. So the leaf trigger sees
+//! the smaller context, and summaries are asked for only when stubs are not enough.
+//!
+//! An applied batch is logged in `compaction_events` (`pass = 'mask'`, tokens before and after,
+//! the decision with every input); every decision, applied or not, also rides in the telemetry
+//! of the trigger's row for the same turn (`mask`), so a turn still writes one event row.
+//!
+//! What the summarizer sees of stubbed messages is [`summarizer`]'s.
+
+mod render;
+pub(crate) mod summarizer;
+
+use serde_json::json;
+
+use crate::core::compaction::fit::fit;
+use crate::core::masking::{decide, excerpt_tokens, plan, MaskDecision, MaskInput, PlanRules};
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::store::compaction::{self as events, Event};
+use crate::store::context::{ContextItem, ItemContent};
+use crate::store::conversations::Conversation;
+use crate::store::masking as store;
+use crate::store::Sql;
+
+/// Items one turn looks at, at most: after a long import the frontier is far behind, and the
+/// older items are left to summarization.
+const MAX_SCAN: i64 = 1_024;
+/// What a line stub is assumed to cost while planning (they come out at 35–70 tokens).
+const STUB_TOKENS_ESTIMATE: u32 = 64;
+
+impl<S: Sql> Engine<S> {
+    /// Runs the stub pass for a conversation a turn just stored `appended` messages in. Returns
+    /// the conversation as it is afterwards (re-read when a batch changed it).
+    pub(crate) fn stub_after_turn(&mut self, conversation: Conversation, appended: usize, now_ms: i64) -> Result<Conversation> {
+        let masking = self.config.masking.clone();
+        let window = self.host_facts(conversation.id)?.window;
+        // The latest view's budget; before any view of this conversation (its first turn), the
+        // model's window when the host reported it. Without either nothing is huge, and there
+        // is no pressure.
+        let budget = self.views.budget(conversation.id).or(window);
+        let fitted = budget.map(|b| fit(&self.config.compaction, b, window));
+        let tail_share = fitted.as_ref().map(|f| u32::try_from(f.fresh_tail_max_tokens).unwrap_or(u32::MAX));
+        let rules = PlanRules {
+            min_tokens: masking.min_tokens,
+            huge_tokens: tail_share.unwrap_or(u32::MAX),
+            request_tokens: budget.unwrap_or(u32::MAX),
+            excerpt_tokens: excerpt_tokens(tail_share.unwrap_or(0) / 8),
+            stub_tokens: STUB_TOKENS_ESTIMATE,
+        };
+        let sql = self.store.sql();
+        let frontier = store::frontier(sql, conversation.id)?;
+        let (items, truncated) = store::scan(sql, conversation.id, frontier, MAX_SCAN)?;
+        let new_from = conversation.next_ordinal - i64::try_from(appended).unwrap_or(i64::MAX) + 1;
+        let planned = plan(&items, &rules, new_from);
+        let context = u64::try_from(conversation.context_token_count).unwrap_or(0);
+        let pressure_line = match (&fitted, budget) {
+            (Some(f), Some(b)) => {
+                let ceiling = (f64::from(b) * f.context_threshold.clamp(0.0, 1.0)).floor();
+                let factor = f.leaf_budget_headroom_factor.clamp(0.0, 1.0);
+                Some(if factor > 0.0 { (ceiling * factor).floor() } else { ceiling } as u64)
+            }
+            _ => None,
+        };
+        let input = MaskInput {
+            enabled: masking.enabled,
+            candidates: u32::try_from(planned.candidates.len()).unwrap_or(u32::MAX),
+            saved_tokens: planned.saved,
+            rewritten_tokens: planned.rewritten,
+            huge: u32::try_from(planned.huge.len()).unwrap_or(u32::MAX),
+            context_tokens: context.saturating_sub(planned.huge_saved),
+            pressure_line,
+            batch_ratio: masking.batch_ratio,
+        };
+        let decision = decide(&input);
+        self.masks.insert(conversation.id, decision.clone());
+        // After a truncated scan the frontier jumps to the oldest item read.
+        let floor = if truncated { items.first().map_or(frontier, |i| i.ordinal - 1) } else { frontier };
+        if !decision.applies() {
+            if floor > frontier {
+                self.store.write(|sql| store::apply(sql, conversation.id, &[], floor).map(|_| ()))?;
+            }
+            return Ok(conversation);
+        }
+        let batch = render::batch(self.store.sql(), conversation.id, &items, &planned, &decision, rules.excerpt_tokens)?;
+        // Everything before the protected turns has been considered once the candidates are stubbed.
+        let new_frontier = match (decision.stub, planned.protected_from) {
+            (true, Some(protected)) => floor.max(protected - 1),
+            _ => floor,
+        };
+        let epoch_before = conversation.context_epoch;
+        let restubs = batch.restubs();
+        let telemetry = json!({
+            "decision": decision,
+            "stubs": batch.lines,
+            "identical": batch.identical,
+            "excerpts": batch.excerpts,
+            "rewrittenFromOrdinal": batch.first_ordinal(),
+        })
+        .to_string();
+        let reason = if decision.stub { decision.reason.name() } else { "huge_message" };
+        self.store.write(|sql| {
+            let delta = store::apply(sql, conversation.id, &restubs, new_frontier)?;
+            if restubs.is_empty() {
+                return Ok(());
+            }
+            let before = conversation.context_token_count;
+            let event = Event {
+                conversation_id: conversation.id,
+                pass: "mask",
+                level: None,
+                outcome: "compacted",
+                reason,
+                tokens_before: Some(before),
+                tokens_after: Some(before + delta),
+                summary_id: None,
+                telemetry_json: Some(&telemetry),
+            };
+            events::record_event(sql, &event, now_ms)
+        })?;
+        if restubs.is_empty() {
+            return Ok(conversation);
+        }
+        let changed: Vec<ContextItem> = batch
+            .items
+            .into_iter()
+            .map(|s| ContextItem { ordinal: s.ordinal, tokens: s.rendered.tokens, content: ItemContent::Message { id: s.message_id, role: s.role, raw_json: s.rendered.json, stub: Some(s.rendered.variant) } })
+            .collect();
+        self.views.restubbed(self.store.sql(), conversation.id, epoch_before, changed);
+        Ok(crate::store::conversations::find_active(self.store.sql(), &conversation.session_key)?.unwrap_or(conversation))
+    }
+
+    /// The stub decision of the turn just stored in `conversation_id`, for the trigger's telemetry.
+    pub(crate) fn take_mask_decision(&mut self, conversation_id: i64) -> Option<MaskDecision> {
+        self.masks.remove(&conversation_id)
+    }
+}
