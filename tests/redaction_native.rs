@@ -221,7 +221,7 @@ fn no_planted_credential_reaches_a_summarizer_prompt_or_a_stored_summary_and_eve
         }
     }
     // The passes say what they replaced (counts per class, never values).
-    let telemetry = texts(&mut e, "SELECT telemetry_json FROM compaction_events WHERE outcome = 'compacted' AND telemetry_json IS NOT NULL");
+    let telemetry = texts(&mut e, "SELECT telemetry_json FROM compaction_events WHERE outcome = 'compacted' AND pass IN ('leaf', 'condensed') AND telemetry_json IS NOT NULL");
     let mut classes = BTreeSet::new();
     for t in &telemetry {
         let v: Value = serde_json::from_str(t).unwrap();
