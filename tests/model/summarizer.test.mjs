@@ -71,7 +71,7 @@ describe("a real small model as the summarizer", { timeout: 30 * 60_000 }, () =>
       const turn = turnMessages(i, clock);
       clock += 60_000;
       const { view } = await host.runTurn("lossless-wasm", { sessionId: "real", sessionKey: "agent:main:real-model", history: [...run.sent], turn, tokenBudget: BUDGET });
-      run.views.push({ turn: i, estimated: view.estimatedTokens, text: textTokens(view.messages) });
+      run.views.push({ turn: i + 1, estimated: view.estimatedTokens, text: textTokens(view.messages) });
       run.sent.push(...turn);
     }
     run.ms = Date.now() - run.startedAt;
