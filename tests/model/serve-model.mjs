@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Serves a real small instruct model (a GGUF file run by llama.cpp through node-llama-cpp's
 // prebuilt binaries) behind an OpenAI-compatible chat-completions endpoint on 127.0.0.1, for the
-// tests in this folder. Both are installed by scripts/setup.sh outside the clone
-// (model-install.sh says where and from which registry packages); nothing here downloads.
+// tests in this folder. Both are installed by scripts/setup.sh (step 6: which registry packages,
+// and where outside the clone); nothing here downloads or compiles anything.
 //
 //   POST /v1/chat/completions  {messages, max_tokens}  non-streaming; greedy decoding (temperature
 //                              0, fixed seed), so the same request gets the same answer; one
@@ -103,6 +103,7 @@ async function complete(body, signal) {
 }
 
 function reply(res, status, json) {
+  if (res.destroyed) return; // the client gave up (a summary timeout): nobody to answer
   const body = JSON.stringify(json);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);

@@ -59,7 +59,7 @@ describe("a real small model as the summarizer", { timeout: 30 * 60_000 }, () =>
     const llm = {
       async complete(request) {
         const result = await client.complete(request);
-        run.clientAnswers.push({ text: result.text, stopReason: result.stopReason });
+        run.clientAnswers.push({ text: result.text, stopReason: result.stopReason, turn: run.views.length + 1 });
         return result;
       },
     };
@@ -71,7 +71,7 @@ describe("a real small model as the summarizer", { timeout: 30 * 60_000 }, () =>
       const turn = turnMessages(i, clock);
       clock += 60_000;
       const { view } = await host.runTurn("lossless-wasm", { sessionId: "real", sessionKey: "agent:main:real-model", history: [...run.sent], turn, tokenBudget: BUDGET });
-      run.views.push({ turn: i, estimated: view.estimatedTokens, text: textTokens(view.messages) });
+      run.views.push({ turn: i + 1, estimated: view.estimatedTokens, text: textTokens(view.messages) });
       run.sent.push(...turn);
     }
     run.ms = Date.now() - run.startedAt;
@@ -96,12 +96,13 @@ describe("a real small model as the summarizer", { timeout: 30 * 60_000 }, () =>
   test("summaries are asked of the real model, and what it answered is logged", (t) => {
     assert.ok(run.requests.length > 0, "the session asked the model for summaries");
     const count = (list) => Object.entries(list.reduce((m, k) => ({ ...m, [k]: (m[k] ?? 0) + 1 }), {})).map(([k, n]) => `${k} ${n}`).join(", ") || "none";
-    t.diagnostic(`model ${server.model} (${server.threads} thread(s)); ${TURNS} turns at a ${BUDGET}-token budget in ${(run.ms / 1000).toFixed(0)} s`);
+    t.diagnostic(`model ${server.model} (${server.threads} thread(s)); ${TURNS} turns (${run.sent.length} messages, ${textTokens(run.sent)} tokens) at a ${BUDGET}-token budget in ${(run.ms / 1000).toFixed(0)} s`);
     t.diagnostic(`requests: ${run.requests.length} (finish: ${count(run.requests.map((r) => r.finishReason))}); model time ${(run.requests.reduce((n, r) => n + r.ms, 0) / 1000).toFixed(0)} s; prompt tokens ${run.requests.map((r) => r.usage.prompt_tokens).join("/")}`);
     t.diagnostic(`answers with defects: ${count(run.requests.flatMap((r) => r.defects))}; clean answers: ${run.requests.filter((r) => !r.defects.length).length}`);
     t.diagnostic(`stored summaries: ${run.summaries.length} (${count(run.summaries.map((s) => `${s.kind}/${s.level}`))}); made from answers with defects: ${count(run.summaries.flatMap((s) => (s.from.length && s.from.every((r) => r.defects.length) ? [...new Set(s.from.flatMap((r) => r.defects))] : [])))}`);
     t.diagnostic(`rejected: ${count(run.events.filter(([, , outcome]) => outcome === "failed").map(([pass, , , reason]) => `${pass}: ${reason.replace(/; all \d+ original messages preserved/, "").replace(/\d+/g, "N")}`))}`);
-    for (const r of run.requests) t.diagnostic(`answer ${r.index} [${r.finishReason}; ${r.defects.join(",") || "ok"}; ${r.usage.prompt_tokens}+${r.usage.completion_tokens} tokens, ${r.ms} ms]: ${clip(r.content)}`);
+    const turnOf = new Map(run.clientAnswers.map((a) => [a.text, a.turn]));
+    for (const r of run.requests) t.diagnostic(`answer ${r.index} (turn ${turnOf.get(r.content) ?? "?"}) [${r.finishReason}; ${r.defects.join(",") || "ok"}; ${r.usage.prompt_tokens}+${r.usage.completion_tokens} tokens, ${r.ms} ms]: ${clip(r.content)}`);
     for (const s of run.summaries) t.diagnostic(`summary ${s.id} (${s.kind}, ${s.level}) from answer ${s.from.map((r) => r.index).join("/") || "?"}: ${clip(narrativeBullets(s.content).join(" | "))}`);
   });
 
@@ -117,7 +118,7 @@ describe("a real small model as the summarizer", { timeout: 30 * 60_000 }, () =>
     // Without this the checks below could pass by matching nothing.
     assert.ok(run.requests.length > 0, "the model was asked for summaries");
     for (const s of run.summaries) {
-      assert.equal(s.summarizer, "llm", `summary ${s.id} came from the model (summarizer "llm"), not the extractive one`);
+      assert.deepEqual([s.summarizer, s.model], ["llm", server.model], `summary ${s.id} came from the model, not a fallback`);
       if (narrativeBullets(s.content).length) assert.ok(s.from.length > 0, `summary ${s.id} matches no answer the model gave:\n${s.content}`);
     }
   });
