@@ -91,6 +91,7 @@ enum Find {
     TokenRun { prefix: &'static str, alphabet: patterns::Alphabet, len: usize, padding: &'static str },
     Assignment,
     DiscordBotToken,
+    TelegramBotToken,
     Base64Blob,
 }
 
@@ -135,10 +136,17 @@ impl Redactor {
         let mut keywords: Vec<Vec<String>> = Vec::with_capacity(rules.capacity());
         for p in BUILTIN {
             let find = match p.finder {
+                // A token right after an escaped `\n` (JSON or source code shown as text) has no
+                // word boundary before it: take the escape as one, and replace only the token.
+                Finder::Regex { regex, groups: [], before, after } if regex.starts_with(r"\b") => {
+                    let wrapped = format!(r"(?:\\[nrt]|\b)({})", &regex[2..]);
+                    Find::Windows { regex: compile_builtin(p.class, &wrapped)?, groups: vec![1], before: before.max(2), after }
+                }
                 Finder::Regex { regex, groups, before, after } => Find::Windows { regex: compile_builtin(p.class, regex)?, groups: groups.to_vec(), before, after },
                 Finder::TokenRun { prefix, alphabet, len, padding } => Find::TokenRun { prefix, alphabet, len, padding },
                 Finder::Assignment => Find::Assignment,
                 Finder::DiscordBotToken => Find::DiscordBotToken,
+                Finder::TelegramBotToken => Find::TelegramBotToken,
                 Finder::Base64Blob => Find::Base64Blob,
             };
             rules.push(Rule { class: p.class.to_owned(), gated: !p.keywords.is_empty(), find, check: p.check });
@@ -232,6 +240,7 @@ impl Redactor {
             Find::Assignment => assign::find(text, &hits.iter().map(|h| (h.start, h.end)).collect::<Vec<_>>()).into_iter().map(span).collect(),
             Find::TokenRun { prefix, alphabet, len, padding } => finders::token_runs(text, prefix, *alphabet, *len, padding).into_iter().filter(checked).map(span).collect(),
             Find::DiscordBotToken => finders::discord_bot_tokens(text).into_iter().map(span).collect(),
+            Find::TelegramBotToken => finders::telegram_bot_tokens(text).into_iter().map(span).collect(),
             Find::Base64Blob if depth < MAX_NESTING => finders::printable_base64_blobs(text)
                 .into_iter()
                 .filter_map(|(start, end, decoded)| self.spans(&decoded, depth + 1).into_iter().next().map(|inner| Span { start, end, class: inner.class }))

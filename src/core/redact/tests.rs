@@ -144,6 +144,13 @@ fn a_token_inside_a_url_or_header_is_reported_under_its_own_class() {
 }
 
 #[test]
+fn a_token_right_after_an_escaped_newline_is_found_and_the_escape_kept() {
+    let token = format!("ghp_{}", fake(ALNUM, 36, 8));
+    let out = redactor().redact(&format!(r#"{{"note": "rotate it:\n{token}\tnow"}}"#));
+    assert_eq!(out.text, r#"{"note": "rotate it:\n[credential: github-token]\tnow"}"#);
+}
+
+#[test]
 fn redaction_is_idempotent() {
     let r = redactor();
     for (_, text, _) in planted() {
