@@ -388,7 +388,11 @@ fn texts_without_credentials_are_sent_unchanged() {
         }
     }
     eprintln!("false positives on {} clean texts: {total}", corpus.len());
-    assert!(total <= MEASURED_FALSE_POSITIVES, "{total} redactions in texts without credentials:\n{}", hits.join("\n"));
+    // `<=`, not `==`: should a pattern ever need to trade a documented false positive for
+    // coverage, the constant moves with the measurement.
+    #[allow(clippy::absurd_extreme_comparisons)]
+    let within = total <= MEASURED_FALSE_POSITIVES;
+    assert!(within, "{total} redactions in texts without credentials:\n{}", hits.join("\n"));
 }
 
 /// Credentials written the way other tools and people write them, beyond the corpus's files:
