@@ -198,9 +198,11 @@ impl Redactor {
     /// Accepted spans in text order: candidates of earlier rules first, later ones only where
     /// they overlap none already taken.
     fn spans(&self, text: &str, depth: u8) -> Vec<Span> {
-        let mut taken: Vec<Span> = Vec::new();
+        // Accepted spans by start; they never overlap, so the one starting last before a
+        // candidate's end is the only one that can overlap it.
+        let mut taken: BTreeMap<usize, Span> = BTreeMap::new();
         if text.len() < MIN_CREDENTIAL_TEXT {
-            return taken;
+            return Vec::new();
         }
         let all_hits = self.keywords.hits(text);
         let mut next = 0;
@@ -215,14 +217,13 @@ impl Redactor {
                 continue;
             }
             for span in self.candidates(rule, text, &rule_hits, depth) {
-                let overlaps = taken.iter().any(|t| span.start < t.end && t.start < span.end);
+                let overlaps = taken.range(..span.end).next_back().is_some_and(|(_, t)| t.end > span.start);
                 if !overlaps && span.end > span.start {
-                    taken.push(span);
+                    taken.insert(span.start, span);
                 }
             }
         }
-        taken.sort_by_key(|s| s.start);
-        taken
+        taken.into_values().collect()
     }
 
     fn candidates(&self, rule: &Rule, text: &str, hits: &[scan::Hit], depth: u8) -> Vec<Span> {

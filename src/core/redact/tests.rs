@@ -308,3 +308,11 @@ fn the_documentation_lists_every_built_in_class() {
     let missing: Vec<&str> = Redactor::builtin_classes().into_iter().filter(|c| !doc.contains(&format!("`{c}`"))).collect();
     assert!(missing.is_empty(), "docs/summarization.md does not list {missing:?}");
 }
+
+#[test]
+fn a_long_line_with_many_keys_is_handled_in_one_pass() {
+    // 20,000 keys on one line: quadratic scanning would take minutes in a debug build.
+    let line: String = (0..20_000).map(|i| format!("{{\"token_{i}\":\"v{i}\",\"api_key\":\"Zx9{i:05}QwErTy\"}},")).collect();
+    let out = redactor().redact(&line);
+    assert_eq!(out.counts.get("secret-value"), 20_000);
+}
