@@ -153,7 +153,7 @@ impl Redactor {
             keywords.push(p.keywords.iter().map(|k| (*k).to_owned()).collect());
         }
         for (i, c) in custom.iter().enumerate() {
-            let regex = custom::compile(&c.pattern).map_err(|reason| Error::config(format!("{}[{i}]", custom::KEY), reason))?;
+            let regex = custom::compile(&c.pattern).map_err(|reason| custom::entry_error(i, reason))?;
             let secret = regex.capture_names().position(|name| name == Some("secret"));
             let groups = secret.map_or_else(Vec::new, |g| vec![g]);
             let find = if c.keywords.is_empty() { Find::Whole { regex, groups } } else { Find::Windows { regex, groups, before: 256, after: 256 } };
