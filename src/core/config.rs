@@ -247,7 +247,7 @@ mod tests {
         assert_eq!(c.redact_patterns.len(), 2);
         assert_eq!(c.redact_patterns[1].name, "acme");
         let err = Config::from_json(&json!({"redactPatterns": ["ok+", "(unclosed"]})).unwrap_err().to_string();
-        assert!(err.contains("`redactPatterns[1]`"), "{err}");
+        assert!(err.contains("`redactPatterns`: entry 1:"), "{err}");
     }
 
     #[test]

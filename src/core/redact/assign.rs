@@ -39,6 +39,16 @@ const NOT_SECRET_WORDS: &[&str] = &[
     "reasoning", "cache", "cached", "public", "publishable", "csrf", "xsrf", "nonce", "length", "len", "size", "type", "file", "path",
 ];
 
+/// Longest value read after a key.
+const MAX_VALUE_BYTES: usize = 4_096;
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
 fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
@@ -177,28 +187,26 @@ fn value_after(text: &str, key_start: usize, key_end: usize) -> Option<(usize, u
     while matches!(at(i), Some(b' ' | b'\t')) {
         i += 1;
     }
-    let mut line_end = text[i..].find(['\n', '\r']).map_or(text.len(), |n| i + n).min(i.saturating_add(4_096));
-    while !text.is_char_boundary(line_end) {
-        line_end -= 1;
-    }
+    // Bounded, and one scan: a minified JSON of one long line must not make every key read to
+    // its end.
+    let cap = floor_boundary(text, i.saturating_add(MAX_VALUE_BYTES).min(text.len()));
     let escaped = at(i) == Some(b'\\') && matches!(at(i + 1), Some(b'"' | b'\''));
     let open = if escaped { at(i + 1) } else { at(i) };
     match open {
         Some(q @ (b'"' | b'\'' | b'`')) => {
             let start = i + if escaped { 2 } else { 1 };
-            let close: &[u8] = if escaped { &[b'\\', q] } else { &[q] };
-            let body = bytes.get(start..line_end)?;
-            let mut j = 0;
-            while j < body.len() {
-                if body[j..].starts_with(close) && (escaped || j == 0 || body[j - 1] != b'\\') {
-                    return Some((start, start + j, true));
+            let mut j = start;
+            while j < cap && !matches!(bytes[j], b'\n' | b'\r') {
+                let closes = if escaped { bytes[j] == b'\\' && at(j + 1) == Some(q) } else { bytes[j] == q && (j == start || bytes[j - 1] != b'\\') };
+                if closes {
+                    return Some((start, j, true));
                 }
                 j += 1;
             }
             None
         }
         _ => {
-            let end = text[i..line_end].find(|c: char| c.is_whitespace() || "\"'`,;&)]}<>\\".contains(c)).map_or(line_end, |n| i + n);
+            let end = text[i..cap].find(|c: char| c.is_whitespace() || "\"'`,;&)]}<>\\".contains(c)).map_or(cap, |n| i + n);
             (end > i).then_some((i, end, false))
         }
     }
@@ -225,7 +233,8 @@ pub fn find(text: &str, hits: &[(usize, usize)]) -> Vec<(usize, usize)> {
         let key = &text[key_start..key_end];
         let Some(family) = secret_key(key) else { continue };
         let Some((v_start, v_end, quoted)) = value_after(text, key_start, key_end) else { continue };
-        let rest = text[v_end..].split(['\n', '\r']).next().unwrap_or("");
+        let rest_cap = floor_boundary(text, v_end.saturating_add(256).min(text.len()));
+        let rest = text[v_end..rest_cap].split(['\n', '\r']).next().unwrap_or("");
         if secret_value(&text[v_start..v_end], family, quoted, is_env_key(key), rest) {
             out.push((v_start, v_end));
         }

@@ -27,8 +27,9 @@ pub struct CustomPattern {
     pub keywords: Vec<String>,
 }
 
-fn entry_error(index: usize, reason: impl Into<String>) -> Error {
-    Error::config(format!("{KEY}[{index}]"), reason)
+/// Names the key (as every config error does) and the entry's index.
+pub fn entry_error(index: usize, reason: impl Into<String>) -> Error {
+    Error::config(KEY, format!("entry {index}: {}", reason.into()))
 }
 
 fn valid_name(name: &str) -> bool {
@@ -110,16 +111,16 @@ mod tests {
     #[test]
     fn an_invalid_regex_is_rejected_naming_the_key_and_the_index() {
         let err = parse(&json!(["ok_[a-z]+", "broken(["])).unwrap_err().to_string();
-        assert!(err.contains("`redactPatterns[1]`") && err.contains("not a valid regular expression"), "{err}");
+        assert!(err.contains("`redactPatterns`: entry 1: not a valid regular expression"), "{err}");
         let err = parse(&json!([{"pattern": "a*"}])).unwrap_err().to_string();
-        assert!(err.contains("`redactPatterns[0]`") && err.contains("empty string"), "{err}");
+        assert!(err.contains("`redactPatterns`: entry 0: ") && err.contains("empty string"), "{err}");
     }
 
     #[test]
     fn malformed_entries_name_what_is_wrong() {
         for (bad, needle) in [
             (json!("x"), "`redactPatterns`"),
-            (json!([3]), "`redactPatterns[0]`"),
+            (json!([3]), "`redactPatterns`: entry 0"),
             (json!([{"name": "Bad Name", "pattern": "x+"}]), "`name`"),
             (json!([{"pattern": "x+", "keywords": ["ab"]}]), "`keywords`"),
             (json!([{"pattern": "x+", "flags": "i"}]), "unknown field `flags`"),

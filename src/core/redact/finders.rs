@@ -3,7 +3,7 @@
 //! and confirmed by decoding. Each returns byte spans; the table in [`super::patterns`] says
 //! when each runs and what class it reports.
 
-use super::checks::base64_decode;
+use super::checks::{base64_decode, mixed};
 use super::patterns::Alphabet;
 
 fn is_b64url(b: u8) -> bool {
@@ -14,8 +14,9 @@ fn is_b64(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'+' || b == b'/'
 }
 
-/// Discord bot tokens: `base64(user id) . 6-7 chars . 27-40 chars`, where the first part
-/// decodes to the 17-20 digits of a Discord id (which is what makes this safe to look for).
+/// Discord bot tokens: `base64(user id) . 6-7 chars . 27-40 chars`. The first part decodes to
+/// the 17-20 digits of a Discord id, or (for a token typed by hand) at least each part mixes
+/// letter cases or digits: the three lengths together are what makes this safe to look for.
 pub fn discord_bot_tokens(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
@@ -40,9 +41,33 @@ pub fn discord_bot_tokens(text: &str) -> Vec<(usize, usize)> {
             continue;
         }
         let id_is_digits = std::str::from_utf8(first).ok().and_then(base64_decode).is_some_and(|id| (17..=20).contains(&id.len()) && id.iter().all(u8::is_ascii_digit));
-        if id_is_digits {
+        let random_parts = [&bytes[start..dot], &bytes[dot + 1..second_end], &bytes[second_end + 1..third_end]].iter().all(|part| std::str::from_utf8(part).is_ok_and(mixed));
+        if id_is_digits || random_parts {
             out.push((start, third_end));
             from = third_end;
+        }
+    }
+    out
+}
+
+/// Telegram bot tokens: `<bot id: 8-10 digits>:<35 characters of base64url>` (30 to 40 are
+/// taken, for tokens copied from documentation), mixing letter cases or digits. Found at every `:` with digits before it, wherever it is written.
+pub fn telegram_bot_tokens(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    for (colon, _) in text.match_indices(':') {
+        let mut start = colon;
+        while start > 0 && bytes[start - 1].is_ascii_digit() && colon - start <= 10 {
+            start -= 1;
+        }
+        let digits = colon - start;
+        let preceded_by_token = start > 0 && (bytes[start - 1].is_ascii_alphanumeric() && !text[..start].ends_with("bot") || bytes[start - 1] == b'_');
+        if !(8..=10).contains(&digits) || preceded_by_token {
+            continue;
+        }
+        let end = (colon + 1..bytes.len()).find(|&i| !is_b64url(bytes[i])).unwrap_or(bytes.len());
+        if (30..=40).contains(&(end - colon - 1)) && mixed(&text[colon + 1..end]) {
+            out.push((start, end));
         }
     }
     out
@@ -125,6 +150,17 @@ mod tests {
         let text = format!("client.login('{token}')");
         assert_eq!(discord_bot_tokens(&text), vec![(14, 14 + token.len())]);
         assert!(discord_bot_tokens("NotAToken1234567890abcdefg.abcdef.abcdefghijklmnopqrstuvwxyz01").is_empty());
+    }
+
+    #[test]
+    fn a_telegram_token_is_a_bot_id_a_colon_and_35_characters() {
+        let token = "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+        for text in [format!("TeleBot(\"{token}\")"), format!("https://api.telegram.org/bot{token}/getMe"), format!("Updater('{}')", token.replace(":AA", ":BB"))] {
+            assert_eq!(telegram_bot_tokens(&text).len(), 1, "{text}");
+        }
+        assert!(telegram_bot_tokens("at 20240101:abcdefghijklmnopqrstuvwxyzabcdefghi").is_empty(), "one case only");
+        assert!(telegram_bot_tokens("2024010112:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawAAHdqTcvCH1v").is_empty(), "too long");
+        assert!(telegram_bot_tokens("v123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw").is_empty(), "part of a longer word");
     }
 
     #[test]

@@ -91,6 +91,7 @@ enum Find {
     TokenRun { prefix: &'static str, alphabet: patterns::Alphabet, len: usize, padding: &'static str },
     Assignment,
     DiscordBotToken,
+    TelegramBotToken,
     Base64Blob,
 }
 
@@ -135,17 +136,24 @@ impl Redactor {
         let mut keywords: Vec<Vec<String>> = Vec::with_capacity(rules.capacity());
         for p in BUILTIN {
             let find = match p.finder {
+                // A token right after an escaped `\n` (JSON or source code shown as text) has no
+                // word boundary before it: take the escape as one, and replace only the token.
+                Finder::Regex { regex, groups: [], before, after } if regex.starts_with(r"\b") => {
+                    let wrapped = format!(r"(?:\\[nrt]|\b)({})", &regex[2..]);
+                    Find::Windows { regex: compile_builtin(p.class, &wrapped)?, groups: vec![1], before: before.max(2), after }
+                }
                 Finder::Regex { regex, groups, before, after } => Find::Windows { regex: compile_builtin(p.class, regex)?, groups: groups.to_vec(), before, after },
                 Finder::TokenRun { prefix, alphabet, len, padding } => Find::TokenRun { prefix, alphabet, len, padding },
                 Finder::Assignment => Find::Assignment,
                 Finder::DiscordBotToken => Find::DiscordBotToken,
+                Finder::TelegramBotToken => Find::TelegramBotToken,
                 Finder::Base64Blob => Find::Base64Blob,
             };
             rules.push(Rule { class: p.class.to_owned(), gated: !p.keywords.is_empty(), find, check: p.check });
             keywords.push(p.keywords.iter().map(|k| (*k).to_owned()).collect());
         }
         for (i, c) in custom.iter().enumerate() {
-            let regex = custom::compile(&c.pattern).map_err(|reason| Error::config(format!("{}[{i}]", custom::KEY), reason))?;
+            let regex = custom::compile(&c.pattern).map_err(|reason| custom::entry_error(i, reason))?;
             let secret = regex.capture_names().position(|name| name == Some("secret"));
             let groups = secret.map_or_else(Vec::new, |g| vec![g]);
             let find = if c.keywords.is_empty() { Find::Whole { regex, groups } } else { Find::Windows { regex, groups, before: 256, after: 256 } };
@@ -190,9 +198,11 @@ impl Redactor {
     /// Accepted spans in text order: candidates of earlier rules first, later ones only where
     /// they overlap none already taken.
     fn spans(&self, text: &str, depth: u8) -> Vec<Span> {
-        let mut taken: Vec<Span> = Vec::new();
+        // Accepted spans by start; they never overlap, so the one starting last before a
+        // candidate's end is the only one that can overlap it.
+        let mut taken: BTreeMap<usize, Span> = BTreeMap::new();
         if text.len() < MIN_CREDENTIAL_TEXT {
-            return taken;
+            return Vec::new();
         }
         let all_hits = self.keywords.hits(text);
         let mut next = 0;
@@ -207,14 +217,13 @@ impl Redactor {
                 continue;
             }
             for span in self.candidates(rule, text, &rule_hits, depth) {
-                let overlaps = taken.iter().any(|t| span.start < t.end && t.start < span.end);
+                let overlaps = taken.range(..span.end).next_back().is_some_and(|(_, t)| t.end > span.start);
                 if !overlaps && span.end > span.start {
-                    taken.push(span);
+                    taken.insert(span.start, span);
                 }
             }
         }
-        taken.sort_by_key(|s| s.start);
-        taken
+        taken.into_values().collect()
     }
 
     fn candidates(&self, rule: &Rule, text: &str, hits: &[scan::Hit], depth: u8) -> Vec<Span> {
@@ -232,6 +241,7 @@ impl Redactor {
             Find::Assignment => assign::find(text, &hits.iter().map(|h| (h.start, h.end)).collect::<Vec<_>>()).into_iter().map(span).collect(),
             Find::TokenRun { prefix, alphabet, len, padding } => finders::token_runs(text, prefix, *alphabet, *len, padding).into_iter().filter(checked).map(span).collect(),
             Find::DiscordBotToken => finders::discord_bot_tokens(text).into_iter().map(span).collect(),
+            Find::TelegramBotToken => finders::telegram_bot_tokens(text).into_iter().map(span).collect(),
             Find::Base64Blob if depth < MAX_NESTING => finders::printable_base64_blobs(text)
                 .into_iter()
                 .filter_map(|(start, end, decoded)| self.spans(&decoded, depth + 1).into_iter().next().map(|inner| Span { start, end, class: inner.class }))

@@ -26,6 +26,8 @@ pub enum Finder {
     Assignment,
     /// A Discord bot token: base64 of a numeric user id, a dot, 6 characters, a dot, an HMAC.
     DiscordBotToken,
+    /// A Telegram bot token: a numeric bot id, a colon, 35 characters.
+    TelegramBotToken,
     /// A base64 blob (a Kubernetes secret's `data:` value, say) whose decoded text holds a
     /// credential; the blob takes the inner credential's class.
     Base64Blob,
@@ -242,13 +244,7 @@ pub const BUILTIN: &[Pattern] = &[
         finder: re_group(r"discord(?:app)?\.com/api/webhooks/[0-9]+/([A-Za-z0-9_-]{30,})", &[1], 24, 64),
         check: Check::None,
     },
-    Pattern {
-        class: "telegram-bot-token",
-        category: CHAT,
-        keywords: &[":aa"],
-        finder: re_group(r"(?:^|[^0-9])([0-9]{8,10}:AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)", &[1], 12, 48),
-        check: Check::None,
-    },
+    Pattern { class: "telegram-bot-token", category: CHAT, keywords: &[], finder: Finder::TelegramBotToken, check: Check::None },
     Pattern {
         class: "telegram-bot-token",
         category: CHAT,
@@ -280,6 +276,13 @@ pub const BUILTIN: &[Pattern] = &[
         keywords: &["twilio"],
         finder: Finder::TokenRun { prefix: "SK", alphabet: Alphabet::Hex, len: 32, padding: "" },
         check: Check::None,
+    },
+    Pattern {
+        class: "twilio-auth-token",
+        category: SAAS,
+        keywords: &["twilio"],
+        finder: Finder::TokenRun { prefix: "", alphabet: Alphabet::Hex, len: 32, padding: "" },
+        check: Check::Random,
     },
     Pattern { class: "mailgun-api-key", category: SAAS, keywords: &["key-"], finder: re(r"\bkey-[0-9a-f]{32}\b", 48), check: Check::Random },
     Pattern { class: "mailchimp-api-key", category: SAAS, keywords: &["-us"], finder: re_group(r"\b([0-9a-f]{32}-us[0-9]{1,2})\b", &[1], 34, 8), check: Check::None },
@@ -382,8 +385,8 @@ pub const BUILTIN: &[Pattern] = &[
     Pattern {
         class: "password-argument",
         category: GENERIC,
-        keywords: &["curl"],
-        finder: re_group(r#"\bcurl\b[^\n|;&]*?\s(?:-u|--user)(?:\s+|=)["']?[^\s:"'@]+:([^\s"']+)"#, &[1], 0, 512),
+        keywords: &["curl", " -a ", " --auth"],
+        finder: re_group(r#"\b(?:curl|https?|xh|xhs)\b[^\n|;&]*?\s(?:-u|--user|-a|--auth)(?:\s+|=)["']?[^\s:"'@]+:([^\s"']+)"#, &[1], 256, 512),
         check: Check::UrlPassword,
     },
     Pattern {
@@ -399,6 +402,30 @@ pub const BUILTIN: &[Pattern] = &[
         keywords: &["machine"],
         finder: re_group(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(\S+)", &[1], 0, 256),
         check: Check::NotPlaceholder,
+    },
+    Pattern {
+        class: "secret-value",
+        category: GENERIC,
+        keywords: &["<add "],
+        finder: re_group(
+            r#"(?i)<add\s+(?:key|name)\s*=\s*"[^"]*(?:password|passwd|pwd|secret|token|apikey|api_key|api-key|accesskey|access_key|clientsecret|connectionstring)"\s+value\s*=\s*"([^"]+)""#,
+            &[1],
+            0,
+            512,
+        ),
+        check: Check::NotPlaceholder,
+    },
+    Pattern {
+        class: "session-cookie",
+        category: GENERIC,
+        keywords: &["cookie:", "cookie\":"],
+        finder: re_group(
+            r#"(?i)\b(?:set-)?cookie\\?["']?\s*:\s*[^\n]*?\b(?:[A-Za-z0-9_.-]*sess(?:ion)?(?:_?id)?|[A-Za-z0-9_.-]*sid|remember[_-]?(?:me|token)?)=([^;\s"'\\]{16,})"#,
+            &[1],
+            0,
+            512,
+        ),
+        check: Check::RandomValue,
     },
     Pattern {
         class: "secret-value",

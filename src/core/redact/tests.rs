@@ -144,6 +144,13 @@ fn a_token_inside_a_url_or_header_is_reported_under_its_own_class() {
 }
 
 #[test]
+fn a_token_right_after_an_escaped_newline_is_found_and_the_escape_kept() {
+    let token = format!("ghp_{}", fake(ALNUM, 36, 8));
+    let out = redactor().redact(&format!(r#"{{"note": "rotate it:\n{token}\tnow"}}"#));
+    assert_eq!(out.text, r#"{"note": "rotate it:\n[credential: github-token]\tnow"}"#);
+}
+
+#[test]
 fn redaction_is_idempotent() {
     let r = redactor();
     for (_, text, _) in planted() {
@@ -300,4 +307,12 @@ fn the_documentation_lists_every_built_in_class() {
     let doc = include_str!("../../../docs/summarization.md");
     let missing: Vec<&str> = Redactor::builtin_classes().into_iter().filter(|c| !doc.contains(&format!("`{c}`"))).collect();
     assert!(missing.is_empty(), "docs/summarization.md does not list {missing:?}");
+}
+
+#[test]
+fn a_long_line_with_many_keys_is_handled_in_one_pass() {
+    // 20,000 keys on one line: quadratic scanning would take minutes in a debug build.
+    let line: String = (0..20_000).map(|i| format!("{{\"token_{i}\":\"v{i}\",\"api_key\":\"Zx9{i:05}QwErTy\"}},")).collect();
+    let out = redactor().redact(&line);
+    assert_eq!(out.counts.get("secret-value"), 20_000);
 }
