@@ -140,5 +140,43 @@ fn redaction(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_turn, ingest, redaction);
+/// A tool turn: a request, two tool rounds of ~1,000-token outputs, an answer.
+fn tool_turn(t: usize) -> Vec<Value> {
+    let output = |k: usize| format!("out{t}.{k}: {}", "let x = compute(input);\n".repeat(160));
+    let mut messages = vec![json!({"role": "user", "content": format!("turn {t}: run the tests"), "timestamp": t})];
+    for k in 0..2 {
+        let id = format!("c{t}_{k}");
+        messages.push(json!({"role": "assistant", "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": "cargo test"}}], "timestamp": t}));
+        messages.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "bash", "content": [{"type": "text", "text": output(k)}], "isError": false, "timestamp": t}));
+    }
+    messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("reply {t}")}], "timestamp": t}));
+    messages
+}
+
+/// The per-turn path of a tool-heavy session, with tool-output stubs (a batch stubs the turn
+/// before the newest one on every turn) and without them: the difference is what stubbing costs
+/// a turn. Budget large enough that compaction never becomes due.
+fn per_turn_tool_outputs(c: &mut Criterion) {
+    let mut group = c.benchmark_group("per_turn_tool_session_1k");
+    group.sample_size(20);
+    for (name, config) in [("stubs", json!({})), ("no_stubs", json!({"toolOutputStubs": false}))] {
+        let mut engine = Engine::open(NativeSql::in_memory().unwrap(), Config::from_json(&config).unwrap(), 0).unwrap();
+        let mut next = 0;
+        let mut turn = |engine: &mut Engine<NativeSql>| {
+            let view: AssembleParams = decode("assemble", json!({"sessionId": "s", "sessionKey": "k", "tokenBudget": 100_000_000})).unwrap();
+            engine.assemble(view, 0).unwrap();
+            let turn: CommitTurnParams = decode("commitTurn", json!({"sessionId": "s", "sessionKey": "k", "advancementKey": format!("t{next}"), "messages": tool_turn(next)})).unwrap();
+            next += 1;
+            engine.commit_turn(turn, 0).unwrap();
+        };
+        // ~1,000 stored messages first (six per turn).
+        for _ in 0..170 {
+            turn(&mut engine);
+        }
+        group.bench_function(name, |b| b.iter(|| turn(&mut engine)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_turn, ingest, redaction, per_turn_tool_outputs);
 criterion_main!(benches);

@@ -20,6 +20,7 @@ use lossless_wasm::core::tokens::estimate_text;
 use lossless_wasm::engine::compaction::CompactionStep;
 use lossless_wasm::engine::{decode, Engine};
 use lossless_wasm::store::native::NativeSql;
+use lossless_wasm::store::Sql;
 use serde_json::{json, Value};
 
 const WINDOW: u64 = 128_000;
@@ -71,6 +72,7 @@ struct Totals {
     summary_in: u64,
     summary_out: u64,
     summary_calls: u64,
+    leaf_in: u64,
     cost: price::TurnCost,
     summary_cost: f64,
     previous_turn_broken: usize,
@@ -87,7 +89,7 @@ fn main() {
     let mut session = session::Session::new(23);
     let mut previous_view: Vec<String> = Vec::new();
     let mut previous_turn: Vec<String> = Vec::new();
-    let mut totals = Totals { view: 0, prefix: 0, summary_in: 0, summary_out: 0, summary_calls: 0, cost: Default::default(), summary_cost: 0.0, previous_turn_broken: 0, previous_turn_excerpts: 0, stubs_in_view: 0, max_view: 0, message_tokens: 0, messages: 0 };
+    let mut totals = Totals { view: 0, prefix: 0, summary_in: 0, summary_out: 0, summary_calls: 0, leaf_in: 0, cost: Default::default(), summary_cost: 0.0, previous_turn_broken: 0, previous_turn_excerpts: 0, stubs_in_view: 0, max_view: 0, message_tokens: 0, messages: 0 };
     let mut csv = String::from("turn,view_tokens,prefix_tokens,turn_tokens,summary_in,summary_out,turn_cost,summary_cost\n");
     let mut now = 1_750_000_000_000i64;
     for t in 0..args.turns {
@@ -130,6 +132,9 @@ fn main() {
         while let CompactionStep::NeedSummary(request) = step {
             let answer = summary_answer(request.max_tokens, totals.summary_calls as usize);
             tin += u64::from(estimate_text(&request.prompt));
+            if request.kind == "leaf" {
+                totals.leaf_in += u64::from(estimate_text(&request.prompt));
+            }
             tout += u64::from(estimate_text(&answer));
             totals.summary_calls += 1;
             step = engine
@@ -154,12 +159,23 @@ fn main() {
         previous_turn = turn_json;
     }
     let n = args.turns.max(1) as u64;
+    let covered = engine
+        .sql()
+        .query_row("SELECT COUNT(*), COALESCE(SUM(m.token_count), 0) FROM summary_messages sm JOIN messages m ON m.id = sm.message_id", &[])
+        .expect("query")
+        .expect("a row");
+    let (covered_messages, covered_tokens) = (covered.int(0).expect("count"), covered.int(1).expect("sum"));
     let model = totals.cost.cache_read + totals.cost.cache_write + totals.cost.output;
     println!("session: {} turns, {} messages, {} tokens", args.turns, totals.messages, totals.message_tokens);
     println!("price model: input $3, cache write $3.75, cache read $0.30, output $15 per M; {} calls/turn, {} reply tokens/call, system {} tokens", price::CALLS_PER_TURN, price::REPLY_TOKENS, args.system);
     println!("view: average {} tokens, max {}; cached prefix average {} tokens", totals.view / n, totals.max_view, totals.prefix / n);
     println!("cache hit share (read / (read + write)): {:.3}", totals.cost.read_tokens as f64 / (totals.cost.read_tokens + totals.cost.write_tokens).max(1) as f64);
     println!("summarizer: {} calls, {} tokens in, {} tokens out", totals.summary_calls, totals.summary_in, totals.summary_out);
+    println!(
+        "leaf summaries: {covered_messages} messages of {covered_tokens} stored tokens summarized; leaf prompts {} tokens ({:.2} per stored token)",
+        totals.leaf_in,
+        totals.leaf_in as f64 / covered_tokens.max(1) as f64
+    );
     println!("stub lines in views (summed over turns): {}", totals.stubs_in_view);
     println!("turns whose view lacked part of the previous turn: {}; previous-turn messages shown as excerpts (huge): {}", totals.previous_turn_broken, totals.previous_turn_excerpts);
     println!(

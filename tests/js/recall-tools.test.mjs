@@ -94,6 +94,43 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.match(message.content[0].text, new RegExp(`summaries above it \\(lowest first\\): .*${hit.coveredBy}`));
   });
 
+  test("an old tool output in the view is a stub: describe says so and how big, grep finds it, expand returns it whole", async () => {
+    const { h, tools } = host(storage);
+    const sessionKey = "agent:main:tools";
+    const history = [];
+    const outputs = [];
+    for (let i = 0; i < 3; i++) {
+      const id = `call_${i}`;
+      const text = Array.from({ length: 120 }, (_, n) => `tool${i}out line ${n}: cargo test result for module ${i}`).join("\n");
+      outputs.push(text);
+      const turn = [
+        user(`turn ${i}: run the tests`),
+        { role: "assistant", content: [{ type: "toolCall", id, name: "bash", arguments: { command: `cargo test -p m${i}` } }], api: "openai-completions", provider: "mock", model: "m", usage: { input: 1, output: 1 }, stopReason: "toolUse", timestamp: Date.now() },
+        { role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text }], isError: i === 0, timestamp: Date.now() },
+        assistant(`tests of module ${i} looked at`),
+      ];
+      await h.runTurn("lossless-wasm", { sessionId: `${sessionKey}-s`, sessionKey, history: [...history], turn });
+      history.push(...turn);
+    }
+    const t = tools({ sessionId: `${sessionKey}-s`, sessionKey });
+    const grep = await t.lcm_grep.execute("c1", { pattern: "tool0out" });
+    const hit = grep.details.hits.find((x) => x.kind === "message" && x.role === "toolResult");
+    assert.ok(hit, grep.content[0].text);
+    assert.equal(hit.inView, true);
+    assert.equal(hit.stubbed, true, "the oldest output is shown as a stub");
+    assert.match(grep.content[0].text, new RegExp(`shown as a stub in your view; lcm_expand \\{"messageId": ${hit.id}\\} reads it whole`));
+    const described = await t.lcm_describe.execute("c2", { messageId: hit.id });
+    const text = described.content[0].text;
+    assert.match(text, /in the current view: yes, as a one-line stub of \d+ tokens \(lcm_expand \{"messageId": \d+\} returns all \d+\)/, text);
+    assert.match(text, new RegExp(`stub: \\[tool output stored: bash \\{"command":"cargo test -p m0"\\} → [\\d,]+ tokens, 120 lines, error; lcm_expand \\{"messageId": ${hit.id}\\}\\]`), text);
+    assert.equal(described.details.shownAs, "stub");
+    assert.ok(!("stubLine" in described.details), "details carry no text");
+    const expanded = await t.lcm_expand.execute("c3", { messageId: hit.id, maxTokens: 16000 });
+    assert.ok(expanded.content[0].text.includes(outputs[0]), "expand returns the output whole");
+    const newest = (await t.lcm_grep.execute("c4", { pattern: "tool2out" })).details.hits.find((x) => x.kind === "message");
+    assert.equal(newest.stubbed, false, "the previous turn's output is whole");
+  });
+
   test("another agent's session cannot read this agent's history through any tool", async () => {
     const { h, tools } = host(storage);
     await plantedConversation(h, "agent:main:chat", "secret launch code is ZX-4471");
