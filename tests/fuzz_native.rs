@@ -131,8 +131,7 @@ proptest! {
         let keys: Vec<String> = obj.keys().cloned().collect();
         if let Err(err) = Config::from_json(&Value::Object(obj)) {
             match &err {
-                // A key, or one element of an array key (`redactPatterns[2]`).
-                Error::InvalidConfig { key, .. } => prop_assert!(keys.iter().any(|k| key == k || key.starts_with(&format!("{k}["))), "{err} names no key of {keys:?}"),
+                Error::InvalidConfig { key, .. } => prop_assert!(keys.contains(key), "{err} names no key of {keys:?}"),
                 other => prop_assert!(false, "config gave a non-config error: {other}"),
             }
         }
