@@ -35,7 +35,7 @@ export function createOpenAiLlm({ baseUrl, model, apiKey }) {
       if (typeof text !== "string") throw new Error(`${url} answered without choices[0].message.content`);
       // Reasoning a server returns beside the content (`reasoning_content`) is never read.
       const usage = json.usage ? { inputTokens: json.usage.prompt_tokens, outputTokens: json.usage.completion_tokens } : undefined;
-      return { text, model: typeof json.model === "string" ? json.model : model, stopReason: choice.finish_reason === "length" ? "length" : "stop", usage };
+      return { text, model: typeof json.model === "string" ? json.model : model, stopReason: choice.finish_reason === "length" ? "length" : "stop", ...(usage ? { usage } : {}) };
     },
   };
 }
