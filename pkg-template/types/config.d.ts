@@ -34,6 +34,12 @@ export interface EngineConfig {
   backoffMaxMs?: number;
   /** Credential patterns added to the built-in ones (which are always on): text matching one is replaced by `[credential: <name>]` before it is sent to a summarizer. A regex string (name "custom") or `{name, pattern, keywords?}`; a capture group named `secret` limits the replacement to that group; `keywords` (3+ characters) make the pattern run only around them. Default []. */
   redactPatterns?: Array<string | { name?: string; pattern: string; keywords?: string[] }>;
+  /** Before any summary: tool outputs older than the previous turn are shown as one-line stubs that `lcm_expand` brings back, identical outputs once, and a message larger than the fresh tail's share of the budget as a head-and-tail excerpt. Stored messages never change. Default true. */
+  toolOutputStubs?: boolean;
+  /** Tool outputs smaller than this many tokens stay whole. Default 200. */
+  stubMinTokens?: number;
+  /** Stubs are applied in batches that save at least this many tokens per token of cached prompt they make the provider re-write; budget pressure always applies them; 0 applies them every turn. Default 1. */
+  stubBatchRatio?: number;
 }
 
 /** `plugins.entries.lossless-wasm.config` in OpenClaw: the engine's options plus storage. */
