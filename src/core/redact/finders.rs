@@ -73,6 +73,83 @@ pub fn telegram_bot_tokens(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// PEM private key blocks starting at the `-----BEGIN` positions in `starts`: the label must
+/// end in `PRIVATE KEY` (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK; a certificate or a
+/// public key is not a secret), and the block runs to the end of its `-----END …-----` line or,
+/// when a tool cut it short, over the base64 lines after it.
+pub fn pem_private_keys(text: &str, starts: impl Iterator<Item = usize>) -> Vec<(usize, usize)> {
+    const BEGIN: &str = "-----BEGIN ";
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for start in starts {
+        if out.last().is_some_and(|(_, end)| start < *end) || !text[start..].starts_with(BEGIN) {
+            continue;
+        }
+        let label_start = start + BEGIN.len();
+        let Some(label_len) = text[label_start..].get(..64.min(text.len() - label_start)).and_then(|head| head.find("-----")) else { continue };
+        let label = &text[label_start..label_start + label_len];
+        let label = label.strip_suffix(" BLOCK").unwrap_or(label);
+        if !label.ends_with("PRIVATE KEY") || !label.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ') {
+            continue;
+        }
+        let body = label_start + label_len + 5;
+        let end = matching_end(text, body).unwrap_or_else(|| base64_lines_end(text.as_bytes(), body));
+        out.push((start, end));
+    }
+    out
+}
+
+/// The end of the first `-----END … PRIVATE KEY-----` line within a key's reach of `body`.
+fn matching_end(text: &str, body: usize) -> Option<usize> {
+    const END: &str = "-----END ";
+    let reach = (body + 24_000).min(text.len());
+    let mut from = body;
+    while let Some(n) = text.get(from..reach).and_then(|window| window.find(END)) {
+        let label = from + n + END.len();
+        let close = text[label..].get(..64.min(text.len() - label)).and_then(|head| head.find("-----"))?;
+        let name = &text[label..label + close];
+        if name.ends_with("PRIVATE KEY") || name.ends_with("PRIVATE KEY BLOCK") {
+            return Some(label + close + 5);
+        }
+        from = label;
+    }
+    None
+}
+
+/// Where the base64 lines after a cut-short `BEGIN` line end: lines of base64 (broken by real
+/// or `\n`-escaped newlines), and the `Proc-Type:` / `DEK-Info:` headers of an encrypted key.
+fn base64_lines_end(bytes: &[u8], body: usize) -> usize {
+    let mut end = body;
+    let mut i = body;
+    // An encrypted key's headers are followed by one blank line.
+    let mut blank_ok = false;
+    loop {
+        // One line break, real or escaped.
+        match (bytes.get(i), bytes.get(i + 1)) {
+            (Some(b'\r'), Some(b'\n')) => i += 2,
+            (Some(b'\n' | b'\r'), _) => i += 1,
+            (Some(b'\\'), Some(b'n')) => i += 2,
+            _ => return end,
+        }
+        let line_start = i;
+        while bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
+            i += 1;
+        }
+        let header = bytes[line_start..].starts_with(b"Proc-Type:") || bytes[line_start..].starts_with(b"DEK-Info:");
+        if header {
+            while bytes.get(i).is_some_and(|b| !matches!(b, b'\n' | b'\r' | b'\\')) {
+                i += 1;
+            }
+            blank_ok = true;
+        } else if i == line_start && blank_ok {
+            blank_ok = false;
+            continue;
+        } else if i == line_start {
+            return end;
+        }
+        end = i;
+    }
+}
+
 /// Maximal runs of `is_member` bytes, as byte spans.
 fn runs<'a, F: Fn(u8) -> bool + 'a>(bytes: &'a [u8], is_member: F) -> impl Iterator<Item = (usize, usize)> + 'a {
     let mut i = 0;
@@ -161,6 +238,20 @@ mod tests {
         assert!(telegram_bot_tokens("at 20240101:abcdefghijklmnopqrstuvwxyzabcdefghi").is_empty(), "one case only");
         assert!(telegram_bot_tokens("2024010112:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawAAHdqTcvCH1v").is_empty(), "too long");
         assert!(telegram_bot_tokens("v123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw").is_empty(), "part of a longer word");
+    }
+
+    #[test]
+    fn a_pem_private_key_runs_to_its_end_line_or_over_its_base64_lines() {
+        let key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3y\nAoGCCqGSM49\n-----END EC PRIVATE KEY-----";
+        let text = format!("cert:\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\nkey:\n{key}\ndone");
+        let found = pem_private_keys(&text, text.match_indices("-----BEGIN").map(|(i, _)| i));
+        assert_eq!(found.iter().map(|(s, e)| &text[*s..*e]).collect::<Vec<_>>(), [key], "the certificate stays");
+        let cut = r"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\nkqhkiG9w0BAQEF\n and the rest of the message";
+        let found = pem_private_keys(cut, std::iter::once(0));
+        assert_eq!(&cut[found[0].0..found[0].1], r"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\nkqhkiG9w0BAQEF");
+        let encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,34F0\n\nMIIEpAIBAAKCAQEA\nzz\n\nnext paragraph";
+        let found = pem_private_keys(encrypted, std::iter::once(0));
+        assert_eq!(&encrypted[found[0].1..], "\n\nnext paragraph");
     }
 
     #[test]

@@ -92,6 +92,7 @@ enum Find {
     Assignment,
     DiscordBotToken,
     TelegramBotToken,
+    PemPrivateKey,
     Base64Blob,
 }
 
@@ -147,6 +148,7 @@ impl Redactor {
                 Finder::Assignment => Find::Assignment,
                 Finder::DiscordBotToken => Find::DiscordBotToken,
                 Finder::TelegramBotToken => Find::TelegramBotToken,
+                Finder::PemPrivateKey => Find::PemPrivateKey,
                 Finder::Base64Blob => Find::Base64Blob,
             };
             rules.push(Rule { class: p.class.to_owned(), gated: !p.keywords.is_empty(), find, check: p.check });
@@ -242,6 +244,7 @@ impl Redactor {
             Find::TokenRun { prefix, alphabet, len, padding } => finders::token_runs(text, prefix, *alphabet, *len, padding).into_iter().filter(checked).map(span).collect(),
             Find::DiscordBotToken => finders::discord_bot_tokens(text).into_iter().map(span).collect(),
             Find::TelegramBotToken => finders::telegram_bot_tokens(text).into_iter().map(span).collect(),
+            Find::PemPrivateKey => finders::pem_private_keys(text, hits.iter().map(|h| h.start)).into_iter().map(span).collect(),
             Find::Base64Blob if depth < MAX_NESTING => finders::printable_base64_blobs(text)
                 .into_iter()
                 .filter_map(|(start, end, decoded)| self.spans(&decoded, depth + 1).into_iter().next().map(|inner| Span { start, end, class: inner.class }))

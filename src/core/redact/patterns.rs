@@ -28,6 +28,9 @@ pub enum Finder {
     DiscordBotToken,
     /// A Telegram bot token: a numeric bot id, a colon, 35 characters.
     TelegramBotToken,
+    /// A PEM private key block, whole: `-----BEGIN … PRIVATE KEY-----` to its `END` line (or,
+    /// cut short, to the end of its base64).
+    PemPrivateKey,
     /// A base64 blob (a Kubernetes secret's `data:` value, say) whose decoded text holds a
     /// credential; the blob takes the inner credential's class.
     Base64Blob,
@@ -98,16 +101,7 @@ const GENERIC: &str = "generic";
 /// The built-in table, in priority order.
 pub const BUILTIN: &[Pattern] = &[
     // Private keys first: their blocks contain lines any other rule might nibble at.
-    Pattern {
-        class: "private-key",
-        category: GENERIC,
-        keywords: &["-----begin"],
-        finder: re(
-            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=\s:,.-]|\\[nrt])*)",
-            24_000,
-        ),
-        check: Check::None,
-    },
+    Pattern { class: "private-key", category: GENERIC, keywords: &["-----begin"], finder: Finder::PemPrivateKey, check: Check::None },
     Pattern {
         class: "private-key",
         category: GENERIC,
