@@ -153,27 +153,48 @@ fn tool_turn(t: usize) -> Vec<Value> {
     messages
 }
 
-/// The per-turn path of a tool-heavy session, with tool-output stubs (a batch stubs the turn
-/// before the newest one on every turn) and without them: the difference is what stubbing costs
-/// a turn. Budget large enough that compaction never becomes due.
+/// The per-turn path of a tool-heavy session at a 128K budget, with tool-output stubs (a batch
+/// stubs the turn before the newest on every turn) and without them: `assemble_and_commit` is
+/// the whole turn, `commit` only the end-of-turn call, where stubbing runs (with the trigger).
+/// No `maintain`, so nothing is summarized.
 fn per_turn_tool_outputs(c: &mut Criterion) {
     let mut group = c.benchmark_group("per_turn_tool_session_1k");
     group.sample_size(20);
     for (name, config) in [("stubs", json!({})), ("no_stubs", json!({"toolOutputStubs": false}))] {
         let mut engine = Engine::open(NativeSql::in_memory().unwrap(), Config::from_json(&config).unwrap(), 0).unwrap();
         let mut next = 0;
-        let mut turn = |engine: &mut Engine<NativeSql>| {
-            let view: AssembleParams = decode("assemble", json!({"sessionId": "s", "sessionKey": "k", "tokenBudget": 100_000_000})).unwrap();
+        let assemble = |engine: &mut Engine<NativeSql>| {
+            let view: AssembleParams = decode("assemble", json!({"sessionId": "s", "sessionKey": "k", "tokenBudget": 128_000})).unwrap();
             engine.assemble(view, 0).unwrap();
+        };
+        let mut commit = |engine: &mut Engine<NativeSql>| {
             let turn: CommitTurnParams = decode("commitTurn", json!({"sessionId": "s", "sessionKey": "k", "advancementKey": format!("t{next}"), "messages": tool_turn(next)})).unwrap();
             next += 1;
             engine.commit_turn(turn, 0).unwrap();
         };
         // ~1,000 stored messages first (six per turn).
         for _ in 0..170 {
-            turn(&mut engine);
+            assemble(&mut engine);
+            commit(&mut engine);
         }
-        group.bench_function(name, |b| b.iter(|| turn(&mut engine)));
+        group.bench_function(format!("assemble_and_commit/{name}"), |b| {
+            b.iter(|| {
+                assemble(&mut engine);
+                commit(&mut engine);
+            })
+        });
+        group.bench_function(format!("commit/{name}"), |b| {
+            b.iter_custom(|iters| {
+                let mut spent = std::time::Duration::ZERO;
+                for _ in 0..iters {
+                    assemble(&mut engine);
+                    let start = std::time::Instant::now();
+                    commit(&mut engine);
+                    spent += start.elapsed();
+                }
+                spent
+            })
+        });
     }
     group.finish();
 }

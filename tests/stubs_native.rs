@@ -381,3 +381,21 @@ fn a_huge_output_in_the_first_turn_is_excerpted_by_the_window_the_host_reported(
     assert!(view.messages.iter().any(|m| m.contains("head and tail shown above")));
     assert_eq!(view.messages.len(), 4, "the whole first turn is in the view");
 }
+
+#[test]
+fn each_turn_reads_only_the_items_it_has_not_settled() {
+    let mut e = engine(json!({"stubBatchRatio": 100}));
+    assemble(&mut e, 100_000);
+    for t in 0..6 {
+        let chat = [json!({"role": "user", "content": format!("question {t}"), "timestamp": t * 10}), json!({"role": "assistant", "content": [{"type": "text", "text": "answer"}], "timestamp": t * 10 + 1})];
+        commit(&mut e, t, &chat);
+    }
+    let next = count(&mut e, "SELECT next_ordinal FROM conversations");
+    assert_eq!(count(&mut e, "SELECT stubbed_through FROM conversations"), next - 2, "a chat turn settles everything before the newest turn");
+    // Waiting candidates keep the frontier just before the oldest of them.
+    commit(&mut e, 6, &reading_turn(6, 600));
+    commit(&mut e, 7, &reading_turn(7, 600));
+    assert_eq!(last_mask_decision(&mut e)["reason"], "too_small_for_cache_break");
+    let first_candidate = count(&mut e, "SELECT MIN(c.ordinal) FROM context_items c JOIN messages m ON m.id = c.message_id WHERE m.role = 'toolResult'");
+    assert_eq!(count(&mut e, "SELECT stubbed_through FROM conversations"), first_candidate - 1);
+}

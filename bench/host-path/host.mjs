@@ -24,14 +24,15 @@ export function hostHistory(shape, size, extra) {
 export const PKG = process.env.LOSSLESS_WASM_PKG ? new URL(`file://${process.env.LOSSLESS_WASM_PKG.replace(/\/?$/, "/")}`) : new URL("../../dist/pkg/", import.meta.url);
 
 /** The plugin's engine factory, registered as OpenClaw registers it. LOSSLESS_WASM_PKG points
- *  at another built package (for before/after comparisons). */
+ *  at another built package (for before/after comparisons); LOSSLESS_WASM_CONFIG adds plugin
+ *  config keys (JSON, e.g. '{"toolOutputStubs": false}'). */
 export async function loadPlugin(dbPath, storage) {
   const plugin = (await import(new URL("shim/index.js", PKG))).default;
   let factory;
   plugin.register({
     id: "lossless-wasm",
     registrationMode: "full",
-    pluginConfig: { dbPath, storage },
+    pluginConfig: { dbPath, storage, ...JSON.parse(process.env.LOSSLESS_WASM_CONFIG ?? "{}") },
     logger: { debug() {}, info() {}, warn() {}, error() {} },
     runtime: { version: "2026.9.6" },
     on() {},

@@ -316,7 +316,9 @@ impl ViewCache {
             return;
         }
         view.restub(items);
-        if view.backfill(sql, conversation_id).is_err() {
+        // Stubs only shrink items and keep their tool links: a view that leaves nothing out has
+        // no older item to take in and still fits.
+        if view.omitted() > 0 && view.backfill(sql, conversation_id).is_err() {
             view.epoch = STALE_EPOCH;
         }
     }

@@ -69,15 +69,16 @@ pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<HashMap<i64, Sto
         .collect()
 }
 
+/// The calls' parts through the tool-call index, then their messages: `CROSS JOIN` keeps SQLite
+/// from starting at the conversation's messages (a scan of its whole history).
+pub const LOAD_CALLS_SQL: &str = "SELECT p.tool_call_id, m.raw_json FROM message_parts p CROSS JOIN messages m ON m.id = p.message_id \
+     WHERE p.tool_call_id IN (SELECT value FROM json_each(?1)) AND p.kind = 'tool_call' AND m.conversation_id = ?2";
+
 /// The stored JSON of the assistant messages that make these tool calls in the conversation,
 /// by call id.
 pub fn load_calls(sql: &mut impl Sql, conversation_id: i64, call_ids: &[String]) -> Result<HashMap<String, String>> {
     let ids = SqlValue::Text(serde_json::to_string(call_ids).map_err(|e| Error::storage(e.to_string()))?);
-    let rows = sql.query(
-        "SELECT p.tool_call_id, m.raw_json FROM message_parts p JOIN messages m ON m.id = p.message_id \
-         WHERE p.tool_call_id IN (SELECT value FROM json_each(?1)) AND p.kind = 'tool_call' AND m.conversation_id = ?2",
-        &[ids, conversation_id.into()],
-    )?;
+    let rows = sql.query(LOAD_CALLS_SQL, &[ids, conversation_id.into()])?;
     rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect()
 }
 

@@ -29,7 +29,7 @@ use crate::store::Sql;
 
 /// Items one turn looks at, at most: after a long import the frontier is far behind, and the
 /// older items are left to summarization.
-const MAX_SCAN: i64 = 1_024;
+const MAX_SCAN: i64 = 512;
 /// What a line stub is assumed to cost while planning (they come out at 35–70 tokens).
 const STUB_TOKENS_ESTIMATE: u32 = 64;
 
@@ -78,8 +78,12 @@ impl<S: Sql> Engine<S> {
         };
         let decision = decide(&input);
         self.masks.insert(conversation.id, decision.clone());
-        // After a truncated scan the frontier jumps to the oldest item read.
-        let floor = if truncated { items.first().map_or(frontier, |i| i.ordinal - 1) } else { frontier };
+        // After a truncated scan the frontier jumps to the oldest item read; and everything
+        // before the oldest candidate (or the protected turns) is settled: the next turns need
+        // not read it again, however long a batch waits.
+        let read_from = if truncated { items.first().map_or(frontier, |i| i.ordinal - 1) } else { frontier };
+        let settled = planned.candidates.first().map(|c| c.ordinal).or(planned.protected_from).map_or(read_from, |o| o - 1);
+        let floor = read_from.max(settled);
         if !decision.applies() {
             if floor > frontier {
                 self.store.write(|sql| store::apply(sql, conversation.id, &[], floor).map(|_| ()))?;
