@@ -66,8 +66,9 @@ fn ingest(c: &mut Criterion) {
     group.finish();
 }
 
-/// A leaf pass's sources of about `tokens` tokens: the demo transcript's coding session and the
-/// clean fixture's tool outputs, over and over; with `credentials`, the credential fixtures too.
+/// A leaf pass's sources of about `tokens` tokens of text (what the prompt shows): the demo
+/// transcript's coding session with the clean fixture's tool outputs interleaved, over and over;
+/// with `credentials`, the credential fixtures too.
 fn leaf_sources(tokens: u32, credentials: bool) -> Vec<Value> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let demo: Value = serde_json::from_str(&std::fs::read_to_string(root.join("demo/transcript.json")).unwrap()).unwrap();
@@ -99,7 +100,7 @@ fn leaf_sources(tokens: u32, credentials: bool) -> Vec<Value> {
         if total >= tokens {
             break;
         }
-        total += lossless_wasm::core::tokens::estimate_text(&m.to_string());
+        total += lossless_wasm::core::tokens::estimate_text(&lossless_wasm::core::message::text_of_raw_json(&m.to_string()).unwrap());
         out.push(m.clone());
     }
     out
