@@ -20,7 +20,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::core::compaction::ledger::one_line;
-use crate::core::message::{parse_message, text_of_raw_json, Role};
+use crate::core::message::{parse_message, text_of_raw_json, text_of_value, Role};
 use crate::core::tokens::char_quarters;
 use crate::error::{Error, Result};
 
@@ -48,8 +48,8 @@ pub struct ToolCall<'a> {
 pub struct Original<'a> {
     pub message_id: i64,
     pub role: Role,
-    /// The message exactly as stored.
-    pub raw_json: &'a str,
+    /// The message as stored, parsed.
+    pub value: &'a Value,
     /// Its stored token count.
     pub tokens: u32,
     /// For a tool result: the call it answers, when known.
@@ -69,12 +69,8 @@ pub struct Rendered {
     pub line: String,
 }
 
-fn object(raw_json: &str) -> Result<Map<String, Value>> {
-    match serde_json::from_str::<Value>(raw_json) {
-        Ok(Value::Object(obj)) => Ok(obj),
-        Ok(_) => Err(Error::storage("a stored message is not a JSON object")),
-        Err(e) => Err(Error::storage(format!("a stored message is not valid JSON: {e}"))),
-    }
+fn object<'a>(original: &Original<'a>) -> Result<&'a Map<String, Value>> {
+    original.value.as_object().ok_or_else(|| Error::storage("a stored message is not a JSON object"))
 }
 
 /// `4812` → `4,812`.
@@ -138,16 +134,17 @@ pub fn render_line(original: &Original<'_>, same_as: Option<i64>) -> Result<Rend
     if !is_tool_output(original.role) {
         return Err(Error::storage(format!("only tool outputs get a line stub, not a {} message", original.role.as_str())));
     }
-    let mut obj = object(original.raw_json)?;
-    let text = excerpt_source(original.role, &obj, original.raw_json)?;
-    let line = stub_line(original, &obj, &text, same_as, false);
-    match original.role {
-        Role::BashExecution => {
-            obj.insert("output".to_owned(), Value::String(line.clone()));
-        }
-        _ => {
-            obj.insert("content".to_owned(), json!([{ "type": "text", "text": line }]));
-            obj.remove("details");
+    let stored = object(original)?;
+    let text = excerpt_source(original.role, original.value)?;
+    let line = stub_line(original, stored, &text, same_as, false);
+    // Every field but the output, in order (the output itself is never copied).
+    let output = if original.role == Role::BashExecution { "output" } else { "content" };
+    let mut obj = Map::with_capacity(stored.len());
+    for (key, value) in stored {
+        if key == output {
+            obj.insert(key.clone(), if output == "output" { Value::String(line.clone()) } else { json!([{ "type": "text", "text": line }]) });
+        } else if key != "details" {
+            obj.insert(key.clone(), value.clone());
         }
     }
     finish(obj, STUB_LINE_VARIANT, line)
@@ -205,9 +202,9 @@ fn tail_within(text: &str, tokens: u32) -> &str {
 }
 
 /// The text an excerpt is cut from, per role: what the model reads of the message.
-fn excerpt_source(role: Role, obj: &Map<String, Value>, raw_json: &str) -> Result<String> {
+fn excerpt_source(role: Role, value: &Value) -> Result<String> {
     Ok(match role {
-        Role::Assistant => obj
+        Role::Assistant => value
             .get("content")
             .and_then(Value::as_array)
             .into_iter()
@@ -216,16 +213,16 @@ fn excerpt_source(role: Role, obj: &Map<String, Value>, raw_json: &str) -> Resul
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect::<Vec<_>>()
             .join("\n"),
-        Role::BashExecution => obj.get("output").and_then(Value::as_str).unwrap_or_default().to_owned(),
-        _ => text_of_raw_json(raw_json)?,
+        Role::BashExecution => value.get("output").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        _ => text_of_value(value)?,
     })
 }
 
 /// A huge message's excerpt of about `tokens` (head and tail together), or None when it would
 /// not be shorter than the message.
 pub fn render_excerpt(original: &Original<'_>, tokens: u32) -> Result<Option<Rendered>> {
-    let mut obj = object(original.raw_json)?;
-    let source = excerpt_source(original.role, &obj, original.raw_json)?;
+    let mut obj = object(original)?.clone();
+    let source = excerpt_source(original.role, original.value)?;
     let head = head_within(&source, tokens / 2);
     let tail = tail_within(&source[head.len()..], tokens / 2);
     if head.len() + tail.len() >= source.len() {
@@ -291,12 +288,12 @@ mod tests {
     use super::*;
     use crate::core::tokens::estimate_text;
 
-    fn result_json(text: &str, is_error: bool) -> String {
-        json!({"role": "toolResult", "toolCallId": "call_7", "toolName": "bash", "content": [{"type": "text", "text": text}], "details": {"stdout": text}, "isError": is_error, "timestamp": 42}).to_string()
+    fn result_json(text: &str, is_error: bool) -> Value {
+        json!({"role": "toolResult", "toolCallId": "call_7", "toolName": "bash", "content": [{"type": "text", "text": text}], "details": {"stdout": text}, "isError": is_error, "timestamp": 42})
     }
 
-    fn original(raw: &str, tokens: u32) -> Original<'_> {
-        Original { message_id: 123, role: Role::ToolResult, raw_json: raw, tokens, call: Some(ToolCall { name: "bash", arguments: r#"{"command":"cargo test"}"# }) }
+    fn original(raw: &Value, tokens: u32) -> Original<'_> {
+        Original { message_id: 123, role: Role::ToolResult, value: raw, tokens, call: Some(ToolCall { name: "bash", arguments: r#"{"command":"cargo test"}"# }) }
     }
 
     #[test]
@@ -338,15 +335,15 @@ mod tests {
 
     #[test]
     fn bash_executions_keep_their_command_and_only_tool_outputs_get_line_stubs() {
-        let raw = json!({"role": "bashExecution", "command": "make all", "output": "cc -o x\n".repeat(50), "exitCode": 2, "timestamp": 1}).to_string();
-        let o = Original { message_id: 9, role: Role::BashExecution, raw_json: &raw, tokens: 300, call: None };
+        let raw = json!({"role": "bashExecution", "command": "make all", "output": "cc -o x\n".repeat(50), "exitCode": 2, "timestamp": 1});
+        let o = Original { message_id: 9, role: Role::BashExecution, value: &raw, tokens: 300, call: None };
         let stub = render_line(&o, None).unwrap();
         assert!(stub.line.starts_with("[tool output stored: bash make all → 300 tokens, 50 lines, error;"), "{}", stub.line);
         let value: Value = serde_json::from_str(&stub.json).unwrap();
         assert_eq!(value["command"], "make all");
-        let user = json!({"role": "user", "content": "hi"}).to_string();
-        assert!(render_line(&Original { message_id: 1, role: Role::User, raw_json: &user, tokens: 5, call: None }, None).is_err());
-        assert!(render_line(&Original { message_id: 1, role: Role::ToolResult, raw_json: "[1]", tokens: 5, call: None }, None).is_err());
+        let user = json!({"role": "user", "content": "hi"});
+        assert!(render_line(&Original { message_id: 1, role: Role::User, value: &user, tokens: 5, call: None }, None).is_err());
+        assert!(render_line(&Original { message_id: 1, role: Role::ToolResult, value: &json!([1]), tokens: 5, call: None }, None).is_err());
     }
 
     #[test]
@@ -378,9 +375,8 @@ mod tests {
             (Role::Custom, json!({"role": "custom", "customType": "note", "content": big})),
         ];
         for (role, value) in cases {
-            let raw = value.to_string();
             let stored = parse_message(&value, "m").unwrap();
-            let o = Original { message_id: 5, role, raw_json: &raw, tokens: stored.tokens, call: None };
+            let o = Original { message_id: 5, role, value: &value, tokens: stored.tokens, call: None };
             let excerpt = render_excerpt(&o, 1_024).unwrap().unwrap();
             let shown: Value = serde_json::from_str(&excerpt.json).unwrap();
             assert_eq!(shown["role"], value["role"]);

@@ -86,7 +86,7 @@ pub struct Redacted {
 /// How one compiled rule finds candidates.
 #[derive(Debug, Clone)]
 enum Find {
-    Windows { regex: Regex, groups: Vec<usize>, before: usize, after: usize },
+    Windows { regex: Regex, groups: Vec<usize>, before: usize, after: usize, needs: Option<u8> },
     Whole { regex: Regex, groups: Vec<usize> },
     TokenRun { prefix: &'static str, alphabet: patterns::Alphabet, len: usize, padding: &'static str },
     Assignment,
@@ -139,11 +139,13 @@ impl Redactor {
             let find = match p.finder {
                 // A token right after an escaped `\n` (JSON or source code shown as text) has no
                 // word boundary before it: take the escape as one, and replace only the token.
-                Finder::Regex { regex, groups: [], before, after } if regex.starts_with(r"\b") => {
+                Finder::Regex { regex, groups: [], before, after, needs } if regex.starts_with(r"\b") => {
                     let wrapped = format!(r"(?:\\[nrt]|\b)({})", &regex[2..]);
-                    Find::Windows { regex: compile_builtin(p.class, &wrapped)?, groups: vec![1], before: before.max(2), after }
+                    Find::Windows { regex: compile_builtin(p.class, &wrapped)?, groups: vec![1], before: before.max(2), after, needs }
                 }
-                Finder::Regex { regex, groups, before, after } => Find::Windows { regex: compile_builtin(p.class, regex)?, groups: groups.to_vec(), before, after },
+                Finder::Regex { regex, groups, before, after, needs } => {
+                    Find::Windows { regex: compile_builtin(p.class, regex)?, groups: groups.to_vec(), before, after, needs }
+                }
                 Finder::TokenRun { prefix, alphabet, len, padding } => Find::TokenRun { prefix, alphabet, len, padding },
                 Finder::Assignment => Find::Assignment,
                 Finder::DiscordBotToken => Find::DiscordBotToken,
@@ -158,7 +160,7 @@ impl Redactor {
             let regex = custom::compile(&c.pattern).map_err(|reason| custom::entry_error(i, reason))?;
             let secret = regex.capture_names().position(|name| name == Some("secret"));
             let groups = secret.map_or_else(Vec::new, |g| vec![g]);
-            let find = if c.keywords.is_empty() { Find::Whole { regex, groups } } else { Find::Windows { regex, groups, before: 256, after: 256 } };
+            let find = if c.keywords.is_empty() { Find::Whole { regex, groups } } else { Find::Windows { regex, groups, before: 256, after: 256, needs: None } };
             rules.push(Rule { class: c.name.clone(), gated: !c.keywords.is_empty(), find, check: Check::None });
             keywords.push(c.keywords.clone());
         }
@@ -232,9 +234,12 @@ impl Redactor {
         let span = |(start, end): (usize, usize)| Span { start, end, class: rule.class.clone() };
         let checked = |s: &(usize, usize)| checks::passes(rule.check, &text[s.0..s.1]);
         match &rule.find {
-            Find::Windows { regex, groups, before, after } => {
+            Find::Windows { regex, groups, before, after, needs } => {
                 let mut out = Vec::new();
                 for (start, end) in scan::windows(text, hits, *before, *after) {
+                    if needs.is_some_and(|b| !text.as_bytes()[start..end].contains(&b)) {
+                        continue;
+                    }
                     out.extend(regex_spans(regex, groups, &text[..end], start).into_iter().filter(checked).map(span));
                 }
                 out

@@ -15,8 +15,9 @@ pub enum Finder {
     /// A regex, run only in windows around each keyword hit: from `before` bytes ahead of the
     /// keyword to `after` bytes past it, then on to the end of the token there (regex-lite is
     /// linear but slow, ~5 MB/s, so it never scans a whole prompt). `groups` name the capture
-    /// groups that hold the secret, first present wins; empty means the whole match.
-    Regex { regex: &'static str, groups: &'static [usize], before: usize, after: usize },
+    /// groups that hold the secret, first present wins; empty means the whole match. A window
+    /// without the byte `needs` (when given) is skipped without running the regex.
+    Regex { regex: &'static str, groups: &'static [usize], before: usize, after: usize, needs: Option<u8> },
     /// A whole token of `len` characters of `alphabet` after `prefix`, followed by `padding`,
     /// anywhere in a text that holds one of the keywords (for a secret that carries no marker
     /// of its own and sits anywhere in a text that names its service).
@@ -83,11 +84,16 @@ pub struct Pattern {
 }
 
 const fn re(regex: &'static str, after: usize) -> Finder {
-    Finder::Regex { regex, groups: &[], before: 0, after }
+    Finder::Regex { regex, groups: &[], before: 0, after, needs: None }
 }
 
 const fn re_group(regex: &'static str, groups: &'static [usize], before: usize, after: usize) -> Finder {
-    Finder::Regex { regex, groups, before, after }
+    Finder::Regex { regex, groups, before, after, needs: None }
+}
+
+/// As [`re_group`], for a regex that cannot match in a window without `needs`.
+const fn re_needs(regex: &'static str, groups: &'static [usize], before: usize, after: usize, needs: u8) -> Finder {
+    Finder::Regex { regex, groups, before, after, needs: Some(needs) }
 }
 
 const CLOUD: &str = "cloud";
@@ -320,7 +326,7 @@ pub const BUILTIN: &[Pattern] = &[
         class: "url-password",
         category: GENERIC,
         keywords: &["://"],
-        finder: re_group(r#"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@'"<>\[\]]*:([^\s/@'"<>]+)@[A-Za-z0-9\[]"#, &[1], 40, 64),
+        finder: re_needs(r#"\b[A-Za-z][A-Za-z0-9+.-]{1,30}://[^\s:/?#@'"<>\[\]]*:([^\s/@'"<>]+)@[A-Za-z0-9\[]"#, &[1], 40, 64, b'@'),
         check: Check::UrlPassword,
     },
     Pattern {
@@ -380,7 +386,7 @@ pub const BUILTIN: &[Pattern] = &[
         class: "password-argument",
         category: GENERIC,
         keywords: &["curl", " -a ", " --auth"],
-        finder: re_group(r#"\b(?:curl|https?|xh|xhs)\b[^\n|;&]*?\s(?:-u|--user|-a|--auth)(?:\s+|=)["']?[^\s:"'@]+:([^\s"']+)"#, &[1], 256, 512),
+        finder: re_needs(r#"\b(?:curl|https?|xh|xhs)\b[^\n|;&]*?\s(?:-u|--user|-a|--auth)(?:\s+|=)["']?[^\s:"'@]+:([^\s"']+)"#, &[1], 256, 512, b':'),
         check: Check::UrlPassword,
     },
     Pattern {

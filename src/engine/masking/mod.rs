@@ -107,10 +107,10 @@ impl<S: Sql> Engine<S> {
         })
         .to_string();
         let reason = if decision.stub { decision.reason.name() } else { "huge_message" };
-        self.store.write(|sql| {
+        let restubs_delta = self.store.write(|sql| {
             let delta = store::apply(sql, conversation.id, &restubs, new_frontier)?;
             if restubs.is_empty() {
-                return Ok(());
+                return Ok(delta);
             }
             let before = conversation.context_token_count;
             let event = Event {
@@ -124,7 +124,8 @@ impl<S: Sql> Engine<S> {
                 summary_id: None,
                 telemetry_json: Some(&telemetry),
             };
-            events::record_event(sql, &event, now_ms)
+            events::record_event(sql, &event, now_ms)?;
+            Ok(delta)
         })?;
         if restubs.is_empty() {
             return Ok(conversation);
@@ -135,7 +136,8 @@ impl<S: Sql> Engine<S> {
             .map(|s| ContextItem { ordinal: s.ordinal, tokens: s.rendered.tokens, content: ItemContent::Message { id: s.message_id, role: s.role, raw_json: s.rendered.json, stub: Some(s.rendered.variant) } })
             .collect();
         self.views.restubbed(self.store.sql(), conversation.id, epoch_before, changed);
-        Ok(crate::store::conversations::find_active(self.store.sql(), &conversation.session_key)?.unwrap_or(conversation))
+        // What `apply` wrote, without reading the row again.
+        Ok(Conversation { context_token_count: conversation.context_token_count + restubs_delta, context_epoch: conversation.context_epoch + 1, ..conversation })
     }
 
     /// The stub decision of the turn just stored in `conversation_id`, for the trigger's telemetry.

@@ -72,13 +72,12 @@ fn calls_by_id(assistants: HashMap<String, String>) -> HashMap<String, Call> {
     out
 }
 
-fn call_id(row: &StoredRow) -> Option<String> {
-    (row.role == Role::ToolResult).then(|| parse(&row.raw_json)["toolCallId"].as_str().map(str::to_owned)).flatten()
+fn call_id(row: &StoredRow, value: &Value) -> Option<String> {
+    (row.role == Role::ToolResult).then(|| value["toolCallId"].as_str().map(str::to_owned)).flatten()
 }
 
 /// What makes two outputs identical: the tool, its arguments and the whole content.
-fn identity(row: &StoredRow, call: Option<&Call>) -> Option<String> {
-    let value = parse(&row.raw_json);
+fn identity(row: &StoredRow, value: &Value, call: Option<&Call>) -> Option<String> {
     match row.role {
         Role::ToolResult => {
             let name = call.map(|c| c.name.as_str()).or(value["toolName"].as_str()).unwrap_or_default();
@@ -109,10 +108,16 @@ pub(super) fn batch(sql: &mut impl Sql, conversation_id: i64, items: &[ScanItem]
     ids.sort_unstable();
     ids.dedup();
     let stored = store::load_messages(sql, &ids)?;
-    let call_ids: Vec<String> = stored.values().filter_map(call_id).collect();
-    let calls = if call_ids.is_empty() { HashMap::new() } else { calls_by_id(store::load_calls(sql, conversation_id, &call_ids)?) };
-    let call_of = |row: &StoredRow| call_id(row).and_then(|id| calls.get(&id));
-    let identity_of = |id: i64| stored.get(&id).and_then(|row| identity(row, call_of(row)));
+    // Each stored message is parsed once, here.
+    let parsed: HashMap<i64, Value> = stored.iter().map(|(id, row)| (*id, parse(&row.raw_json))).collect();
+    let call_ids: HashMap<i64, String> = stored.iter().filter_map(|(id, row)| Some((*id, call_id(row, parsed.get(id)?)?))).collect();
+    let wanted: Vec<String> = call_ids.values().cloned().collect();
+    let calls = if wanted.is_empty() { HashMap::new() } else { calls_by_id(store::load_calls(sql, conversation_id, &wanted)?) };
+    let call_of = |id: i64| call_ids.get(&id).and_then(|c| calls.get(c));
+    let mut identities: HashMap<i64, Option<String>> = HashMap::new();
+    let mut identity_of = |id: i64| -> Option<String> {
+        identities.entry(id).or_insert_with(|| identity(stored.get(&id)?, parsed.get(&id)?, call_of(id))).clone()
+    };
     let same_as: HashMap<i64, i64> = pairs
         .iter()
         .filter_map(|(id, newer)| {
@@ -123,9 +128,9 @@ pub(super) fn batch(sql: &mut impl Sql, conversation_id: i64, items: &[ScanItem]
     let mut out = Batch { items: Vec::new(), lines: 0, identical: 0, excerpts: 0 };
     let work = lines.iter().map(|c| (c, false)).chain(small.iter().filter(|c| same_as.contains_key(&c.message_id)).map(|c| (c, false))).chain(huge.iter().map(|c| (c, true)));
     for (c, excerpt) in work {
-        let Some(row) = stored.get(&c.message_id) else { continue };
-        let call = call_of(row).map(|k| ToolCall { name: &k.name, arguments: &k.arguments });
-        let original = Original { message_id: row.id, role: row.role, raw_json: &row.raw_json, tokens: row.tokens, call };
+        let (Some(row), Some(value)) = (stored.get(&c.message_id), parsed.get(&c.message_id)) else { continue };
+        let call = call_of(c.message_id).map(|k| ToolCall { name: &k.name, arguments: &k.arguments });
+        let original = Original { message_id: row.id, role: row.role, value, tokens: row.tokens, call };
         let rendered = if excerpt { render_excerpt(&original, excerpt_tokens)? } else { Some(render_line(&original, same_as.get(&c.message_id).copied())?) };
         let Some(rendered) = rendered.filter(|r| r.tokens < c.tokens) else { continue };
         match (excerpt, same_as.contains_key(&c.message_id)) {
