@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (10, include_str!("migrations/010_parts_only_tool_links.sql")),
     (11, include_str!("migrations/011_trigger_decision_runs.sql")),
     (12, include_str!("migrations/012_fewer_pages.sql")),
+    (13, include_str!("migrations/013_summary_runs.sql")),
 ];
 
 /// The schema version this build writes.

@@ -18,6 +18,7 @@ pub mod escalation;
 pub mod extractive;
 pub mod fit;
 pub mod format;
+pub mod hold;
 pub mod ledger;
 pub mod plausibility;
 pub mod prompts;

@@ -3,6 +3,7 @@
 //! [`Engine::compaction_continue`] or [`Engine::compaction_start`], never across an await.
 
 use super::pass::{Allowed, Pass};
+use super::runs::AskPlan;
 use super::target::{Goal, ViewAim};
 use super::{AnswerError, CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest};
 use crate::core::compaction::{CompactionConfig, ErrorKind, RetryState, Step, SummarizerError, SummarizerOutput};
@@ -35,6 +36,22 @@ pub(crate) struct Job {
     summary_ids: Vec<i64>,
     failures: Vec<String>,
     pass: Option<Pass>,
+    /// Whether and how long its requests may hold the host's call.
+    asking: AskPlan,
+}
+
+impl Job {
+    pub(crate) fn conversation_id(&self) -> i64 {
+        self.conversation_id
+    }
+
+    pub(crate) fn asking(&self) -> &AskPlan {
+        &self.asking
+    }
+
+    pub(crate) fn asking_mut(&mut self) -> &mut AskPlan {
+        &mut self.asking
+    }
 }
 
 fn answer_output(answer: SummaryAnswer) -> SummarizerOutput {
@@ -88,7 +105,14 @@ impl<S: Sql> Engine<S> {
         let Some(aim) = self.aim(&conversation, &params, pending.as_ref(), &retry)? else {
             return done(true, "no compaction is pending".to_owned(), fallback_tokens);
         };
-        let blocked = summaries_blocked(&retry, now_ms);
+        let mut blocked = summaries_blocked(&retry, now_ms);
+        let mut asking = AskPlan::default();
+        if blocked.is_none() && params.summarizer == Summarizer::Host {
+            match self.plan_asking(conversation.id, params.turn_waits, params.runner.as_deref(), now_ms)? {
+                Ok(plan) => asking = plan,
+                Err(why) => blocked = Some(why),
+            }
+        }
         if let (Some(why), None) = (&blocked, &aim.view) {
             // `maintain` only summarizes; a breaker left open is a failure to report.
             return done(!retry.breaker_open, why.clone(), aim.tokens_before);
@@ -115,6 +139,7 @@ impl<S: Sql> Engine<S> {
             summary_ids: Vec::new(),
             failures: Vec::new(),
             pass: None,
+            asking,
         };
         self.next_job += 1;
         let id = self.next_job;
@@ -129,6 +154,7 @@ impl<S: Sql> Engine<S> {
             return Err(Error::input("jobId", format!("no compaction job {id} is waiting for a summary")));
         }
         let model = answer.model.clone();
+        self.request_answered(id)?;
         if answer.error.as_ref().is_some_and(|e| e.kind == "aborted") {
             if let Some(job) = self.jobs.get_mut(&id) {
                 job.host_aborted = true;
@@ -153,6 +179,8 @@ impl<S: Sql> Engine<S> {
                 }
                 (Some(pass), None) => {
                     let prompt = pass.prompt(&config);
+                    let catch_up = job.asking.catch_up && job.asking.sent == 0;
+                    let hold_ms = self.request_sent(id, now_ms)?;
                     return Ok(CompactionStep::NeedSummary(SummaryRequest {
                         job_id: id,
                         prompt: prompt.text,
@@ -160,6 +188,8 @@ impl<S: Sql> Engine<S> {
                         purpose: prompt.purpose,
                         kind: prompt.kind.as_str(),
                         level: prompt.level.as_str(),
+                        hold_ms,
+                        catch_up,
                     }));
                 }
                 (None, _) => {
