@@ -32,6 +32,7 @@ function runnerOf(handle, logger) {
         if (report?.compacted) logger?.info?.(`[lossless-wasm] in the background: ${report.reason}`);
       },
       onDetachedError: (err) => logger?.warn?.(`[lossless-wasm] background compaction failed: ${err?.message ?? err}`),
+      onCatchUp: () => logger?.info?.("[lossless-wasm] catch-up: this turn waits for one summary (those sent after earlier turns were lost when their process exited)"),
     });
     runners.set(handle, runner);
   }
@@ -79,7 +80,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
   const compaction = async (p, params, { turnWaits = false } = {}) => {
     let report = await runJob(p, params, turnWaits);
     if (report.inFlight) {
-      logger?.info?.(`[lossless-wasm] ${report.catchUp ? "catch-up " : ""}summary continues in the background; the turn goes on without it`);
+      logger?.info?.("[lossless-wasm] summary continues in the background; the turn goes on without it");
       // compact() must still bring the prompt under the host's target now: a second job finds
       // the summary in flight, asks for none, and shrinks the view (the engine decides).
       report = params.mode === "sweep"

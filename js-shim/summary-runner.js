@@ -26,8 +26,10 @@ const IN_FLIGHT = Symbol("in flight");
  * @param {(report: object, job: {key: string, startedAt: number}) => void} [options.onDetachedReport]
  *        called with the report of a job that finished after every caller stopped waiting
  * @param {(err: Error, job: {key: string}) => void} [options.onDetachedError]
+ * @param {(job: {key: string}) => void} [options.onCatchUp] a request the turn waits for in full
+ *        went out (a catch-up, core/compaction/hold.rs)
  */
-export function createSummaryRunner({ onDetachedReport, onDetachedError } = {}) {
+export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatchUp } = {}) {
   /** session key -> the job running for it */
   const running = new Map();
 
@@ -63,6 +65,7 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError } = {}) 
           if (step?.type === "needSummary") {
             job.holdUntil = typeof step.holdMs === "number" ? Date.now() + step.holdMs : Infinity;
             job.catchUp = step.catchUp === true;
+            if (job.catchUp) onCatchUp?.(job);
           } else {
             job.holdUntil = Infinity;
           }

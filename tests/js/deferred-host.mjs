@@ -35,10 +35,11 @@ export function createDeferredHost({ plugin, pluginConfig, stateDir, llm, window
     logs: fake.logs,
     /**
      * One turn: `text` from the user and a reply of `replyChars`. Resolves when the host would
-     * print the reply; `deferred` is the turn maintenance still running in the background.
+     * print the reply; `deferred` is the turn maintenance still running in the background
+     * (none with `skipDeferred`: the process exited before it started).
      * `calls` lists each host call with how long it took (ms).
      */
-    async turn(sessionKey, history, text, { replyChars = 600 } = {}) {
+    async turn(sessionKey, history, text, { replyChars = 600, skipDeferred = false } = {}) {
       n += 1;
       const sessionId = "sess";
       const calls = [];
@@ -81,7 +82,8 @@ export function createDeferredHost({ plugin, pluginConfig, stateDir, llm, window
         }));
         const background = engine.info.turnMaintenanceMode === "background";
         const maintaining = () => engine.maintain({ sessionId, sessionKey, sessionFile: sessionKey, runtimeContext: { ...runtimeContext, ...(background ? { allowDeferredCompactionExecution: true } : {}) } });
-        const deferred = background ? maintaining() : undefined;
+        // `skipDeferred`: the process exited before the deferred maintenance started.
+        const deferred = background && !skipDeferred ? maintaining() : undefined;
         if (!background) await timed("maintain(turn)", maintaining);
         return { view, preflight, turn, calls, deferred, background };
       } finally {

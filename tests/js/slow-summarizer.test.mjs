@@ -66,7 +66,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
       const benign = !p.compacted && /nothing to compact|already under target/.test(p.reason);
       assert.ok(p.ok && (p.compacted || benign), `preflight compact: ${JSON.stringify(p)}`);
     }
-    assert.ok(host.logs.some(([, m]) => /summary continues in the background/.test(m)), "the detach is logged");
+    assert.ok(preflights.some((p) => /still being written/.test(p.reason)), `a preflight said why it asked for no summary: ${JSON.stringify(preflights.at(-1))}`);
 
     // The summarizer answers: the summary is applied, and the rest of the work runs.
     const [[oldestSeq]] = await query(dbPath, "SELECT MIN(seq) FROM messages");
@@ -84,6 +84,33 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const next = await host.turn(KEY, history, longNote(13));
     await next.deferred;
     assert.match(next.view.messages[0].content, /<lossless-summary id="\d+"/, "the next view starts with the summary");
+  });
+
+  test("a call the turn waits on returns when its hold runs out; the summary lands in the background", { timeout: 120_000 }, async () => {
+    const dir = tempDir("slow-detach");
+    const dbPath = join(dir, "db.sqlite");
+    const llm = heldLlm();
+    const config = { dbPath, storage, ...SMALL, summarizer: "host", summaryTimeoutMs: 600_000, summaryTurnWaitMs: 20 };
+    // Turns without a summarizer and whose maintenance never gets to run (as when each process
+    // exits first), then the maintenance before the next turn, with one: the turn waits on it.
+    const host = createDeferredHost({ plugin, pluginConfig: config, stateDir: dir, llm: undefined });
+    const history = [];
+    for (let i = 1; i <= 8; i++) history.push(...(await host.turn(KEY, history, longNote(i), { skipDeferred: true })).turn);
+    const engine = await host.fake.resolveEngine("lossless-wasm");
+    const result = await engine.maintain({ sessionId: "sess", sessionKey: KEY, sessionFile: KEY, runtimeContext: { llm } });
+    assert.equal(llm.requests.length, 1, "the maintenance asked for a summary");
+    assert.equal(llm.waiting().length, 1, "and returned while it was unanswered");
+    assert.equal(result.changed, false);
+    assert.match(result.reason, /still being written in the background/);
+    assert.ok(host.logs.some(([, m]) => /summary continues in the background; the turn goes on without it/.test(m)), "the detach is logged");
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM summaries"), [[0]]);
+    llm.answerAtOnce();
+    await until(() => host.logs.some(([, m]) => /in the background: .*summaries written/.test(m)));
+    const [[stored]] = await query(dbPath, "SELECT COUNT(*) FROM summaries");
+    assert.ok(stored >= 1, "the summary was stored after the call returned");
+    const state = await inspectSoak(dbPath, history);
+    assert.equal(state.reachableMessages, history.length);
+    assert.equal(state.halfApplied, 0);
   });
 
   test("processes that exit before the summarizer answers: nothing half-applied, no request that cannot be answered, catch-up turns store summaries", { timeout: 600_000 }, async () => {
