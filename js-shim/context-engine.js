@@ -73,6 +73,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     const s = session(p);
     return runnerOf(handle, logger).run(s.sessionKey ?? s.sessionId, handle, { ...s, ...params }, {
       turnWaits: turnWaits && summariesInBackground,
+      record: summariesInBackground,
       hostSignal: p?.abortSignal,
       driver: { choice: config.summarizer ?? "auto", llm: llmFor(p), timeoutMs: config.summaryTimeoutMs },
     });

@@ -19,8 +19,6 @@ function signal() {
   return { promise, resolve };
 }
 
-const IN_FLIGHT = Symbol("in flight");
-
 /**
  * @param {object} [options]
  * @param {(report: object, job: {key: string, startedAt: number}) => void} [options.onDetachedReport]
@@ -35,9 +33,9 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
 
   /**
    * Starts a job: runCompaction through a handle that notes each summary request's hold.
-   * The host's abort signal is followed only while a caller still waits on the job.
+   * The host's abort signal is followed only while the call that started the job waits on it.
    */
-  function start(key, handle, params, driver) {
+  function start(key, handle, params, driver, record) {
     const controller = new AbortController();
     const job = {
       key,
@@ -48,7 +46,8 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
       settled: false,
       report: undefined,
       error: undefined,
-      waiters: 0,
+      /** The call that started the job still waits for it (else it reports on its own). */
+      starterWaits: true,
       changed: null,
       controller,
     };
@@ -75,7 +74,7 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
         return typeof out?.then === "function" ? out.then(note) : note(out);
       },
     };
-    job.promise = runCompaction(observed, { ...params, runner: RUNNER_ID }, { ...driver, signal: controller.signal }).then(
+    job.promise = runCompaction(observed, { ...params, ...(record ? { runner: RUNNER_ID } : {}) }, { ...driver, signal: controller.signal }).then(
       (report) => {
         job.report = report;
       },
@@ -85,7 +84,7 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
     ).finally(() => {
       job.settled = true;
       if (running.get(key) === job) running.delete(key);
-      if (job.waiters === 0) {
+      if (!job.starterWaits) {
         if (job.error) onDetachedError?.(job.error, job);
         else onDetachedReport?.(job.report, job);
       }
@@ -95,35 +94,33 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
   }
 
   /**
-   * Waits for `job`: until it ends, or (when `held`) until its current request's hold runs out.
-   * A held caller that joined a job another call started waits only within a hold that job was
-   * given for a turn (a background job's or a catch-up's request has none: the turn does not
-   * wait for it here). Returns the job's report, or IN_FLIGHT. A host abort during the wait
-   * aborts the job's request.
+   * Waits for `job`: until it ends, or (when `held`) until its current request's hold runs out;
+   * returns true when it ended. A held caller that joined a job another call started waits only
+   * within a hold that job was given for a turn (a background job's or a catch-up's request has
+   * none: the turn does not wait for it here).
    */
-  async function wait(job, { held, joined = false, hostSignal }) {
-    job.waiters += 1;
-    const onAbort = () => job.controller.abort(hostSignal.reason);
-    if (hostSignal?.aborted) onAbort();
-    else hostSignal?.addEventListener?.("abort", onAbort, { once: true });
-    try {
-      for (;;) {
-        if (job.settled) break;
-        const until = joined && !Number.isFinite(job.holdUntil) ? 0 : job.holdUntil;
-        const left = held ? until - Date.now() : Infinity;
-        if (left <= 0) return IN_FLIGHT;
-        job.changed ??= signal();
-        let timer;
-        const timeout = Number.isFinite(left) ? new Promise((resolve) => { timer = setTimeout(resolve, left); }) : null;
-        await Promise.race([job.changed.promise, ...(timeout ? [timeout] : [])]);
-        clearTimeout(timer);
-      }
-    } finally {
-      job.waiters -= 1;
-      hostSignal?.removeEventListener?.("abort", onAbort);
+  async function settles(job, { held, joined, hostAborted }) {
+    while (!job.settled) {
+      // A host that gave up on a joined job's call does not wait for that job.
+      if (joined && hostAborted?.done) return false;
+      const until = joined && !Number.isFinite(job.holdUntil) ? 0 : job.holdUntil;
+      const left = held ? until - Date.now() : Infinity;
+      if (left <= 0) return false;
+      job.changed ??= signal();
+      let timer;
+      const timeout = Number.isFinite(left) ? new Promise((resolve) => { timer = setTimeout(resolve, left); }) : null;
+      await Promise.race([job.changed.promise, ...(timeout ? [timeout] : []), ...(joined && hostAborted ? [hostAborted.promise] : [])]);
+      clearTimeout(timer);
     }
-    if (job.error) throw job.error;
-    return job.report;
+    return true;
+  }
+
+  /** The host's abort as a promise with a flag (null without a signal). */
+  function abortOf(hostSignal) {
+    if (!hostSignal) return null;
+    const state = { done: hostSignal.aborted, promise: null };
+    state.promise = state.done ? Promise.resolve() : new Promise((resolve) => hostSignal.addEventListener?.("abort", () => { state.done = true; resolve(); }, { once: true }));
+    return state;
   }
 
   return {
@@ -138,28 +135,36 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
      * @param {object} params compactionStart params (without `summarizer`, `turnWaits`, `runner`)
      * @param {object} options
      * @param {boolean} [options.turnWaits] the host's turn waits for this call
+     * @param {boolean} [options.record] let the engine record each request with this process's
+     *        id, so a later process can tell one this process left unanswered (only where calls
+     *        the turn waits on come, which can catch up: an OpenClaw host)
      * @param {AbortSignal} [options.hostSignal]
      * @param {object} options.driver runCompaction options (choice, llm, timeoutMs)
      */
-    async run(key, handle, params, { turnWaits = false, hostSignal, driver }) {
+    async run(key, handle, params, { turnWaits = false, record = false, hostSignal, driver }) {
+      // A job another call started: its outcome is that call's to report, and only that call's
+      // host may abort it.
+      const hostAborted = abortOf(hostSignal);
       for (let current = running.get(key); current; current = running.get(key)) {
-        const joined = await wait(current, { held: turnWaits, joined: true, hostSignal });
-        if (joined === IN_FLIGHT) break;
+        if (!(await settles(current, { held: turnWaits, joined: true, hostAborted }))) break;
       }
-      const job = start(key, handle, { ...params, turnWaits }, driver);
+      const job = start(key, handle, { ...params, turnWaits }, driver, record);
       if (!running.has(key)) running.set(key, job);
-      const report = await wait(job, { held: turnWaits, hostSignal });
-      if (report !== IN_FLIGHT) return report;
-      return { inFlight: true, catchUp: job.catchUp, startedAt: job.startedAt };
-    },
-    /** The job running for a session, if any (for tests and status). */
-    running(key) {
-      const job = running.get(key);
-      return job && { startedAt: job.startedAt, catchUp: job.catchUp, holdUntil: job.holdUntil };
-    },
-    /** Resolves when every job running now has ended (tests, orderly shutdown). */
-    async idle() {
-      while (running.size) await Promise.allSettled([...running.values()].map((j) => j.promise));
+      const onAbort = () => job.controller.abort(hostSignal.reason);
+      if (hostSignal?.aborted) onAbort();
+      else hostSignal?.addEventListener?.("abort", onAbort, { once: true });
+      let ended = false;
+      try {
+        ended = await settles(job, { held: turnWaits, joined: false });
+      } finally {
+        hostSignal?.removeEventListener?.("abort", onAbort);
+        // A job that ended while this call was returning is still this call's to report.
+        ended ||= job.settled;
+        job.starterWaits = ended;
+      }
+      if (!ended) return { inFlight: true, catchUp: job.catchUp, startedAt: job.startedAt };
+      if (job.error) throw job.error;
+      return job.report;
     },
   };
 }

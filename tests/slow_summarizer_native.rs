@@ -218,6 +218,22 @@ fn requests_a_process_left_unanswered_stop_new_ones_until_a_catch_up_turn_waits_
 }
 
 #[test]
+fn a_caller_that_records_no_requests_is_never_stopped_by_lost_ones() {
+    let db = Db::new("no-runner");
+    {
+        let mut p1 = db.process();
+        due(&mut p1);
+        let _ = request(start(&mut p1, "pending", json!({"runner": "p1"}), 20_000));
+    }
+    let mut p2 = db.process();
+    assemble(&mut p2, 50_000);
+    fill(&mut p2, 12, 1);
+    // An embedder's call (no runner id): it asks, and waits for the answer.
+    let asked = request(start(&mut p2, "pending", json!({}), 30_000));
+    assert_eq!((asked.hold_ms, asked.catch_up), (None, false));
+}
+
+#[test]
 fn catch_up_turns_zero_never_holds_a_turn_for_a_summary() {
     let db = Db::new("no-catch-up");
     {

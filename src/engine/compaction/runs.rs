@@ -36,8 +36,11 @@ impl<S: Sql> Engine<S> {
                 (now_ms - since).max(0) / 1000
             )));
         }
-        let mut runs = store::load(self.store.sql(), conversation_id)?;
+        // Only callers that record their requests (a runner id: the OpenClaw shim) take part in
+        // the lost-request rule; others (embedders, tests) have no turn that could catch up.
+        let mut runs = SummaryRuns::default();
         if let Some(runner) = runner {
+            runs = store::load(self.store.sql(), conversation_id)?;
             if runs.observe(runner, false, now_ms) {
                 self.store.write(|sql| store::save(sql, conversation_id, &runs))?;
             }
