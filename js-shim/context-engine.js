@@ -2,7 +2,7 @@
 // plain-data fields the engine needs (host params also carry functions, Sets and AbortSignals)
 // and shapes results as the host contract expects. No context logic lives here.
 
-import { createSummaryRunner } from "./summary-runner.js";
+import { createSummaryRunner, noteTurnStored } from "./summary-runner.js";
 
 export const ENGINE_ID = "lossless-wasm";
 export const ENGINE_VERSION = "0.1.0";
@@ -129,6 +129,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     },
 
     async afterTurn(p) {
+      noteTurnStored(`${p.sessionKey ?? p.sessionId}:${p.prePromptMessageCount}`);
       await call("afterTurn", {
         ...session(p),
         messages: p.messages,
@@ -140,6 +141,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     },
 
     async commitTurn(p) {
+      noteTurnStored(`${p.sessionKey ?? p.sessionId}:${p.advancementKey}`);
       const out = await call("commitTurn", {
         ...session(p),
         advancementKey: p.advancementKey,

@@ -9,8 +9,24 @@
 import { runCompaction } from "./compaction-driver.js";
 
 /** This process's id in the engine's record of summary requests (see `runner` in compactionStart).
- *  Web Crypto, so the shim runs in browsers too. */
-export const RUNNER_ID = globalThis.crypto.randomUUID();
+ *  Web Crypto, so the shim loads in browsers too (randomUUID only exists in secure contexts). */
+export const RUNNER_ID = globalThis.crypto?.randomUUID?.() ??
+  Array.from(globalThis.crypto?.getRandomValues?.(new Uint32Array(4)) ?? [Date.now(), Math.random() * 2 ** 32], (n) => n.toString(16)).join("-");
+
+let turnsStored = 0;
+let firstTurn;
+/** A turn was stored in this process (commitTurn's advancement key; afterTurn, which a tool loop
+ *  calls several times per turn, by its session and where the turn began). A process that
+ *  stored two different turns is long-lived (a gateway): its background work outlives its turns.
+ *  Counts 0, 1, 2 (= more than one). */
+export function noteTurnStored(turn) {
+  if (turnsStored === 0) {
+    firstTurn = turn;
+    turnsStored = 1;
+  } else if (turn !== firstTurn) {
+    turnsStored = 2;
+  }
+}
 
 /** A promise with its resolve function. */
 function signal() {
@@ -74,7 +90,8 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
         return typeof out?.then === "function" ? out.then(note) : note(out);
       },
     };
-    job.promise = runCompaction(observed, { ...params, ...(record ? { runner: RUNNER_ID } : {}) }, { ...driver, signal: controller.signal }).then(
+    const recorded = record ? { runner: RUNNER_ID, runnerTurns: turnsStored } : {};
+    job.promise = runCompaction(observed, { ...params, ...recorded }, { ...driver, signal: controller.signal }).then(
       (report) => {
         job.report = report;
       },

@@ -198,22 +198,30 @@ fn requests_a_process_left_unanswered_stop_new_ones_until_a_catch_up_turn_waits_
 
     // summaryCatchUpTurns turns on which compaction was due and nothing was stored: the next
     // call the turn waits on waits for one summary.
-    let mut p3 = db.process_with(catch_up_turns);
+    let mut p3 = db.process_with(catch_up_turns.clone());
     assemble(&mut p3, 50_000);
     fill(&mut p3, 13, 1);
-    let catch_up = request(start(&mut p3, "pending", json!({"turnWaits": true, "runner": "p3"}), 40_000));
+    // (The host's preflight compact(): a sweep that would take several summaries.)
+    let catch_up = request(start(&mut p3, "sweep", json!({"turnWaits": true, "runner": "p3", "force": true, "tokenBudget": 1500}), 40_000));
     assert_eq!((catch_up.hold_ms, catch_up.catch_up), (None, true));
     let step = answer(&mut p3, &catch_up, 65_000);
     assert_eq!(count(&mut p3, "SELECT COUNT(*) FROM summaries"), 1, "the catch-up summary is stored");
+    // It asks for that one only: another request would be lost with the process.
+    let report = done(step);
+    assert!(report.reason.contains("waits for the next catch-up"), "{}", report.reason);
+    assert_eq!(report.summary_ids.len(), 1);
     let runs: Value = serde_json::from_str(&text(&mut p3, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
-    assert_eq!(runs["abandoned"].as_u64(), Some(0), "an answer arrived: {runs}");
-    // The rest of the job holds the turn no longer than usual.
-    if let CompactionStep::NeedSummary(next) = step {
-        assert_eq!((next.hold_ms, next.catch_up), (Some(1000), false));
-        let _ = finish(&mut p3, CompactionStep::NeedSummary(next), 66_000);
-    }
-    fill(&mut p3, 14, 12);
-    let normal = request(start(&mut p3, "pending", json!({"turnWaits": true, "runner": "p3"}), 70_000));
+    assert_eq!(runs["abandoned"].as_u64(), Some(1), "a catch-up's answer says nothing about answers nobody waits for: {runs}");
+    drop(p3);
+    // The next process refrains again.
+    let mut p4 = db.process_with(catch_up_turns.clone());
+    assemble(&mut p4, 50_000);
+    fill(&mut p4, 14, 1);
+    let again = done(start(&mut p4, "pending", json!({"turnWaits": true, "runner": "p4", "runnerTurns": 1}), 70_000));
+    assert!(again.reason.contains("end unanswered"), "{}", again.reason);
+    // A process that has stored more than one turn (a gateway) lives long enough for its answers.
+    fill(&mut p4, 15, 1);
+    let normal = request(start(&mut p4, "pending", json!({"turnWaits": true, "runner": "p4", "runnerTurns": 2}), 80_000));
     assert_eq!((normal.hold_ms, normal.catch_up), (Some(1000), false));
 }
 
@@ -241,11 +249,12 @@ fn catch_up_turns_zero_never_holds_a_turn_for_a_summary() {
         due(&mut p1);
         let _ = request(start(&mut p1, "pending", json!({"runner": "p1"}), 20_000));
     }
-    let mut p2 = db.process_with(json!({"summaryCatchUpTurns": 0}));
-    assemble(&mut p2, 50_000);
+    // One process per turn, as `openclaw agent --local` runs them.
     for t in 12..20 {
-        fill(&mut p2, t, 1);
-        let report = done(start(&mut p2, "pending", json!({"turnWaits": true, "runner": "p2"}), 30_000 + t as i64));
+        let mut next = db.process_with(json!({"summaryCatchUpTurns": 0}));
+        assemble(&mut next, 50_000);
+        fill(&mut next, t, 1);
+        let report = done(start(&mut next, "pending", json!({"turnWaits": true, "runner": format!("p{t}")}), 30_000 + t as i64));
         assert!(report.reason.contains("summaryCatchUpTurns 0"), "{}", report.reason);
     }
 }

@@ -9,16 +9,20 @@
 //! - A call the turn waits on holds it at most `summaryTurnWaitMs` per summary; after that the
 //!   summary goes on in the background and is applied when it arrives (the view shrinks meanwhile).
 //! - A request that a process left unanswered (it exited first: `openclaw agent --local` exits
-//!   right after its reply) was sent for nothing. Once that happened, the engine stops asking
-//!   (a local model server would still work on the lost request, and a provider still bills it)
-//!   — until a **catch-up**: after `summaryCatchUpTurns` turns on which compaction was due and no
-//!   summary was stored, one call the turn waits on waits for one summary, so a conversation
-//!   whose summarizer is slower than its processes live still gets summaries (one slow turn in
-//!   `summaryCatchUpTurns + 1`, at most). Any answer ends this: answers arrive here again.
+//!   right after its reply) was sent for nothing, and a request still out when such a process
+//!   exits holds up its exit while the host closes its connections. Once that happened, the
+//!   engine stops asking (a local model server would also still work on the lost request, and a
+//!   provider still bills it) — except for a **catch-up**: after `summaryCatchUpTurns` turns on
+//!   which compaction was due and no summary was stored, one call the turn waits on waits for
+//!   one summary, and asks for no other, so a conversation whose summarizer is slower than its
+//!   processes live still gets summaries (one slow turn in `summaryCatchUpTurns + 1`, at most).
+//! - This lasts until answers arrive without a turn waiting for them (an answer to a request
+//!   that was not a catch-up), or a job starts in a process that has stored more than one turn
+//!   (a gateway, whose background work lives on): requests sent from there do arrive.
 //!
-//! [`SummaryRuns`] is the per-conversation record behind the second rule, kept in the database so
-//! that the next process sees what the last one left. Pure: time arrives as `now_ms`, the runner
-//! id (one per process) from the caller.
+//! [`SummaryRuns`] is the per-conversation record behind the last two rules, kept in the
+//! database so that the next process sees what the last one left. Pure: time arrives as
+//! `now_ms`, the runner id (one per process) and its turn count from the caller.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +42,7 @@ pub struct SummaryRuns {
     /// The request in flight, if any.
     #[serde(default)]
     pub outstanding: Option<Outstanding>,
-    /// Requests in a row whose process never saw the answer (reset by any answer).
+    /// Requests in a row whose process never saw the answer.
     #[serde(default)]
     pub abandoned: u32,
     /// When the last one was found abandoned.
@@ -48,19 +52,23 @@ pub struct SummaryRuns {
 
 impl SummaryRuns {
     /// A job starts in `runner`, which holds a live request for the conversation when
-    /// `live_here`. A request another runner left (or this runner lost track of) was abandoned.
-    /// Returns whether anything changed (so the caller saves it).
-    pub fn observe(&mut self, runner: &str, live_here: bool, now_ms: i64) -> bool {
-        match &self.outstanding {
-            Some(o) if o.runner == runner && live_here => false,
-            Some(_) => {
+    /// `live_here` and has stored more than one turn when `long_lived` (a gateway: its
+    /// background work outlives its turns). A request another runner left (or this runner lost
+    /// track of) was abandoned. Returns whether anything changed (so the caller saves it).
+    pub fn observe(&mut self, runner: &str, live_here: bool, long_lived: bool, now_ms: i64) -> bool {
+        let before = self.clone();
+        if let Some(o) = &self.outstanding {
+            if !(o.runner == runner && live_here) {
                 self.outstanding = None;
                 self.abandoned = self.abandoned.saturating_add(1);
                 self.abandoned_at_ms = Some(now_ms);
-                true
             }
-            None => false,
         }
+        if long_lived {
+            self.abandoned = 0;
+            self.abandoned_at_ms = None;
+        }
+        *self != before
     }
 
     /// A request was sent.
@@ -68,11 +76,14 @@ impl SummaryRuns {
         self.outstanding = Some(Outstanding { runner: runner.to_owned(), since_ms: now_ms });
     }
 
-    /// An answer (a summary or an error) came back: the requests of this deployment do arrive.
-    pub fn answered(&mut self) {
+    /// An answer (a summary or an error) came back. One the turn did not wait for in full shows
+    /// that answers arrive here; a catch-up's answer only shows that a turn waited for it.
+    pub fn answered(&mut self, catch_up: bool) {
         self.outstanding = None;
-        self.abandoned = 0;
-        self.abandoned_at_ms = None;
+        if !catch_up {
+            self.abandoned = 0;
+            self.abandoned_at_ms = None;
+        }
     }
 }
 
@@ -128,9 +139,13 @@ pub fn first_request(input: &HoldInput) -> Ask {
     ))
 }
 
-/// Every later request of a job (the next pass, or the next escalation level).
-pub fn later_request(input: &HoldInput) -> Option<u32> {
-    later_hold(input)
+/// Every later request of a job (the next pass, or the next escalation level). A catch-up asks
+/// for one summary only: requests here do not outlive the turn, so the rest waits for the next.
+pub fn later_request(input: &HoldInput, catch_up_job: bool) -> Ask {
+    if catch_up_job && input.abandoned > 0 {
+        return Ask::Refrain("the catch-up waited for one summary; the rest waits for the next catch-up".to_owned());
+    }
+    Ask::Now { hold_ms: later_hold(input), catch_up: false }
 }
 
 fn later_hold(input: &HoldInput) -> Option<u32> {
@@ -149,14 +164,14 @@ mod tests {
     #[test]
     fn a_call_the_turn_waits_on_holds_it_for_the_turn_wait_only() {
         assert_eq!(first_request(&input()), Ask::Now { hold_ms: Some(1_000), catch_up: false });
-        assert_eq!(later_request(&input()), Some(1_000));
+        assert_eq!(later_request(&input(), false), Ask::Now { hold_ms: Some(1_000), catch_up: false });
     }
 
     #[test]
     fn a_call_the_turn_does_not_wait_on_waits_for_the_answer() {
         let background = HoldInput { turn_waits: false, unserved_turns: 9, ..input() };
         assert_eq!(first_request(&background), Ask::Now { hold_ms: None, catch_up: false });
-        assert_eq!(later_request(&background), None);
+        assert_eq!(later_request(&background, false), Ask::Now { hold_ms: None, catch_up: false });
     }
 
     #[test]
@@ -179,8 +194,8 @@ mod tests {
     fn a_catch_up_turn_waits_for_one_summary_after_the_configured_unserved_turns() {
         let due = HoldInput { abandoned: 3, unserved_turns: 4, ..input() };
         assert_eq!(first_request(&due), Ask::Now { hold_ms: None, catch_up: true });
-        // The rest of that job holds the turn no longer than usual.
-        assert_eq!(later_request(&due), Some(1_000));
+        // It asks for that one summary only: a second request would be lost with the process.
+        assert!(matches!(later_request(&due, true), Ask::Refrain(_)));
         let not_yet = HoldInput { unserved_turns: 3, ..due };
         assert!(matches!(first_request(&not_yet), Ask::Refrain(_)));
     }
@@ -204,16 +219,28 @@ mod tests {
     #[test]
     fn a_request_left_by_another_process_counts_as_abandoned_and_an_answer_resets_the_count() {
         let mut runs = SummaryRuns::default();
+        assert!(!runs.observe("process-a", false, false, 50));
         runs.asked("process-a", 100);
-        assert!(!runs.observe("process-a", true, 150), "a live request of this process is not abandoned");
-        assert!(runs.observe("process-b", false, 200));
+        assert!(!runs.observe("process-a", true, false, 150), "a live request of this process is not abandoned");
+        assert!(runs.observe("process-b", false, false, 200));
         assert_eq!((runs.outstanding.clone(), runs.abandoned, runs.abandoned_at_ms), (None, 1, Some(200)));
         runs.asked("process-b", 300);
-        assert!(runs.observe("process-b", false, 400), "a request this process lost track of is abandoned too");
+        assert!(runs.observe("process-b", false, false, 400), "a request this process lost track of is abandoned too");
         assert_eq!(runs.abandoned, 2);
         runs.asked("process-c", 500);
-        runs.answered();
-        assert_eq!(runs, SummaryRuns::default());
-        assert!(!runs.observe("process-d", false, 600), "nothing outstanding, nothing abandoned");
+        runs.answered(true);
+        assert_eq!(runs.abandoned, 2, "a catch-up's answer says nothing about answers nobody waits for");
+        runs.asked("process-c", 600);
+        runs.answered(false);
+        assert_eq!((runs.outstanding.clone(), runs.abandoned), (None, 0));
+    }
+
+    #[test]
+    fn a_process_that_stored_more_than_one_turn_lives_long_enough_for_its_answers() {
+        let mut runs = SummaryRuns { abandoned: 3, abandoned_at_ms: Some(1), ..SummaryRuns::default() };
+        assert!(!runs.observe("one-shot", false, false, 100), "a process at its first turn proves nothing");
+        assert_eq!(runs.abandoned, 3);
+        assert!(runs.observe("gateway", false, true, 200));
+        assert_eq!((runs.abandoned, runs.abandoned_at_ms), (0, None));
     }
 }

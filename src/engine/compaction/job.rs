@@ -108,7 +108,8 @@ impl<S: Sql> Engine<S> {
         let mut blocked = summaries_blocked(&retry, now_ms);
         let mut asking = AskPlan::default();
         if blocked.is_none() && params.summarizer == Summarizer::Host {
-            match self.plan_asking(conversation.id, params.turn_waits, params.runner.as_deref(), now_ms)? {
+            let runner = params.runner.as_deref().map(|r| (r, params.runner_turns));
+            match self.plan_asking(conversation.id, params.turn_waits, runner, now_ms)? {
                 Ok(plan) => asking = plan,
                 Err(why) => blocked = Some(why),
             }
@@ -180,7 +181,10 @@ impl<S: Sql> Engine<S> {
                 (Some(pass), None) => {
                     let prompt = pass.prompt(&config);
                     let catch_up = job.asking.catch_up && job.asking.sent == 0;
-                    let hold_ms = self.request_sent(id, now_ms)?;
+                    let hold_ms = match self.next_request(id, now_ms)? {
+                        Ok(hold_ms) => hold_ms,
+                        Err(why) => return Ok(CompactionStep::Done(self.finish(id, true, why, now_ms)?)),
+                    };
                     return Ok(CompactionStep::NeedSummary(SummaryRequest {
                         job_id: id,
                         prompt: prompt.text,

@@ -82,6 +82,10 @@ pub struct CompactionParams {
     /// One id per process, so the next process can tell a request this one left unanswered.
     #[serde(default)]
     pub runner: Option<String>,
+    /// Turns that process has stored (any session): more than one means a long-lived process,
+    /// whose background work outlives its turns.
+    #[serde(default)]
+    pub runner_turns: u32,
 }
 
 /// A summary the caller must obtain from the host's LLM.

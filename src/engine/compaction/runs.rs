@@ -29,7 +29,7 @@ pub(crate) struct AskPlan {
 impl<S: Sql> Engine<S> {
     /// Decides, as a job for `conversation_id` starts, whether it may ask for summaries: `Err`
     /// with the reason when it may not (the job then only shrinks the view, or does nothing).
-    pub(crate) fn plan_asking(&mut self, conversation_id: i64, turn_waits: bool, runner: Option<&str>, now_ms: i64) -> Result<std::result::Result<AskPlan, String>> {
+    pub(crate) fn plan_asking(&mut self, conversation_id: i64, turn_waits: bool, runner: Option<(&str, u32)>, now_ms: i64) -> Result<std::result::Result<AskPlan, String>> {
         if let Some(since) = self.live_request_since(conversation_id, now_ms) {
             return Ok(Err(format!(
                 "a summary for this conversation is still being written (asked {} s ago); it is applied when it arrives",
@@ -39,9 +39,9 @@ impl<S: Sql> Engine<S> {
         // Only callers that record their requests (a runner id: the OpenClaw shim) take part in
         // the lost-request rule; others (embedders, tests) have no turn that could catch up.
         let mut runs = SummaryRuns::default();
-        if let Some(runner) = runner {
+        if let Some((runner, turns)) = runner {
             runs = store::load(self.store.sql(), conversation_id)?;
-            if runs.observe(runner, false, now_ms) {
+            if runs.observe(runner, false, turns > 1, now_ms) {
                 self.store.write(|sql| store::save(sql, conversation_id, &runs))?;
             }
         }
@@ -49,7 +49,7 @@ impl<S: Sql> Engine<S> {
         let unserved = if turn_waits && runs.abandoned > 0 { store::unserved_turns(self.store.sql(), conversation_id, catch_up_turns)? } else { 0 };
         let input = self.hold_input(turn_waits, &runs, unserved);
         Ok(match hold::first_request(&input) {
-            Ask::Now { hold_ms, catch_up } => Ok(AskPlan { turn_waits, runner: runner.map(str::to_owned), first_hold_ms: hold_ms, catch_up, sent: 0, asked_at_ms: None }),
+            Ask::Now { hold_ms, catch_up } => Ok(AskPlan { turn_waits, runner: runner.map(|(r, _)| r.to_owned()), first_hold_ms: hold_ms, catch_up, sent: 0, asked_at_ms: None }),
             Ask::Refrain(why) => Err(why),
         })
     }
@@ -74,11 +74,20 @@ impl<S: Sql> Engine<S> {
         self.jobs.values().filter(|job| job.conversation_id() == conversation_id).filter_map(|job| job.asking().asked_at_ms).max()
     }
 
-    /// Job `id` sends a request: its hold, and the record of the request in flight.
-    pub(crate) fn request_sent(&mut self, id: u64, now_ms: i64) -> Result<Option<u32>> {
-        let Some(job) = self.jobs.get(&id) else { return Ok(None) };
+    /// Job `id` is about to send a request: its hold, and the record of the request in flight;
+    /// or why it sends none (a catch-up asks for one summary only).
+    pub(crate) fn next_request(&mut self, id: u64, now_ms: i64) -> Result<std::result::Result<Option<u32>, String>> {
+        let Some(job) = self.jobs.get(&id) else { return Ok(Ok(None)) };
         let (plan, conversation_id) = (job.asking().clone(), job.conversation_id());
-        let hold = if plan.sent == 0 { plan.first_hold_ms } else { hold::later_request(&self.hold_input(plan.turn_waits, &SummaryRuns::default(), 0)) };
+        let hold = if plan.sent == 0 {
+            plan.first_hold_ms
+        } else {
+            let runs = if plan.runner.is_some() { store::load(self.store.sql(), conversation_id)? } else { SummaryRuns::default() };
+            match hold::later_request(&self.hold_input(plan.turn_waits, &runs, 0), plan.catch_up) {
+                Ask::Now { hold_ms, .. } => hold_ms,
+                Ask::Refrain(why) => return Ok(Err(why)),
+            }
+        };
         if let Some(runner) = &plan.runner {
             self.store.write(|sql| {
                 let mut runs = store::load(sql, conversation_id)?;
@@ -91,23 +100,25 @@ impl<S: Sql> Engine<S> {
             plan.sent += 1;
             plan.asked_at_ms = Some(now_ms);
         }
-        Ok(hold)
+        Ok(Ok(hold))
     }
 
-    /// Job `id`'s request was answered (a summary or an error): answers arrive here.
+    /// Job `id`'s request was answered (a summary or an error).
     pub(crate) fn request_answered(&mut self, id: u64) -> Result<()> {
         let Some(job) = self.jobs.get_mut(&id) else { return Ok(()) };
         job.asking_mut().asked_at_ms = None;
-        if job.asking().runner.is_none() {
-            return Ok(());
-        }
+        let plan = job.asking().clone();
+        let Some(_) = plan.runner else { return Ok(()) };
+        // The first request of a catch-up job is the one the turn waited for.
+        let catch_up = plan.catch_up && plan.sent == 1;
         let conversation_id = job.conversation_id();
         self.store.write(|sql| {
             let mut runs = store::load(sql, conversation_id)?;
-            if runs == SummaryRuns::default() {
+            let before = runs.clone();
+            runs.answered(catch_up);
+            if runs == before {
                 return Ok(());
             }
-            runs.answered();
             store::save(sql, conversation_id, &runs)
         })
     }
