@@ -80,15 +80,12 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
   };
   const compaction = async (p, params, { turnWaits = false } = {}) => {
     let report = await runJob(p, params, turnWaits);
-    if (report.inFlight) {
-      logger?.info?.("[lossless-wasm] summary continues in the background; the turn goes on without it");
-      // compact() must still bring the prompt under the host's target now: a second job finds
-      // the summary in flight, asks for none, and shrinks the view (the engine decides).
-      report = params.mode === "sweep"
-        ? await runJob(p, params, turnWaits)
-        : { ok: true, compacted: false, reason: "a summary is still being written in the background; it is applied when it arrives", failures: [] };
-      if (report.inFlight) report = { ok: true, compacted: false, reason: "nothing to compact: a summary is still being written in the background", failures: [] };
-    }
+    if (report.inFlight) logger?.info?.("[lossless-wasm] summary continues in the background; the turn goes on without it");
+    // compact() must still bring the prompt under the host's target now: the next job finds the
+    // summary in flight, asks for none, and shrinks the view (the engine decides). Its own
+    // request can only be in flight if the first ended meanwhile, so this ends.
+    for (let again = 0; report.inFlight && params.mode === "sweep" && again < 3; again++) report = await runJob(p, params, turnWaits);
+    if (report.inFlight) report = { ok: true, compacted: false, reason: "nothing to compact: a summary is still being written in the background; it is applied when it arrives", failures: [] };
     for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
     // A host that aborted does not wait for a result; claim no progress we did not store.
     if (p?.abortSignal?.aborted && !report.summaryIds?.length) {
