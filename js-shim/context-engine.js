@@ -2,7 +2,7 @@
 // plain-data fields the engine needs (host params also carry functions, Sets and AbortSignals)
 // and shapes results as the host contract expects. No context logic lives here.
 
-import { runCompaction } from "./compaction-driver.js";
+import { createSummaryRunner, noteTurnStored } from "./summary-runner.js";
 
 export const ENGINE_ID = "lossless-wasm";
 export const ENGINE_VERSION = "0.1.0";
@@ -19,6 +19,25 @@ const session = (p) => {
 };
 
 const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefined);
+
+// One summary runner per open engine: the host makes a new ContextEngine object every turn, and a
+// job one of them left running in the background must be seen by the next (summary-runner.js).
+const runners = new WeakMap();
+function runnerOf(handle, logger) {
+  let runner = runners.get(handle);
+  if (!runner) {
+    runner = createSummaryRunner({
+      onDetachedReport: (report) => {
+        for (const line of report?.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
+        if (report?.compacted) logger?.info?.(`[lossless-wasm] in the background: ${report.reason}`);
+      },
+      onDetachedError: (err) => logger?.warn?.(`[lossless-wasm] background compaction failed: ${err?.message ?? err}`),
+      onCatchUp: () => logger?.info?.("[lossless-wasm] catch-up: this turn waits for one summary (those sent after earlier turns were lost when their process exited)"),
+    });
+    runners.set(handle, runner);
+  }
+  return runner;
+}
 
 /**
  * The room to leave for the reply, from the host's `runtimeSettings.limits.maxOutputTokens`.
@@ -39,17 +58,34 @@ const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") 
  * @param {boolean} [options.fullHistory] the host passes its whole visible history to assemble
  *        (OpenClaw does), so an empty history while we hold messages means a reset
  * @param {string} [options.hostVersion] the host's version (OpenClaw: `api.runtime.version`)
+ * @param {boolean} [options.summariesInBackground] true (OpenClaw): the host runs turn maintenance
+ *        in the background, and a call its turn waits on (maintenance before a turn, preflight
+ *        compact()) waits for a summary only as long as the engine allows, then leaves it to the
+ *        background (docs/summarization.md, "A slow summarizer"). false (the default, for
+ *        embedders that call compact() to get summaries): every call waits for its summaries.
  */
-export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion } = {}) {
+export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion, summariesInBackground = false } = {}) {
   const call = async (method, params) => (await openHandle()).call(method, params);
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
-  const compaction = async (p, params) => {
-    const report = await runCompaction(await openHandle(), { ...session(p), ...params }, {
-      choice: config.summarizer ?? "auto",
-      llm: llmFor(p),
-      timeoutMs: config.summaryTimeoutMs,
-      signal: p?.abortSignal,
+  /** Runs a compaction job for the call's session; `turnWaits`: the host's turn waits on this call. */
+  const runJob = async (p, params, turnWaits) => {
+    const handle = await openHandle();
+    const s = session(p);
+    return runnerOf(handle, logger).run(s.sessionKey ?? s.sessionId, handle, { ...s, ...params }, {
+      turnWaits: turnWaits && summariesInBackground,
+      record: summariesInBackground,
+      hostSignal: p?.abortSignal,
+      driver: { choice: config.summarizer ?? "auto", llm: llmFor(p), timeoutMs: config.summaryTimeoutMs },
     });
+  };
+  const compaction = async (p, params, { turnWaits = false } = {}) => {
+    let report = await runJob(p, params, turnWaits);
+    if (report.inFlight) logger?.info?.("[lossless-wasm] summary continues in the background; the turn goes on without it");
+    // compact() must still bring the prompt under the host's target now: the next job finds the
+    // summary in flight, asks for none, and shrinks the view (the engine decides). Its own
+    // request can only be in flight if the first ended meanwhile, so this ends.
+    for (let again = 0; report.inFlight && params.mode === "sweep" && again < 3; again++) report = await runJob(p, params, turnWaits);
+    if (report.inFlight) report = { ok: true, compacted: false, reason: "nothing to compact: a summary is still being written in the background; it is applied when it arrives", failures: [] };
     for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
     // A host that aborted does not wait for a result; claim no progress we did not store.
     if (p?.abortSignal?.aborted && !report.summaryIds?.length) {
@@ -65,6 +101,9 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
       name: "Lossless context (wasm)",
       version: ENGINE_VERSION,
       ownsCompaction: true,
+      // Summaries are written after the turn, never in its way (OpenClaw >= 2026.7 defers
+      // maintain(); docs/summarization.md, "A slow summarizer").
+      ...(summariesInBackground ? { turnMaintenanceMode: "background" } : {}),
       transcriptSemantics: {
         currentTurnFence: "before-current-turn-entry-v1",
         turnAdvancementIdempotency: "atomic-idempotent-v1",
@@ -87,6 +126,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     },
 
     async afterTurn(p) {
+      noteTurnStored(`${p.sessionKey ?? p.sessionId}:${p.prePromptMessageCount}`);
       await call("afterTurn", {
         ...session(p),
         messages: p.messages,
@@ -98,6 +138,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     },
 
     async commitTurn(p) {
+      noteTurnStored(`${p.sessionKey ?? p.sessionId}:${p.advancementKey}`);
       const out = await call("commitTurn", {
         ...session(p),
         advancementKey: p.advancementKey,
@@ -150,7 +191,9 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         // OpenClaw's compact() budget is the window; an embedder's may be a view budget.
         contextWindow: finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
         maxOutputTokens: replyRoom(p, hostVersion),
-      });
+        // A user's /compact waits for its summaries; the host's own checks (preflight, overflow
+        // recovery, 2026.7's check after a CLI turn) hold the turn, so they do not.
+      }, { turnWaits: p.runtimeContext?.trigger !== "manual" });
       let reason = report.reason;
       const hostSkip = /below threshold|already under target|already compacted/.test(reason) && !/nothing to compact|no real conversation messages/.test(reason);
       if (transcriptCheck && report.ok && !report.compacted && !hostSkip) {
@@ -170,9 +213,12 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     },
 
     /** Runs the compaction the trigger left pending (this call carries the host's LLM), then the
-     *  upkeep that belongs after a turn rather than in it (search indexing, WAL checkpoints). */
+     *  upkeep that belongs after a turn rather than in it (search indexing, WAL checkpoints).
+     *  OpenClaw runs it in the background after a turn (`allowDeferredCompactionExecution`),
+     *  where it may wait for summaries; and inline before a turn, where the turn waits. */
     async maintain(p) {
-      const report = await compaction(p, { mode: "pending" });
+      const background = p?.runtimeContext?.allowDeferredCompactionExecution === true;
+      const report = await compaction(p, { mode: "pending" }, { turnWaits: !background });
       let reason = report.reason;
       try {
         await (await openHandle()).housekeep();

@@ -102,7 +102,15 @@ export default {
         for (const warning of handle.configWarnings ?? []) api.logger?.warn?.(`[lossless-wasm] ${warning}`);
         handle.warningsLogged = true;
       }
-      return createContextEngine(open, { logger: api.logger, config, hostLlm: () => hostLlm(api), fullHistory: true, hostVersion: hostVersion(api) });
+      return createContextEngine(open, {
+        logger: api.logger,
+        config,
+        hostLlm: () => hostLlm(api),
+        fullHistory: true,
+        hostVersion: hostVersion(api),
+        // OpenClaw's turns never wait on a slow summarizer (docs/summarization.md).
+        summariesInBackground: true,
+      });
     });
   },
 };

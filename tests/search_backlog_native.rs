@@ -127,14 +127,14 @@ fn migration_nine_counts_every_existing_message_as_indexed() {
     let mut e = Engine::open(sql, Config::default(), 1_000).unwrap();
     ingest(&mut e, &(1..=40).map(message).collect::<Vec<_>>());
     // Back to a version-8 database: the index over `messages_text`, no progress table (and
-    // migrations 11's, 12's and 14's changes undone, since every later migration runs again).
+    // migrations 11's to 15's changes undone, since every later migration runs again).
     e.sql()
         .execute_script(
             "ALTER TABLE context_items DROP COLUMN stub; ALTER TABLE context_items DROP COLUMN view_json; \
              ALTER TABLE conversations DROP COLUMN stubbed_through; \
              ALTER TABLE conversations DROP COLUMN host_facts_json; ALTER TABLE conversations DROP COLUMN host_facts_at; \
              ALTER TABLE conversations DROP COLUMN compaction_state_json; ALTER TABLE conversations DROP COLUMN compaction_pending_json; \
-             ALTER TABLE conversations DROP COLUMN compaction_state_at; \
+             ALTER TABLE conversations DROP COLUMN compaction_state_at; ALTER TABLE conversations DROP COLUMN summary_runs_json; \
              CREATE TABLE host_accounting (conversation_id INTEGER PRIMARY KEY REFERENCES conversations (id), facts_json TEXT NOT NULL, updated_at INTEGER NOT NULL); \
              CREATE TABLE compaction_state (conversation_id INTEGER PRIMARY KEY REFERENCES conversations (id), state_json TEXT NOT NULL, pending_json TEXT, updated_at INTEGER NOT NULL); \
              DROP TABLE turn_advancements; \

@@ -28,6 +28,12 @@ pub struct Config {
     pub summarizer: SummarizerChoice,
     /// How long the shim waits for one summary from the host's LLM.
     pub summary_timeout_ms: u32,
+    /// How long a call the host's turn waits on may wait for one summary before it goes on in
+    /// the background (`core::compaction::hold`).
+    pub summary_turn_wait_ms: u32,
+    /// Turns without a stored summary (compaction due) after which one turn waits for a summary
+    /// (0: never).
+    pub summary_catch_up_turns: u32,
     /// Compaction settings (trigger, chunk sizes, targets, backoff).
     pub compaction: CompactionConfig,
     /// Credential patterns added to the built-in ones before text goes to a summarizer.
@@ -120,6 +126,8 @@ impl Default for Config {
             durability: Durability::Normal,
             summarizer: SummarizerChoice::Auto,
             summary_timeout_ms: 120_000,
+            summary_turn_wait_ms: 1_000,
+            summary_catch_up_turns: 4,
             compaction: CompactionConfig::default(),
             redact_patterns: Vec::new(),
             masking: MaskingConfig::default(),
@@ -129,7 +137,17 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 7] = ["dbPath", "defaultTokenBudget", "storage", "durability", "summarizer", "summaryTimeoutMs", redact_custom::KEY];
+pub const KEYS: [&str; 9] = [
+    "dbPath",
+    "defaultTokenBudget",
+    "storage",
+    "durability",
+    "summarizer",
+    "summaryTimeoutMs",
+    "summaryTurnWaitMs",
+    "summaryCatchUpTurns",
+    redact_custom::KEY,
+];
 
 /// Every key the engine understands, for error messages.
 pub fn all_keys() -> Vec<&'static str> {
@@ -174,6 +192,18 @@ impl Config {
                         Error::config(key, "must be an integer number of milliseconds between 1000 and 3600000")
                     })?;
                     config.summary_timeout_ms = n as u32;
+                }
+                "summaryTurnWaitMs" => {
+                    let n = v.as_u64().filter(|n| *n <= 3_600_000).ok_or_else(|| {
+                        Error::config(key, "must be an integer number of milliseconds between 0 and 3600000")
+                    })?;
+                    config.summary_turn_wait_ms = n as u32;
+                }
+                "summaryCatchUpTurns" => {
+                    let n = v.as_u64().filter(|n| *n <= 1_000).ok_or_else(|| {
+                        Error::config(key, "must be an integer number of turns between 0 (never) and 1000")
+                    })?;
+                    config.summary_catch_up_turns = n as u32;
                 }
                 "summarizer" => {
                     config.summarizer = v.as_str().and_then(SummarizerChoice::parse).ok_or_else(|| {
@@ -232,6 +262,10 @@ mod tests {
             (json!({"durability": 2}), "durability"),
             (json!({"summarizer": "gpt"}), "summarizer"),
             (json!({"summaryTimeoutMs": 5}), "summaryTimeoutMs"),
+            (json!({"summaryTurnWaitMs": -1}), "summaryTurnWaitMs"),
+            (json!({"summaryTurnWaitMs": 0.5}), "summaryTurnWaitMs"),
+            (json!({"summaryCatchUpTurns": 1001}), "summaryCatchUpTurns"),
+            (json!({"summaryCatchUpTurns": "often"}), "summaryCatchUpTurns"),
             (json!({"freshTailCount": "many"}), "freshTailCount"),
         ] {
             let err = Config::from_json(&bad).unwrap_err();
@@ -248,6 +282,14 @@ mod tests {
         assert_eq!(c.redact_patterns[1].name, "acme");
         let err = Config::from_json(&json!({"redactPatterns": ["ok+", "(unclosed"]})).unwrap_err().to_string();
         assert!(err.contains("`redactPatterns`: entry 1:"), "{err}");
+    }
+
+    #[test]
+    fn slow_summarizer_keys_default_to_a_one_second_turn_wait_and_a_catch_up_every_four_turns() {
+        let c = Config::default();
+        assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (1_000, 4));
+        let c = Config::from_json(&json!({"summaryTurnWaitMs": 0, "summaryCatchUpTurns": 0})).unwrap();
+        assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (0, 0));
     }
 
     #[test]

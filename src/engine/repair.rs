@@ -199,6 +199,9 @@ impl<S: Sql> Engine<S> {
                         purpose: "lossless-wasm repair of a fallback summary",
                         kind: prompt.kind.as_str(),
                         level: prompt.level.as_str(),
+                        // An operator's repair waits for its answers.
+                        hold_ms: None,
+                        catch_up: false,
                     }));
                 }
             };

@@ -24,6 +24,7 @@ pub mod search_index;
 pub mod snippet;
 pub mod spend;
 pub mod sql;
+pub mod summary_runs;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;

@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (12, include_str!("migrations/012_fewer_pages.sql")),
     (13, include_str!("migrations/013_summarizer_calls.sql")),
     (14, include_str!("migrations/014_tool_output_stubs.sql")),
+    (15, include_str!("migrations/015_summary_runs.sql")),
 ];
 
 /// The schema version this build writes.

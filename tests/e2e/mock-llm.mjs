@@ -19,6 +19,9 @@
 //   A prompt whose estimated size (chars/4 over every message's text, system
 //   included) exceeds `contextWindow` gets HTTP 400 context_length_exceeded,
 //   as a real provider would answer.
+//   With `summaryDelayMs`, a summarization request is answered only after that
+//   delay (a slow local model or a busy provider); its record gets `answeredAt`,
+//   or `abandoned` when the client hung up before the answer was ready.
 
 import http from "node:http";
 
@@ -194,6 +197,8 @@ function sendJson(res, status, obj) {
  * @param {number} [opts.summaryFailStatus=500]
  * @param {number} [opts.chatReplyChars]  pad ordinary (non-summarization) replies
  *        to this many characters, so that turns fill the context quickly
+ * @param {number} [opts.summaryDelayMs=0]  answer summarization requests only after this
+ *        many milliseconds (the client may hang up meanwhile: the record then says `abandoned`)
  * @param {(ctx:{n:number, body:object}) => ({name:string, arguments:object}|null)} [opts.toolCall]
  *        for an agent (non-summarization) request: a tool call to answer with instead
  *        of text (finish_reason "tool_calls"; id "call_mock_<n>"), or null for text.
@@ -201,7 +206,9 @@ function sendJson(res, status, obj) {
  *
  * Every request is recorded (`requests`); a chat request's record has
  * `kind` "chat" or "summarization", `status`, `promptTokens`, and `reply`
- * (when answered) or `failed` (when the mock answered with an error on purpose).
+ * (when answered) or `failed` (when the mock answered with an error on purpose); `time` is
+ * when the request arrived, `answeredAt` when its answer was sent, `abandoned` set when the
+ * client closed the connection before a delayed answer was ready.
  */
 export async function startMockLlm({
   contextWindow,
@@ -212,9 +219,13 @@ export async function startMockLlm({
   summaryFailStatus = 500,
   chatReplyChars,
   toolCall,
+  summaryDelayMs = 0,
 } = {}) {
   if (!Number.isFinite(contextWindow) || contextWindow <= 0) {
     throw new Error(`startMockLlm: contextWindow must be a positive number, got ${contextWindow}`);
+  }
+  if (!Number.isFinite(summaryDelayMs) || summaryDelayMs < 0) {
+    throw new Error(`startMockLlm: summaryDelayMs must be a number >= 0, got ${summaryDelayMs}`);
   }
   if (summaryMode !== "answer" && summaryMode !== "fail") {
     throw new Error(`startMockLlm: summaryMode must be "answer" or "fail", got ${summaryMode}`);
@@ -303,6 +314,19 @@ export async function startMockLlm({
       return;
     }
 
+    if (summarization && summaryDelayMs > 0) {
+      // A slow summarizer: the answer is ready only after the delay. A client that gave up
+      // (timeout, abort, its process exited) closes the connection; nothing is sent then.
+      const hungUp = new Promise((resolve) => res.once("close", resolve));
+      const ready = new Promise((resolve) => setTimeout(resolve, summaryDelayMs).unref?.());
+      const first = await Promise.race([ready.then(() => "ready"), hungUp.then(() => "closed")]);
+      if (first === "closed" || res.destroyed || res.writableEnded) {
+        record.abandoned = Date.now();
+        record.status = 0;
+        return;
+      }
+    }
+
     if (summarization && summaryMode === "fail") {
       record.status = summaryFailStatus;
       record.failed = `HTTP ${summaryFailStatus}`;
@@ -328,6 +352,7 @@ export async function startMockLlm({
     record.n = n;
     record.reply = text;
     record.status = 200;
+    record.answeredAt = Date.now();
     const model = typeof body.model === "string" ? body.model : models[0];
     const id = `chatcmpl-mock-${n}`;
     const created = Math.floor(Date.now() / 1000);

@@ -20,6 +20,7 @@ pub mod failure;
 pub mod extractive;
 pub mod fit;
 pub mod format;
+pub mod hold;
 pub mod ledger;
 pub mod plausibility;
 pub mod prompts;

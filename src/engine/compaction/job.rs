@@ -3,6 +3,7 @@
 //! [`Engine::compaction_continue`] or [`Engine::compaction_start`], never across an await.
 
 use super::pass::{Allowed, Pass};
+use super::runs::AskPlan;
 use super::target::{Goal, ViewAim};
 use super::{CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest};
 use crate::core::compaction::{CompactionConfig, RetryKind, RetryState, Step, SummarizerOutput, SummaryKind};
@@ -37,6 +38,22 @@ pub(crate) struct Job {
     pass: Option<Pass>,
     /// Estimated tokens of the prompt awaiting an answer.
     asked_tokens: u32,
+    /// Whether and how long its requests may hold the host's call.
+    asking: AskPlan,
+}
+
+impl Job {
+    pub(crate) fn conversation_id(&self) -> i64 {
+        self.conversation_id
+    }
+
+    pub(crate) fn asking(&self) -> &AskPlan {
+        &self.asking
+    }
+
+    pub(crate) fn asking_mut(&mut self) -> &mut AskPlan {
+        &mut self.asking
+    }
 }
 
 /// A summarizer's answer on its way into the escalation, with what the call cost.
@@ -111,7 +128,15 @@ impl<S: Sql> Engine<S> {
         let Some(aim) = self.aim(&conversation, &params, pending.as_ref(), &retry)? else {
             return done(true, "no compaction is pending".to_owned(), fallback_tokens);
         };
-        let blocked = summaries_blocked(&retry, now_ms);
+        let mut blocked = summaries_blocked(&retry, now_ms);
+        let mut asking = AskPlan::default();
+        if blocked.is_none() && params.summarizer == Summarizer::Host {
+            let runner = params.runner.as_deref().map(|r| (r, params.runner_turns));
+            match self.plan_asking(conversation.id, params.turn_waits, runner, now_ms)? {
+                Ok(plan) => asking = plan,
+                Err(why) => blocked = Some(why),
+            }
+        }
         if let (Some(why), None) = (&blocked, &aim.view) {
             // `maintain` only summarizes; a breaker left open is a failure to report.
             return done(!retry.breaker_open, why.clone(), aim.tokens_before);
@@ -139,6 +164,7 @@ impl<S: Sql> Engine<S> {
             failures: Vec::new(),
             pass: None,
             asked_tokens: 0,
+            asking,
         };
         self.next_job += 1;
         let id = self.next_job;
@@ -153,6 +179,7 @@ impl<S: Sql> Engine<S> {
             return Err(Error::input("jobId", format!("no compaction job {id} is waiting for a summary")));
         }
         let asked = self.jobs.get(&id).map_or(0, |job| job.asked_tokens);
+        self.request_answered(id)?;
         if answer.error.as_ref().is_some_and(|e| e.kind == "aborted") {
             if let Some(job) = self.jobs.get_mut(&id) {
                 job.host_aborted = true;
@@ -181,7 +208,12 @@ impl<S: Sql> Engine<S> {
                 }
                 (Some(pass), None) => {
                     let prompt = pass.prompt(&config);
+                    let catch_up = job.asking.catch_up && job.asking.sent == 0;
                     job.asked_tokens = crate::core::tokens::estimate_text(&prompt.text);
+                    let hold_ms = match self.next_request(id, now_ms)? {
+                        Ok(hold_ms) => hold_ms,
+                        Err(why) => return Ok(CompactionStep::Done(self.finish(id, true, why, now_ms)?)),
+                    };
                     return Ok(CompactionStep::NeedSummary(SummaryRequest {
                         job_id: id,
                         prompt: prompt.text,
@@ -189,6 +221,8 @@ impl<S: Sql> Engine<S> {
                         purpose: prompt.purpose,
                         kind: prompt.kind.as_str(),
                         level: prompt.level.as_str(),
+                        hold_ms,
+                        catch_up,
                     }));
                 }
                 (None, _) => {

@@ -9,6 +9,7 @@
 
 mod job;
 mod pass;
+mod runs;
 pub(crate) mod tail_window;
 mod target;
 mod trigger;
@@ -74,6 +75,18 @@ pub struct CompactionParams {
     /// The reply budget the host requests, when it reports it.
     #[serde(default)]
     pub max_output_tokens: Option<f64>,
+    /// The host's turn waits for the call that runs this job (OpenClaw's maintenance before a
+    /// turn, its preflight `compact()`): each request then says how long it may hold the call
+    /// (`core::compaction::hold`).
+    #[serde(default)]
+    pub turn_waits: bool,
+    /// One id per process, so the next process can tell a request this one left unanswered.
+    #[serde(default)]
+    pub runner: Option<String>,
+    /// Turns that process has stored (any session): more than one means a long-lived process,
+    /// whose background work outlives its turns.
+    #[serde(default)]
+    pub runner_turns: u32,
 }
 
 /// A summary the caller must obtain from the host's LLM.
@@ -86,6 +99,11 @@ pub struct SummaryRequest {
     pub purpose: &'static str,
     pub kind: &'static str,
     pub level: &'static str,
+    /// How long the caller may hold the host's call for this answer before the job goes on in
+    /// the background; `None`: until the answer arrives.
+    pub hold_ms: Option<u32>,
+    /// This request is a catch-up: the turn waits for it (see `core::compaction::hold`).
+    pub catch_up: bool,
 }
 
 /// How a compaction ended.

@@ -1,0 +1,51 @@
+//! What became of a conversation's summary requests across processes
+//! ([`SummaryRuns`], on the conversation's row since schema 15), and how many turns went by since
+//! the last stored summary while compaction was due (read from the compaction log). Read and
+//! written only when a compaction job starts or a summary request is sent or answered, never on
+//! an ordinary turn.
+
+use crate::core::compaction::hold::SummaryRuns;
+use crate::error::{Error, Result};
+use crate::store::sql::{Sql, SqlValue};
+
+pub const LOAD_SQL: &str = "SELECT summary_runs_json FROM conversations WHERE id = ?1";
+pub const SAVE_SQL: &str = "UPDATE conversations SET summary_runs_json = ?2 WHERE id = ?1";
+
+/// The conversation's record (the default when none was written yet).
+pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
+    let Some(row) = sql.query_row(LOAD_SQL, &[conversation_id.into()])? else {
+        return Ok(SummaryRuns::default());
+    };
+    match row.opt_text(0)? {
+        Some(text) => serde_json::from_str(&text).map_err(|e| Error::storage(format!("conversations.summary_runs_json is corrupt: {e}"))),
+        None => Ok(SummaryRuns::default()),
+    }
+}
+
+pub fn save(sql: &mut impl Sql, conversation_id: i64, runs: &SummaryRuns) -> Result<()> {
+    let json = serde_json::to_string(runs).map_err(|e| Error::storage(e.to_string()))?;
+    sql.execute(SAVE_SQL, &[conversation_id.into(), SqlValue::from(json)])
+}
+
+/// The newest trigger decisions that found compaction due and stored summaries, newest first,
+/// up to `limit` rows (the index on `(conversation_id, id)` walks them backwards).
+pub const RECENT_OUTCOMES_SQL: &str = "SELECT outcome FROM compaction_events \
+     WHERE conversation_id = ?1 AND (outcome = 'compacted' OR (pass = 'trigger' AND outcome = 'triggered')) \
+     ORDER BY id DESC LIMIT ?2";
+
+/// Turns on which the trigger found compaction due since the last stored summary, counted up to
+/// `cap` (the caller only needs to know whether a threshold was reached).
+pub fn unserved_turns(sql: &mut impl Sql, conversation_id: i64, cap: u32) -> Result<u32> {
+    if cap == 0 {
+        return Ok(0);
+    }
+    let rows = sql.query(RECENT_OUTCOMES_SQL, &[conversation_id.into(), i64::from(cap).into()])?;
+    let mut turns = 0;
+    for row in &rows {
+        if row.text(0)? == "compacted" {
+            break;
+        }
+        turns += 1;
+    }
+    Ok(turns)
+}

@@ -1,0 +1,291 @@
+//! A slow summarizer never slows a turn (issue 23, item 5), on native SQLite: how long a request
+//! may hold the host's call, one summary in flight per conversation, requests a process left
+//! unanswered, the catch-up turn, and an answer that arrives after the context changed. Two
+//! engines on one database file stand for two processes (`openclaw agent --local` runs one
+//! process per turn). The shim's side (waiting, detaching) is tested in
+//! tests/js/slow-summarizer.test.mjs.
+#![cfg(not(target_arch = "wasm32"))]
+
+use lossless_wasm::core::config::Config;
+use lossless_wasm::engine::compaction::{CompactionReport, CompactionStep, SummaryRequest};
+use lossless_wasm::engine::*;
+use lossless_wasm::store::native::NativeSql;
+use lossless_wasm::store::Sql;
+use serde_json::{json, Value};
+
+const KEY: &str = "agent:main:slow";
+
+fn config(extra: Value) -> Config {
+    let mut base = json!({"freshTailCount": 4, "leafChunkTokens": 1000, "leafBudgetHeadroomFactor": 0, "leafSkipReductionThreshold": 0,
+                          "backoffBaseMs": 1000, "backoffMaxMs": 8000, "summaryTurnWaitMs": 1000, "summaryCatchUpTurns": 2});
+    if let (Some(b), Some(e)) = (base.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    Config::from_json(&base).unwrap()
+}
+
+/// A database file of its own for one test; engines opened on it stand for processes.
+struct Db(std::path::PathBuf);
+
+impl Db {
+    fn new(name: &str) -> Db {
+        let dir = std::env::temp_dir().join(format!("lossless-wasm-slow-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Db(dir.join("db.sqlite"))
+    }
+
+    fn process(&self) -> Engine<NativeSql> {
+        self.process_with(json!({}))
+    }
+
+    fn process_with(&self, extra: Value) -> Engine<NativeSql> {
+        Engine::open(NativeSql::open(self.0.to_str().unwrap()).unwrap(), config(extra), 0).unwrap()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn count(e: &mut Engine<NativeSql>, q: &str) -> i64 {
+    e.sql().query_row(q, &[]).unwrap().unwrap().int(0).unwrap()
+}
+
+fn text(e: &mut Engine<NativeSql>, q: &str) -> Option<String> {
+    e.sql().query_row(q, &[]).unwrap().and_then(|r| r.opt_text(0).unwrap())
+}
+
+/// Commits turns `first..first + turns`: a request and a reply each.
+fn fill(e: &mut Engine<NativeSql>, first: usize, turns: usize) {
+    for t in first..first + turns {
+        let ts = (t * 10) as i64;
+        let messages = vec![
+            json!({"role": "user", "content": format!("Request {t}: look at the harbour log number {t} {}", "detail ".repeat(40)), "timestamp": ts}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": format!("Log {t} read: {}", "the tide was high ".repeat(20))}], "timestamp": ts + 1}),
+        ];
+        let p = decode("commitTurn", json!({"sessionId": "s", "sessionKey": KEY, "advancementKey": format!("t{t}"), "messages": messages})).unwrap();
+        e.commit_turn(p, 10_000 + ts).unwrap();
+    }
+}
+
+fn assemble(e: &mut Engine<NativeSql>, budget: u32) -> AssembleResult {
+    e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": budget})).unwrap(), 1).unwrap()
+}
+
+fn start(e: &mut Engine<NativeSql>, mode: &str, extra: Value, now: i64) -> CompactionStep {
+    let mut p = json!({"sessionId": "s", "sessionKey": KEY, "mode": mode, "summarizer": "host"});
+    if let (Some(b), Some(x)) = (p.as_object_mut(), extra.as_object()) {
+        for (k, v) in x {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    e.compaction_start(decode("compactionStart", p).unwrap(), now).unwrap()
+}
+
+fn answer(e: &mut Engine<NativeSql>, request: &SummaryRequest, now: i64) -> CompactionStep {
+    let reply = json!({"jobId": request.job_id, "text": "## Goal\n- read the harbour logs\n## Progress\n- logs read and noted", "model": "slow-1"});
+    e.compaction_continue(decode("compactionContinue", reply).unwrap(), now).unwrap()
+}
+
+/// Answers every request until the job ends.
+fn finish(e: &mut Engine<NativeSql>, mut step: CompactionStep, now: i64) -> CompactionReport {
+    loop {
+        match step {
+            CompactionStep::Done(report) => return report,
+            CompactionStep::NeedSummary(request) => step = answer(e, &request, now),
+        }
+    }
+}
+
+fn request(step: CompactionStep) -> SummaryRequest {
+    match step {
+        CompactionStep::NeedSummary(request) => request,
+        CompactionStep::Done(report) => panic!("expected a summary request, the job ended: {report:?}"),
+    }
+}
+
+fn done(step: CompactionStep) -> CompactionReport {
+    match step {
+        CompactionStep::Done(report) => report,
+        CompactionStep::NeedSummary(request) => panic!("expected no summary request, got one (job {})", request.job_id),
+    }
+}
+
+/// A conversation with compaction due (the trigger recorded pending work).
+fn due(e: &mut Engine<NativeSql>) {
+    assemble(e, 50_000);
+    fill(e, 0, 12);
+    assert!(count(e, "SELECT COUNT(*) FROM compaction_events WHERE pass = 'trigger' AND outcome = 'triggered'") >= 1, "compaction is due");
+}
+
+#[test]
+fn a_call_the_turn_waits_on_is_held_for_the_turn_wait_a_background_call_until_the_answer() {
+    let db = Db::new("hold");
+    let mut e = db.process();
+    due(&mut e);
+    let waiting = request(start(&mut e, "pending", json!({"turnWaits": true, "runner": "p1"}), 20_000));
+    assert_eq!((waiting.hold_ms, waiting.catch_up), (Some(1000), false));
+    let report = finish(&mut e, CompactionStep::NeedSummary(waiting), 21_000);
+    assert!(report.compacted, "{report:?}");
+    fill(&mut e, 12, 12);
+    let background = request(start(&mut e, "pending", json!({"turnWaits": false, "runner": "p1"}), 30_000));
+    assert_eq!((background.hold_ms, background.catch_up), (None, false));
+    // Callers that say nothing (embedders, the library) are not held either.
+    let _ = finish(&mut e, CompactionStep::NeedSummary(background), 31_000);
+    fill(&mut e, 24, 12);
+    let unsaid = request(start(&mut e, "pending", json!({}), 40_000));
+    assert_eq!(unsaid.hold_ms, None);
+}
+
+#[test]
+fn while_a_summary_is_in_flight_no_second_is_asked_and_a_forced_compact_shrinks_the_view_instead() {
+    let db = Db::new("in-flight");
+    let mut e = db.process();
+    due(&mut e);
+    let first = request(start(&mut e, "pending", json!({"turnWaits": true, "runner": "p1"}), 20_000));
+    // The maintenance before the next turn finds it still being written: it asks for nothing.
+    let maintain = done(start(&mut e, "pending", json!({"turnWaits": true, "runner": "p1"}), 21_000));
+    assert!(maintain.ok && !maintain.compacted, "{maintain:?}");
+    assert!(maintain.reason.contains("still being written"), "{}", maintain.reason);
+    // The host's preflight compact() must get the prompt under its target now: the view shrinks.
+    let view_before = assemble(&mut e, 4000).messages.len();
+    let forced = done(start(&mut e, "sweep", json!({"turnWaits": true, "runner": "p1", "force": true, "tokenBudget": 4000, "contextWindow": 4000, "currentTokenCount": 3600}), 22_000));
+    assert!(forced.ok && forced.compacted, "the view shrank: {forced:?}");
+    assert!(forced.reason.contains("still being written"), "{}", forced.reason);
+    assert_eq!(forced.summary_ids, Vec::<i64>::new(), "no summary without an answer");
+    assert!(assemble(&mut e, 4000).messages.len() < view_before, "the next view is smaller");
+    // The answer arrives later and is applied.
+    let step = answer(&mut e, &first, 30_000);
+    let report = finish(&mut e, step, 30_000);
+    assert!(report.compacted && !report.summary_ids.is_empty(), "{report:?}");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries"), report.summary_ids.len() as i64);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 24, "every message is kept");
+}
+
+#[test]
+fn requests_a_process_left_unanswered_stop_new_ones_until_a_catch_up_turn_waits_for_one() {
+    let db = Db::new("catch-up");
+    let due_turns = {
+        let mut p1 = db.process();
+        due(&mut p1);
+        let asked = request(start(&mut p1, "pending", json!({"turnWaits": false, "runner": "p1"}), 20_000));
+        assert_eq!(asked.hold_ms, None);
+        // The process exits before the summarizer answers.
+        count(&mut p1, "SELECT COUNT(*) FROM compaction_events WHERE pass = 'trigger' AND outcome = 'triggered'")
+    };
+    // A catch-up two due turns from now.
+    let catch_up_turns = json!({"summaryCatchUpTurns": due_turns + 2});
+    let mut p2 = db.process_with(catch_up_turns.clone());
+    assemble(&mut p2, 50_000);
+    fill(&mut p2, 12, 1);
+    let refrained = done(start(&mut p2, "pending", json!({"turnWaits": true, "runner": "p2"}), 30_000));
+    assert!(refrained.ok && !refrained.compacted, "{refrained:?}");
+    assert!(refrained.reason.contains("end unanswered (1 in a row"), "{}", refrained.reason);
+    let runs: Value = serde_json::from_str(&text(&mut p2, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
+    assert_eq!((runs["abandoned"].as_u64(), runs["outstanding"].is_null()), (Some(1), true), "{runs}");
+    // Its background maintenance sends nothing either: it would be lost the same way.
+    let background = done(start(&mut p2, "pending", json!({"turnWaits": false, "runner": "p2"}), 31_000));
+    assert!(background.reason.contains("end unanswered"), "{}", background.reason);
+    assert_eq!(count(&mut p2, "SELECT COUNT(*) FROM summaries"), 0);
+    drop(p2);
+
+    // summaryCatchUpTurns turns on which compaction was due and nothing was stored: the next
+    // call the turn waits on waits for one summary.
+    let mut p3 = db.process_with(catch_up_turns.clone());
+    assemble(&mut p3, 50_000);
+    fill(&mut p3, 13, 1);
+    // (The host's preflight compact(): a sweep that would take several summaries.)
+    let catch_up = request(start(&mut p3, "sweep", json!({"turnWaits": true, "runner": "p3", "force": true, "tokenBudget": 1500}), 40_000));
+    assert_eq!((catch_up.hold_ms, catch_up.catch_up), (None, true));
+    let step = answer(&mut p3, &catch_up, 65_000);
+    assert_eq!(count(&mut p3, "SELECT COUNT(*) FROM summaries"), 1, "the catch-up summary is stored");
+    // It asks for that one only: another request would be lost with the process.
+    let report = done(step);
+    assert!(report.reason.contains("waits for the next catch-up"), "{}", report.reason);
+    assert_eq!(report.summary_ids.len(), 1);
+    let runs: Value = serde_json::from_str(&text(&mut p3, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
+    assert_eq!(runs["abandoned"].as_u64(), Some(1), "a catch-up's answer says nothing about answers nobody waits for: {runs}");
+    drop(p3);
+    // The next process refrains again.
+    let mut p4 = db.process_with(catch_up_turns.clone());
+    assemble(&mut p4, 50_000);
+    fill(&mut p4, 14, 1);
+    let again = done(start(&mut p4, "pending", json!({"turnWaits": true, "runner": "p4", "runnerTurns": 1}), 70_000));
+    assert!(again.reason.contains("end unanswered"), "{}", again.reason);
+    // A process that has stored more than one turn (a gateway) lives long enough for its answers.
+    fill(&mut p4, 15, 1);
+    let normal = request(start(&mut p4, "pending", json!({"turnWaits": true, "runner": "p4", "runnerTurns": 2}), 80_000));
+    assert_eq!((normal.hold_ms, normal.catch_up), (Some(1000), false));
+}
+
+#[test]
+fn a_caller_that_records_no_requests_is_never_stopped_by_lost_ones() {
+    let db = Db::new("no-runner");
+    {
+        let mut p1 = db.process();
+        due(&mut p1);
+        let _ = request(start(&mut p1, "pending", json!({"runner": "p1"}), 20_000));
+    }
+    let mut p2 = db.process();
+    assemble(&mut p2, 50_000);
+    fill(&mut p2, 12, 1);
+    // An embedder's call (no runner id): it asks, and waits for the answer.
+    let asked = request(start(&mut p2, "pending", json!({}), 30_000));
+    assert_eq!((asked.hold_ms, asked.catch_up), (None, false));
+}
+
+#[test]
+fn catch_up_turns_zero_never_holds_a_turn_for_a_summary() {
+    let db = Db::new("no-catch-up");
+    {
+        let mut p1 = db.process();
+        due(&mut p1);
+        let _ = request(start(&mut p1, "pending", json!({"runner": "p1"}), 20_000));
+    }
+    // One process per turn, as `openclaw agent --local` runs them.
+    for t in 12..20 {
+        let mut next = db.process_with(json!({"summaryCatchUpTurns": 0}));
+        assemble(&mut next, 50_000);
+        fill(&mut next, t, 1);
+        let report = done(start(&mut next, "pending", json!({"turnWaits": true, "runner": format!("p{t}")}), 30_000 + t as i64));
+        assert!(report.reason.contains("summaryCatchUpTurns 0"), "{}", report.reason);
+    }
+}
+
+#[test]
+fn an_answer_that_arrives_after_another_process_summarized_its_range_is_replanned_never_applied_over_it() {
+    let db = Db::new("stale");
+    let mut slow = db.process();
+    due(&mut slow);
+    // The slow process asks; its answer takes long.
+    let late = request(start(&mut slow, "pending", json!({"turnWaits": false, "runner": "slow"}), 20_000));
+    // Meanwhile another process stores a turn and catches up (it takes the unanswered request
+    // for lost): it summarizes the same oldest messages.
+    let mut other = db.process_with(json!({"summaryCatchUpTurns": 1}));
+    assemble(&mut other, 50_000);
+    fill(&mut other, 12, 1);
+    let caught = request(start(&mut other, "pending", json!({"turnWaits": true, "runner": "other"}), 25_000));
+    assert!(caught.catch_up);
+    let report = finish(&mut other, CompactionStep::NeedSummary(caught), 26_000);
+    assert!(report.compacted, "{report:?}");
+    let stored = count(&mut other, "SELECT COUNT(*) FROM summaries");
+    // The slow answer arrives: checked against what changed, logged, replanned.
+    let step = answer(&mut slow, &late, 40_000);
+    let _ = finish(&mut slow, step, 40_000);
+    assert!(
+        count(&mut slow, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'skipped' AND reason LIKE '%context changed%'") >= 1,
+        "the stale plan was logged and not applied"
+    );
+    let covered_twice = count(&mut slow, "SELECT COUNT(*) FROM (SELECT sm.message_id FROM summary_messages sm JOIN summaries s ON s.id = sm.summary_id WHERE s.depth = 0 GROUP BY sm.message_id HAVING COUNT(*) > 1)");
+    assert_eq!(covered_twice, 0, "no message is under two leaf summaries ({stored} stored before the late answer)");
+    assert_eq!(count(&mut slow, "SELECT COUNT(*) FROM messages"), 26, "every message is kept");
+    let in_context = count(&mut slow, "SELECT COUNT(*) FROM context_items ci JOIN summaries s ON s.id = ci.summary_id");
+    assert!(in_context >= 1, "the view holds the summaries");
+}
