@@ -28,6 +28,8 @@ pub struct Config {
     pub summarizer: SummarizerChoice,
     /// How long the shim waits for one summary from the host's LLM.
     pub summary_timeout_ms: u32,
+    /// How long the shim waits for the one LLM call of delegated recall (`lcm_ask`).
+    pub ask_timeout_ms: u32,
     /// Compaction settings (trigger, chunk sizes, targets, backoff).
     pub compaction: CompactionConfig,
     /// Credential patterns added to the built-in ones before text goes to a summarizer.
@@ -120,6 +122,7 @@ impl Default for Config {
             durability: Durability::Normal,
             summarizer: SummarizerChoice::Auto,
             summary_timeout_ms: 120_000,
+            ask_timeout_ms: 10_000,
             compaction: CompactionConfig::default(),
             redact_patterns: Vec::new(),
             masking: MaskingConfig::default(),
@@ -129,7 +132,7 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 7] = ["dbPath", "defaultTokenBudget", "storage", "durability", "summarizer", "summaryTimeoutMs", redact_custom::KEY];
+pub const KEYS: [&str; 8] = ["dbPath", "defaultTokenBudget", "storage", "durability", "summarizer", "summaryTimeoutMs", "askTimeoutMs", redact_custom::KEY];
 
 /// Every key the engine understands, for error messages.
 pub fn all_keys() -> Vec<&'static str> {
@@ -174,6 +177,12 @@ impl Config {
                         Error::config(key, "must be an integer number of milliseconds between 1000 and 3600000")
                     })?;
                     config.summary_timeout_ms = n as u32;
+                }
+                "askTimeoutMs" => {
+                    let n = v.as_u64().filter(|n| (1_000..=600_000).contains(n)).ok_or_else(|| {
+                        Error::config(key, "must be an integer number of milliseconds between 1000 and 600000")
+                    })?;
+                    config.ask_timeout_ms = n as u32;
                 }
                 "summarizer" => {
                     config.summarizer = v.as_str().and_then(SummarizerChoice::parse).ok_or_else(|| {
@@ -232,6 +241,8 @@ mod tests {
             (json!({"durability": 2}), "durability"),
             (json!({"summarizer": "gpt"}), "summarizer"),
             (json!({"summaryTimeoutMs": 5}), "summaryTimeoutMs"),
+            (json!({"askTimeoutMs": 999}), "askTimeoutMs"),
+            (json!({"askTimeoutMs": "10s"}), "askTimeoutMs"),
             (json!({"freshTailCount": "many"}), "freshTailCount"),
         ] {
             let err = Config::from_json(&bad).unwrap_err();
