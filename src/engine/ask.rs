@@ -161,11 +161,11 @@ fn budget_of(value: Option<&Value>) -> Result<u32> {
 }
 
 fn from_message(m: MessageRow, origin: Origin) -> Candidate {
-    Candidate { kind: "message", id: m.id, conversation_id: m.conversation_id, role: m.role, at: m.timestamp, text: m.content, origin }
+    Candidate { kind: "message", id: m.id, conversation_id: m.conversation_id, role: m.role, at: m.timestamp, text: m.content, origin, follows: None }
 }
 
 fn from_summary(s: SummaryRow, origin: Origin) -> Candidate {
-    Candidate { kind: "summary", id: s.id, conversation_id: s.conversation_id, role: "summary".into(), at: s.latest_at.unwrap_or(s.created_at), text: s.content, origin }
+    Candidate { kind: "summary", id: s.id, conversation_id: s.conversation_id, role: "summary".into(), at: s.latest_at.unwrap_or(s.created_at), text: s.content, origin, follows: None }
 }
 
 /// Candidates gathered for one question, each loaded once.
@@ -229,7 +229,7 @@ impl<S: Sql> Engine<S> {
                 }
                 if hit.kind == "message" {
                     if let Some(m) = recall::message(self.store.sql(), hit.id)? {
-                        message_hits.push((m.conversation_id, m.seq));
+                        message_hits.push((m.id, m.conversation_id, m.seq));
                         found.push(from_message(m, Origin::Hit));
                     }
                 } else if let Some(s) = recall::summary(self.store.sql(), hit.id)? {
@@ -248,9 +248,9 @@ impl<S: Sql> Engine<S> {
             }
         }
         // The message after a hit often holds what was decided or what a command printed.
-        for (conversation, seq) in message_hits.into_iter().take(NEIGHBOURED_HITS) {
+        for (hit, conversation, seq) in message_hits.into_iter().take(NEIGHBOURED_HITS) {
             if let Some(m) = recall::message_at_seq(self.store.sql(), conversation, seq + 1)? {
-                found.push(from_message(m, Origin::Neighbour));
+                found.push(Candidate { follows: Some(hit), ..from_message(m, Origin::Neighbour) });
             }
         }
 

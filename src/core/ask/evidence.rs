@@ -41,6 +41,9 @@ pub struct Candidate {
     pub at: i64,
     pub text: String,
     pub origin: Origin,
+    /// For a neighbour: the message it follows. It ranks just below that message (above
+    /// candidates that match one term fewer), since it is most often what answers it.
+    pub follows: Option<i64>,
 }
 
 /// One item of the evidence, as the prompt shows it.
@@ -134,8 +137,19 @@ fn matched(text: &str, terms: &[String]) -> u32 {
 pub fn select(mut candidates: Vec<Candidate>, terms: &[String], budget: u32) -> Selection {
     candidates.sort_by(|a, b| (a.kind, a.id, a.origin).cmp(&(b.kind, b.id, b.origin)));
     candidates.dedup_by(|later, kept| later.kind == kept.kind && later.id == kept.id);
-    let mut scored: Vec<(u32, Candidate)> = candidates.into_iter().map(|c| (matched(&c.text, terms), c)).collect();
-    scored.sort_by(|(sa, a), (sb, b)| {
+    let matches: Vec<u32> = candidates.iter().map(|c| matched(&c.text, terms)).collect();
+    let message_rank: std::collections::HashMap<i64, u32> =
+        candidates.iter().zip(&matches).filter(|(c, _)| c.kind == "message").map(|(c, m)| (c.id, *m)).collect();
+    // Ranks in half terms: a neighbour gets its anchor's rank less one half.
+    let mut scored: Vec<(u32, u32, Candidate)> = candidates
+        .into_iter()
+        .zip(matches)
+        .map(|(c, m)| {
+            let anchor = c.follows.and_then(|id| message_rank.get(&id)).map_or(0, |a| (a * 2).saturating_sub(1));
+            ((m * 2).max(anchor), m, c)
+        })
+        .collect();
+    scored.sort_by(|(sa, _, a), (sb, _, b)| {
         sb.cmp(sa)
             .then(a.origin.cmp(&b.origin))
             .then((a.kind == "summary").cmp(&(b.kind == "summary")))
@@ -144,7 +158,7 @@ pub fn select(mut candidates: Vec<Candidate>, terms: &[String], budget: u32) -> 
     });
     let share = (budget / 3).max(ITEM_HEADER_TOKENS * 4);
     let mut selection = Selection::default();
-    for (matched_terms, c) in scored {
+    for (_, matched_terms, c) in scored {
         let room = budget.saturating_sub(selection.tokens);
         if room <= ITEM_HEADER_TOKENS * 2 {
             selection.left_out += 1;
@@ -170,7 +184,7 @@ mod tests {
     use super::*;
 
     fn cand(kind: &'static str, id: i64, text: &str, origin: Origin) -> Candidate {
-        Candidate { kind, id, conversation_id: 1, role: if kind == "summary" { "summary".into() } else { "user".into() }, at: id * 10, text: text.into(), origin }
+        Candidate { kind, id, conversation_id: 1, role: if kind == "summary" { "summary".into() } else { "user".into() }, at: id * 10, text: text.into(), origin, follows: None }
     }
 
     fn terms(t: &[&str]) -> Vec<String> {
@@ -213,6 +227,15 @@ mod tests {
         assert_eq!(sel.items.len(), 1, "{:?}", sel.items);
         assert_eq!((sel.items[0].kind, sel.items[0].id), ("message", 5));
         assert_eq!(sel.left_out, 1, "the summary did not fit after the original");
+    }
+
+    #[test]
+    fn the_message_after_a_strong_hit_ranks_above_weaker_hits() {
+        let mut reply = cand("message", 2, "done, raised it", Origin::Neighbour);
+        reply.follows = Some(1);
+        let cands = vec![cand("message", 1, "retry budget zq7", Origin::Hit), cand("message", 3, "retry budget", Origin::Hit), reply];
+        let sel = select(cands, &terms(&["retry", "budget", "zq7"]), 7 + 4 + 2 * ITEM_HEADER_TOKENS + 20);
+        assert_eq!(sel.items.iter().map(|e| e.id).collect::<Vec<_>>(), vec![1, 2], "{:?}", sel.items);
     }
 
     #[test]
