@@ -113,6 +113,9 @@ fn cut_to(text: &str, budget: u32) -> String {
         end = i + c.len_utf8();
     }
     let head = &text[..end];
+    if end == text.len() {
+        return head.to_owned();
+    }
     match head.rfind(char::is_whitespace) {
         Some(space) if space > end / 2 => head[..space].to_owned(),
         _ => head.to_owned(),
@@ -244,6 +247,7 @@ mod tests {
             assert!(a.text.contains(word) && a.text.contains("Evidence sent: m12") && !a.text.contains("ignored"), "{}", a.text);
             assert!(a.cited_message_ids.is_empty());
         }
+        assert!(finish(Outcome::LlmFailed, "", "HTTP 503 upstream overloaded", &evidence).text.contains("(HTTP 503 upstream overloaded)"), "a short detail is kept whole");
         let empty = finish(Outcome::Answered, "  ", "", &evidence);
         assert_eq!(empty.outcome, Outcome::LlmFailed, "an empty answer is a failure");
         let none = finish(Outcome::NothingFound, "", "searched for: zebra", &[]);
