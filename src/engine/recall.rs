@@ -73,7 +73,9 @@ pub(super) fn parse_id(field: &str, value: &Value) -> Result<i64> {
     let id = match value {
         Value::Number(n) => n.as_i64().ok_or_else(bad)?,
         Value::String(s) => {
-            let digits = s.trim().trim_start_matches("sum_").trim_start_matches("msg_");
+            // Also the labels lcm_ask cites (`m12`, `s5`) and `#12`, as models copy them.
+            let t = s.trim().trim_start_matches('[').trim_end_matches(']');
+            let digits = ["sum_", "msg_", "m", "s", "#"].iter().find_map(|p| t.strip_prefix(p)).unwrap_or(t);
             digits.parse::<i64>().map_err(|_| bad())?
         }
         _ => return Err(bad()),
@@ -599,6 +601,9 @@ mod tests {
         assert_eq!(parse_id("summaryId", &Value::from(12)).ok(), Some(12));
         assert_eq!(parse_id("summaryId", &Value::from("sum_12")).ok(), Some(12));
         assert_eq!(parse_id("messageId", &Value::from(" 7 ")).ok(), Some(7));
+        assert_eq!(parse_id("messageId", &Value::from("m7")).ok(), Some(7), "lcm_ask's labels");
+        assert_eq!(parse_id("summaryId", &Value::from("[s5]")).ok(), Some(5));
+        assert_eq!(parse_id("messageId", &Value::from("#9")).ok(), Some(9));
         for bad in [Value::from("12; DROP TABLE x"), Value::from(-1), Value::from(1.5), Value::Null, Value::from("")] {
             let err = parse_id("summaryId", &bad).map(|_| ()).unwrap_err().to_string();
             assert!(err.contains("summaryId"), "{err}");
