@@ -11,7 +11,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 
-import { contentText, currentUserText } from "./mock-llm.mjs";
+import { contentText, currentUserText, summaryText } from "./mock-llm.mjs";
 
 const ASK_MARKER = "[lossless-wasm:ask]";
 const isAsk = (body) => (body?.messages ?? []).some((m) => contentText(m?.content).includes(ASK_MARKER));
@@ -67,9 +67,10 @@ for (const hostVersion of e2eHosts()) test(
       return null;
     };
     // The mock as lcm_ask's LLM: it answers from the evidence, citing the label of the message
-    // that holds the code; other chat requests get the mock's usual reply.
+    // that holds the code; summaries and other chat requests get the mock's usual replies.
     const askReply = ({ n, body, summarization }) => {
-      if (!summarization && isAsk(body)) {
+      if (summarization) return summaryText({ n, body });
+      if (isAsk(body)) {
         const prompt = contentText(body.messages.find((m) => contentText(m.content).includes(ASK_MARKER)).content);
         const label = prompt.match(new RegExp(`\\[(m\\d+)\\] user[^\\n]*\\n[^\\n]*${code}`))?.[1];
         return label ? `The vault code ${code} is for the staging cluster and must never go into the repo [${label}].` : "The evidence does not say.";
