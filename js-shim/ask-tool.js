@@ -33,10 +33,12 @@ const ASK_SCHEMA = {
 };
 
 /** The LLM call; returns what the engine's finish step takes. */
-async function callLlm(llm, start, timeoutMs, signal, agentId) {
+// No `agentId`: OpenClaw 2026.9.6 refuses it from a plugin ("Plugin LLM completion cannot override
+// the target agent"); the plugin-wide LLM runs as the host's default agent.
+async function callLlm(llm, start, timeoutMs, signal) {
   if (typeof llm?.complete !== "function") return { outcome: "no_llm", detail: "the host offered no LLM to this plugin" };
   try {
-    const request = { messages: [{ role: "user", content: start.prompt }], maxTokens: start.maxTokens, purpose: "lossless-wasm recall (lcm_ask)", ...(agentId ? { agentId } : {}) };
+    const request = { messages: [{ role: "user", content: start.prompt }], maxTokens: start.maxTokens, purpose: "lossless-wasm recall (lcm_ask)" };
     const result = await completeWithin(llm, request, timeoutMs, signal, "lcm_ask's LLM call");
     if (result?.stopReason === "error" || result?.stopReason === "aborted") {
       return { outcome: result.stopReason === "aborted" ? "timed_out" : "llm_failed", detail: `stopReason ${result.stopReason}: ${result.errorMessage ?? result.error?.message ?? "no detail given"}` };
@@ -69,9 +71,8 @@ const askDetails = (answer, start) => ({
  * @param {() => ({complete: Function}|undefined)} [options.llm] the LLM to ask
  * @param {number} [options.timeoutMs] the LLM call's time limit (config askTimeoutMs)
  * @param {(name: string, value: unknown) => number|undefined} options.parseTime
- * @param {string} [options.agentId] the calling agent (the host's plugin-wide LLM runs as it)
  */
-export function createAskTool(call, { llm, timeoutMs = ASK_DEFAULT_TIMEOUT_MS, parseTime: parse, agentId }) {
+export function createAskTool(call, { llm, timeoutMs = ASK_DEFAULT_TIMEOUT_MS, parseTime: parse }) {
   return {
     name: ASK_TOOL_NAME,
     label: "Ask the stored history",
@@ -91,7 +92,7 @@ export function createAskTool(call, { llm, timeoutMs = ASK_DEFAULT_TIMEOUT_MS, p
           maxEvidenceTokens: intArg("maxEvidenceTokens", p.maxEvidenceTokens, 0, 1_000_000),
         }));
         if (!start.prompt) return { content: [{ type: "text", text: start.answer.text }], details: askDetails(start.answer, start) };
-        const reply = await callLlm(llm?.(), start, timeoutMs, signal, agentId);
+        const reply = await callLlm(llm?.(), start, timeoutMs, signal);
         const answer = await call("recallAskFinish", { ...reply, evidence: start.evidence.map(({ kind, id }) => ({ kind, id })) });
         return { content: [{ type: "text", text: answer.text }], details: askDetails(answer, start) };
       });

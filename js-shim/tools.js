@@ -210,6 +210,6 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
         return result(expandText(out), expandDetails(out));
       }),
     },
-    createAskTool(call, { llm, timeoutMs: askTimeoutMs, parseTime, agentId: typeof ctx?.agentId === "string" ? ctx.agentId : undefined }),
+    createAskTool(call, { llm, timeoutMs: askTimeoutMs, parseTime }),
   ];
 }
