@@ -26,18 +26,18 @@ const abortError = (message) => Object.assign(new Error(message), { name: "Abort
  * (and stops being billed) instead of running on until the provider gives up. An answer that
  * arrives after the abort is discarded, never used as a summary.
  */
-async function completeWithin(llm, request, ms, hostSignal) {
+export async function completeWithin(llm, request, ms, hostSignal, what = "summarizer") {
   const controller = new AbortController();
   let timer;
   let onHostAbort;
   const stopped = new Promise((_, reject) => {
     timer = setTimeout(() => {
-      const err = Object.assign(new Error(`summarizer timed out after ${ms} ms`), { name: "TimeoutError" });
+      const err = Object.assign(new Error(`${what} timed out after ${ms} ms`), { name: "TimeoutError" });
       controller.abort(err);
       reject(err);
     }, ms);
     onHostAbort = () => {
-      const err = abortError("compaction aborted by the host");
+      const err = abortError(`${what === "summarizer" ? "compaction" : what} aborted by the host`);
       controller.abort(err);
       reject(err);
     };

@@ -90,7 +90,8 @@ export default {
     });
     // The recall tools, built per session: the factory's ctx names the session they may read
     // (the engine derives the agent from its key and checks every id against it).
-    api.registerTool?.((ctx) => createRecallTools(open, ctx), { names: TOOL_NAMES });
+    // lcm_ask asks the plugin-wide LLM (tool calls carry no session-bound one).
+    api.registerTool?.((ctx) => createRecallTools(open, ctx, { llm: () => hostLlm(api), askTimeoutMs: config.askTimeoutMs }), { names: TOOL_NAMES });
     // The operator command: /lcm status | doctor | repair (bypasses the model).
     api.registerCommand?.(createLcmCommand(open, { config, hostLlm: () => hostLlm(api), defaultImportPath: () => join(stateDir(api), "lcm.db") }));
     api.registerContextEngine(ENGINE_ID, async () => {

@@ -1,9 +1,13 @@
-// The recall tools the model calls: lcm_grep, lcm_describe, lcm_expand. Schemas (plain JSON
+// The recall tools the model calls: lcm_grep, lcm_describe, lcm_expand (lcm_ask is in
+// ask-tool.js). Schemas (plain JSON
 // Schema, no TypeBox runtime), the text the model reads, and the binding to the caller's own
 // session. All query logic, scoping and the expand token limit live in the wasm engine: the
 // session passed down is the one the host gave this tool's factory, never one the model names.
 
-export const TOOL_NAMES = ["lcm_grep", "lcm_describe", "lcm_expand"];
+import { ASK_TOOL_NAME, createAskTool } from "./ask-tool.js";
+import { answering, boolArg, intArg, stringArg, ToolInputError } from "./tool-input.js";
+
+export const TOOL_NAMES = ["lcm_grep", "lcm_describe", "lcm_expand", ASK_TOOL_NAME];
 
 const ID = {
   anyOf: [{ type: "integer", minimum: 1 }, { type: "string", minLength: 1 }],
@@ -49,11 +53,14 @@ const EXPAND_SCHEMA = {
   },
 };
 
+/** A time argument as ms since the epoch: a number, a numeric string, or an ISO 8601 time. */
 function parseTime(name, value) {
   if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value === "number" && Number.isFinite(value)) return Math.trunc(value);
+  const numeric = typeof value === "number" ? value : typeof value === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : undefined;
+  // JS dates span ±8.64e15 ms; beyond that a time means "no bound on this side".
+  if (numeric !== undefined && Number.isFinite(numeric)) return Math.trunc(Math.max(-8.64e15, Math.min(8.64e15, numeric)));
   const ms = typeof value === "string" ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) throw new Error(`${name}: expected an ISO 8601 time such as 2026-11-23T09:00:00Z, got ${JSON.stringify(value)}`);
+  if (Number.isNaN(ms)) throw new ToolInputError(name, `expected an ISO 8601 time such as 2026-11-23T09:00:00Z, got ${JSON.stringify(value)?.slice(0, 80)}`);
   return ms;
 }
 
@@ -135,12 +142,15 @@ const expandDetails = ({ items, ...rest }) => ({
 });
 
 /**
- * The three recall tools bound to one session.
+ * The four recall tools bound to one session.
  * @param {() => Promise<{call: Function}>} openHandle the shared engine
  * @param {{sessionId?: string, sessionKey?: string}} ctx the host's tool-factory context
+ * @param {object} [options]
+ * @param {() => ({complete: Function}|undefined)} [options.llm] the LLM lcm_ask asks
+ * @param {number} [options.askTimeoutMs] lcm_ask's LLM time limit (config askTimeoutMs)
  * @returns {object[]|null} the tools, or null outside a session (nothing to scope them to)
  */
-export function createRecallTools(openHandle, ctx) {
+export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
   const sessionKey = typeof ctx?.sessionKey === "string" && ctx.sessionKey ? ctx.sessionKey : undefined;
   const sessionId = typeof ctx?.sessionId === "string" && ctx.sessionId ? ctx.sessionId : sessionKey;
   if (!sessionId) return null;
@@ -154,19 +164,20 @@ export function createRecallTools(openHandle, ctx) {
       description:
         "Search every stored message and summary of this conversation (or all of this agent's) — including what was summarized out of your view. Returns snippets with message/summary ids, newest first; open them with lcm_expand.",
       parameters: GREP_SCHEMA,
-      async execute(_toolCallId, params) {
+      execute: (_toolCallId, params) => answering("lcm_grep", async () => {
         const p = args(params);
+        const pattern = stringArg("pattern", p.pattern);
         const out = await call("recallGrep", {
-          pattern: p.pattern,
-          mode: p.mode,
-          kind: p.kind,
-          scope: p.scope,
+          pattern: pattern ?? null,
+          mode: stringArg("mode", p.mode),
+          kind: stringArg("kind", p.kind),
+          scope: stringArg("scope", p.scope),
           since: parseTime("since", p.since),
           before: parseTime("before", p.before),
-          limit: p.limit,
+          limit: intArg("limit", p.limit, 1, 1_000),
         });
-        return result(grepText(p.pattern, out), grepDetails(out));
-      },
+        return result(grepText(pattern, out), grepDetails(out));
+      }),
     },
     {
       name: "lcm_describe",
@@ -174,11 +185,11 @@ export function createRecallTools(openHandle, ctx) {
       description:
         "For a summary id: its level (normal/aggressive/fallback), depth, parents and children, the range of original messages it covers, token counts and artifact ledger. For a message id (e.g. from a [tool output stored: …] stub): its place in the conversation, its size, whether your view shows it whole or as a stub, and the summaries covering it.",
       parameters: DESCRIBE_SCHEMA,
-      async execute(_toolCallId, params) {
+      execute: (_toolCallId, params) => answering("lcm_describe", async () => {
         const p = args(params);
         const out = await call("recallDescribe", { summaryId: p.summaryId, messageId: p.messageId });
         return result(describeText(out), describeDetails(out));
-      },
+      }),
     },
     {
       name: "lcm_expand",
@@ -186,12 +197,19 @@ export function createRecallTools(openHandle, ctx) {
       description:
         "Recover what a summary replaced: its children down to the original messages, or one message's full text, one page at a time under a token limit (default 4000). Follow nextCursor for more.",
       parameters: EXPAND_SCHEMA,
-      async execute(_toolCallId, params) {
+      execute: (_toolCallId, params) => answering("lcm_expand", async () => {
         const p = args(params);
         // `allMessages`: the engine reserves `messages` for arrays of host messages.
-        const out = await call("recallExpand", { summaryId: p.summaryId, messageId: p.messageId, allMessages: p.messages, cursor: p.cursor, maxTokens: p.maxTokens });
+        const out = await call("recallExpand", {
+          summaryId: p.summaryId,
+          messageId: p.messageId,
+          allMessages: boolArg("messages", p.messages),
+          cursor: stringArg("cursor", p.cursor),
+          maxTokens: intArg("maxTokens", p.maxTokens, 0, 1_000_000),
+        });
         return result(expandText(out), expandDetails(out));
-      },
+      }),
     },
+    createAskTool(call, { llm, timeoutMs: askTimeoutMs, parseTime }),
   ];
 }

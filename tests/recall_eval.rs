@@ -36,6 +36,12 @@ fn facts() -> Vec<(String, String)> {
     out
 }
 
+/// The ids of the stored messages whose text contains `fact` (the planted original).
+fn ids(e: &mut Engine<NativeSql>, fact: &str) -> Vec<i64> {
+    let rows = e.sql().query("SELECT m.id FROM messages m JOIN messages_text t ON t.rowid = m.id WHERE instr(t.content, ?1) > 0", &[fact.into()]).unwrap();
+    rows.iter().map(|r| r.int(0).unwrap()).collect()
+}
+
 fn compact(e: &mut Engine<NativeSql>, mode: &str, now: i64) {
     let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": mode, "summarizer": "extractive", "tokenBudget": BUDGET})).unwrap();
     let step = e.compaction_start(p, now).unwrap();
@@ -111,7 +117,25 @@ fn planted_facts_are_all_found_by_grep_and_reached_by_expand_after_compaction() 
             }
         }
     }
+    // Delegated recall: a question carrying the fact's key phrase must put the original message
+    // (summarized out of the view) into the one LLM request, under the evidence budget.
+    let (mut asked, mut evidence_tokens_max) = (0, 0);
+    let templates = ["What do we know about {}?", "Remind me what was said about {} and when.", "Which decision mentioned {}? Quote it exactly.", "关于 {}，当时是怎么说的？"];
+    for (n, (fact, query)) in facts.iter().enumerate() {
+        let question = templates[n % templates.len()].replace("{}", query);
+        let start = e.ask_start(decode("ask", json!({"sessionId": "s", "sessionKey": KEY, "question": question})).unwrap()).unwrap();
+        let prompt = start.prompt.as_deref().unwrap_or_else(|| panic!("nothing found for {question:?}: {:?}", start.answer));
+        assert!(start.evidence_tokens <= start.evidence_budget, "the evidence budget holds");
+        evidence_tokens_max = evidence_tokens_max.max(start.evidence_tokens);
+        let original = ids(&mut e, fact);
+        if prompt.contains(fact.as_str()) && start.evidence.iter().any(|ev| ev.kind == "message" && original.contains(&ev.id)) {
+            asked += 1;
+        } else {
+            println!("lcm_ask missed {question:?}: terms {:?}, evidence {:?}", start.terms, start.evidence.iter().map(|e| (e.kind, e.id)).collect::<Vec<_>>());
+        }
+    }
     let messages = q(&mut e, "SELECT COUNT(*) FROM messages")[0];
+    println!("lcm_ask: the planted message reached the LLM request for {asked} of {} facts; largest evidence {evidence_tokens_max} tokens", facts.len());
     let summaries = q(&mut e, "SELECT COUNT(*) FROM summaries")[0];
     let max_depth = q(&mut e, "SELECT MAX(depth) FROM summaries")[0];
     let n = facts.len();
@@ -123,5 +147,6 @@ fn planted_facts_are_all_found_by_grep_and_reached_by_expand_after_compaction() 
     assert!(in_view < n, "compaction took facts out of the view (else the evaluation proves nothing)");
     assert_eq!(by_grep, n, "every fact is found by grep");
     assert_eq!(by_expand, n, "every fact is reached by expand from the view");
+    assert_eq!(asked, n, "every fact's original message reaches the lcm_ask request");
     assert_eq!(reached.len() as i64, messages, "every message is reached by expand from the view");
 }

@@ -66,6 +66,14 @@ fn target(key: &str, extra: Value) -> RecallTarget {
     decode("expand", p).unwrap()
 }
 
+fn ask(key: &str, extra: Value) -> AskParams {
+    let mut p = json!({"sessionId": "s", "sessionKey": key});
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    decode("ask", p).unwrap()
+}
+
 fn ids(e: &mut Engine<NativeSql>, q: &str) -> Vec<i64> {
     e.sql().query(q, &[]).unwrap().iter().map(|r| r.int(0).unwrap()).collect()
 }
@@ -194,6 +202,20 @@ fn one_agent_never_reads_another_agents_conversations_whatever_it_passes() {
         let allowed: BTreeSet<i64> = ids(&mut e, &format!("SELECT id FROM conversations WHERE session_key = '{OTHER}'")).into_iter().collect();
         assert!(result.hits.iter().all(|h| allowed.contains(&h.hit.conversation_id)), "scope {scope}");
     }
+    // lcm_ask: the other agent's question about main's facts finds nothing of main's, in any
+    // scope; main's summary named by id is refused like an unknown one.
+    for scope in ["conversation", "agent"] {
+        let start = e.ask_start(ask(OTHER, json!({"question": "what is the code word for crate zq3x?", "scope": scope}))).unwrap();
+        // OTHER planted the same sentences in its own history: those, and only those, come back.
+        let own: BTreeSet<i64> = ids(&mut e, &format!("SELECT id FROM conversations WHERE session_key = '{OTHER}'")).into_iter().collect();
+        assert!(!start.evidence.is_empty(), "scope {scope}: its own history answers");
+        assert!(start.evidence.iter().all(|ev| own.contains(&ev.conversation_id)), "scope {scope}: {:?}", start.evidence);
+    }
+    let denied = e.ask_start(ask(OTHER, json!({"question": "what does it say?", "summaryIds": [foreign_summary]}))).unwrap_err().to_string();
+    assert!(denied.contains(&format!("no summary {foreign_summary} in this agent's history")), "{denied}");
+    let own = e.ask_start(ask(KEY, json!({"question": "what is the code word for crate 3?", "pattern": "zq3x"}))).unwrap();
+    assert!(own.prompt.unwrap_or_default().contains("zq3x"), "the owner's own question does reach it");
+
     // A session with no conversation of its own finds nothing, never everything.
     let stranger = grep(&mut e, "agent:nobody:x", json!({"pattern": "code word", "scope": "agent"}));
     assert!(stranger.hits.is_empty());
@@ -235,4 +257,79 @@ fn grep_honours_a_time_window() {
     assert_eq!(texts, vec!["milestone 2", "milestone 1"], "newest first, inside the window");
     let err = e.recall_grep(decode("grep", json!({"sessionId": "s", "sessionKey": KEY, "pattern": "m", "since": 5, "before": 5})).unwrap()).unwrap_err();
     assert!(err.to_string().contains("since"), "{err}");
+}
+
+#[test]
+fn ask_sends_the_summarized_away_original_and_its_reply_within_the_budget() {
+    let mut e = engine();
+    planted(&mut e, KEY, 40);
+    let fact_id = ids(&mut e, "SELECT m.id FROM messages m JOIN messages_text t ON t.rowid = m.id WHERE t.content LIKE 'Fact 2:%'")[0];
+    assert!(ids(&mut e, &format!("SELECT COUNT(*) FROM context_items WHERE message_id = {fact_id}"))[0] == 0, "the fact was summarized out of the view");
+    let start = e.ask_start(ask(KEY, json!({"question": "What was the code word for crate zq2x?", "maxEvidenceTokens": 800}))).unwrap();
+    let prompt = start.prompt.expect("evidence was found");
+    assert!(start.evidence.iter().any(|ev| ev.id == fact_id && ev.kind == "message"), "{:?}", start.evidence);
+    assert!(prompt.contains(&format!("[m{fact_id}]")) && prompt.contains("the code word for crate 2 is zq2x"), "{prompt}");
+    assert!(start.evidence.iter().any(|ev| ev.id == fact_id + 1), "the reply after the hit is context");
+    assert!(start.evidence_tokens <= 800 && start.evidence_budget == 800, "{} of {}", start.evidence_tokens, start.evidence_budget);
+    // Asking for more evidence than the maximum gets the maximum.
+    let wide = e.ask_start(ask(KEY, json!({"question": "zq2x", "maxEvidenceTokens": 10_000_000}))).unwrap();
+    assert_eq!(wide.evidence_budget, lossless_wasm::core::ask::EVIDENCE_MAX_TOKENS);
+}
+
+#[test]
+fn ask_reads_the_originals_under_a_named_summary_and_redacts_credentials() {
+    let mut e = engine();
+    e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 3000})).unwrap(), 1).unwrap();
+    turn(&mut e, KEY, 0, "Deploy key for staging: AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY in aws_secret_access_key");
+    for t in 1..20 {
+        turn(&mut e, KEY, t, &format!("routine turn {t} {}", "context ".repeat(40)));
+    }
+    sweep(&mut e, KEY);
+    let leaf = ids(&mut e, "SELECT s.id FROM summaries s JOIN summary_messages sm ON sm.summary_id = s.id JOIN messages m ON m.id = sm.message_id WHERE m.seq = 1")[0];
+    let start = e.ask_start(ask(KEY, json!({"question": "which deploy key did we use?", "summaryIds": [format!("sum_{leaf}")]}))).unwrap();
+    let prompt = start.prompt.expect("the named summary's originals are evidence");
+    assert!(prompt.contains("Deploy key for staging"), "the original message was sent: {prompt}");
+    assert!(start.redacted >= 1, "a credential was replaced");
+    assert!(!prompt.contains("AKIAIOSFODNN7EXAMPLE") && !prompt.contains("wJalrXUtnFEMI"), "no credential reaches the LLM: {prompt}");
+    assert!(prompt.contains("[credential: "), "{prompt}");
+}
+
+#[test]
+fn ask_answers_nothing_found_and_bad_input_with_sentences_that_name_the_problem() {
+    let mut e = engine();
+    planted(&mut e, KEY, 10);
+    let none = e.ask_start(ask(KEY, json!({"question": "what about the zebra-quill-9 incident?"}))).unwrap();
+    assert!(none.prompt.is_none(), "no LLM call without evidence");
+    let answer = none.answer.expect("a finished answer");
+    assert!(answer.text.starts_with("Nothing found") && answer.text.contains("zebra-quill-9"), "{}", answer.text);
+    let vague = e.ask_start(ask(KEY, json!({"question": "what did we say?"}))).unwrap();
+    assert!(vague.answer.unwrap().text.contains("no distinctive words"));
+    for (extra, field) in [
+        (json!({}), "question"),
+        (json!({"question": "  "}), "question"),
+        (json!({"question": 42}), "question"),
+        (json!({"question": "x".repeat(3000)}), "question"),
+        (json!({"question": "q zq1x", "summaryIds": ["sum_x"]}), "summaryId"),
+        (json!({"question": "q zq1x", "summaryIds": (1..=11).collect::<Vec<i64>>()}), "summaryIds"),
+        (json!({"question": "q zq1x", "scope": "everyone"}), "scope"),
+        (json!({"question": "q zq1x", "maxEvidenceTokens": "lots"}), "maxEvidenceTokens"),
+        (json!({"question": "q zq1x", "since": 50, "before": 10}), "since"),
+    ] {
+        let err = e.ask_start(ask(KEY, extra.clone())).unwrap_err().to_string();
+        assert!(err.contains(&format!("`{field}`")), "{extra}: {err}");
+    }
+}
+
+#[test]
+fn ask_finish_keeps_citations_of_sent_evidence_and_caps_the_answer() {
+    let e = engine();
+    let finish = |v: Value| e.ask_finish(serde_json::from_value(v).unwrap()).unwrap();
+    let a = finish(json!({"outcome": "answered", "text": "It is zq2x [m5], not [m77].", "evidence": [{"kind": "message", "id": 5}, {"kind": "message", "id": 6}]}));
+    assert_eq!(a.cited_message_ids, vec![5]);
+    assert_eq!(a.evidence_message_ids, vec![5, 6]);
+    let long = finish(json!({"outcome": "answered", "text": "blah ".repeat(5000), "evidence": [{"kind": "message", "id": 5}]}));
+    assert!(long.truncated && long.tokens <= lossless_wasm::core::ask::ANSWER_CAP_TOKENS);
+    let late = finish(json!({"outcome": "timed_out", "detail": "10000 ms", "evidence": [{"kind": "message", "id": 5}]}));
+    assert!(late.text.contains("in time") && late.text.contains("m5"), "{}", late.text);
+    assert!(e.ask_finish(serde_json::from_value(json!({"outcome": "maybe"})).unwrap()).is_err());
 }

@@ -12,7 +12,8 @@ use super::tokens::{estimate_text, MESSAGE_OVERHEAD_TOKENS};
 pub const SYSTEM_PROMPT_ADDITION: &str = "[lossless-wasm] This conversation's history is managed by the \
 lossless-wasm context engine. Every message is stored permanently; when older turns are summarized, \
 their details can be recovered: lcm_grep searches all stored history, lcm_describe tells what a summary \
-covers, lcm_expand brings back a summary's original messages.";
+covers, lcm_expand brings back a summary's original messages, and lcm_ask answers one question about \
+the stored history in a short reply that cites the message ids it rests on.";
 
 /// A summary as the model sees it: a user-role message whose text is the summary rendered by
 /// [`render_for_context`] (id, depth, time span, how to recover details). Same inputs, same bytes.

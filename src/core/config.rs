@@ -34,6 +34,8 @@ pub struct Config {
     /// Turns without a stored summary (compaction due) after which one turn waits for a summary
     /// (0: never).
     pub summary_catch_up_turns: u32,
+    /// How long the shim waits for the one LLM call of delegated recall (`lcm_ask`).
+    pub ask_timeout_ms: u32,
     /// Compaction settings (trigger, chunk sizes, targets, backoff).
     pub compaction: CompactionConfig,
     /// Credential patterns added to the built-in ones before text goes to a summarizer.
@@ -128,6 +130,7 @@ impl Default for Config {
             summary_timeout_ms: 120_000,
             summary_turn_wait_ms: 1_000,
             summary_catch_up_turns: 4,
+            ask_timeout_ms: 10_000,
             compaction: CompactionConfig::default(),
             redact_patterns: Vec::new(),
             masking: MaskingConfig::default(),
@@ -137,7 +140,7 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 9] = [
+pub const KEYS: [&str; 10] = [
     "dbPath",
     "defaultTokenBudget",
     "storage",
@@ -146,6 +149,7 @@ pub const KEYS: [&str; 9] = [
     "summaryTimeoutMs",
     "summaryTurnWaitMs",
     "summaryCatchUpTurns",
+    "askTimeoutMs",
     redact_custom::KEY,
 ];
 
@@ -204,6 +208,12 @@ impl Config {
                         Error::config(key, "must be an integer number of turns between 0 (never) and 1000")
                     })?;
                     config.summary_catch_up_turns = n as u32;
+                }
+                "askTimeoutMs" => {
+                    let n = v.as_u64().filter(|n| (1_000..=600_000).contains(n)).ok_or_else(|| {
+                        Error::config(key, "must be an integer number of milliseconds between 1000 and 600000")
+                    })?;
+                    config.ask_timeout_ms = n as u32;
                 }
                 "summarizer" => {
                     config.summarizer = v.as_str().and_then(SummarizerChoice::parse).ok_or_else(|| {
@@ -266,6 +276,8 @@ mod tests {
             (json!({"summaryTurnWaitMs": 0.5}), "summaryTurnWaitMs"),
             (json!({"summaryCatchUpTurns": 1001}), "summaryCatchUpTurns"),
             (json!({"summaryCatchUpTurns": "often"}), "summaryCatchUpTurns"),
+            (json!({"askTimeoutMs": 999}), "askTimeoutMs"),
+            (json!({"askTimeoutMs": "10s"}), "askTimeoutMs"),
             (json!({"freshTailCount": "many"}), "freshTailCount"),
         ] {
             let err = Config::from_json(&bad).unwrap_err();

@@ -2,6 +2,7 @@
 //! and is tested natively in milliseconds.
 
 pub mod accounting;
+pub mod ask;
 pub mod assemble;
 pub mod compaction;
 pub mod config;

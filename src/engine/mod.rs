@@ -3,6 +3,7 @@
 //! passes time (`now_ms`) in, so the engine never reads a clock.
 
 mod accounting;
+mod ask;
 mod assemble;
 mod commit;
 pub mod handover;
@@ -20,6 +21,7 @@ mod repair;
 mod search;
 mod view;
 
+pub use ask::{AskFinishParams, AskParams, AskStart};
 pub use import::ImportReport;
 pub use operator::{DoctorParams, DoctorReport, SessionStatus, Status, StatusParams};
 pub use repair::{Planned, RepairParams, RepairReport, RepairStep};

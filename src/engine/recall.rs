@@ -35,7 +35,7 @@ const GREP_MAX_LIMIT: usize = 200;
 
 /// What a session may read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Reach {
+pub(super) enum Reach {
     /// Every conversation whose session key starts with this prefix (`agent:<id>:`).
     Agent(String),
     /// Only conversations under exactly this session key.
@@ -43,7 +43,7 @@ enum Reach {
 }
 
 impl Reach {
-    fn of(session: &SessionRef) -> Reach {
+    pub(super) fn of(session: &SessionRef) -> Reach {
         let key = session.key();
         let agent = key.strip_prefix("agent:").and_then(|rest| rest.split_once(':')).filter(|(id, rest)| !id.is_empty() && !rest.is_empty());
         match agent {
@@ -52,14 +52,14 @@ impl Reach {
         }
     }
 
-    fn allows(&self, session_key: &str) -> bool {
+    pub(super) fn allows(&self, session_key: &str) -> bool {
         match self {
             Reach::Agent(prefix) => session_key.starts_with(prefix.as_str()),
             Reach::Key(key) => session_key == key,
         }
     }
 
-    fn conversations(&self, sql: &mut impl Sql) -> Result<Vec<i64>> {
+    pub(super) fn conversations(&self, sql: &mut impl Sql) -> Result<Vec<i64>> {
         match self {
             Reach::Agent(prefix) => recall::conversations_with_key_prefix(sql, prefix),
             Reach::Key(key) => recall::conversations_with_key(sql, key),
@@ -68,12 +68,14 @@ impl Reach {
 }
 
 /// Parses an id given as a number, a numeric string, or with our prefixes (`sum_12`, `msg_12`).
-fn parse_id(field: &str, value: &Value) -> Result<i64> {
+pub(super) fn parse_id(field: &str, value: &Value) -> Result<i64> {
     let bad = || Error::input(field, format!("expected a numeric id such as 12 (or \"sum_12\" / \"msg_12\"), got {value}"));
     let id = match value {
         Value::Number(n) => n.as_i64().ok_or_else(bad)?,
         Value::String(s) => {
-            let digits = s.trim().trim_start_matches("sum_").trim_start_matches("msg_");
+            // Also the labels lcm_ask cites (`m12`, `s5`) and `#12`, as models copy them.
+            let t = s.trim().trim_start_matches('[').trim_end_matches(']');
+            let digits = ["sum_", "msg_", "m", "s", "#"].iter().find_map(|p| t.strip_prefix(p)).unwrap_or(t);
             digits.parse::<i64>().map_err(|_| bad())?
         }
         _ => return Err(bad()),
@@ -161,7 +163,7 @@ pub struct RecallTarget {
     pub all_messages: Option<bool>,
 }
 
-enum Target {
+pub(super) enum Target {
     Summary(SummaryRow),
     Message(MessageRow),
 }
@@ -383,12 +385,7 @@ impl<S: Sql> Engine<S> {
     pub fn recall_grep(&mut self, params: GrepParams) -> Result<GrepResult> {
         validate_session(&params.session)?;
         let mode = SearchMode::parse(params.mode.as_deref().unwrap_or("text"))?;
-        let reach = Reach::of(&params.session);
-        let (scope, conversations) = match params.scope.as_deref().unwrap_or("conversation") {
-            "conversation" => ("conversation", recall::conversations_with_key(self.store.sql(), params.session.key())?),
-            "agent" | "all" => ("agent", reach.conversations(self.store.sql())?),
-            other => return Err(Error::input("scope", format!("unknown scope {other:?} (expected \"conversation\" or \"agent\")"))),
-        };
+        let (scope, conversations) = self.scoped_conversations(&params.session, params.scope.as_deref())?;
         let limit = params.limit.unwrap_or(GREP_DEFAULT_LIMIT).clamp(1, GREP_MAX_LIMIT);
         let window = TimeWindow { since: params.since, before: params.before };
         let kinds = match params.kind.as_deref().unwrap_or("both") {
@@ -414,8 +411,18 @@ impl<S: Sql> Engine<S> {
         Ok(GrepResult { scope, conversations: conversations.len(), hits: out })
     }
 
+    /// The conversations a recall call searches: `conversation` (default: this session key's,
+    /// archived segments included) or `agent` (every conversation the caller's reach allows).
+    pub(super) fn scoped_conversations(&mut self, session: &SessionRef, scope: Option<&str>) -> Result<(&'static str, Vec<i64>)> {
+        match scope.unwrap_or("conversation") {
+            "conversation" => Ok(("conversation", recall::conversations_with_key(self.store.sql(), session.key())?)),
+            "agent" | "all" => Ok(("agent", Reach::of(session).conversations(self.store.sql())?)),
+            other => Err(Error::input("scope", format!("unknown scope {other:?} (expected \"conversation\" or \"agent\")"))),
+        }
+    }
+
     /// Loads the summary or message the caller names, if its reach allows it.
-    fn recall_target(&mut self, params: &RecallTarget) -> Result<Target> {
+    pub(super) fn recall_target(&mut self, params: &RecallTarget) -> Result<Target> {
         validate_session(&params.session)?;
         let reach = Reach::of(&params.session);
         let given = |v: &Option<Value>| v.clone().filter(|v| !v.is_null());
@@ -594,6 +601,9 @@ mod tests {
         assert_eq!(parse_id("summaryId", &Value::from(12)).ok(), Some(12));
         assert_eq!(parse_id("summaryId", &Value::from("sum_12")).ok(), Some(12));
         assert_eq!(parse_id("messageId", &Value::from(" 7 ")).ok(), Some(7));
+        assert_eq!(parse_id("messageId", &Value::from("m7")).ok(), Some(7), "lcm_ask's labels");
+        assert_eq!(parse_id("summaryId", &Value::from("[s5]")).ok(), Some(5));
+        assert_eq!(parse_id("messageId", &Value::from("#9")).ok(), Some(9));
         for bad in [Value::from("12; DROP TABLE x"), Value::from(-1), Value::from(1.5), Value::Null, Value::from("")] {
             let err = parse_id("summaryId", &bad).map(|_| ()).unwrap_err().to_string();
             assert!(err.contains("summaryId"), "{err}");

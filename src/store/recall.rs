@@ -199,3 +199,9 @@ pub fn message_total(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
     let row = sql.query_row("SELECT COUNT(*) FROM messages WHERE conversation_id = ?1", &[conversation_id.into()])?;
     row.map_or(Ok(0), |r| r.int(0))
 }
+
+/// The message at `seq` in a conversation (the one after a hit, for delegated recall).
+pub fn message_at_seq(sql: &mut impl Sql, conversation_id: i64, seq: i64) -> Result<Option<MessageRow>> {
+    let query = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?1 AND m.seq = ?2");
+    sql.query_row(&query, &[conversation_id.into(), seq.into()])?.as_ref().map(message_from).transpose()
+}

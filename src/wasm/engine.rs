@@ -252,6 +252,23 @@ impl WasmEngine {
         to_js(&self.inner.recall_expand(params).map_err(js_error)?)
     }
 
+    /// `lcm_ask`, first step: `{sessionId, sessionKey?, question, pattern?, summaryIds?, scope?,
+    /// since?, before?, maxEvidenceTokens?}`. Returns `{prompt, maxTokens, evidence, ...}` for the
+    /// one LLM call, or `{prompt: null, answer}` when nothing was found.
+    #[wasm_bindgen(js_name = recallAsk)]
+    pub fn recall_ask(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("lcm_ask", from_js("lcm_ask", params)?).map_err(js_error)?;
+        to_js(&self.inner.ask_start(params).map_err(js_error)?)
+    }
+
+    /// `lcm_ask`, last step: `{outcome: "answered"|"llm_failed"|"timed_out"|"no_llm", text?,
+    /// detail?, evidence}`. Returns the capped answer with the ids it rests on.
+    #[wasm_bindgen(js_name = recallAskFinish)]
+    pub fn recall_ask_finish(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = serde_wasm_bindgen::from_value(params).map_err(|e| js_error(Error::input("lcm_ask answer", e.to_string())))?;
+        to_js(&self.inner.ask_finish(params).map_err(js_error)?)
+    }
+
     /// `/lcm status`: `{sessionId?, sessionKey?}`: totals, this session's conversation, the
     /// latest compactions and failures.
     pub fn status(&mut self, params: JsValue) -> Result<JsValue, JsError> {

