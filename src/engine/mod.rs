@@ -5,6 +5,7 @@
 mod accounting;
 mod assemble;
 mod commit;
+pub mod explorer;
 pub mod handover;
 mod import;
 pub mod compaction;
