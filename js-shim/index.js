@@ -8,6 +8,7 @@ import { createContextEngine, ENGINE_ID } from "./context-engine.js";
 import { openNodeEngine } from "./node-engine.js";
 import { createLcmCommand } from "./lcm-command.js";
 import { createRecallTools, TOOL_NAMES } from "./tools.js";
+import { registerExplorer } from "./explorer-registration.js";
 
 function stateDir(api) {
   try {
@@ -94,6 +95,8 @@ export default {
     api.registerTool?.((ctx) => createRecallTools(open, ctx, { llm: () => hostLlm(api), askTimeoutMs: config.askTimeoutMs }), { names: TOOL_NAMES });
     // The operator command: /lcm status | doctor | repair (bypasses the model).
     api.registerCommand?.(createLcmCommand(open, { config, hostLlm: () => hostLlm(api), defaultImportPath: () => join(stateDir(api), "lcm.db") }));
+    // The context explorer: a page the gateway serves under its own auth, and a Control UI tab.
+    registerExplorer(api, open, { config, hostLlm: () => hostLlm(api) });
     api.registerContextEngine(ENGINE_ID, async () => {
       // Open (or reuse) before returning, so a bad config or database fails the factory with
       // its own message instead of failing later inside a turn.

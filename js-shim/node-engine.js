@@ -7,7 +7,7 @@
 // (file-lock.js): a second process gets a clear error instead of silently losing writes.
 // node:sqlite does not read sql.js journals, so before it opens a path that sql.js used, the
 // journal is folded into the file (under the same lock) and removed.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { initSync } from "../wasm/lossless_wasm.js";
@@ -95,7 +95,11 @@ export function openNodeEngine(dbPath, config, options) {
       const { db, persist, release } = await openDatabase(path, storage, durability, options);
       try {
         // `synchronous()`: the open connection's PRAGMA synchronous (node:sqlite only), for tests.
-        return Object.assign(createHandle({ db, config, persist }), { storage, path, synchronous: () => db.synchronous?.() });
+        const handle = createHandle({ db, config, persist });
+        // `backupTo(dest)`: a consistent copy of the database in a new file (the explorer takes
+        // one before a repair); sql.js exports the in-memory database, which holds every commit.
+        const backupTo = (dest) => (db.backupTo ? db.backupTo(dest) : writeFileSync(dest, db.export(), { flag: "wx" }));
+        return Object.assign(handle, { storage, path, backupTo, synchronous: () => db.synchronous?.() });
       } catch (err) {
         release?.();
         throw err;

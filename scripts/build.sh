@@ -23,6 +23,8 @@ rm -rf dist/pkg && mkdir -p dist/pkg/wasm dist/pkg/shim
 wasm-bindgen --target web --out-dir dist/pkg/wasm --out-name lossless_wasm \
   "$WASM_TARGET_DIR/wasm32-unknown-unknown/$profile/lossless_wasm.wasm"
 cp js-shim/*.js dist/pkg/shim/
+# The context explorer page the gateway route serves (and the DAG drawing the demo page shares).
+cp -r js-shim/explorer dist/pkg/shim/
 # sql.js ships inside the package (the Node build only, ~1.3 MB), so installing the plugin needs
 # no registry access. Browser embedders bring their own sql.js.
 mkdir -p dist/pkg/vendor/sql.js

@@ -147,8 +147,8 @@ impl<S: Sql> Engine<S> {
         self.active(session)?.ok_or_else(|| Error::input("sessionKey", format!("no conversation is stored for {:?}", session.key())))
     }
 
-    fn summary_in(&mut self, conversation: &Conversation, id: i64) -> Result<(SummaryInfo, String)> {
-        inspect::summary(self.store.sql(), conversation.id, id)?.ok_or_else(|| Error::input("summaryId", format!("no summary {id} in this conversation")))
+    pub(crate) fn summary_in(&mut self, conversation_id: i64, id: i64) -> Result<(SummaryInfo, String)> {
+        inspect::summary(self.store.sql(), conversation_id, id)?.ok_or_else(|| Error::input("summaryId", format!("no summary {id} in this conversation")))
     }
 
     /// Describes the conversation, one of its summaries, or one of its messages.
@@ -160,7 +160,7 @@ impl<S: Sql> Engine<S> {
             };
         };
         if let Some(id) = params.summary_id {
-            let (summary, content) = self.summary_in(&conversation, id)?;
+            let (summary, content) = self.summary_in(conversation.id, id)?;
             return Ok(Described::Summary { summary, content });
         }
         if let Some(id) = params.message_id {
@@ -185,20 +185,25 @@ impl<S: Sql> Engine<S> {
 
     /// Expands a summary into its children (or its original messages), one page at a time.
     pub fn expand(&mut self, params: ExpandParams) -> Result<Expansion> {
-        let limit = params.token_limit.unwrap_or(DEFAULT_EXPAND_TOKENS);
+        let conversation = self.active_or_err(&params.session)?;
+        self.expand_in(conversation.id, params.summary_id, params.token_limit, params.to_messages, params.cursor)
+    }
+
+    /// [`Self::expand`] within a conversation the caller has already checked it may read.
+    pub(crate) fn expand_in(&mut self, conversation_id: i64, summary_id: i64, token_limit: Option<i64>, to_messages: bool, cursor: Option<i64>) -> Result<Expansion> {
+        let limit = token_limit.unwrap_or(DEFAULT_EXPAND_TOKENS);
         if !(1..=MAX_EXPAND_TOKENS).contains(&limit) {
             return Err(Error::input("tokenLimit", format!("must be between 1 and {MAX_EXPAND_TOKENS}")));
         }
-        let cursor = params.cursor.unwrap_or(0);
+        let cursor = cursor.unwrap_or(0);
         if cursor < 0 {
             return Err(Error::input("cursor", "must not be negative"));
         }
-        let conversation = self.active_or_err(&params.session)?;
-        let (summary, _) = self.summary_in(&conversation, params.summary_id)?;
+        let (summary, _) = self.summary_in(conversation_id, summary_id)?;
         // Messages page by `seq` (the cursor is the last seq shown); child summaries by position.
-        if params.to_messages || summary.kind == "leaf" {
+        if to_messages || summary.kind == "leaf" {
             let sql = self.store.sql();
-            let rows = if params.to_messages {
+            let rows = if to_messages {
                 inspect::covered_messages(sql, summary.id, cursor, MAX_PAGE_ITEMS)?
             } else {
                 inspect::leaf_messages(sql, summary.id, cursor, MAX_PAGE_ITEMS)?
@@ -215,7 +220,7 @@ impl<S: Sql> Engine<S> {
         let start = usize::try_from(cursor).unwrap_or(usize::MAX);
         let mut children = Vec::new();
         for id in summary.children.iter().skip(start).take(MAX_PAGE_ITEMS as usize) {
-            let (child, content) = self.summary_in(&conversation, *id)?;
+            let (child, content) = self.summary_in(conversation_id, *id)?;
             children.push(ExpandItem::Summary { summary: child, content });
         }
         let (items, tokens, _) = fit(children, limit);

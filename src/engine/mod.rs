@@ -6,6 +6,7 @@ mod accounting;
 mod ask;
 mod assemble;
 mod commit;
+pub mod explorer;
 pub mod handover;
 mod import;
 pub mod compaction;

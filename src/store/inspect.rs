@@ -170,31 +170,41 @@ pub fn message(sql: &mut impl Sql, conversation_id: i64, message_id: i64) -> Res
     row.as_ref().map(message_from_row).transpose()
 }
 
+const EVENT_COLUMNS: &str = "id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json, repeats, last_at";
+
 /// The compaction log of a conversation after event `after_id`, oldest first, at most `limit`.
 pub fn events(sql: &mut impl Sql, conversation_id: i64, after_id: i64, limit: i64) -> Result<Vec<EventInfo>> {
     let rows = sql.query(
-        "SELECT id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json, repeats, last_at \
-         FROM compaction_events WHERE conversation_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+        &format!("SELECT {EVENT_COLUMNS} FROM compaction_events WHERE conversation_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"),
         &[conversation_id.into(), after_id.into(), limit.into()],
     )?;
-    rows.iter()
-        .map(|row| {
-            Ok(EventInfo {
-                id: row.int(0)?,
-                created_at: row.int(1)?,
-                pass: row.text(2)?,
-                level: row.opt_text(3)?,
-                outcome: row.text(4)?,
-                reason: row.text(5)?,
-                tokens_before: row.opt_int(6)?,
-                tokens_after: row.opt_int(7)?,
-                summary_id: row.opt_int(8)?,
-                telemetry_json: row.opt_text(9)?,
-                repeats: row.int(10)?,
-                last_at: row.opt_int(11)?,
-            })
-        })
-        .collect()
+    rows.iter().map(event_from_row).collect()
+}
+
+fn event_from_row(row: &Row) -> Result<EventInfo> {
+    Ok(EventInfo {
+        id: row.int(0)?,
+        created_at: row.int(1)?,
+        pass: row.text(2)?,
+        level: row.opt_text(3)?,
+        outcome: row.text(4)?,
+        reason: row.text(5)?,
+        tokens_before: row.opt_int(6)?,
+        tokens_after: row.opt_int(7)?,
+        summary_id: row.opt_int(8)?,
+        telemetry_json: row.opt_text(9)?,
+        repeats: row.int(10)?,
+        last_at: row.opt_int(11)?,
+    })
+}
+
+/// The newest failed compaction passes of a conversation, newest first, at most `limit`.
+pub fn failed_events(sql: &mut impl Sql, conversation_id: i64, limit: i64) -> Result<Vec<EventInfo>> {
+    let rows = sql.query(
+        &format!("SELECT {EVENT_COLUMNS} FROM compaction_events WHERE conversation_id = ?1 AND outcome = 'failed' ORDER BY id DESC LIMIT ?2"),
+        &[conversation_id.into(), limit.into()],
+    )?;
+    rows.iter().map(event_from_row).collect()
 }
 
 /// How many raw messages and summaries the active context holds.

@@ -10,6 +10,7 @@ pub mod compaction;
 pub mod context;
 pub mod conversations;
 pub mod doctor;
+pub mod explorer;
 pub mod import;
 pub mod inspect;
 pub mod lossless_claw;

@@ -340,6 +340,34 @@ impl WasmEngine {
         to_js(&self.inner.compaction_events(params).map_err(js_error)?)
     }
 
+    /// The context explorer: one agent's conversations (`{agentId}`), newest first.
+    #[wasm_bindgen(js_name = explorerConversations)]
+    pub fn explorer_conversations(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("explorerConversations", from_js("explorerConversations", params)?).map_err(js_error)?;
+        to_js(&self.inner.explorer_conversations(params).map_err(js_error)?)
+    }
+
+    /// The context explorer: one conversation's summary DAG and warnings (`{agentId, conversationId}`).
+    #[wasm_bindgen(js_name = explorerDag)]
+    pub fn explorer_dag(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("explorerDag", from_js("explorerDag", params)?).map_err(js_error)?;
+        to_js(&self.inner.explorer_dag(params).map_err(js_error)?)
+    }
+
+    /// The context explorer: one summary and its text (`{agentId, summaryId}`).
+    #[wasm_bindgen(js_name = explorerSummary)]
+    pub fn explorer_summary(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("explorerSummary", from_js("explorerSummary", params)?).map_err(js_error)?;
+        to_js(&self.inner.explorer_summary(params).map_err(js_error)?)
+    }
+
+    /// The context explorer: a summary expanded to its children or (`toMessages`) its originals.
+    #[wasm_bindgen(js_name = explorerExpand)]
+    pub fn explorer_expand(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+        let params = decode("explorerExpand", from_js("explorerExpand", params)?).map_err(js_error)?;
+        to_js(&self.inner.explorer_expand(params).map_err(js_error)?)
+    }
+
     /// The database as SQLite file bytes, for persisting.
     #[wasm_bindgen(js_name = exportDatabase)]
     pub fn export_database(&mut self) -> Result<Vec<u8>, JsError> {
