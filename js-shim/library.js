@@ -10,7 +10,7 @@ import { createContextEngine } from "./context-engine.js";
 import { makeClosable } from "./closable-engine.js";
 import { createHandle } from "./engine-handle.js";
 import { openIndexedDbStore } from "./indexeddb-store.js";
-import { entrySize, journalPersister, replay } from "./journal.js";
+import { entrySize, journalPersister, replaySliced } from "./journal.js";
 import { acquireStoreLock } from "./store-lock.js";
 
 /** How long openBrowserEngine waits for another tab's writer by default (a reload's old page
@@ -124,7 +124,8 @@ export async function openBrowserEngine({
     if (!readOnly) lock = await acquireStoreLock({ store, idbName, key, timeoutMs: lockTimeoutMs, locks: lockManager, leaseMs });
     const { snapshot, entries, lastSeq } = await store.loadJournaled(key);
     db = new SQL.Database(snapshot);
-    replay(db, entries);
+    // In slices: a reopen may replay ~1,000 turns, about a second of work on the tab's thread.
+    await replaySliced(db, entries);
     const fence = lock?.fence;
     persister = readOnly
       ? { db, persist: () => undefined }
