@@ -13,6 +13,8 @@ import { openIndexedDbStore } from "./indexeddb-store.js";
 import { entrySize, journalPersister, replaySliced } from "./journal.js";
 import { acquireStoreLock } from "./store-lock.js";
 
+export { openBrowserEngineInWorker } from "./worker-engine.js";
+
 /** How long openBrowserEngine waits for another tab's writer by default (a reload's old page
  *  releases its lock as it unloads, well inside this). */
 const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
