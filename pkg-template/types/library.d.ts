@@ -297,3 +297,22 @@ export function openEngine(options: OpenEngineOptions): Promise<LosslessEngine>;
  * the last snapshot.
  */
 export function openBrowserEngine(options: OpenBrowserEngineOptions): Promise<LosslessEngine>;
+
+export interface OpenBrowserEngineInWorkerOptions extends Omit<OpenBrowserEngineOptions, "SQL" | "wasm" | "lockManager"> {
+  /** Where the worker loads sql.js's `sql-wasm.js` from (its `.wasm` is looked up beside it). */
+  sqlJsUrl: string | URL;
+  /** The package's `shim/engine-worker.js`; by default the one beside this module. */
+  workerUrl?: string | URL;
+  /** Where the worker loads `lossless_wasm_bg.wasm` from (a URL: a module cannot cross). */
+  wasm?: string | URL;
+  /** `null` keeps one writer per key with the IndexedDB lease instead of Web Locks. */
+  lockManager?: null;
+}
+
+/**
+ * `openBrowserEngine` in a dedicated worker: opening, imports, compaction and checkpoints run
+ * there, never on the page's main thread. Same calls; params and results must be plain
+ * (structured-cloneable) data. Summary requests come back to `llm` on the page (an abort
+ * stops waiting for the answer, it cannot abort the page's request).
+ */
+export function openBrowserEngineInWorker(options: OpenBrowserEngineInWorkerOptions): Promise<LosslessEngine>;
