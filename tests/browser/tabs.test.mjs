@@ -8,7 +8,9 @@ import { after, before, test } from "node:test";
 import { chromium } from "playwright-core";
 import { startStaticServer } from "./static-server.mjs";
 
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
+// Background tabs' timers are not throttled here: the lease tests use leases of well under a
+// second, which a throttled renewal timer (once a second in a hidden tab) would miss.
+const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"];
 let server;
 let browser;
 
@@ -273,6 +275,8 @@ test("a lease writer frozen past its lease cannot write after another tab took o
   await cdp.send("Debugger.enable");
   const paused = new Promise((r) => cdp.once("Debugger.paused", r));
   await cdp.send("Debugger.pause");
+  // Run something in A so it pauses now, not at its next timer.
+  cdp.send("Runtime.evaluate", { expression: "0" }).catch(() => {});
   await paused;
   await b.evaluate(async () => {
     const engine = await window.openStore({ lockManager: null, leaseMs: 400, lockTimeoutMs: 10_000 });
