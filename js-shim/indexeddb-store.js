@@ -6,6 +6,13 @@
 // Every write is one IndexedDB transaction with strict durability (flushed before it reports
 // complete), and transactions are created in call order, so a later write never lands before an
 // earlier one. A checkpoint replaces the snapshot and deletes the journal in one transaction.
+//
+// Where the Web Locks API is missing, one writer per key is kept by a lease record in
+// "databases" under the array key ["lease", key] (embedder keys are strings, so it never
+// collides): {owner, expires}. A writer holding a lease passes it as `fence` to every write,
+// which checks the lease in the same transaction (IndexedDB runs overlapping read-write
+// transactions one at a time) and renews it, so a writer whose lease another tab took over can
+// never write again. This module only stores; store-lock.js decides when to take a lease.
 
 const DATABASES = "databases";
 const JOURNAL = "journal";
@@ -26,6 +33,42 @@ function done(tx) {
 }
 
 const journalRange = (key) => IDBKeyRange.bound([key, 0], [key, Infinity]);
+const leaseKey = (key) => ["lease", key];
+
+/** Thrown by a fenced write whose lease is no longer its own. */
+export class LeaseLostError extends Error {
+  constructor(key, holder) {
+    super(`lossless-wasm: this engine lost its write lease on key ${JSON.stringify(key)} (${holder ? "another tab or worker took it over after it expired" : "it expired and was released"}); nothing was written — open the engine again`);
+    this.name = "LeaseLostError";
+  }
+}
+
+/**
+ * Runs `writes(tx)` in `tx` only if `fence` (when given) still owns the key's lease, renewing it;
+ * otherwise aborts the transaction so nothing of it lands. Resolves once committed.
+ */
+function fenced(tx, key, fence, writes) {
+  if (!fence) {
+    writes(tx);
+    return done(tx);
+  }
+  let lost;
+  const leases = tx.objectStore(DATABASES);
+  const read = leases.get(leaseKey(key));
+  read.onsuccess = () => {
+    const lease = read.result;
+    if (lease?.owner !== fence.owner) {
+      lost = new LeaseLostError(key, lease?.owner);
+      tx.abort();
+      return;
+    }
+    leases.put({ owner: fence.owner, expires: Date.now() + fence.ttlMs }, leaseKey(key));
+    writes(tx);
+  };
+  return done(tx).catch((err) => {
+    throw lost ?? err;
+  });
+}
 
 /** Opens (creating or upgrading if needed) the IndexedDB database `dbName`. */
 export async function openIndexedDbStore(dbName = "lossless-wasm") {
@@ -59,18 +102,49 @@ export async function openIndexedDbStore(dbName = "lossless-wasm") {
       const lastSeq = keys.length ? keys[keys.length - 1][1] : 0;
       return { snapshot: snapshot === undefined ? undefined : new Uint8Array(snapshot), entries, lastSeq };
     },
-    /** Appends journal entries at `firstSeq`, `firstSeq + 1`, …; resolves once committed. */
-    append(key, firstSeq, entries) {
-      const tx = write(JOURNAL);
-      const store = tx.objectStore(JOURNAL);
-      entries.forEach((entry, i) => store.put(entry, [key, firstSeq + i]));
-      return done(tx);
+    /** Appends journal entries at `firstSeq`, `firstSeq + 1`, …; resolves once committed.
+     *  With `fence` ({owner, ttlMs}) it writes only while that owner holds the key's lease. */
+    append(key, firstSeq, entries, fence) {
+      return fenced(write([DATABASES, JOURNAL]), key, fence, (tx) => {
+        const store = tx.objectStore(JOURNAL);
+        entries.forEach((entry, i) => store.put(entry, [key, firstSeq + i]));
+      });
     },
     /** Replaces the snapshot and drops the journal, atomically; resolves once committed. */
-    checkpoint(key, bytes) {
-      const tx = write([DATABASES, JOURNAL]);
-      tx.objectStore(DATABASES).put(bytes, key);
-      tx.objectStore(JOURNAL).delete(journalRange(key));
+    checkpoint(key, bytes, fence) {
+      return fenced(write([DATABASES, JOURNAL]), key, fence, (tx) => {
+        tx.objectStore(DATABASES).put(bytes, key);
+        tx.objectStore(JOURNAL).delete(journalRange(key));
+      });
+    },
+    /**
+     * Takes (or renews) the key's lease for `owner` when it is free, expired or already
+     * `owner`'s; resolves to `{granted, holder}` (`holder`: the other owner when refused).
+     */
+    takeLease(key, owner, ttlMs) {
+      const tx = write(DATABASES);
+      const leases = tx.objectStore(DATABASES);
+      const result = { granted: false, holder: undefined };
+      const read = leases.get(leaseKey(key));
+      read.onsuccess = () => {
+        const lease = read.result;
+        if (lease && lease.owner !== owner && lease.expires > Date.now()) {
+          result.holder = lease.owner;
+          return;
+        }
+        leases.put({ owner, expires: Date.now() + ttlMs }, leaseKey(key));
+        result.granted = true;
+      };
+      return done(tx).then(() => result);
+    },
+    /** Gives the lease up if `owner` still holds it. */
+    dropLease(key, owner) {
+      const tx = write(DATABASES);
+      const leases = tx.objectStore(DATABASES);
+      const read = leases.get(leaseKey(key));
+      read.onsuccess = () => {
+        if (read.result?.owner === owner) leases.delete(leaseKey(key));
+      };
       return done(tx);
     },
     close() {

@@ -139,11 +139,11 @@ export function journalDatabase(db) {
 }
 
 /**
- * Replays journal entries, in order, on a raw sql.js Database (the snapshot they follow).
- * Each entry runs in one transaction; a failing entry rolls back and throws, since a journal that
- * does not apply means the snapshot and journal do not belong together.
+ * Applies journal entries one at a time, yielding after each: the shared body of `replay` and
+ * `replaySliced`. Each entry runs in one transaction; a failing entry rolls back and throws,
+ * since a journal that does not apply means the snapshot and journal do not belong together.
  */
-export function replay(db, entries) {
+function* applyEntries(db, entries) {
   const statements = new Map();
   try {
     for (const [i, entry] of entries.entries()) {
@@ -165,9 +165,28 @@ export function replay(db, entries) {
         db.exec("ROLLBACK");
         throw new Error(`lossless-wasm: journal entry ${i + 1} of ${entries.length} does not apply to its snapshot (${err.message}); the stored database was left unchanged`);
       }
+      yield i;
     }
   } finally {
     for (const stmt of statements.values()) stmt.free();
+  }
+}
+
+/** Replays journal entries, in order, on a raw sql.js Database (the snapshot they follow). */
+export function replay(db, entries) {
+  for (const _ of applyEntries(db, entries));
+}
+
+/**
+ * `replay`, giving the event loop back every `sliceMs` (a browser tab's main thread stays
+ * responsive while a long journal replays). Nothing else may use `db` until it resolves.
+ */
+export async function replaySliced(db, entries, sliceMs = 20) {
+  let sliceStart = performance.now();
+  for (const _ of applyEntries(db, entries)) {
+    if (performance.now() - sliceStart < sliceMs) continue;
+    await new Promise((r) => setTimeout(r, 0));
+    sliceStart = performance.now();
   }
 }
 

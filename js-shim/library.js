@@ -3,12 +3,21 @@
 // after every write (`save`), if you want them; `openBrowserEngine` persists to IndexedDB
 // incrementally (journal.js: each write appends the transaction, not the whole database). The
 // returned object speaks the same ContextEngine contract as the plugin, plus `search` and the
-// read-only inspection calls `describe`, `expand` and `compactionEvents`. Types: ../types/.
+// read-only inspection calls `describe`, `expand` and `compactionEvents`, and `close()`.
+// A browser engine holds its key's write lock (store-lock.js) from open to close. Types: ../types/.
 import init from "../wasm/lossless_wasm.js";
 import { createContextEngine } from "./context-engine.js";
+import { makeClosable } from "./closable-engine.js";
 import { createHandle } from "./engine-handle.js";
 import { openIndexedDbStore } from "./indexeddb-store.js";
-import { entrySize, journalPersister, replay } from "./journal.js";
+import { entrySize, journalPersister, replaySliced } from "./journal.js";
+import { acquireStoreLock } from "./store-lock.js";
+
+export { openBrowserEngineInWorker } from "./worker-engine.js";
+
+/** How long openBrowserEngine waits for another tab's writer by default (a reload's old page
+ *  releases its lock as it unloads, well inside this). */
+const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
 
 let wasmReady;
 
@@ -16,16 +25,38 @@ function requireSqlJs(SQL, caller) {
   if (!SQL?.Database) throw new TypeError(`${caller}: pass the initialized sql.js module as \`SQL\` (the result of initSqlJs())`);
 }
 
-async function openOn({ db, config, save, persist, wasm, llm }) {
+/**
+ * The engine over `db`, with close(): the running calls settle, what is unsaved is flushed, the
+ * database closed, then `release` runs (it runs too when opening fails).
+ */
+async function openOn({ db, config, save, persist, wasm, llm, readOnly, broken, release = () => {} }) {
   wasmReady ??= init(wasm === undefined ? undefined : { module_or_path: wasm });
+  let handle;
   try {
     await wasmReady;
   } catch (err) {
     wasmReady = undefined;
+    db.close();
+    await release();
     throw err;
   }
-  const handle = createHandle({ db, config, save, persist });
-  return withInspection(createContextEngine(async () => handle, { config, hostLlm: () => llm }), handle);
+  try {
+    handle = createHandle({ db, config, save, persist });
+  } catch (err) {
+    // createHandle has closed the database (the engine refused it or the config).
+    await release();
+    throw err;
+  }
+  const engine = withInspection(createContextEngine(async () => handle, { config, hostLlm: () => llm }), handle);
+  return makeClosable(engine, async () => {
+    try {
+      await handle.flush();
+    } finally {
+      db.close();
+      handle = undefined;
+      await release();
+    }
+  }, { readOnly, broken });
 }
 
 /** Adds the engine's read-only inspection calls (the base of lcm_describe / lcm_expand). */
@@ -61,26 +92,58 @@ export async function openEngine({ SQL, bytes, config, save, wasm, llm } = {}) {
  * IndexedDB transaction before the call resolves; the whole database is written only at
  * checkpoints (when the journal outgrows a sixteenth of it and `checkpointBytes`, default 2 MiB).
  */
-export async function openBrowserEngine({ SQL, config, wasm, llm, idbName = "lossless-wasm", key = "default", checkpointBytes } = {}) {
+export async function openBrowserEngine({
+  SQL, config, wasm, llm, idbName = "lossless-wasm", key = "default", checkpointBytes,
+  readOnly = false, lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS, lockManager = globalThis.navigator?.locks ?? null, leaseMs,
+} = {}) {
   requireSqlJs(SQL, "openBrowserEngine");
+  if (!(typeof lockTimeoutMs === "number" && lockTimeoutMs >= 0)) {
+    throw new TypeError(`openBrowserEngine: \`lockTimeoutMs\` must be a number of milliseconds >= 0 (or Infinity), got ${String(lockTimeoutMs)}`);
+  }
+  if (leaseMs !== undefined && !(typeof leaseMs === "number" && leaseMs >= 100 && Number.isFinite(leaseMs))) {
+    throw new TypeError(`openBrowserEngine: \`leaseMs\` must be a finite number of milliseconds >= 100, got ${String(leaseMs)}`);
+  }
   const store = await openIndexedDbStore(idbName);
-  const { snapshot, entries, lastSeq } = await store.loadJournaled(key);
-  const db = new SQL.Database(snapshot);
+  let lock;
+  const release = async () => {
+    try {
+      await lock?.release();
+    } finally {
+      store.close();
+    }
+  };
+  let db;
+  let persister;
+  // A write refused because the lease moved on leaves this engine behind the store for good.
+  let lostWrite;
+  const fenced = (write) => write.catch((err) => {
+    if (err?.name === "LeaseLostError") lostWrite = err;
+    throw err;
+  });
   try {
-    replay(db, entries);
+    // The lock comes first: what is read below is then everything the last writer committed.
+    // A reader takes none: it reads snapshot and journal in one transaction, committed state only.
+    if (!readOnly) lock = await acquireStoreLock({ store, idbName, key, timeoutMs: lockTimeoutMs, locks: lockManager, leaseMs });
+    const { snapshot, entries, lastSeq } = await store.loadJournaled(key);
+    db = new SQL.Database(snapshot);
+    // In slices: a reopen may replay ~1,000 turns, about a second of work on the tab's thread.
+    await replaySliced(db, entries);
+    const fence = lock?.fence;
+    persister = readOnly
+      ? { db, persist: () => undefined }
+      : journalPersister({
+          db,
+          snapshotBytes: snapshot?.length ?? 0,
+          journalBytes: entries.reduce((n, e) => n + entrySize(e), 0),
+          nextSeq: lastSeq + 1,
+          append: (seq, list) => fenced(store.append(key, seq, list, fence)),
+          checkpoint: (bytes) => fenced(store.checkpoint(key, bytes, fence)),
+          minCheckpointBytes: checkpointBytes,
+        });
   } catch (err) {
-    db.close();
-    store.close();
+    db?.close();
+    await release();
     throw err;
   }
-  const persister = journalPersister({
-    db,
-    snapshotBytes: snapshot?.length ?? 0,
-    journalBytes: entries.reduce((n, e) => n + entrySize(e), 0),
-    nextSeq: lastSeq + 1,
-    append: (seq, list) => store.append(key, seq, list),
-    checkpoint: (bytes) => store.checkpoint(key, bytes),
-    minCheckpointBytes: checkpointBytes,
-  });
-  return openOn({ db: persister.db, config, persist: persister.persist, wasm, llm });
+  return openOn({ db: persister.db, config, persist: persister.persist, wasm, llm, readOnly, broken: () => lostWrite ?? lock?.lost(), release });
 }

@@ -11,6 +11,11 @@
 // `openEngine` / `openBrowserEngine` also throw a TypeError when `SQL` is not an initialized
 // sql.js module, and openBrowserEngine an Error when IndexedDB is unavailable or the stored
 // journal does not apply to its snapshot (the stored data is left unchanged).
+// openBrowserEngine rejects with an Error named "StoreBusyError" when another tab or worker of
+// the origin holds the key for writing past `lockTimeoutMs` ("… is open for writing in another
+// tab or worker of this origin …"). After `close()`, every call rejects ("<call>() called after
+// close(); …"); a read-only engine rejects its writing calls ("<call>() writes, and this engine
+// was opened with readOnly: true; …").
 
 import type { EngineConfig } from "./config.js";
 
@@ -88,6 +93,27 @@ export interface OpenBrowserEngineOptions extends Omit<OpenEngineOptions, "bytes
    * both this many bytes and a sixteenth of the database. Default 2 MiB (2097152).
    */
   checkpointBytes?: number;
+  /**
+   * Open without taking the key's write lock, beside a writer in another tab: the engine holds
+   * the store as committed when it opened (whole turns only) and serves `search`, `describe`,
+   * `expand`, `compactionEvents`; every writing call rejects. Default false.
+   */
+  readOnly?: boolean;
+  /**
+   * One writer per key across the origin's tabs and workers: how long to wait for another
+   * writer to close before rejecting with a "StoreBusyError". 0 fails at once; Infinity waits
+   * until the other closes (or its tab goes away). Default 5000.
+   */
+  lockTimeoutMs?: number;
+  /**
+   * The Web Locks manager that keeps one writer per key. Default `navigator.locks`. Where it is
+   * missing (an insecure http: page), or when `null` is passed, a lease record in IndexedDB
+   * does the same: renewed while the engine is open, checked by every write, and taken over
+   * by another writer once it has not been renewed for `leaseMs`.
+   */
+  lockManager?: { request: (...args: any[]) => Promise<unknown> } | null;
+  /** Lease length without Web Locks (>= 100). Default 10000. */
+  leaseMs?: number;
 }
 
 export interface CommitTurnParams extends SessionRef {
@@ -248,6 +274,12 @@ export interface LosslessEngine {
   /** Archives the session key's conversation (kept and searchable) and starts a new one. */
   reset(params: SessionRef & { cause?: string }): Promise<boolean>;
   dispose(): Promise<void>;
+  /**
+   * Lets the calls already running finish, saves what is unsaved, closes the database and, for
+   * a browser engine, releases the key's write lock so another tab can open it. Idempotent
+   * (every call returns the same promise); any other call afterwards rejects.
+   */
+  close(): Promise<void>;
   /** The conversation (totals and the summary DAG), or one summary or message of it. */
   describe(params: DescribeParams): Promise<Described>;
   /** A summary's children, or every original message under it, one page at a time. */
@@ -265,3 +297,22 @@ export function openEngine(options: OpenEngineOptions): Promise<LosslessEngine>;
  * the last snapshot.
  */
 export function openBrowserEngine(options: OpenBrowserEngineOptions): Promise<LosslessEngine>;
+
+export interface OpenBrowserEngineInWorkerOptions extends Omit<OpenBrowserEngineOptions, "SQL" | "wasm" | "lockManager"> {
+  /** Where the worker loads sql.js's `sql-wasm.js` from (its `.wasm` is looked up beside it). */
+  sqlJsUrl: string | URL;
+  /** The package's `shim/engine-worker.js`; by default the one beside this module. */
+  workerUrl?: string | URL;
+  /** Where the worker loads `lossless_wasm_bg.wasm` from (a URL: a module cannot cross). */
+  wasm?: string | URL;
+  /** `null` keeps one writer per key with the IndexedDB lease instead of Web Locks. */
+  lockManager?: null;
+}
+
+/**
+ * `openBrowserEngine` in a dedicated worker: opening, imports, compaction and checkpoints run
+ * there, never on the page's main thread. Same calls; params and results must be plain
+ * (structured-cloneable) data. Summary requests come back to `llm` on the page (an abort
+ * stops waiting for the answer, it cannot abort the page's request).
+ */
+export function openBrowserEngineInWorker(options: OpenBrowserEngineInWorkerOptions): Promise<LosslessEngine>;

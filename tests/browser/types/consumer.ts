@@ -1,6 +1,6 @@
 // A small consumer of the package's types, checked with `tsc --noEmit` by types.test.mjs: it
 // uses the library the way README.md and the demo page do, and the plugin config.
-import { openBrowserEngine, openEngine } from "lossless-wasm/library";
+import { openBrowserEngine, openBrowserEngineInWorker, openEngine } from "lossless-wasm/library";
 import type { AgentMessage, Described, EngineConfig, LosslessEngine, PluginConfig, SqlJsStatic } from "lossless-wasm/library";
 import plugin, { resolveDbPath } from "lossless-wasm";
 
@@ -11,7 +11,8 @@ const pluginConfig: PluginConfig = { ...config, dbPath: "/tmp/lossless.sqlite", 
 
 export async function run(): Promise<number> {
   const engine: LosslessEngine = await openEngine({ SQL, config, save: async (bytes: Uint8Array) => void bytes.length });
-  const browser = await openBrowserEngine({ SQL, idbName: "app", key: "chat-1", checkpointBytes: 1 << 20 });
+  const browser = await openBrowserEngine({ SQL, idbName: "app", key: "chat-1", checkpointBytes: 1 << 20, lockTimeoutMs: Infinity });
+  const reader = await openBrowserEngine({ SQL, idbName: "app", key: "chat-1", readOnly: true, lockManager: null, leaseMs: 5000 });
   const messages: AgentMessage[] = [
     { role: "user", content: "hello", timestamp: 1 },
     { role: "assistant", content: [{ type: "text", text: "hi" }, { type: "toolCall", id: "c1", name: "bash", arguments: { command: "ls" } }], timestamp: 2 },
@@ -32,6 +33,8 @@ export async function run(): Promise<number> {
   }
   const events = await engine.compactionEvents({ sessionId: "s", afterId: 0 });
   const compacted = await engine.compact({ sessionId: "s", force: true });
+  const inWorker = await openBrowserEngineInWorker({ sqlJsUrl: "/sql-wasm.js", key: "chat-2", llm: { complete: async () => ({ text: "s" }) } });
+  await Promise.all([reader.close(), browser.close(), engine.close(), inWorker.close()]);
   void plugin.id;
   void resolveDbPath({ pluginConfig, registerContextEngine: () => undefined });
   return (status === "committed" ? 1 : 0) + view.estimatedTokens + hits.length + summaries + events.length + (compacted.ok ? 1 : 0);

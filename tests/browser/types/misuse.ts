@@ -1,5 +1,5 @@
 // Mistakes the types must catch (types.test.mjs expects tsc to fail on each marked line).
-import { openEngine } from "lossless-wasm/library";
+import { openBrowserEngine, openBrowserEngineInWorker, openEngine } from "lossless-wasm/library";
 import type { PluginConfig, SqlJsStatic } from "lossless-wasm/library";
 
 declare const SQL: SqlJsStatic;
@@ -11,4 +11,7 @@ export async function misuse(): Promise<void> {
   const config: PluginConfig = { storage: "postgres" }; // MISUSE: unknown storage
   void config;
   await openEngine({ config: {} }); // MISUSE: SQL is required
+  await openBrowserEngine({ SQL, readOnly: "yes" }); // MISUSE: readOnly is a boolean
+  await engine.close(true); // MISUSE: close takes no argument
+  await openBrowserEngineInWorker({ SQL, key: "k" }); // MISUSE: the worker loads sql.js from sqlJsUrl
 }
