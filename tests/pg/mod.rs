@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test crate uses a part of these helpers
 //! Opening a fresh store on the test PostgreSQL server: every call gets an empty schema of its
 //! own on the server `LCM_PG_TEST_URL` names (`scripts/pg-server.sh run` starts one and sets it).
 //! Without that variable the tests fail, saying how to run them: never a silent skip.
