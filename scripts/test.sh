@@ -39,7 +39,7 @@ suite() {
 suite native cargo test
 # The store on a real PostgreSQL server that the suite starts and deletes itself
 # (scripts/pg-server.sh; installed by setup.sh): ~1 min with its build.
-suite postgres bash scripts/pg-server.sh run cargo test --features postgres --test store_pg --test concurrency_pg --test recall_pg --test operator_pg --test compaction_pg --test faults_pg
+suite postgres bash scripts/pg-server.sh run cargo test --features postgres --test store_pg --test concurrency_pg --test recall_pg --test operator_pg --test compaction_pg --test faults_pg --test bulk_pg
 # Node 26 first on PATH: the node:sqlite storage cases run in it.
 suite wasm-node env PATH="$NODE26_BIN:$PATH" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_node'

@@ -51,10 +51,16 @@ pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[S
 /// segments stayed on level 0 until a `maintain`'s small flush merged them all: the per-turn p95
 /// of short messages rose by ~1 ms, and the index took ~8 % more space at 10K.)
 pub fn append_in_segments(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
-    // PostgreSQL: row by row (ids from the identity sequence, returned by each insert); the
-    // bulk form numbers rows from MAX(id), which only a single writer may do.
-    if messages.len() < BULK_MIN_MESSAGES || sql.dialect().is_postgres() {
+    if messages.len() < BULK_MIN_MESSAGES {
         super::messages::append(sql, conversation, messages, now_ms)
+    } else if sql.dialect().is_postgres() {
+        // Ids from the identity sequence: this module numbers rows from MAX(id), which only a
+        // single writer may do.
+        if super::bulk_pg::can_append(messages) {
+            super::bulk_pg::append(sql, conversation, messages, now_ms)
+        } else {
+            super::messages::append(sql, conversation, messages, now_ms)
+        }
     } else {
         append_bulk(sql, conversation, messages, segment_ends, now_ms)
     }

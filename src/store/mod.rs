@@ -6,6 +6,7 @@
 pub mod accounting;
 pub mod advancements;
 pub mod bulk;
+pub mod bulk_pg;
 pub mod compaction;
 pub mod context;
 pub mod conversations;
