@@ -169,7 +169,7 @@ pub fn leaf_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, limit:
 pub fn covered_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, limit: i64) -> Result<Vec<MessageInfo>> {
     let rows = sql.query(
         &format!(
-            "WITH RECURSIVE under(id) AS (SELECT ?1 UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) \
+            "WITH RECURSIVE under(id) AS (SELECT CAST(?1 AS bigint) UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) \
              SELECT {MESSAGE_COLUMNS} FROM under JOIN summary_messages sm ON sm.summary_id = under.id JOIN messages m ON m.id = sm.message_id \
              WHERE m.seq > ?2 ORDER BY m.seq LIMIT ?3"
         ),
