@@ -6,10 +6,6 @@
 
 type Db = lossless_wasm::store::native::NativeSql;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
-
 /// The store named `path`, as a process that restarted would open it again.
 fn reopen_db(path: &str) -> Db {
     Db::open(path).unwrap()

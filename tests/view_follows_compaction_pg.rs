@@ -6,10 +6,6 @@ mod pg;
 
 type Db = lossless_wasm::store::native_pg::PgSql;
 
-fn open_db() -> Db {
-    pg::fresh()
-}
-
 /// The store named `path` (a schema named after it), as a restarted process would open it again.
 fn reopen_db(path: &str) -> Db {
     let name: String = path.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();

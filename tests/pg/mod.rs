@@ -41,6 +41,7 @@ pub fn fresh_schema() -> String {
 
 /// A connection working in `schema`.
 pub fn connect(schema: &str) -> PgSql {
+    prepare_server();
     PgSql::connect_in_schema(&url(), schema).expect("connecting to the test server")
 }
 

@@ -1,5 +1,5 @@
 // The view_follows_compaction tests, shared by view_follows_compaction_native.rs (SQLite) and view_follows_compaction_pg.rs (PostgreSQL): each
-// defines `Db` (the connection type) and `open_db()` (a fresh, empty store) and includes this file.
+// defines `Db` (the connection type) and `reopen_db(path)` (a store by name) and includes this file.
 use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::compaction::CompactionStep;
 use lossless_wasm::engine::*;
