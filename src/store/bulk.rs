@@ -53,6 +53,14 @@ pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[S
 pub fn append_in_segments(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
     if messages.len() < BULK_MIN_MESSAGES {
         super::messages::append(sql, conversation, messages, now_ms)
+    } else if sql.dialect().is_postgres() {
+        // Ids from the identity sequence: this module numbers rows from MAX(id), which only a
+        // single writer may do.
+        if super::bulk_pg::can_append(messages) {
+            super::bulk_pg::append(sql, conversation, messages, now_ms)
+        } else {
+            super::messages::append(sql, conversation, messages, now_ms)
+        }
     } else {
         append_bulk(sql, conversation, messages, segment_ends, now_ms)
     }

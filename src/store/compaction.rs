@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::core::compaction::{ContextItem, ItemKind, RetryState};
 use crate::core::message::{text_of_raw_json, Role};
 use crate::error::{Error, Result};
+use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
 
 const SEP: char = '\u{1f}';
@@ -33,15 +34,26 @@ const ITEM_COLUMNS: &str = "SELECT ci.ordinal, ci.message_id, ci.summary_id, ci.
           WHERE p.message_id = ci.message_id AND m.role = 'toolResult' AND p.tool_call_id IS NOT NULL LIMIT 1) \
      FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id LEFT JOIN summaries s ON s.id = ci.summary_id";
 
+/// [`ITEM_COLUMNS`] for PostgreSQL (`string_agg`, in block order as SQLite's rowid order gives).
+const ITEM_COLUMNS_POSTGRES: &str = "SELECT ci.ordinal, ci.message_id, ci.summary_id, ci.token_count, m.role, s.depth, \
+       (SELECT string_agg(p.tool_call_id, chr(31) ORDER BY p.ordinal) FROM message_parts p \
+          WHERE p.message_id = ci.message_id AND p.kind = 'tool_call' AND p.tool_call_id IS NOT NULL), \
+       (SELECT p.tool_call_id FROM message_parts p \
+          WHERE p.message_id = ci.message_id AND m.role = 'toolResult' AND p.tool_call_id IS NOT NULL LIMIT 1) \
+     FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id LEFT JOIN summaries s ON s.id = ci.summary_id";
+
 /// One page of context items with what selection needs.
 pub fn load_item_page(sql: &mut impl Sql, conversation_id: i64, page: ItemPage) -> Result<Vec<ContextItem>> {
+    let postgres = sql.dialect().is_postgres();
+    let columns = if postgres { ITEM_COLUMNS_POSTGRES } else { ITEM_COLUMNS };
     let rows = match page {
         ItemPage::After { ordinal, limit } => sql.query(
-            &format!("{ITEM_COLUMNS} WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal LIMIT ?3"),
-            &[conversation_id.into(), ordinal.into(), limit.into()],
+            &format!("{columns} WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal LIMIT ?3"),
+            // "No limit" is -1 in SQLite and NULL in PostgreSQL (which rejects a negative one).
+            &[conversation_id.into(), ordinal.into(), if postgres && limit < 0 { SqlValue::Null } else { limit.into() }],
         )?,
         ItemPage::Newest { limit } => sql.query(
-            &format!("{ITEM_COLUMNS} WHERE ci.conversation_id = ?1 ORDER BY ci.ordinal DESC LIMIT ?2"),
+            &format!("{columns} WHERE ci.conversation_id = ?1 ORDER BY ci.ordinal DESC LIMIT ?2"),
             &[conversation_id.into(), limit.into()],
         )?,
     };
@@ -97,7 +109,10 @@ const LOAD_MESSAGES_SQL: &str = "SELECT id, role, raw_json, host_timestamp FROM 
 
 /// The messages with these ids, in conversation order.
 pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SourceRow>> {
-    let rows = sql.query(LOAD_MESSAGES_SQL, &[id_array(ids)])?;
+    let rows = match sql.dialect() {
+        Dialect::Sqlite => sql.query(LOAD_MESSAGES_SQL, &[id_array(ids)])?,
+        d => sql.query(&format!("SELECT id, role, raw_json, host_timestamp FROM messages WHERE id IN {} ORDER BY seq", d.int_list(1)), &[id_array(ids)])?,
+    };
     rows.iter()
         .map(|row| {
             let name = row.text(1)?;
@@ -123,11 +138,12 @@ pub struct SummaryRow {
 
 /// The summaries with these ids, in the order given.
 pub fn load_summaries(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SummaryRow>> {
-    let rows = sql.query(
+    let query = format!(
         "SELECT id, depth, content, earliest_at, latest_at, descendant_message_count, descendant_summary_count, source_token_count \
-         FROM summaries WHERE id IN (SELECT value FROM json_each(?1))",
-        &[id_array(ids)],
-    )?;
+         FROM summaries WHERE id IN {}",
+        sql.dialect().int_list(1)
+    );
+    let rows = sql.query(&query, &[id_array(ids)])?;
     let mut found: Vec<SummaryRow> = rows
         .iter()
         .map(|row: &Row| {
@@ -179,6 +195,8 @@ pub struct Range<'a> {
 /// model sees it. Fails (changing nothing, inside the caller's transaction) when the context no
 /// longer matches the plan. Returns the new summary's id.
 pub fn apply(sql: &mut impl Sql, range: &Range<'_>, summary: &NewSummary<'_>, context_tokens: impl FnOnce(i64) -> u32, now_ms: i64) -> Result<(i64, u32)> {
+    // The check below is a compare-and-set only while nobody else can write the conversation.
+    crate::store::conversations::lock(sql, summary.conversation_id)?;
     let column = if range.summaries { "summary_id" } else { "message_id" };
     let current = sql.query(
         &format!("SELECT {column}, token_count FROM context_items WHERE conversation_id = ?1 AND ordinal BETWEEN ?2 AND ?3 ORDER BY ordinal"),
@@ -344,9 +362,14 @@ pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, 
 pub const NEWEST_MESSAGE_TOKENS_SQL: &str = "SELECT MAX(token_count, 0) FROM context_items \
      WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
 
+/// [`NEWEST_MESSAGE_TOKENS_SQL`] for PostgreSQL.
+const NEWEST_MESSAGE_TOKENS_SQL_POSTGRES: &str = "SELECT GREATEST(token_count, 0) FROM context_items \
+     WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
+
 /// The newest `count` raw messages' token counts in the context, oldest first.
 pub fn newest_message_tokens(sql: &mut impl Sql, conversation_id: i64, count: u32) -> Result<Vec<i64>> {
-    let rows = sql.query(NEWEST_MESSAGE_TOKENS_SQL, &[conversation_id.into(), count.into()])?;
+    let query = if sql.dialect().is_postgres() { NEWEST_MESSAGE_TOKENS_SQL_POSTGRES } else { NEWEST_MESSAGE_TOKENS_SQL };
+    let rows = sql.query(query, &[conversation_id.into(), count.into()])?;
     rows.iter().rev().map(|r| r.int(0)).collect()
 }
 

@@ -59,8 +59,40 @@ pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conve
     row.as_ref().map(from_row).transpose()
 }
 
+/// PostgreSQL: the active row, locked until the transaction ends. Every write transaction of a
+/// conversation starts here (or at [`lock`]), so writers of one conversation take turns —
+/// whichever gateway they run on — while other conversations write in parallel. Waiting for the
+/// lock, PostgreSQL returns the row as the previous writer committed it: totals, `seq`s and
+/// ordinals read here are current.
+const FIND_ACTIVE_FOR_UPDATE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens \
+     FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE";
+
+/// PostgreSQL: creates the key's conversation unless another gateway just did (the partial
+/// unique index decides; the loser gets no row and reads the winner's).
+const CREATE_SQL_POSTGRES: &str = "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) \
+     ON CONFLICT (session_key) WHERE status = 'active' DO NOTHING \
+     RETURNING id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
+
+/// How often [`resolve`] looks again when other writers keep creating or rotating the key.
+const RESOLVE_ROUNDS: usize = 4;
+
+/// Locks a conversation's row for the rest of the write transaction (PostgreSQL), so a write
+/// that starts from a known conversation id (a compaction's apply, a stub batch) takes its turn
+/// like a write that starts from the key. SQLite's `BEGIN IMMEDIATE` already holds the whole
+/// database: nothing to do there, no statement run.
+pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
+    if sql.dialect().is_postgres() {
+        sql.query_row("SELECT id FROM conversations WHERE id = ?1 FOR UPDATE", &[id.into()])?;
+    }
+    Ok(())
+}
+
 /// The active conversation for the key, created (or rotated, when the session id changed).
+/// On PostgreSQL its row is locked for the rest of the transaction.
 pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<Conversation> {
+    if sql.dialect().is_postgres() {
+        return resolve_locked(sql, session_key, session_id, now_ms);
+    }
     if let Some(existing) = find_active(sql, session_key)? {
         if existing.session_id == session_id {
             return Ok(existing);
@@ -78,6 +110,27 @@ pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: 
         Some(row) => from_row(&row),
         None => Err(crate::error::Error::storage("creating a conversation returned no row")),
     }
+}
+
+fn resolve_locked(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<Conversation> {
+    for _ in 0..RESOLVE_ROUNDS {
+        if let Some(existing) = sql.query_row(FIND_ACTIVE_FOR_UPDATE_SQL, &[session_key.into()])? {
+            let existing = from_row(&existing)?;
+            if existing.session_id == session_id {
+                return Ok(existing);
+            }
+            archive(sql, existing.id, "session-id-changed", now_ms)?;
+        }
+        let generation = next_generation(sql, session_key)?;
+        if let Some(row) = sql.query_row(CREATE_SQL_POSTGRES, &[session_key.into(), session_id.into(), generation.into(), now_ms.into()])? {
+            return from_row(&row);
+        }
+        // Another gateway created the key's conversation meanwhile; it has committed (ON CONFLICT
+        // waited for it): the next round reads and locks that row.
+    }
+    Err(crate::error::Error::storage(format!(
+        "the conversation of session key {session_key:?} kept being created or rotated by other writers; try again"
+    )))
 }
 
 /// Archives a conversation: kept with all its messages and summaries (searchable with scope

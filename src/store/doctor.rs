@@ -54,7 +54,7 @@ pub fn totals(sql: &mut impl Sql) -> Result<Totals> {
         messages: count(sql, "SELECT COUNT(*) FROM messages", &[])?,
         message_tokens: count(sql, "SELECT COALESCE(SUM(token_count), 0) FROM messages", &[])?,
         summaries,
-        db_bytes: count(sql, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", &[])?,
+        db_bytes: count(sql, if sql.dialect().is_postgres() { "SELECT pg_database_size(current_database())" } else { "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()" }, &[])?,
         schema_version: count(sql, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", &[])?,
     })
 }
@@ -112,7 +112,7 @@ pub struct Check {
 }
 
 fn ids_sample(sql: &mut impl Sql, query: &str) -> Result<(i64, Vec<i64>)> {
-    let total = count(sql, &format!("SELECT COUNT(*) FROM ({query})"), &[])?;
+    let total = count(sql, &format!("SELECT COUNT(*) FROM ({query}) AS found"), &[])?;
     let sample = sql.query(&format!("{query} LIMIT 5"), &[])?.iter().map(|r| r.int(0)).collect::<Result<Vec<_>>>()?;
     Ok((total, sample))
 }
@@ -152,6 +152,9 @@ const BAD_TOTALS: &str = "SELECT v.id FROM conversations v WHERE \
 
 /// Runs every check. Read-only.
 pub fn checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
+    if sql.dialect().is_postgres() {
+        return postgres_checks(sql);
+    }
     let integrity: Vec<String> = sql.query("PRAGMA integrity_check", &[])?.iter().map(|r| r.text(0)).collect::<Result<_>>()?;
     let integrity_ok = integrity.len() == 1 && integrity[0] == "ok";
     let mut out = vec![Check { name: "sqlite_integrity", ok: integrity_ok, detail: integrity.join("; "), fixable: false }];
@@ -165,6 +168,18 @@ pub fn checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
         out.push(Check { name, ok, detail, fixable: true });
     }
     Ok(out)
+}
+
+/// The checks on PostgreSQL: the server keeps its own files consistent (no `integrity_check`
+/// to run) and the search vectors are generated columns (no index to fall out of step), so the
+/// checks are those of the rows themselves.
+fn postgres_checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
+    Ok(vec![
+        check_ids(sql, "messages_reachable", UNREACHABLE_MESSAGES, "messages unreachable from their view", false)?,
+        check_ids(sql, "dag_acyclic", BAD_EDGES, "summaries with an edge from an equal or deeper summary, or from another conversation", false)?,
+        check_ids(sql, "context_items_valid", BAD_ITEMS, "context items pointing outside their conversation", false)?,
+        check_ids(sql, "running_totals", BAD_TOTALS, "conversations whose running totals differ from their rows", true)?,
+    ])
 }
 
 /// Repairs what [`checks`] marked fixable and found broken: rebuilds a full-text index from its

@@ -90,10 +90,10 @@ pub fn insert_summary(sql: &mut impl Sql, s: &ImportedSummary<'_>) -> Result<i64
     )?;
     let id = row.ok_or_else(|| Error::storage("inserting a summary returned no row"))?.int(0)?;
     for message in s.messages {
-        sql.execute("INSERT OR IGNORE INTO summary_messages (summary_id, message_id) VALUES (?1, ?2)", &[id.into(), (*message).into()])?;
+        sql.execute("INSERT INTO summary_messages (summary_id, message_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING", &[id.into(), (*message).into()])?;
     }
     for source in s.sources {
-        sql.execute("INSERT OR IGNORE INTO summary_sources (source_summary_id, condensed_summary_id) VALUES (?1, ?2)", &[(*source).into(), id.into()])?;
+        sql.execute("INSERT INTO summary_sources (source_summary_id, condensed_summary_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING", &[(*source).into(), id.into()])?;
     }
     Ok(id)
 }

@@ -88,6 +88,19 @@ const SUMMARY_COLUMNS: &str = "s.id, s.kind, s.depth, s.level, s.token_count, s.
        SELECT MIN(m.seq) || ',' || MAX(m.seq) || ',' || COUNT(*) FROM under JOIN summary_messages sm ON sm.summary_id = under.id JOIN messages m ON m.id = sm.message_id), \
      EXISTS (SELECT 1 FROM context_items ci WHERE ci.summary_id = s.id)";
 
+/// [`SUMMARY_COLUMNS`] for PostgreSQL (`string_agg` in place of `group_concat`).
+const SUMMARY_COLUMNS_POSTGRES: &str = "s.id, s.kind, s.depth, s.level, s.token_count, s.source_token_count, s.summarizer, s.created_at, \
+     CASE WHEN s.kind = 'leaf' \
+       THEN (SELECT string_agg(CAST(sm.message_id AS text), chr(31) ORDER BY m.seq) FROM summary_messages sm JOIN messages m ON m.id = sm.message_id WHERE sm.summary_id = s.id) \
+       ELSE (SELECT string_agg(CAST(source_summary_id AS text), chr(31) ORDER BY source_summary_id) FROM summary_sources WHERE condensed_summary_id = s.id) END, \
+     (WITH RECURSIVE under(id) AS (SELECT s.id UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) \
+       SELECT MIN(m.seq) || ',' || MAX(m.seq) || ',' || COUNT(*) FROM under JOIN summary_messages sm ON sm.summary_id = under.id JOIN messages m ON m.id = sm.message_id), \
+     EXISTS (SELECT 1 FROM context_items ci WHERE ci.summary_id = s.id)";
+
+fn summary_columns(sql: &impl Sql) -> &'static str {
+    if sql.dialect().is_postgres() { SUMMARY_COLUMNS_POSTGRES } else { SUMMARY_COLUMNS }
+}
+
 fn summary_from_row(row: &Row) -> Result<SummaryInfo> {
     let range = row.opt_text(9)?.unwrap_or_default();
     let mut parts = range.split(',').map(|p| p.parse::<i64>().ok());
@@ -111,14 +124,15 @@ fn summary_from_row(row: &Row) -> Result<SummaryInfo> {
 
 /// Every summary of a conversation, oldest first.
 pub fn summaries(sql: &mut impl Sql, conversation_id: i64) -> Result<Vec<SummaryInfo>> {
-    let rows = sql.query(&format!("SELECT {SUMMARY_COLUMNS} FROM summaries s WHERE s.conversation_id = ?1 ORDER BY s.id"), &[conversation_id.into()])?;
+    let columns = summary_columns(sql);
+    let rows = sql.query(&format!("SELECT {columns} FROM summaries s WHERE s.conversation_id = ?1 ORDER BY s.id"), &[conversation_id.into()])?;
     rows.iter().map(summary_from_row).collect()
 }
 
 /// One summary of a conversation, with its text; None when the conversation has no such summary.
 pub fn summary(sql: &mut impl Sql, conversation_id: i64, summary_id: i64) -> Result<Option<(SummaryInfo, String)>> {
     let row = sql.query_row(
-        &format!("SELECT {SUMMARY_COLUMNS}, s.content FROM summaries s WHERE s.conversation_id = ?1 AND s.id = ?2"),
+        &format!("SELECT {}, s.content FROM summaries s WHERE s.conversation_id = ?1 AND s.id = ?2", summary_columns(sql)),
         &[conversation_id.into(), summary_id.into()],
     )?;
     row.map(|row| Ok((summary_from_row(&row)?, row.text(11)?))).transpose()
@@ -155,7 +169,7 @@ pub fn leaf_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, limit:
 pub fn covered_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, limit: i64) -> Result<Vec<MessageInfo>> {
     let rows = sql.query(
         &format!(
-            "WITH RECURSIVE under(id) AS (SELECT ?1 UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) \
+            "WITH RECURSIVE under(id) AS (SELECT CAST(?1 AS bigint) UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) \
              SELECT {MESSAGE_COLUMNS} FROM under JOIN summary_messages sm ON sm.summary_id = under.id JOIN messages m ON m.id = sm.message_id \
              WHERE m.seq > ?2 ORDER BY m.seq LIMIT ?3"
         ),

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use crate::core::masking::ScanItem;
 use crate::core::message::Role;
 use crate::error::{Error, Result};
+use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
 
 /// Per-turn query: how far stubbing has looked.
@@ -60,7 +61,8 @@ fn id_array(ids: &[i64]) -> SqlValue {
 
 /// The stored messages with these ids, by id.
 pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<HashMap<i64, StoredRow>> {
-    let rows = sql.query("SELECT id, role, raw_json, token_count FROM messages WHERE id IN (SELECT value FROM json_each(?1))", &[id_array(ids)])?;
+    let query = format!("SELECT id, role, raw_json, token_count FROM messages WHERE id IN {}", sql.dialect().int_list(1));
+    let rows = sql.query(&query, &[id_array(ids)])?;
     rows.iter()
         .map(|r| {
             let tokens = u32::try_from(r.int(3)?).map_err(|_| Error::storage("stored token count out of range"))?;
@@ -78,7 +80,17 @@ pub const LOAD_CALLS_SQL: &str = "SELECT p.tool_call_id, m.raw_json FROM message
 /// by call id.
 pub fn load_calls(sql: &mut impl Sql, conversation_id: i64, call_ids: &[String]) -> Result<HashMap<String, String>> {
     let ids = SqlValue::Text(serde_json::to_string(call_ids).map_err(|e| Error::storage(e.to_string()))?);
-    let rows = sql.query(LOAD_CALLS_SQL, &[ids, conversation_id.into()])?;
+    let rows = match sql.dialect() {
+        Dialect::Sqlite => sql.query(LOAD_CALLS_SQL, &[ids, conversation_id.into()])?,
+        d => {
+            let query = format!(
+                "SELECT p.tool_call_id, m.raw_json FROM message_parts p JOIN messages m ON m.id = p.message_id \
+                 WHERE p.tool_call_id IN {} AND p.kind = 'tool_call' AND m.conversation_id = ?2",
+                d.text_list(1)
+            );
+            sql.query(&query, &[ids, conversation_id.into()])?
+        }
+    };
     rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect()
 }
 
@@ -97,10 +109,16 @@ pub struct Restub<'a> {
 const RESTUB_SQL: &str = "UPDATE context_items SET stub = ?5, view_json = ?6, token_count = ?7 \
      WHERE conversation_id = ?1 AND ordinal = ?2 AND message_id = ?3 AND token_count = ?4 RETURNING ordinal";
 
+const ADVANCE_SQL: &str = "UPDATE conversations SET context_token_count = context_token_count + ?2, context_epoch = context_epoch + ?3, \
+     stubbed_through = MAX(stubbed_through, ?4) WHERE id = ?1";
+const ADVANCE_SQL_POSTGRES: &str = "UPDATE conversations SET context_token_count = context_token_count + ?2, context_epoch = context_epoch + ?3, \
+     stubbed_through = GREATEST(stubbed_through, ?4) WHERE id = ?1";
+
 /// Applies a batch (inside the caller's transaction): every item as planned, the running total,
 /// one epoch step, and the frontier. Fails, for the caller to roll back, when an item is no
 /// longer as planned. Returns the change of the context's tokens.
 pub fn apply(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_>], frontier: i64) -> Result<i64> {
+    crate::store::conversations::lock(sql, conversation_id)?;
     let mut delta = 0i64;
     for r in restubs {
         let params = [conversation_id.into(), r.ordinal.into(), r.message_id.into(), r.old_tokens.into(), r.variant.into(), r.view_json.into(), r.tokens.into()];
@@ -109,9 +127,12 @@ pub fn apply(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_>], f
         }
         delta += i64::from(r.tokens) - i64::from(r.old_tokens);
     }
+    let query = match sql.dialect() {
+        Dialect::Sqlite => ADVANCE_SQL,
+        Dialect::Postgres => ADVANCE_SQL_POSTGRES,
+    };
     sql.execute(
-        "UPDATE conversations SET context_token_count = context_token_count + ?2, context_epoch = context_epoch + ?3, \
-         stubbed_through = MAX(stubbed_through, ?4) WHERE id = ?1",
+        query,
         &[conversation_id.into(), delta.into(), i64::from(!restubs.is_empty()).into(), frontier.into()],
     )?;
     Ok(delta)
@@ -120,10 +141,11 @@ pub fn apply(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_>], f
 /// The stub variant and view JSON of those of these messages that are stubbed, by message id
 /// (what a summary request shows of them).
 pub fn stubbed_views(sql: &mut impl Sql, message_ids: &[i64]) -> Result<HashMap<i64, (i64, String)>> {
-    let rows = sql.query(
-        "SELECT message_id, stub, view_json FROM context_items WHERE message_id IN (SELECT value FROM json_each(?1)) AND stub IS NOT NULL AND view_json IS NOT NULL",
-        &[id_array(message_ids)],
-    )?;
+    let query = format!(
+        "SELECT message_id, stub, view_json FROM context_items WHERE message_id IN {} AND stub IS NOT NULL AND view_json IS NOT NULL",
+        sql.dialect().int_list(1)
+    );
+    let rows = sql.query(&query, &[id_array(message_ids)])?;
     rows.iter().map(|r| Ok((r.int(0)?, (r.int(1)?, r.text(2)?)))).collect()
 }
 

@@ -22,6 +22,17 @@ pub struct Appended {
 pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
 
+/// [`INSERT_SQL`] for PostgreSQL: the message's derived text is stored too (`search_text`), for
+/// the generated search vector and the trigram index (PostgreSQL has no FTS4 backlog).
+pub const INSERT_SQL_POSTGRES: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id, search_text) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
+
+/// A message's text as PostgreSQL stores it for search: NUL (which a PostgreSQL `text` cannot
+/// hold) shows as U+2400, as SQLite's `messages_text` view shows it.
+pub fn search_text(text: &str) -> String {
+    text.replace('\0', "\u{2400}")
+}
+
 /// Per-turn statement: one block of a new message that links it to a tool call.
 pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)";
 
@@ -77,21 +88,27 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
     let mut seq = conversation.message_count;
     let mut tokens: i64 = 0;
     let mut last_id = None;
+    let postgres = sql.dialect().is_postgres();
     for message in messages {
-        let inserted = sql.query_row(
-            INSERT_SQL,
-            &[
-                conversation.id.into(),
-                (seq + 1).into(),
-                message.role.as_str().into(),
-                message.tokens.into(),
-                identity_key(&message.identity),
-                message.timestamp_ms.into(),
-                message.raw_json.as_str().into(),
-                now_ms.into(),
-                message.host_entry_id.clone().into(),
-            ],
-        )?;
+        // An array, not a Vec: the SQLite path allocates nothing more than it did.
+        let params: [SqlValue; 9] = [
+            conversation.id.into(),
+            (seq + 1).into(),
+            message.role.as_str().into(),
+            message.tokens.into(),
+            identity_key(&message.identity),
+            message.timestamp_ms.into(),
+            message.raw_json.as_str().into(),
+            now_ms.into(),
+            message.host_entry_id.clone().into(),
+        ];
+        let inserted = if postgres {
+            let mut with_text = params.to_vec();
+            with_text.push(search_text(&message.text).into());
+            sql.query_row(INSERT_SQL_POSTGRES, &with_text)?
+        } else {
+            sql.query_row(INSERT_SQL, &params)?
+        };
         let Some(row) = inserted else {
             outcome.skipped += 1;
             continue;

@@ -6,9 +6,11 @@
 pub mod accounting;
 pub mod advancements;
 pub mod bulk;
+pub mod bulk_pg;
 pub mod compaction;
 pub mod context;
 pub mod conversations;
+pub mod dialect;
 pub mod doctor;
 pub mod explorer;
 pub mod import;
@@ -22,6 +24,7 @@ pub mod schema;
 pub mod raw_match;
 pub mod search;
 pub mod search_index;
+pub mod search_pg;
 pub mod snippet;
 pub mod spend;
 pub mod sql;
@@ -29,7 +32,10 @@ pub mod summary_runs;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
+#[cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+pub mod native_pg;
 
+pub use dialect::Dialect;
 pub use sql::{Row, Sql, SqlValue};
 
 use crate::error::Result;
@@ -64,8 +70,11 @@ impl<S: Sql> Store<S> {
     /// Opens the store, creating or upgrading the schema.
     pub fn open(mut sql: S, now_ms: i64) -> Result<Self> {
         schema::migrate(&mut sql, now_ms)?;
-        for statement in TURN_STATEMENTS {
-            sql.prepare(statement)?;
+        // SQLite's forms; a PostgreSQL connection prepares its own on first use.
+        if !sql.dialect().is_postgres() {
+            for statement in TURN_STATEMENTS {
+                sql.prepare(statement)?;
+            }
         }
         Ok(Store { sql, dirty: true, batching: false })
     }
@@ -80,7 +89,7 @@ impl<S: Sql> Store<S> {
         if self.batching {
             return work(&mut self.sql);
         }
-        self.sql.execute("BEGIN IMMEDIATE", &[])?;
+        self.sql.execute(self.sql.dialect().begin_write(), &[])?;
         let outcome = work(&mut self.sql);
         self.finish(outcome)
     }
@@ -91,7 +100,7 @@ impl<S: Sql> Store<S> {
         if self.batching {
             return Err(crate::error::Error::storage("a write batch is already open"));
         }
-        self.sql.execute("BEGIN IMMEDIATE", &[])?;
+        self.sql.execute(self.sql.dialect().begin_write(), &[])?;
         self.batching = true;
         Ok(())
     }

@@ -56,7 +56,7 @@ const SUMMARY_COLUMNS: &str = "id, conversation_id, kind, depth, level, content,
 const MESSAGE_COLUMNS: &str = "m.id, m.conversation_id, m.seq, m.role, m.raw_json, m.token_count, COALESCE(m.host_timestamp, m.created_at)";
 
 /// The summaries at or below `?1` (the summary itself included).
-const SUBTREE_CTE: &str = "WITH RECURSIVE tree(id) AS (SELECT ?1 UNION \
+const SUBTREE_CTE: &str = "WITH RECURSIVE tree(id) AS (SELECT CAST(?1 AS bigint) UNION \
      SELECT s.source_summary_id FROM summary_sources s JOIN tree ON s.condensed_summary_id = tree.id)";
 
 fn summary_from(row: &Row) -> Result<SummaryRow> {
@@ -156,7 +156,7 @@ pub fn direct_messages(sql: &mut impl Sql, id: i64, offset: i64, limit: i64) -> 
 pub fn coverage(sql: &mut impl Sql, id: i64) -> Result<Coverage> {
     let query = format!(
         "{SUBTREE_CTE} SELECT COUNT(*), COALESCE(SUM(m.token_count), 0), MIN(m.seq), MAX(m.seq) FROM messages m \
-         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN tree)"
+         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree))"
     );
     let Some(row) = sql.query_row(&query, &[id.into()])? else { return Ok(Coverage::default()) };
     Ok(Coverage { messages: row.int(0)?, tokens: row.int(1)?, first_seq: row.opt_int(2)?, last_seq: row.opt_int(3)? })
@@ -166,7 +166,7 @@ pub fn coverage(sql: &mut impl Sql, id: i64) -> Result<Coverage> {
 pub fn covered_messages(sql: &mut impl Sql, id: i64, offset: i64, limit: i64) -> Result<Vec<MessageRow>> {
     let query = format!(
         "{SUBTREE_CTE} SELECT {MESSAGE_COLUMNS} FROM messages m \
-         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN tree) ORDER BY m.seq LIMIT ?2 OFFSET ?3"
+         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree)) ORDER BY m.seq LIMIT ?2 OFFSET ?3"
     );
     sql.query(&query, &[id.into(), limit.into(), offset.into()])?.iter().map(message_from).collect()
 }

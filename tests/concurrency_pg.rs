@@ -1,0 +1,166 @@
+//! Several writers on one PostgreSQL store (issue 24): two real connections, in two threads,
+//! race on one conversation as two gateways would. Nothing may be lost or duplicated, and a
+//! compaction may never be applied over items another writer changed meanwhile.
+//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test concurrency_pg`.
+#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+
+mod pg;
+
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use lossless_wasm::core::config::Config;
+use lossless_wasm::engine::{decode, CommitStatus, CommitTurnParams, Engine};
+use lossless_wasm::error::Error;
+use lossless_wasm::store::compaction::{self, NewSummary, Range};
+use lossless_wasm::store::native_pg::PgSql;
+use lossless_wasm::store::Sql;
+use serde_json::json;
+
+const KEY: &str = "agent:main:shared";
+
+fn turn(advancement: &str, texts: &[String]) -> CommitTurnParams {
+    let messages: Vec<_> = texts.iter().enumerate().map(|(i, t)| json!({"role": "user", "content": t, "timestamp": i})).collect();
+    decode("commitTurn", json!({"sessionId": "s1", "sessionKey": KEY, "advancementKey": advancement, "messages": messages})).unwrap()
+}
+
+fn int(sql: &mut PgSql, query: &str) -> i64 {
+    sql.query_row(query, &[]).unwrap().unwrap().int(0).unwrap()
+}
+
+/// Runs `work(gateway)` for gateways 0 and 1 at once, each with its own engine on `schema`.
+fn two_gateways<T: Send + 'static>(schema: &str, work: impl Fn(usize, &mut Engine<PgSql>) -> T + Send + Sync + 'static) -> Vec<T> {
+    let work = Arc::new(work);
+    let start = Arc::new(Barrier::new(2));
+    let threads: Vec<_> = (0..2)
+        .map(|gateway| {
+            let (schema, work, start) = (schema.to_owned(), work.clone(), start.clone());
+            thread::spawn(move || {
+                let mut engine = Engine::open(pg::connect(&schema), Config::default(), 1).expect("opening the store");
+                start.wait();
+                work(gateway, &mut engine)
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().expect("a gateway thread panicked")).collect()
+}
+
+#[test]
+fn two_gateways_appending_to_one_conversation_lose_and_duplicate_nothing() {
+    let schema = pg::fresh_schema();
+    const TURNS: usize = 15;
+    let results = two_gateways(&schema, |gateway, engine| {
+        (0..TURNS)
+            .map(|t| {
+                let texts = vec![format!("gateway {gateway} turn {t} question"), format!("gateway {gateway} turn {t} detail")];
+                engine.commit_turn(turn(&format!("g{gateway}-t{t}"), &texts), 10 + t as i64).expect("a turn failed").stored_messages
+            })
+            .sum::<usize>()
+    });
+    assert_eq!(results, [2 * TURNS, 2 * TURNS], "every turn of both gateways was stored");
+    let mut sql = pg::connect(&schema);
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM conversations"), 1, "one conversation for the key, created once");
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM messages"), 4 * TURNS as i64);
+    assert_eq!(int(&mut sql, "SELECT COUNT(DISTINCT seq) FROM messages WHERE seq BETWEEN 1 AND 60"), 4 * TURNS as i64, "seqs 1..n, each once");
+    assert_eq!(int(&mut sql, "SELECT COUNT(DISTINCT ordinal) FROM context_items WHERE message_id IS NOT NULL"), 4 * TURNS as i64);
+    assert_eq!(int(&mut sql, "SELECT message_count FROM conversations"), 4 * TURNS as i64, "the running total counts every message");
+    let tokens = int(&mut sql, "SELECT COALESCE(SUM(token_count), 0) FROM context_items");
+    assert_eq!(int(&mut sql, "SELECT context_token_count FROM conversations"), tokens, "the running token total matches the items");
+}
+
+#[test]
+fn the_same_turn_committed_on_two_gateways_at_once_is_stored_once() {
+    let schema = pg::fresh_schema();
+    let results = two_gateways(&schema, |_, engine| {
+        let texts = vec!["the retried turn".to_owned(), "its second message".to_owned()];
+        engine.commit_turn(turn("retried-turn", &texts), 5).expect("the commit failed").status
+    });
+    assert!(results.contains(&CommitStatus::Committed), "one gateway committed: {results:?}");
+    assert!(results.contains(&CommitStatus::Duplicate), "the other saw the first commit: {results:?}");
+    let mut sql = pg::connect(&schema);
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM messages"), 2);
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM turn_advancements"), 1);
+}
+
+#[test]
+fn a_compaction_racing_another_over_the_same_items_is_refused_not_applied() {
+    let schema = pg::fresh_schema();
+    let mut engine = Engine::open(pg::connect(&schema), Config::default(), 1).unwrap();
+    let texts: Vec<String> = (0..4).map(|i| format!("message number {i} to summarize")).collect();
+    engine.commit_turn(turn("t1", &texts), 2).unwrap();
+    let sql = engine.sql();
+    let conversation = int(sql, "SELECT id FROM conversations");
+    let ids: Vec<i64> = sql.query("SELECT message_id FROM context_items ORDER BY ordinal LIMIT 3", &[]).unwrap().iter().map(|r| r.int(0).unwrap()).collect();
+    let (first, last) = (int(sql, "SELECT MIN(ordinal) FROM context_items"), int(sql, "SELECT MIN(ordinal) + 2 FROM context_items"));
+    assert_eq!(ids.len(), 3, "the range to summarize exists");
+
+    // Both gateways planned a summary of the same three messages; each applies it in its own
+    // transaction. The first holds its transaction open while the second tries.
+    let applied_first = Arc::new(Barrier::new(2));
+    let threads: Vec<_> = (0..2)
+        .map(|gateway| {
+            let (schema, ids, applied_first) = (schema.clone(), ids.clone(), applied_first.clone());
+            thread::spawn(move || {
+                let mut sql = pg::connect(&schema);
+                if gateway == 1 {
+                    applied_first.wait();
+                }
+                sql.execute("BEGIN", &[]).unwrap();
+                let content = format!("summary written by gateway {gateway}");
+                let summary = NewSummary {
+                    conversation_id: conversation,
+                    kind: "leaf",
+                    depth: 0,
+                    content: &content,
+                    tokens: 5,
+                    earliest_at: None,
+                    latest_at: None,
+                    descendant_messages: 3,
+                    descendant_summaries: 0,
+                    source_tokens: 30,
+                    summarizer: "test",
+                    model: None,
+                    level: "normal",
+                };
+                let range = Range { first_ordinal: first, last_ordinal: last, ids: &ids, summaries: false };
+                let outcome = compaction::apply(&mut sql, &range, &summary, |_| 5, 3);
+                if gateway == 0 {
+                    applied_first.wait();
+                    // Gateway 1 is now waiting for this transaction (or about to): commit late.
+                    thread::sleep(std::time::Duration::from_millis(300));
+                }
+                let end = if outcome.is_ok() { "COMMIT" } else { "ROLLBACK" };
+                sql.execute(end, &[]).unwrap();
+                outcome.map(|(id, _)| id)
+            })
+        })
+        .collect();
+    let outcomes: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(outcomes[0].is_ok(), "the first apply went through: {:?}", outcomes[0]);
+    assert!(matches!(outcomes[1], Err(Error::Stale(_))), "the second found the items changed: {:?}", outcomes[1]);
+    let sql = engine.sql();
+    assert_eq!(int(sql, "SELECT COUNT(*) FROM summaries"), 1, "one summary, not two");
+    assert_eq!(int(sql, "SELECT COUNT(*) FROM context_items"), 2, "three messages became one summary; the fourth stays");
+    assert_eq!(int(sql, "SELECT COUNT(*) FROM summary_messages"), 3);
+    let tokens = int(sql, "SELECT COALESCE(SUM(token_count), 0) FROM context_items");
+    assert_eq!(int(sql, "SELECT context_token_count FROM conversations"), tokens, "the running total was adjusted once");
+}
+
+#[test]
+fn two_gateways_creating_different_conversations_write_in_parallel_with_distinct_ids() {
+    let schema = pg::fresh_schema();
+    let results = two_gateways(&schema, |gateway, engine| {
+        let mut stored = 0;
+        for t in 0..10 {
+            let messages = vec![json!({"role": "user", "content": format!("conversation {gateway} turn {t}"), "timestamp": t})];
+            let params = decode("commitTurn", json!({"sessionId": "s", "sessionKey": format!("agent:main:{gateway}"), "advancementKey": format!("{gateway}-{t}"), "messages": messages})).unwrap();
+            stored += engine.commit_turn(params, t).unwrap().stored_messages;
+        }
+        stored
+    });
+    assert_eq!(results, [10, 10]);
+    let mut sql = pg::connect(&schema);
+    assert_eq!(int(&mut sql, "SELECT COUNT(DISTINCT id) FROM messages"), 20, "ids from the sequence never collide");
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM conversations"), 2);
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM (SELECT conversation_id FROM messages GROUP BY conversation_id HAVING MAX(seq) = 10 AND COUNT(*) = 10) AS complete"), 2);
+}

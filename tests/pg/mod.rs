@@ -1,0 +1,51 @@
+#![allow(dead_code)] // each test crate uses a part of these helpers
+//! Opening a fresh store on the test PostgreSQL server: every call gets an empty schema of its
+//! own on the server `LCM_PG_TEST_URL` names (`scripts/pg-server.sh run` starts one and sets it).
+//! Without that variable the tests fail, saying how to run them: never a silent skip.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use lossless_wasm::store::native_pg::PgSql;
+use lossless_wasm::store::Sql;
+
+/// The test server's connection string.
+pub fn url() -> String {
+    std::env::var("LCM_PG_TEST_URL").unwrap_or_else(|_| {
+        panic!(
+            "LCM_PG_TEST_URL is not set: these tests need a PostgreSQL server. Run them with \
+             `bash scripts/pg-server.sh run cargo test --features postgres --test store_pg` (it starts a throw-away server)"
+        )
+    })
+}
+
+/// The extensions live in `public`, shared by every test's schema (a schema-local extension
+/// would be invisible to the other tests).
+fn prepare_server() {
+    static READY: OnceLock<()> = OnceLock::new();
+    READY.get_or_init(|| {
+        let mut admin = PgSql::connect(&url()).expect("connecting to the test server");
+        admin
+            .execute_script("SELECT pg_advisory_lock(42); CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public; CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public; SELECT pg_advisory_unlock(42);")
+            .expect("creating pg_trgm and unaccent");
+    });
+}
+
+/// A new, empty schema's name, unique on the server.
+pub fn fresh_schema() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    prepare_server();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    format!("t{}_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed), nanos)
+}
+
+/// A connection working in `schema`.
+pub fn connect(schema: &str) -> PgSql {
+    prepare_server();
+    PgSql::connect_in_schema(&url(), schema).expect("connecting to the test server")
+}
+
+/// A connection to a new, empty store.
+pub fn fresh() -> PgSql {
+    connect(&fresh_schema())
+}

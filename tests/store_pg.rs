@@ -1,0 +1,23 @@
+//! The storage suite (`store_cases`) on PostgreSQL, for the cases that are about behaviour rather
+//! than SQLite's own files (FTS4 tables, `sqlite_master`, SQLite migrations), each on a fresh
+//! schema of a real server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test store_pg`.
+#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+
+#[allow(dead_code)]
+mod store_cases;
+mod pg;
+
+macro_rules! pg_case {
+    ($name:ident) => {
+        #[test]
+        fn $name() {
+            store_cases::$name(pg::fresh);
+        }
+    };
+}
+
+pg_case!(a_newer_schema_is_refused_not_downgraded);
+pg_case!(huge_messages_and_nul_bytes_are_stored_intact);
+pg_case!(search_finds_words_cjk_and_rejects_bad_fts_syntax);
+pg_case!(duplicate_tool_call_ids_and_parts_are_recorded);
+pg_case!(literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments);
