@@ -259,7 +259,13 @@ fn grep_honours_a_time_window() {
 fn ask_sends_the_summarized_away_original_and_its_reply_within_the_budget() {
     let mut e = engine();
     planted(&mut e, KEY, 40);
-    let fact_id = ids(&mut e, "SELECT m.id FROM messages m JOIN messages_text t ON t.rowid = m.id WHERE t.content LIKE 'Fact 2:%'")[0];
+    // The message's searchable text: SQLite derives it in the view `messages_text`, PostgreSQL
+    // stores it in `messages.search_text`.
+    let fact_sql = match e.sql().dialect() {
+        lossless_wasm::store::dialect::Dialect::Sqlite => "SELECT m.id FROM messages m JOIN messages_text t ON t.rowid = m.id WHERE t.content LIKE 'Fact 2:%'",
+        lossless_wasm::store::dialect::Dialect::Postgres => "SELECT id FROM messages WHERE search_text LIKE 'Fact 2:%'",
+    };
+    let fact_id = ids(&mut e, fact_sql)[0];
     assert!(ids(&mut e, &format!("SELECT COUNT(*) FROM context_items WHERE message_id = {fact_id}"))[0] == 0, "the fact was summarized out of the view");
     let start = e.ask_start(ask(KEY, json!({"question": "What was the code word for crate zq2x?", "maxEvidenceTokens": 800}))).unwrap();
     let prompt = start.prompt.expect("evidence was found");

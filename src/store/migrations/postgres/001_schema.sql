@@ -35,7 +35,9 @@ CREATE TABLE conversations (
     compaction_state_json text,
     compaction_pending_json text,
     compaction_state_at bigint,
-    stubbed_through bigint NOT NULL DEFAULT 0
+    stubbed_through bigint NOT NULL DEFAULT 0,
+    -- core::compaction::hold::SummaryRuns as JSON (SQLite migration 015)
+    summary_runs_json text
 );
 -- One active conversation per key; gateways creating the same key at once meet here
 -- (INSERT ... ON CONFLICT DO NOTHING, then read the winner's row).
