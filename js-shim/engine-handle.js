@@ -4,6 +4,17 @@
 import { WasmEngine } from "../wasm/lossless_wasm.js";
 import { createViewHandover } from "./view-handover.js";
 
+/**
+ * The view for an `assemble` call from `views` (view-handover.js) and `fetch(heldToken)`, the
+ * raw view (a promise when it comes from another thread): `{messages, estimatedTokens,
+ * systemPromptAddition, storedMessages}`.
+ */
+export function assembleWith(views, params, fetch) {
+  const shape = ({ out, messages }) => ({ messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: out.systemPromptAddition, storedMessages: out.storedMessages });
+  const view = views.assemble(params.sessionKey ?? params.sessionId, fetch);
+  return typeof view?.then === "function" ? view.then(shape) : shape(view);
+}
+
 /** Calls that may write many pages in one transaction (see NodeSqliteDatabase.afterBulkWrite). */
 const BULK_WRITES = new Set(["bootstrap", "ingest", "importLosslessClaw"]);
 
@@ -33,10 +44,11 @@ export function createHandle({ db, config, save, persist }) {
   const handle = {
     /** Config values the engine clamped, one sentence each. */
     configWarnings: engine.configWarnings(),
-    /** Calls an engine method with the current time (methods that need none ignore it),
-     *  then persists what it committed; a promise when the save is asynchronous. */
-    call(method, params) {
-      const out = engine[method](params, Date.now());
+    /** Calls an engine method with the current time (methods that need none ignore it; a
+     *  handle in another thread passes the time of the caller's thread), then persists what it
+     *  committed; a promise when the save is asynchronous. */
+    call(method, params, now = Date.now()) {
+      const out = engine[method](params, now);
       if (BULK_WRITES.has(method)) db.afterBulkWrite?.();
       const saving = handle.flush();
       return saving ? saving.then(() => out) : out;
@@ -44,11 +56,14 @@ export function createHandle({ db, config, save, persist }) {
     /** The view for an `assemble` call: `{messages, estimatedTokens, systemPromptAddition,
      *  storedMessages}`, parsing only the messages this handle has not handed out before. */
     assemble(params) {
-      const session = params.sessionKey ?? params.sessionId;
-      const { out, messages } = views.assemble(session, (held) => engine.assembleView(params, held, Date.now()));
-      const view = { messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: out.systemPromptAddition, storedMessages: out.storedMessages };
+      return assembleWith(views, params, (held) => handle.assembleView(params, held));
+    },
+    /** The engine's raw view for `assemble` (keys, fresh flags, the JSON of the entries new to
+     *  `held`), persisted first; what a handle in another thread hands back (node-engine-thread.js). */
+    assembleView(params, held, now = Date.now()) {
+      const out = engine.assembleView(params, held, now);
       const saving = handle.flush();
-      return saving ? saving.then(() => view) : view;
+      return saving ? saving.then(() => out) : out;
     },
     /** After-turn upkeep, for the host's `maintain`: indexes the messages waiting for search once
      *  a batch has gathered, and lets the database driver do its own (node:sqlite checkpoints

@@ -129,7 +129,9 @@ export async function runLcmCommand(handle, args, { sessionId, sessionKey, llm, 
   if (command === "import") {
     const path = flags.join(" ") || defaultImportPath;
     if (!path) return usage(`import needs the path of lcm.db\n${USAGE}`);
-    // Node-only (file access); loaded on use so this module stays host-independent.
+    // Node-only (file access): a Node handle imports on the engine's own thread (the source
+    // database is opened there); loaded on use so this module stays host-independent.
+    if (handle.importLosslessClaw) return done(importText(path, await handle.importLosslessClaw(path)));
     const { importLosslessClaw } = await import("./import-lossless-claw.js");
     return done(importText(path, await importLosslessClaw(handle, path)));
   }

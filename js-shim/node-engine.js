@@ -1,5 +1,6 @@
-// The Node side: loads the wasm module once per process and keeps one engine per database path
-// for the life of the process (the host calls the factory every turn). Storage is node:sqlite
+// The Node side: keeps one engine per database path for the life of the process (the host calls
+// the factory every turn), by default in a worker thread (node-engine-thread.js; config
+// `storageThread`), which loads the wasm module and opens the database there. Storage is node:sqlite
 // when available (file-backed, WAL; config `durability` says whether each commit is fsynced,
 // node-sqlite.js) or sql.js with a journal file
 // (journal-file.js: each write appended and fsynced, the whole file rewritten only at
@@ -14,7 +15,9 @@ import { initSync } from "../wasm/lossless_wasm.js";
 import { createHandle } from "./engine-handle.js";
 import { lockDatabaseFile } from "./file-lock.js";
 import { foldJournal, journalPath, openJournaledFile } from "./journal-file.js";
-import { NodeSqliteDatabase, nodeSqliteAvailable, synchronousFor } from "./node-sqlite.js";
+import { lockTimeoutFor, NodeSqliteDatabase, nodeSqliteAvailable, synchronousFor } from "./node-sqlite.js";
+import { openEngineThread } from "./node-engine-thread.js";
+import { importLosslessClaw } from "./import-lossless-claw.js";
 
 const require = createRequire(import.meta.url);
 const STORAGE = ["auto", "sql.js", "node:sqlite"];
@@ -53,7 +56,7 @@ function lockFor(path, storage) {
   }
 }
 
-async function openDatabase(path, storage, durability, { checkpointBytes } = {}) {
+async function openDatabase(path, storage, durability, lockTimeoutMs, { checkpointBytes } = {}) {
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") {
     if (existsSync(journalPath(path))) {
@@ -64,7 +67,7 @@ async function openDatabase(path, storage, durability, { checkpointBytes } = {})
         unlock();
       }
     }
-    return { db: new NodeSqliteDatabase(path, { durability }) };
+    return { db: new NodeSqliteDatabase(path, { durability, lockTimeoutMs }) };
   }
   const unlock = lockFor(path, storage);
   try {
@@ -76,8 +79,21 @@ async function openDatabase(path, storage, durability, { checkpointBytes } = {})
   }
 }
 
+const THREADS = ["worker", "main"];
+
+/** Where config `storageThread` asks the engine to run ("worker" by default). */
+export function chooseThread(config) {
+  const wanted = config?.storageThread ?? "worker";
+  if (!THREADS.includes(wanted)) {
+    throw new Error(`invalid config \`storageThread\`: must be one of ${THREADS.map((t) => JSON.stringify(t)).join(", ")}`);
+  }
+  return wanted;
+}
+
 /**
- * The engine for `dbPath`, opened on first use and shared afterwards.
+ * The engine for `dbPath`, opened on first use and shared afterwards: in a worker thread
+ * (node-engine-thread.js) unless config `storageThread` is "main". Every call of the handle may
+ * return a promise; callers await them.
  * @param {object} [options] `checkpointBytes`: the sql.js journal's least checkpoint size (tests
  *        make it small so kills land inside checkpoints); only the first open of a path uses it
  */
@@ -85,29 +101,48 @@ export function openNodeEngine(dbPath, config, options) {
   const path = resolve(dbPath);
   let pending = handles.get(path);
   if (!pending) {
+    const forget = () => {
+      if (handles.get(path) === pending) handles.delete(path);
+    };
     pending = (async () => {
-      const storage = chooseStorage(config);
-      // Checked for every driver, so a typo is an error before anything is opened; only
-      // node:sqlite acts on it (the sql.js drivers fsync every commit).
-      const durability = config?.durability ?? "normal";
-      synchronousFor(durability);
-      loadWasm();
-      const { db, persist, release } = await openDatabase(path, storage, durability, options);
-      try {
-        // `synchronous()`: the open connection's PRAGMA synchronous (node:sqlite only), for tests.
-        const handle = createHandle({ db, config, persist });
-        // `backupTo(dest)`: a consistent copy of the database in a new file (the explorer takes
-        // one before a repair); sql.js exports the in-memory database, which holds every commit.
-        const backupTo = (dest) => (db.backupTo ? db.backupTo(dest) : writeFileSync(dest, db.export(), { flag: "wx" }));
-        return Object.assign(handle, { storage, path, backupTo, synchronous: () => db.synchronous?.() });
-      } catch (err) {
-        release?.();
-        throw err;
-      }
+      if (chooseThread(config) === "main") return openHere(path, config, options);
+      // A worker that stopped (crashed) is opened anew by the next call.
+      return openEngineThread(path, config, options, { onStop: forget });
     })();
     // A failed open is not cached, so a fixed config or file is picked up on the next turn.
-    pending.catch(() => handles.delete(path));
+    pending.catch(forget);
     handles.set(path, pending);
   }
   return pending;
+}
+
+/** Opens the engine for `path` on this thread (the worker does this for the default). */
+export async function openHere(path, config, options) {
+  const storage = chooseStorage(config);
+  chooseThread(config);
+  // Checked for every driver, so a typo is an error before anything is opened; only
+  // node:sqlite acts on it (the sql.js drivers fsync every commit).
+  const durability = config?.durability ?? "normal";
+  synchronousFor(durability);
+  const lockTimeoutMs = lockTimeoutFor(config?.lockTimeoutMs);
+  loadWasm();
+  const { db, persist, release } = await openDatabase(path, storage, durability, lockTimeoutMs, options);
+  try {
+    // `synchronous()`: the open connection's PRAGMA synchronous (node:sqlite only), for tests.
+    const handle = createHandle({ db, config, persist });
+    // `backupTo(dest)`: a consistent copy of the database in a new file (the explorer takes
+    // one before a repair); sql.js exports the in-memory database, which holds every commit.
+    const backupTo = (dest) => (db.backupTo ? db.backupTo(dest) : writeFileSync(dest, db.export(), { flag: "wx" }));
+    const close = async () => {
+      await handle.flush();
+      if (release) release();
+      else db.close();
+    };
+    // `importLosslessClaw(lcmDbPath)`: opens the source read-only on this thread and imports it.
+    const importFrom = (source) => importLosslessClaw(handle, source);
+    return Object.assign(handle, { storage, path, thread: "main", backupTo, close, importLosslessClaw: importFrom, synchronous: () => db.synchronous?.() });
+  } catch (err) {
+    release?.();
+    throw err;
+  }
 }

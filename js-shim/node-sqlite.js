@@ -10,7 +10,8 @@
 // Several processes may share the file (two gateways of one user): SQLite's busy timeout waits
 // for the other writer, and a statement that still finds the database locked outside a
 // transaction (starting one, or a lone read) is retried, so "database is locked" does not reach
-// the host while the other process is merely busy.
+// the host while the other process is merely busy. Past config `lockTimeoutMs` in all, the call
+// fails with one sentence naming the processes that hold the file (lock-holders.js).
 
 /** Whether this Node has node:sqlite (22.5+; stable in 24+). */
 export function nodeSqliteAvailable() {
@@ -23,8 +24,9 @@ export function nodeSqliteAvailable() {
 
 /** How long SQLite itself waits for another connection's lock, per attempt. */
 export const BUSY_TIMEOUT_MS = 5000;
-/** Further attempts after the busy timeout ran out, each after a pause. */
-const BUSY_RETRIES = 5;
+/** How long a call waits for another process's lock in all (config `lockTimeoutMs`). */
+export const LOCK_TIMEOUT_MS = 30_000;
+/** The pause between attempts. */
 const BUSY_PAUSE_MS = 200;
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -53,26 +55,50 @@ export function synchronousFor(durability = "normal") {
   return SYNCHRONOUS[durability];
 }
 
+import { describeHolders, lockHolders } from "./lock-holders.js";
+
+/** Config `lockTimeoutMs` as a number of milliseconds; an Error naming the key when invalid. */
+export function lockTimeoutFor(value = LOCK_TIMEOUT_MS) {
+  if (!(Number.isInteger(value) && value >= 0 && value <= 3_600_000)) {
+    throw new Error("invalid config `lockTimeoutMs`: must be an integer number of milliseconds between 0 and 3600000");
+  }
+  return value;
+}
+
 const isBusy = (err) => err?.errcode === 5 || err?.errcode === 6 || /database is (locked|busy)/i.test(err?.message ?? "");
 
 /**
  * Runs `work`, retrying while the database is locked by another process. Only safe outside a
  * transaction or for the statement that opens one: inside a transaction the caller rolls back.
+ * The waits block this thread: by default the engine's worker (node-engine-thread.js), never
+ * the host's. When the lock outlasts every attempt, the error names who holds the file.
  */
-function retryBusy(db, work) {
-  for (let attempt = 0; ; attempt++) {
+function retryBusy(conn, work) {
+  const started = Date.now();
+  for (;;) {
     try {
       return work();
     } catch (err) {
-      if (!isBusy(err) || attempt >= BUSY_RETRIES || db.isTransaction) throw err;
+      if (!isBusy(err) || conn.db.isTransaction) throw err;
+      const waited = Date.now() - started;
+      if (waited + BUSY_PAUSE_MS > conn.lockTimeoutMs) throw stillLocked(conn.path, waited, err);
       Atomics.wait(pause, 0, 0, BUSY_PAUSE_MS);
     }
   }
 }
 
+/** The error for a lock another process held past every attempt: one sentence, with its holders. */
+function stillLocked(path, waitedMs, err) {
+  const holders = path ? describeHolders(lockHolders(path)) : "another process";
+  return Object.assign(
+    new Error(`lossless-wasm: ${path ?? "the database"} stayed locked by ${holders} for ${(waitedMs / 1000).toFixed(1)} s (${err.message}); nothing of this call was written, and it can be retried once that process is done`),
+    { code: "LOSSLESS_DATABASE_LOCKED" },
+  );
+}
+
 class Statement {
-  constructor(stmt, db) {
-    this.db = db;
+  constructor(stmt, conn) {
+    this.conn = conn;
     stmt.setReturnArrays(true);
     this.stmt = stmt;
     this.params = [];
@@ -91,7 +117,7 @@ class Statement {
     // that already holds it.
     const next = this.rows
       ? this.rows.next()
-      : retryBusy(this.db, () => {
+      : retryBusy(this.conn, () => {
         this.rows = this.stmt.iterate(...this.params);
         return this.rows.next();
       });
@@ -115,14 +141,14 @@ class Statement {
    */
   run(values) {
     this.reset();
-    retryBusy(this.db, () => this.stmt.run(...values));
+    retryBusy(this.conn, () => this.stmt.run(...values));
     return true;
   }
 
   /** Every row at once, each an array of values (`values` as for `run`). */
   all(values) {
     this.reset();
-    return retryBusy(this.db, () => this.stmt.all(...values));
+    return retryBusy(this.conn, () => this.stmt.all(...values));
   }
 
   reset() {
@@ -141,30 +167,36 @@ class Statement {
 export class NodeSqliteDatabase {
   /**
    * Opens (creating if needed) the database file at `path`.
-   * @param {object} [options] `durability`: "normal" (default) or "full", config `durability`
+   * @param {object} [options] `durability`: "normal" (default) or "full", config `durability`;
+   *        `lockTimeoutMs`: how long a call waits for another process's lock, config
+   *        `lockTimeoutMs` (default LOCK_TIMEOUT_MS)
    */
-  constructor(path, { durability } = {}) {
+  constructor(path, { durability, lockTimeoutMs } = {}) {
     const synchronous = synchronousFor(durability ?? "normal");
+    this.lockTimeoutMs = lockTimeoutFor(lockTimeoutMs);
+    this.busyTimeoutMs = Math.min(BUSY_TIMEOUT_MS, this.lockTimeoutMs);
     const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
     this.db = new DatabaseSync(path);
+    this.path = path;
     this.walPath = `${path}-wal`;
     this.housekeepings = 0;
     try {
       // Fails here, not later, when the file is not a SQLite database.
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS};`);
-      retryBusy(this.db, () => this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${WAL_KEEP_BYTES};`));
+      this.db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs};`);
+      retryBusy(this, () => this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${WAL_KEEP_BYTES};`));
     } catch (err) {
       this.db.close();
+      if (err?.code === "LOSSLESS_DATABASE_LOCKED") throw err;
       throw new Error(`lossless-wasm: ${path} is not a SQLite database (${err.message}); refusing to open it, the file was left unchanged`);
     }
   }
 
   prepare(sql) {
-    return new Statement(retryBusy(this.db, () => this.db.prepare(sql)), this.db);
+    return new Statement(retryBusy(this, () => this.db.prepare(sql)), this);
   }
 
   exec(sql) {
-    retryBusy(this.db, () => this.db.exec(sql));
+    retryBusy(this, () => this.db.exec(sql));
     return [];
   }
 
@@ -214,7 +246,7 @@ export class NodeSqliteDatabase {
     } catch (err) {
       if (!isBusy(err)) throw err;
     } finally {
-      this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      this.db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`);
     }
   }
 

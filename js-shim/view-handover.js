@@ -73,23 +73,28 @@ function keep(message) {
 
 const unchanged = (kept) => kept.message !== null && typeof kept.message === "object" && check(kept.message, kept.snap, 0) === kept.snap.length;
 
+/** `f(value)`, after `value` settles when it is a promise. */
+const then = (value, f) => (typeof value?.then === "function" ? value.then(f) : f(value));
+
 export function createViewHandover() {
   const sessions = new Map();
 
   /**
    * The view's messages for `sessionKey`. `fetch(heldToken)` asks the engine for the view
-   * (`assembleView`): keys, fresh flags and the JSON of the fresh entries.
+   * (`assembleView`): keys, fresh flags and the JSON of the fresh entries; it may return a
+   * promise (the engine in a worker thread), and then so does this.
    */
   function assemble(sessionKey, fetch) {
-    let held = sessions.get(sessionKey);
-    let out = fetch(held?.token);
-    let messages = held ? fromHeld(out, held) : undefined;
-    if (!messages) {
+    const held = sessions.get(sessionKey);
+    return then(fetch(held?.token), (out) => {
+      const messages = held ? fromHeld(out, held) : undefined;
+      if (messages) return settle(sessionKey, out, messages);
       // No usable cache (first call, or the host changed a message we kept): everything afresh.
-      if (held) out = fetch(undefined);
-      held = undefined;
-      messages = fromHeld(out, { kept: new Map() });
-    }
+      return then(held ? fetch(undefined) : out, (all) => settle(sessionKey, all, fromHeld(all, { kept: new Map() })));
+    });
+  }
+
+  function settle(sessionKey, out, messages) {
     if (!sessions.has(sessionKey) && sessions.size >= MAX_SESSIONS) sessions.clear();
     sessions.set(sessionKey, { token: out.token, kept: messages.kept });
     return { out, messages: messages.list };

@@ -11,6 +11,12 @@ export interface EngineConfig {
   summarizer?: "auto" | "host" | "extractive";
   /** One summary request's time limit, in ms (1000..3600000). Default 120000. */
   summaryTimeoutMs?: number;
+  /** How long a call the host's turn waits on (maintenance before a turn, the preflight compact()) waits for a summary before it goes on in the background and the view shrinks instead, in ms (0..3600000; 0: never wait). Default 1000. */
+  summaryTurnWaitMs?: number;
+  /** When summary requests end unanswered because their process exited first, one turn waits for a summary after this many turns without one (0..1000; 0: never). Default 4. */
+  summaryCatchUpTurns?: number;
+  /** lcm_ask's one LLM call's time limit, in ms (1000..600000). Default 10000. */
+  askTimeoutMs?: number;
   /** Newest raw messages never summarized. Default 32. */
   freshTailCount?: number;
   /** Raw tokens outside the fresh tail that one leaf pass summarizes (and the leaf trigger's size). Default 20000. */
@@ -50,4 +56,8 @@ export interface PluginConfig extends EngineConfig {
   storage?: "auto" | "sql.js" | "node:sqlite";
   /** node:sqlite only: "normal" (`PRAGMA synchronous = NORMAL`) keeps every committed turn through a crash of the process, while an OS crash or power loss may roll back the turns since the last WAL checkpoint (the database stays consistent; the host's history re-imports them next turn); "full" fsyncs every commit. Default "normal". */
   durability?: "normal" | "full";
+  /** Where the engine and its database run in Node: "worker" (default), a worker thread, so an import, another process's write lock or a checkpoint never holds the host's event loop; "main", the host's own thread. */
+  storageThread?: "worker" | "main";
+  /** node:sqlite: how long a call waits for another process's write lock before it fails with an error naming that process. Default 30000. */
+  lockTimeoutMs?: number;
 }

@@ -24,6 +24,12 @@ pub struct Config {
     pub storage: Storage,
     /// How hard node:sqlite syncs each commit (the shim acts on it; the engine only validates it).
     pub durability: Durability,
+    /// Which thread the Node shim runs the engine and its storage on (the shim acts on it; the
+    /// engine only validates it).
+    pub storage_thread: StorageThread,
+    /// How long a node:sqlite call waits for another process's write lock before it fails (the
+    /// shim acts on it; the engine only validates it).
+    pub lock_timeout_ms: u32,
     /// Which summarizer compaction uses.
     pub summarizer: SummarizerChoice,
     /// How long the shim waits for one summary from the host's LLM.
@@ -94,6 +100,28 @@ impl Storage {
     }
 }
 
+/// Where the Node shim runs the engine and its database: in a worker thread, so that no storage
+/// work (an import, another process's lock, a checkpoint) holds the host's event loop, or on the
+/// host's own thread. Browser embedders have their own choice (`openBrowserEngineInWorker`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StorageThread {
+    #[default]
+    Worker,
+    Main,
+}
+
+impl StorageThread {
+    pub const NAMES: [&'static str; 2] = ["worker", "main"];
+
+    fn parse(name: &str) -> Option<StorageThread> {
+        match name {
+            "worker" => Some(StorageThread::Worker),
+            "main" => Some(StorageThread::Main),
+            _ => None,
+        }
+    }
+}
+
 /// How the node:sqlite driver syncs a committed transaction (`PRAGMA synchronous` in WAL mode).
 /// The sql.js drivers always sync each commit and ignore it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,6 +154,8 @@ impl Default for Config {
             default_token_budget: DEFAULT_TOKEN_BUDGET,
             storage: Storage::Auto,
             durability: Durability::Normal,
+            storage_thread: StorageThread::Worker,
+            lock_timeout_ms: 30_000,
             summarizer: SummarizerChoice::Auto,
             summary_timeout_ms: 120_000,
             summary_turn_wait_ms: 1_000,
@@ -140,11 +170,13 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 10] = [
+pub const KEYS: [&str; 12] = [
     "dbPath",
     "defaultTokenBudget",
     "storage",
     "durability",
+    "storageThread",
+    "lockTimeoutMs",
     "summarizer",
     "summaryTimeoutMs",
     "summaryTurnWaitMs",
@@ -190,6 +222,17 @@ impl Config {
                     config.durability = v.as_str().and_then(Durability::parse).ok_or_else(|| {
                         Error::config(key, format!("must be one of {:?}", Durability::NAMES))
                     })?;
+                }
+                "storageThread" => {
+                    config.storage_thread = v.as_str().and_then(StorageThread::parse).ok_or_else(|| {
+                        Error::config(key, format!("must be one of {:?}", StorageThread::NAMES))
+                    })?;
+                }
+                "lockTimeoutMs" => {
+                    let n = v.as_u64().filter(|n| *n <= 3_600_000).ok_or_else(|| {
+                        Error::config(key, "must be an integer number of milliseconds between 0 and 3600000")
+                    })?;
+                    config.lock_timeout_ms = n as u32;
                 }
                 "summaryTimeoutMs" => {
                     let n = v.as_u64().filter(|n| (1_000..=3_600_000).contains(n)).ok_or_else(|| {
@@ -269,6 +312,10 @@ mod tests {
             (json!({"contextTreshold": 0.5}), "contextTreshold"),
             (json!({"storage": "postgres"}), "storage"),
             (json!({"durability": "paranoid"}), "durability"),
+            (json!({"storageThread": "background"}), "storageThread"),
+            (json!({"storageThread": true}), "storageThread"),
+            (json!({"lockTimeoutMs": -1}), "lockTimeoutMs"),
+            (json!({"lockTimeoutMs": "30s"}), "lockTimeoutMs"),
             (json!({"durability": 2}), "durability"),
             (json!({"summarizer": "gpt"}), "summarizer"),
             (json!({"summaryTimeoutMs": 5}), "summaryTimeoutMs"),
@@ -302,6 +349,13 @@ mod tests {
         assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (1_000, 4));
         let c = Config::from_json(&json!({"summaryTurnWaitMs": 0, "summaryCatchUpTurns": 0})).unwrap();
         assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (0, 0));
+    }
+
+    #[test]
+    fn storage_thread_defaults_to_a_worker_and_takes_both_values() {
+        assert_eq!(Config::default().storage_thread, StorageThread::Worker);
+        assert_eq!(Config::from_json(&json!({"storageThread": "main"})).unwrap().storage_thread, StorageThread::Main);
+        assert_eq!(Config::from_json(&json!({"storageThread": "worker"})).unwrap().storage_thread, StorageThread::Worker);
     }
 
     #[test]

@@ -164,7 +164,9 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
   test("the config schema in the manifest matches what the engine accepts", async () => {
     const props = manifest.configSchema.properties;
     await host().h.resolveEngine("lossless-wasm");
-    const { configKeys } = await import(new URL("wasm/lossless_wasm.js", PKG));
+    // The engine runs in a worker thread: load the wasm module here to ask it for its keys.
+    const { configKeys, initSync } = await import(new URL("wasm/lossless_wasm.js", PKG));
+    initSync({ module: readFileSync(new URL("wasm/lossless_wasm_bg.wasm", PKG)) });
     const ENGINE_KEYS = configKeys();
     assert.equal(manifest.configSchema.additionalProperties, false);
     assert.deepEqual(Object.keys(props).sort(), [...ENGINE_KEYS].sort());

@@ -1,0 +1,54 @@
+// What of the host's history crosses to the engine's worker (node-engine-thread.js). The host
+// passes its whole history to `assemble` and `afterTurn` on every turn, but the engine reads
+// only part of it: `afterTurn` the messages after `prePromptMessageCount`, `assemble` only its
+// length — the messages themselves only when the host knows more than was stored (history from
+// before the plugin was installed, or a rollover). Copying all of it into the worker would cost
+// every turn time in proportion to the history, on the host's thread. So the host's side sends
+// what is read, and the worker rebuilds an array of the same length for the engine:
+// - `afterTurn`: the tail, behind a prefix of holes that nothing reads;
+// - `assemble`: an array whose elements throw HistoryNeeded when read; the worker then asks for
+//   the whole history and the host's side sends it (in parts). The first attempt stopped before
+//   it stored anything of the history, and what it did before (archiving a rolled-over
+//   conversation) the second attempt finds done.
+
+/** Thrown when the engine reads an element of a history that was not sent. */
+export class HistoryNeeded extends Error {
+  constructor() {
+    super("the engine needs the host's whole history");
+    this.name = "HistoryNeeded";
+  }
+}
+
+/** The part of `params.messages` a call sends: `{messages, elided}` (`elided` messages before
+ *  `messages` were left out), or undefined to send them all. */
+export function elide(method, params) {
+  const messages = params?.messages;
+  if (!Array.isArray(messages)) return undefined;
+  if (method === "afterTurn") {
+    const pre = params.prePromptMessageCount;
+    // Anything the engine would refuse goes whole, so it refuses it with its own error.
+    if (!Number.isInteger(pre) || pre <= 0 || pre > messages.length) return undefined;
+    return { messages: messages.slice(pre), elided: pre };
+  }
+  if (method === "assembleView" && messages.length > 0) return { messages: [], elided: messages.length };
+  return undefined;
+}
+
+/** The array the engine gets for a call whose history was elided (worker side); `onRead` is
+ *  called when the engine reads an element that was not sent. */
+export function restore(method, messages, elided, onRead) {
+  if (method === "afterTurn") {
+    const array = new Array(elided);
+    for (const m of messages) array.push(m);
+    return array;
+  }
+  return new Proxy(new Array(elided), {
+    get(target, key, receiver) {
+      if (typeof key === "string" && /^\d+$/.test(key)) {
+        onRead?.();
+        throw new HistoryNeeded();
+      }
+      return Reflect.get(target, key, receiver);
+    },
+  });
+}

@@ -1,0 +1,179 @@
+// The engine in a worker thread (config `storageThread: "worker"`, the default in Node): the
+// wasm engine and its database (node:sqlite or sql.js) run in node-engine-worker.js, so nothing
+// storage does — importing a long history, waiting out another process's write lock, a WAL
+// checkpoint, `doctor` on a large database — holds the host's event loop. This side keeps a
+// handle with the same calls as engine-handle.js's, each a message to the worker and back.
+//
+// What still runs on the host's thread: copying a call's params into the worker (only the part
+// of the host's history the engine reads, host-history.js; a long list goes in parts of
+// MESSAGES_PER_PART, with the event loop let through between parts) and decoding the view's new
+// messages (view-handover.js). Owns only the message protocol.
+import { Worker } from "node:worker_threads";
+import { setImmediate as nextTurnOfTheLoop } from "node:timers/promises";
+import { assembleWith } from "./engine-handle.js";
+import { createViewHandover } from "./view-handover.js";
+import { elide } from "./host-history.js";
+
+/** Messages per part when a call hands over a long history: a structured copy of 256 host
+ *  messages takes a few milliseconds of the host's thread. */
+export const MESSAGES_PER_PART = 256;
+/** Stands for `params.messages` in a call whose messages went ahead in parts. */
+export const IN_PARTS = "lossless-wasm:messages-in-parts";
+
+/** Levels plainCopy keeps; the engine refuses messages nested deeper than 100. */
+const COPY_DEPTH = 128;
+
+/**
+ * What the engine reads of `value`, as plain data a structured copy accepts: what JSON would
+ * keep (toJSON honoured, functions and symbols left out), and below COPY_DEPTH levels an empty
+ * object, so a message nested too deep still reaches the engine too deep, and its error names
+ * where. Dates and other cloneable values are kept as they are.
+ */
+export function plainCopy(value, depth = 0) {
+  if (value === null || typeof value !== "object") return typeof value === "function" || typeof value === "symbol" ? undefined : value;
+  if (depth >= COPY_DEPTH) return {};
+  if (value instanceof Date) return value;
+  if (typeof value.toJSON === "function") return plainCopy(value.toJSON(), depth);
+  if (Array.isArray(value)) return value.map((item) => plainCopy(item, depth + 1) ?? null);
+  const out = {};
+  for (const key of Object.keys(value)) {
+    const item = plainCopy(value[key], depth + 1);
+    if (item !== undefined) out[key] = item;
+  }
+  return out;
+}
+
+/** An Error rebuilt from the worker's plain-data copy of one. */
+export function errorFrom(data) {
+  const err = new Error(data?.message ?? "unknown error in the storage worker");
+  if (data?.name) err.name = data.name;
+  if (data?.code !== undefined) err.code = data.code;
+  return err;
+}
+
+/**
+ * Opens the engine for `path` in a new worker thread.
+ * @param {string} path the database file (resolved)
+ * @param {object} config the plugin config (validated again by the engine in the worker)
+ * @param {object} [options] openNodeEngine's options
+ * @param {object} [hooks]
+ * @param {(err: Error) => void} [hooks.onStop] the worker stopped (crashed or was closed); the
+ *        handle fails every later call with `err`, so the caller opens a new one
+ * @returns {Promise<object>} the handle (engine-handle.js's calls, each returning a promise)
+ */
+export function openEngineThread(path, config, options, { onStop } = {}) {
+  const worker = new Worker(new URL("./node-engine-worker.js", import.meta.url), { workerData: { path, config, options } });
+  const pending = new Map();
+  let nextId = 1;
+  let stopped;
+  let onOpen;
+
+  // The worker keeps the process alive only while a call waits on it: an idle engine must not
+  // keep a finished CLI command or `openclaw agent --local` from exiting.
+  const waiting = () => (pending.size > 0 || onOpen ? worker.ref() : worker.unref());
+
+  const stop = (err) => {
+    if (stopped) return;
+    stopped = err;
+    for (const { reject } of pending.values()) reject(err);
+    pending.clear();
+    onOpen?.reject(err);
+    onOpen = undefined;
+    worker.unref();
+    onStop?.(err);
+  };
+  worker.on("message", (msg) => {
+    if (msg.type === "opened") {
+      const open = onOpen;
+      onOpen = undefined;
+      waiting();
+      if (msg.error) open?.reject(errorFrom(msg.error));
+      else open?.resolve(msg.info);
+      return;
+    }
+    const call = pending.get(msg.id);
+    if (!call) return;
+    pending.delete(msg.id);
+    waiting();
+    if (msg.error) call.reject(errorFrom(msg.error));
+    else call.resolve(msg.result);
+  });
+  worker.on("error", (err) => stop(new Error(`lossless-wasm: the storage worker failed: ${err?.message ?? err}; the next call opens the database again`)));
+  worker.on("exit", (code) => stop(new Error(`lossless-wasm: the storage worker stopped (exit code ${code}); the next call opens the database again`)));
+
+  /** Posts `message`; one a structured copy refuses (a function in a host object, nesting too
+   *  deep for the copy's stack) goes as its plain copy (plainCopy). */
+  const post = (message) => {
+    try {
+      worker.postMessage(message);
+    } catch {
+      worker.postMessage(plainCopy(message));
+    }
+  };
+
+  /** Sends one call; of the host's history only what the engine reads (host-history.js), and
+   *  a long list of messages first, in parts. `whole`: send the history whole. */
+  async function send(op, params, extra, { whole = false } = {}) {
+    if (stopped) throw stopped;
+    // The engine's clock is the caller's (the worker's Date.now is its own).
+    const now = Date.now();
+    const id = nextId++;
+    const reply = new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+    waiting();
+    const elided = whole ? undefined : elide(op === "call" ? extra : op, params);
+    let sent = elided ? { ...params, messages: elided.messages } : params;
+    const messages = sent?.messages;
+    if (Array.isArray(messages) && messages.length > MESSAGES_PER_PART) {
+      for (let at = 0; at < messages.length; at += MESSAGES_PER_PART) {
+        if (at > 0) await nextTurnOfTheLoop();
+        if (stopped) throw stopped;
+        post({ type: "part", id, messages: messages.slice(at, at + MESSAGES_PER_PART) });
+      }
+      sent = { ...sent, messages: IN_PARTS };
+    }
+    try {
+      post({ type: op, id, params: sent, extra, now, elided: elided?.elided });
+    } catch (err) {
+      pending.delete(id);
+      waiting();
+      throw err;
+    }
+    return reply;
+  }
+
+  return new Promise((resolve, reject) => {
+    onOpen = { resolve, reject };
+    waiting();
+  }).then((info) => {
+    const views = createViewHandover();
+    const handle = {
+      configWarnings: info.configWarnings,
+      storage: info.storage,
+      path,
+      thread: "worker",
+      call: (method, params) => send("call", params, method),
+      assemble: (params) => assembleWith(views, params, async (held) => {
+        const out = await send("assembleView", params, held);
+        return out.needHistory ? (await send("assembleView", params, held, { whole: true })).view : out.view;
+      }),
+      housekeep: () => send("housekeep"),
+      flush: () => send("flush"),
+      backupTo: (dest) => send("backupTo", undefined, dest),
+      /** Imports a lossless-claw `lcm.db`, opened read-only in the worker. */
+      importLosslessClaw: (source) => send("importLosslessClaw", undefined, source),
+      /** The connection's PRAGMA synchronous (node:sqlite), read when it opened. */
+      synchronous: () => info.synchronous,
+      /** Closes the database and ends the worker; the handle fails every later call. */
+      close: async () => {
+        if (stopped) return;
+        await send("close");
+        stop(new Error("lossless-wasm: this engine was closed; open it again to use it"));
+        await worker.terminate();
+      },
+    };
+    return handle;
+  }, async (err) => {
+    await worker.terminate();
+    throw err;
+  });
+}

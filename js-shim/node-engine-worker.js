@@ -1,0 +1,76 @@
+// The worker side of node-engine-thread.js: opens the engine for one database on this thread
+// (node-engine.js's in-thread open: wasm, node:sqlite or sql.js, the journal and its locks) and
+// answers the host thread's calls in the order they arrive. Owns only the message protocol.
+import { parentPort, workerData } from "node:worker_threads";
+import { openHere } from "./node-engine.js";
+import { IN_PARTS } from "./node-engine-thread.js";
+import { restore } from "./host-history.js";
+
+const errorData = (err) => ({
+  name: err?.name ?? "Error",
+  message: err?.message ?? String(err),
+  ...(err?.code !== undefined ? { code: err.code } : {}),
+});
+
+/** Messages sent ahead of their call, by call id. */
+const parts = new Map();
+
+let handle;
+try {
+  const { path, config, options } = workerData;
+  handle = await openHere(path, { ...config, storageThread: "main" }, options);
+  parentPort.postMessage({ type: "opened", info: { configWarnings: handle.configWarnings, storage: handle.storage, synchronous: handle.synchronous() } });
+} catch (err) {
+  parentPort.postMessage({ type: "opened", error: errorData(err) });
+}
+
+// Each call gets its params, the envelope's `extra` and `now` (the time on the host's thread
+// when it made the call: the engine's clock — backoff, the breaker, timestamps — is the
+// host's), and `read`, which says whether the engine read an elided history.
+const run = {
+  call: (params, method, now) => handle.call(method, params, now),
+  // A view whose elided history the engine needed answers `{needHistory: true}`: the host's
+  // side sends the call again with the whole history (host-history.js).
+  assembleView: async (params, held, now, read) => {
+    try {
+      return { view: await handle.assembleView(params, held, now) };
+    } catch (err) {
+      if (read.history) return { needHistory: true };
+      throw err;
+    }
+  },
+  housekeep: () => handle.housekeep(),
+  flush: () => handle.flush(),
+  backupTo: (_params, dest) => handle.backupTo(dest),
+  importLosslessClaw: (_params, source) => handle.importLosslessClaw(source),
+  close: () => handle.close(),
+};
+
+parentPort.on("message", async (msg) => {
+  if (msg.type === "part") {
+    const list = parts.get(msg.id);
+    if (list) for (const m of msg.messages) list.push(m);
+    else parts.set(msg.id, msg.messages);
+    return;
+  }
+  let params = msg.params;
+  if (params?.messages === IN_PARTS) {
+    params = { ...params, messages: parts.get(msg.id) ?? [] };
+    parts.delete(msg.id);
+  }
+  const read = { history: false };
+  if (msg.elided > 0) {
+    const method = msg.type === "call" ? msg.extra : msg.type;
+    params = { ...params, messages: restore(method, params.messages, msg.elided, () => { read.history = true; }) };
+  }
+  let reply;
+  try {
+    if (!handle) throw new Error("lossless-wasm: the storage worker has no open database");
+    const op = run[msg.type];
+    if (!op) throw new Error(`lossless-wasm: the storage worker has no call ${JSON.stringify(msg.type)}`);
+    reply = { result: await op(params, msg.extra, msg.now, read) };
+  } catch (err) {
+    reply = { error: errorData(err) };
+  }
+  parentPort.postMessage({ type: "reply", id: msg.id, ...reply });
+});
