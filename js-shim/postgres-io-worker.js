@@ -45,7 +45,20 @@ const types = {
 /** A parameter as `pg` sends it: bytes as a Buffer (bound in binary, so a bytea slot gets them
  *  unchanged), the rest as given (`pg` sends numbers and strings as text, which the server
  *  parses as whatever type it inferred for the slot: an integer into int4, int8, bool or text). */
-const param = (value) => (value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value ?? null);
+const INT8_MIN = -(2n ** 63n);
+const INT8_MAX = 2n ** 63n - 1n;
+function param(value) {
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  // The store's integers cross from wasm as doubles, exact to 2^53; past that only its
+  // sentinels occur (i64::MIN/MAX: "from the start", "no limit"), which a double rounds to
+  // ±2^63 and JS would print in exponent-free but inexact digits. Sent as the int8 bounds.
+  if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    const big = BigInt(value);
+    return String(big < INT8_MIN ? INT8_MIN : big > INT8_MAX ? INT8_MAX : big);
+  }
+  return value ?? null;
+}
+
 
 let client = null;
 let connecting = null;
@@ -67,7 +80,8 @@ function describe(err, during) {
 async function connection() {
   if (client) return client;
   connecting ??= (async () => {
-    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs });
+    // The application name lets an operator (and the tests) tell the store's connections apart.
+    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: `lossless-wasm ${schema}` });
     // A connection that breaks while idle emits "error"; the next call finds it gone.
     c.on("error", () => { if (client === c) client = null; });
     c.on("end", () => { if (client === c) client = null; });
