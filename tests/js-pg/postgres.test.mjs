@@ -8,7 +8,9 @@
 // Each test has a schema of its own.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createFakeHost } from "../js/fake-host.mjs";
 import { assistant, pgClient, pgConfig, pgQuery, PKG, schemaFor, URL_, user } from "./support.mjs";
@@ -202,6 +204,15 @@ describe("storage postgres", () => {
     const main = await openNodeEngine("x", pgConfig(schemaFor("main"), { storageThread: "main" })).catch((e) => e);
     assert.match(main.message, /`storageThread`.*`storage: "postgres"`/);
     assert.ok(manifest.configSchema.properties.storage.enum.includes("postgres"));
+  });
+
+  test("without the npm package pg beside the plugin, the error says how to install it", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "lossless-wasm-nopg-")), "pkg");
+    cpSync(new URL(PKG).pathname, dir, { recursive: true });
+    const { openNodeEngine: open } = await import(join(dir, "shim/node-engine.js"));
+    const err = await open("x", pgConfig(schemaFor("nopg"))).catch((e) => e);
+    assert.match(err.message, /storage "postgres" needs the npm package pg.*npm install --prefix .*pg@8\.23\.1/);
+    assert.doesNotMatch(err.message, /\n/);
   });
 
   test("the URL may come from LOSSLESS_WASM_POSTGRES_URL", async () => {
