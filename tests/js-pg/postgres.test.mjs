@@ -177,6 +177,31 @@ describe("storage postgres", () => {
     assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 6);
   });
 
+  test("a connection that breaks during a call fails that call with one sentence, and the next call connects again", async () => {
+    const schema = schemaFor("midcall");
+    const engine = createContextEngine(() => openNodeEngine("x", pgConfig(schema)));
+    const session = { sessionId: "s", sessionKey: "agent:main:midcall" };
+    const messages = history(4);
+    await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
+    const holder = await pgClient();
+    await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
+    messages.push(user("asked while the connection is cut"), assistant("answered later"));
+    const turn = engine.afterTurn({ ...session, messages, prePromptMessageCount: 4 }).then(() => null, (e) => e);
+    const app = `lossless-wasm ${schema}`;
+    while (Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [app]))[0][0]) === 0) await new Promise((r) => setTimeout(r, 10));
+    await pgQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [app]);
+    const err = await turn;
+    await holder.query("ROLLBACK");
+    await holder.end();
+    assert.ok(err, "the call on the cut connection failed");
+    assert.match(err.message, /connection to PostgreSQL at postgres:\/\/lcm:\*\*\*@.* broke .*the next one connects again/);
+    assert.doesNotMatch(err.message, /\n/);
+    assert.ok(!err.message.includes(PASSWORD));
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 4, "nothing of the failed turn was stored");
+    await engine.afterTurn({ ...session, messages, prePromptMessageCount: 4 });
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 6, "the host's next turn stores it");
+  });
+
   test("a wrong password and a closed port are one line each, without the password", async () => {
     const wrong = new globalThis.URL(URL_);
     wrong.password = "not-the-password-x9";
