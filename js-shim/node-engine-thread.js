@@ -157,6 +157,8 @@ export function openEngineThread(path, config, options, { onStop } = {}) {
         return out.needHistory ? (await send("assembleView", params, held, { whole: true })).view : out.view;
       }),
       housekeep: () => send("housekeep"),
+      /** What the driver counted (PostgreSQL: statements sent since opening). */
+      storageStats: () => send("storageStats"),
       flush: () => send("flush"),
       backupTo: (dest) => send("backupTo", undefined, dest),
       /** Imports a lossless-claw `lcm.db`, opened read-only in the worker. */

@@ -40,6 +40,7 @@ const run = {
     }
   },
   housekeep: () => handle.housekeep(),
+  storageStats: () => handle.storageStats(),
   flush: () => handle.flush(),
   backupTo: (_params, dest) => handle.backupTo(dest),
   importLosslessClaw: (_params, source) => handle.importLosslessClaw(source),

@@ -8,6 +8,10 @@
 // (file-lock.js): a second process gets a clear error instead of silently losing writes.
 // node:sqlite does not read sql.js journals, so before it opens a path that sql.js used, the
 // journal is folded into the file (under the same lock) and removed.
+// `storage: "postgres"` keeps the store on a PostgreSQL server instead (postgres-db.js; config
+// `postgresUrl`, `postgresSchema`), which several gateway processes can share; it runs only in
+// the worker, and one engine per server and schema (the URL shown without its password is the
+// key; `dbPath` is not used).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
@@ -18,9 +22,11 @@ import { foldJournal, journalPath, openJournaledFile } from "./journal-file.js";
 import { lockTimeoutFor, NodeSqliteDatabase, nodeSqliteAvailable, synchronousFor } from "./node-sqlite.js";
 import { openEngineThread } from "./node-engine-thread.js";
 import { importLosslessClaw } from "./import-lossless-claw.js";
+import { PostgresDatabase } from "./postgres-db.js";
+import { postgresSchemaFor, postgresUrlFor, redactedUrl } from "./pg-config.js";
 
 const require = createRequire(import.meta.url);
-const STORAGE = ["auto", "sql.js", "node:sqlite"];
+const STORAGE = ["auto", "sql.js", "node:sqlite", "postgres"];
 let wasmLoaded = false;
 let sqlJs;
 const handles = new Map();
@@ -56,7 +62,8 @@ function lockFor(path, storage) {
   }
 }
 
-async function openDatabase(path, storage, durability, lockTimeoutMs, { checkpointBytes } = {}) {
+async function openDatabase(path, storage, durability, lockTimeoutMs, { checkpointBytes } = {}, config) {
+  if (storage === "postgres") return { db: new PostgresDatabase({ url: postgresUrlFor(config), schema: postgresSchemaFor(config) }) };
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") {
     if (existsSync(journalPath(path))) {
@@ -90,6 +97,18 @@ export function chooseThread(config) {
   return wanted;
 }
 
+/** The error for `storage: "postgres"` on the host's thread: each statement waits for the
+ *  server, and that wait must never hold the host's event loop. */
+const POSTGRES_ON_MAIN = 'invalid config `storageThread`: "main" cannot be used with `storage: "postgres"` (each statement waits for the server, which would hold the gateway\'s event loop); remove `storageThread` or set it to "worker"';
+
+/** Where the engine for `dbPath` and `config` is kept: the database file, or for PostgreSQL
+ *  the server (password hidden) and schema. Throws the config's errors, naming the key. */
+export function engineKey(dbPath, config) {
+  if (chooseStorage(config) !== "postgres") return resolve(dbPath);
+  if (chooseThread(config) === "main") throw new Error(POSTGRES_ON_MAIN);
+  return `${redactedUrl(postgresUrlFor(config))}#${postgresSchemaFor(config)}`;
+}
+
 /**
  * The engine for `dbPath`, opened on first use and shared afterwards: in a worker thread
  * (node-engine-thread.js) unless config `storageThread` is "main". Every call of the handle may
@@ -98,7 +117,12 @@ export function chooseThread(config) {
  *        make it small so kills land inside checkpoints); only the first open of a path uses it
  */
 export function openNodeEngine(dbPath, config, options) {
-  const path = resolve(dbPath);
+  let path;
+  try {
+    path = engineKey(dbPath, config);
+  } catch (err) {
+    return Promise.reject(err);
+  }
   let pending = handles.get(path);
   if (!pending) {
     const forget = () => {
@@ -125,8 +149,12 @@ export async function openHere(path, config, options) {
   const durability = config?.durability ?? "normal";
   synchronousFor(durability);
   const lockTimeoutMs = lockTimeoutFor(config?.lockTimeoutMs);
+  if (storage === "postgres") {
+    postgresUrlFor(config);
+    postgresSchemaFor(config);
+  }
   loadWasm();
-  const { db, persist, release } = await openDatabase(path, storage, durability, lockTimeoutMs, options);
+  const { db, persist, release } = await openDatabase(path, storage, durability, lockTimeoutMs, options, config);
   try {
     // `synchronous()`: the open connection's PRAGMA synchronous (node:sqlite only), for tests.
     const handle = createHandle({ db, config, persist });
@@ -140,7 +168,8 @@ export async function openHere(path, config, options) {
     };
     // `importLosslessClaw(lcmDbPath)`: opens the source read-only on this thread and imports it.
     const importFrom = (source) => importLosslessClaw(handle, source);
-    return Object.assign(handle, { storage, path, thread: "main", backupTo, close, importLosslessClaw: importFrom, synchronous: () => db.synchronous?.() });
+    // `storageStats()`: what the driver counted (PostgreSQL: statements sent), for measurements.
+    return Object.assign(handle, { storage, path, thread: "main", backupTo, close, importLosslessClaw: importFrom, synchronous: () => db.synchronous?.(), storageStats: () => db.stats?.() });
   } catch (err) {
     release?.();
     throw err;

@@ -45,6 +45,7 @@ for t in store concurrency faults bulk recall operator compaction stubs lifecycl
 done
 # shellcheck disable=SC2086
 suite postgres bash scripts/pg-server.sh run cargo test --features postgres $pg_tests
+suite postgres-node bash scripts/pg-server.sh run "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/js-pg/
 # Node 26 first on PATH: the node:sqlite storage cases run in it.
 suite wasm-node env PATH="$NODE26_BIN:$PATH" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_node'

@@ -52,8 +52,12 @@ export interface EngineConfig {
 export interface PluginConfig extends EngineConfig {
   /** The SQLite file that holds every message. Default `<state dir>/lossless-wasm/lossless.sqlite`. */
   dbPath?: string;
-  /** `node:sqlite` (file, WAL) when the host's Node has it, else `sql.js` (each write appended to `<dbPath>.lwjournal`, the whole file rewritten at checkpoints); or force either. Default "auto". */
-  storage?: "auto" | "sql.js" | "node:sqlite";
+  /** `node:sqlite` (file, WAL) when the host's Node has it, else `sql.js` (each write appended to `<dbPath>.lwjournal`, the whole file rewritten at checkpoints); or force either; or "postgres", a PostgreSQL server several gateways share (`postgresUrl`, `postgresSchema`; needs the npm package `pg`). Default "auto". */
+  storage?: "auto" | "sql.js" | "node:sqlite" | "postgres";
+  /** storage "postgres": the server, `postgres://user:password@host:port/db`. Default: the environment variable `LOSSLESS_WASM_POSTGRES_URL`. Never shown with its password. */
+  postgresUrl?: string;
+  /** storage "postgres": the schema the store lives in, created when missing (lower-case letters, digits and _). Default "lossless_wasm". */
+  postgresSchema?: string;
   /** node:sqlite only: "normal" (`PRAGMA synchronous = NORMAL`) keeps every committed turn through a crash of the process, while an OS crash or power loss may roll back the turns since the last WAL checkpoint (the database stays consistent; the host's history re-imports them next turn); "full" fsyncs every commit. Default "normal". */
   durability?: "normal" | "full";
   /** Where the engine and its database run in Node: "worker" (default), a worker thread, so an import, another process's write lock or a checkpoint never holds the host's event loop; "main", the host's own thread. */

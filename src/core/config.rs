@@ -20,8 +20,12 @@ pub struct Config {
     pub db_path: Option<String>,
     /// Token budget for `assemble` when the host gives none.
     pub default_token_budget: u32,
-    /// Which SQLite the Node shim uses (the shim acts on it; the engine only validates it).
+    /// Which database the Node shim uses (the shim acts on it; the engine only validates it).
     pub storage: Storage,
+    /// The schema the store lives in on PostgreSQL (the shim acts on it; the engine only
+    /// validates it). `postgresUrl` is validated too but never kept here: it holds a password,
+    /// and this struct is printed in debug output.
+    pub postgres_schema: String,
     /// How hard node:sqlite syncs each commit (the shim acts on it; the engine only validates it).
     pub durability: Durability,
     /// Which thread the Node shim runs the engine and its storage on (the shim acts on it; the
@@ -77,7 +81,7 @@ impl SummarizerChoice {
     }
 }
 
-/// The SQLite driver behind the engine in Node.
+/// The database driver behind the engine in Node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Storage {
     /// node:sqlite when the runtime has it, else sql.js.
@@ -85,16 +89,19 @@ pub enum Storage {
     Auto,
     SqlJs,
     NodeSqlite,
+    /// A PostgreSQL server (`postgresUrl`, `postgresSchema`), shared by several gateways.
+    Postgres,
 }
 
 impl Storage {
-    pub const NAMES: [&'static str; 3] = ["auto", "sql.js", "node:sqlite"];
+    pub const NAMES: [&'static str; 4] = ["auto", "sql.js", "node:sqlite", "postgres"];
 
     fn parse(name: &str) -> Option<Storage> {
         match name {
             "auto" => Some(Storage::Auto),
             "sql.js" => Some(Storage::SqlJs),
             "node:sqlite" => Some(Storage::NodeSqlite),
+            "postgres" => Some(Storage::Postgres),
             _ => None,
         }
     }
@@ -153,6 +160,7 @@ impl Default for Config {
             db_path: None,
             default_token_budget: DEFAULT_TOKEN_BUDGET,
             storage: Storage::Auto,
+            postgres_schema: DEFAULT_POSTGRES_SCHEMA.to_owned(),
             durability: Durability::Normal,
             storage_thread: StorageThread::Worker,
             lock_timeout_ms: 30_000,
@@ -170,10 +178,12 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 12] = [
+pub const KEYS: [&str; 14] = [
     "dbPath",
     "defaultTokenBudget",
     "storage",
+    "postgresUrl",
+    "postgresSchema",
     "durability",
     "storageThread",
     "lockTimeoutMs",
@@ -184,6 +194,19 @@ pub const KEYS: [&str; 12] = [
     "askTimeoutMs",
     redact_custom::KEY,
 ];
+
+/// The schema a PostgreSQL store lives in when `postgresSchema` is not set.
+pub const DEFAULT_POSTGRES_SCHEMA: &str = "lossless_wasm";
+
+/// Whether `name` can be a schema without quoting: PostgreSQL folds unquoted names to lower
+/// case, so only lower-case letters, digits and `_`, not starting with a digit, at most 63 bytes
+/// (the server's identifier limit; longer names are cut, silently).
+pub fn is_schema_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
 
 /// Every key the engine understands, for error messages.
 pub fn all_keys() -> Vec<&'static str> {
@@ -218,6 +241,21 @@ impl Config {
                         Error::config(key, format!("must be one of {:?}", Storage::NAMES))
                     })?;
                 }
+                "postgresUrl" => match v {
+                    // The value is never echoed: it holds the password.
+                    Value::String(s) if s.starts_with("postgres://") || s.starts_with("postgresql://") => {}
+                    Value::Null => {}
+                    _ => return Err(Error::config(key, "must be a connection URL starting with postgres:// or postgresql://")),
+                },
+                "postgresSchema" => match v {
+                    Value::String(s) if is_schema_name(s) => config.postgres_schema = s.clone(),
+                    _ => {
+                        return Err(Error::config(
+                            key,
+                            "must be a schema name: lower-case letters, digits and _, not starting with a digit, at most 63 characters",
+                        ))
+                    }
+                },
                 "durability" => {
                     config.durability = v.as_str().and_then(Durability::parse).ok_or_else(|| {
                         Error::config(key, format!("must be one of {:?}", Durability::NAMES))
@@ -310,7 +348,12 @@ mod tests {
             (json!({"defaultTokenBudget": 10}), "defaultTokenBudget"),
             (json!({"defaultTokenBudget": 1.5e3}), "defaultTokenBudget"),
             (json!({"contextTreshold": 0.5}), "contextTreshold"),
-            (json!({"storage": "postgres"}), "storage"),
+            (json!({"storage": "postgresql"}), "storage"),
+            (json!({"postgresUrl": "db.example:5432"}), "postgresUrl"),
+            (json!({"postgresUrl": 5432}), "postgresUrl"),
+            (json!({"postgresSchema": "Store"}), "postgresSchema"),
+            (json!({"postgresSchema": "lcm; DROP TABLE x"}), "postgresSchema"),
+            (json!({"postgresSchema": "1st"}), "postgresSchema"),
             (json!({"durability": "paranoid"}), "durability"),
             (json!({"storageThread": "background"}), "storageThread"),
             (json!({"storageThread": true}), "storageThread"),
@@ -349,6 +392,16 @@ mod tests {
         assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (1_000, 4));
         let c = Config::from_json(&json!({"summaryTurnWaitMs": 0, "summaryCatchUpTurns": 0})).unwrap();
         assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (0, 0));
+    }
+
+    #[test]
+    fn postgres_storage_takes_a_url_and_a_schema_and_never_echoes_the_url() {
+        let c = Config::from_json(&json!({"storage": "postgres", "postgresUrl": "postgres://u:pw@h:5432/db", "postgresSchema": "gw_1"})).unwrap();
+        assert_eq!((c.storage, c.postgres_schema.as_str()), (Storage::Postgres, "gw_1"));
+        assert_eq!(Config::default().postgres_schema, "lossless_wasm");
+        assert!(!format!("{c:?}").contains("pw"), "the password is not kept");
+        let err = Config::from_json(&json!({"postgresUrl": "pg://u:s3cret@h/db"})).unwrap_err().to_string();
+        assert!(!err.contains("s3cret"), "{err}");
     }
 
     #[test]

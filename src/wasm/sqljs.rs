@@ -2,6 +2,11 @@
 //! implementation over them with a prepared-statement cache. sql.js's `export()` frees every
 //! statement and reopens the connection, so exporting goes through [`SqlJsSql::export`], which
 //! drops the cache first and restores connection settings after.
+//!
+//! The same interface fronts PostgreSQL in Node (`js-shim/postgres-db.js`): a database object
+//! whose `dialect` property is `"postgres"` makes this connection report
+//! [`Dialect::Postgres`], and the store writes PostgreSQL's statements; the driver rewrites the
+//! placeholders. Read once, when the connection is wrapped.
 
 use std::collections::HashMap;
 
@@ -10,6 +15,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::error::{Error, Result};
+use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
 
 #[wasm_bindgen]
@@ -73,6 +79,7 @@ struct Prepared {
 /// [`Sql`] over a sql.js database.
 pub struct SqlJsSql {
     db: SqlJsDatabase,
+    dialect: Dialect,
     statements: HashMap<String, Prepared>,
 }
 
@@ -144,16 +151,26 @@ fn from_js(value: JsValue) -> SqlValue {
 impl SqlJsSql {
     /// Wraps an open sql.js database.
     pub fn new(db: SqlJsDatabase) -> Result<Self> {
-        let mut sql = SqlJsSql { db, statements: HashMap::new() };
-        sql.execute_script(CONNECTION_SETUP)?;
+        let postgres = js_sys::Reflect::get(&db, &"dialect".into()).ok().and_then(|d| d.as_string()).is_some_and(|d| d == "postgres");
+        let dialect = if postgres { Dialect::Postgres } else { Dialect::Sqlite };
+        let mut sql = SqlJsSql { db, dialect, statements: HashMap::new() };
+        sql.setup_connection()?;
         Ok(sql)
+    }
+
+    /// SQLite's per-connection settings; a PostgreSQL driver sets up its own connections.
+    fn setup_connection(&mut self) -> Result<()> {
+        match self.dialect {
+            Dialect::Sqlite => self.execute_script(CONNECTION_SETUP),
+            Dialect::Postgres => Ok(()),
+        }
     }
 
     /// The whole database as SQLite file bytes.
     pub fn export(&mut self) -> Result<Vec<u8>> {
         self.clear_cache();
         let bytes = self.db.export_bytes().map_err(|e| js_err("exporting the database", e))?;
-        self.execute_script(CONNECTION_SETUP)?;
+        self.setup_connection()?;
         Ok(bytes.to_vec())
     }
 
@@ -215,6 +232,10 @@ impl Drop for SqlJsSql {
 }
 
 impl Sql for SqlJsSql {
+    fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
     fn prepare(&mut self, sql: &str) -> Result<()> {
         self.cache(sql)
     }

@@ -170,7 +170,8 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const ENGINE_KEYS = configKeys();
     assert.equal(manifest.configSchema.additionalProperties, false);
     assert.deepEqual(Object.keys(props).sort(), [...ENGINE_KEYS].sort());
-    assert.deepEqual(props.storage.enum, ["auto", "sql.js", "node:sqlite"]);
+    assert.deepEqual(props.storage.enum, ["auto", "sql.js", "node:sqlite", "postgres"]);
+    assert.equal(manifest.uiHints.postgresUrl.sensitive, true, "the URL holds a password");
     assert.deepEqual(props.durability.enum, ["normal", "full"]);
     assert.equal(manifest.uiHints.durability.advanced, true);
     const { h } = host({ defaultTokenBudget: props.defaultTokenBudget.minimum });

@@ -8,7 +8,7 @@ export async function misuse(): Promise<void> {
   const engine = await openEngine({ SQL, config: { freshTailCount: "32" } }); // MISUSE: a number as a string
   await engine.commitTurn({ sessionId: "s", messages: [] }); // MISUSE: no advancementKey
   await engine.search({ sessionId: "s", pattern: "x", mode: "regex" }); // MISUSE: unknown mode
-  const config: PluginConfig = { storage: "postgres" }; // MISUSE: unknown storage
+  const config: PluginConfig = { storage: "mysql" }; // MISUSE: unknown storage
   void config;
   await openEngine({ config: {} }); // MISUSE: SQL is required
   await openBrowserEngine({ SQL, readOnly: "yes" }); // MISUSE: readOnly is a boolean

@@ -1,0 +1,47 @@
+// Shared helpers for the PostgreSQL shim tests: the server's URL (from scripts/pg-server.sh; a
+// run without it fails and says how to run), a fresh schema per test, and reading the store
+// with `pg` directly, rows as arrays.
+import { createRequire } from "node:module";
+
+export const PKG = new URL("../../dist/pkg/", import.meta.url);
+const pg = createRequire(import.meta.url)("pg");
+
+export const URL_ = process.env.LCM_PG_TEST_URL;
+if (!URL_) {
+  throw new Error("LCM_PG_TEST_URL is not set: these tests need a real PostgreSQL server; run them with: bash scripts/pg-server.sh run \"$NODE26_BIN/node\" --test --test-concurrency=1 tests/js-pg/");
+}
+
+let counter = 0;
+/** A schema name no other test uses. */
+export const schemaFor = (label) => `t_${label}_${process.pid}_${++counter}`;
+
+/** Runs `sql` on its own connection; rows as arrays. */
+export async function pgQuery(sql, params = []) {
+  const client = new pg.Client({ connectionString: URL_ });
+  await client.connect();
+  try {
+    return (await client.query({ text: sql, values: params, rowMode: "array" })).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A connection of its own, for tests that hold locks. */
+export async function pgClient() {
+  const client = new pg.Client({ connectionString: URL_ });
+  await client.connect();
+  return client;
+}
+
+// Stores in different schemas share the database's extensions, which must then live in a schema
+// every store's search_path has (docs/scale-out.md, "Extensions").
+for (const ext of ["pg_trgm", "unaccent"]) await pgQuery(`CREATE EXTENSION IF NOT EXISTS ${ext} SCHEMA public`);
+
+export const pgConfig = (schema, extra = {}) => ({ storage: "postgres", postgresUrl: URL_, postgresSchema: schema, ...extra });
+
+let clock = 1_790_000_000_000;
+export const user = (text) => ({ role: "user", content: text, timestamp: clock++ });
+export const assistant = (text) => ({
+  role: "assistant", content: [{ type: "text", text }], api: "openai-completions", provider: "mock", model: "m",
+  usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: clock++,
+});
