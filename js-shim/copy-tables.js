@@ -22,6 +22,10 @@ export const POSTGRES_VERSION = 1;
  *           another store. Columns a later turn or compaction updates (running totals, a
  *           context item's target) are not among them: a store that went on on PostgreSQL
  *           after an earlier copy is still the same store.
+ * @property {boolean} [unchanged] a row already there must equal the source's in every column:
+ *           every write to a conversation updates its row, so a conversation that differs was
+ *           written on one side after an earlier copy, and copying its rows again would mix two
+ *           histories (context items the other side has replaced would come back)
  * @property {boolean} [sequence] `id` is an identity column whose sequence must pass the copied ids
  */
 
@@ -39,6 +43,7 @@ export const TABLES = [
     ],
     key: ["id"],
     identity: ["session_key", "session_id", "generation", "created_at"],
+    unchanged: true,
     sequence: true,
   },
   {

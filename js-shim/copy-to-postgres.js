@@ -11,7 +11,9 @@
 //   copies nothing (and says so), and a copy that failed can simply be run again.
 // - A row already there under the same key but with other values in the columns that never
 //   change (copy-tables.js `identity`) belongs to another store: the copy stops and rolls back
-//   rather than mix the two.
+//   rather than mix the two. A conversation already there must also be unchanged: one written
+//   after an earlier copy (on either side) is refused too, since copying its rows again would
+//   bring back what the other side replaced (context items).
 // - `messages.search_text` is what the engine writes on PostgreSQL: the text it derives from
 //   `raw_json` (the wasm export messageSearchText, the same Rust code), NUL shown as U+2400.
 // Runs in the CLI's own process with the asynchronous `pg` client: the CLI is not a gateway,
@@ -55,10 +57,22 @@ function shape(table) {
 }
 
 /** Checks one batch against the rows already there; throws CopyConflict on the first row of
- *  another store. */
+ *  another store, or (tables marked `unchanged`) of the same store changed since. */
 async function checkConflicts(client, table, s, json) {
-  if (!table.identity.length) return;
-  const differs = table.identity.map((c) => `t.${c} IS DISTINCT FROM ${s.value[c]}`);
+  await findConflict(client, table, s, json, table.identity, (where, columns, more) =>
+    `the target already holds another store's rows: ${where} has a different ${columns} there than in the source${more}; nothing was copied. ` +
+    "Copy into a schema of its own (--postgres-schema) or an empty one.");
+  if (!table.unchanged) return;
+  await findConflict(client, table, s, json, table.columns.map(([n]) => n), (where, columns, more) =>
+    `${where} was written after an earlier copy, on PostgreSQL or in the source (its ${columns} differ)${more}; copying again would mix the two histories, so nothing was copied. ` +
+    "Keep the PostgreSQL store as it is, or drop its schema and copy again.");
+}
+
+/** Throws CopyConflict with `message(where, columns, more)` for the first row of the batch
+ *  already in the target with other values in `columns`. */
+async function findConflict(client, table, s, json, columns, message) {
+  if (!columns.length) return;
+  const differs = columns.map((c) => `t.${c} IS DISTINCT FROM ${s.value[c]}`);
   const { rows } = await client.query({
     text: `SELECT ${table.key.map((k) => `r.${k}`).join(", ")}, ${differs.join(", ")}, count(*) OVER () FROM json_to_recordset($1::json) AS r(${s.definitions}) ` +
       `JOIN ${table.name} t ON ${table.key.map((k) => `t.${k} = r.${k}`).join(" AND ")} WHERE ${differs.join(" OR ")} LIMIT 1`,
@@ -68,10 +82,9 @@ async function checkConflicts(client, table, s, json) {
   if (!rows.length) return;
   const row = rows[0];
   const key = table.key.map((k, i) => `${k} ${row[i]}`).join(", ");
-  const columns = table.identity.filter((_, i) => row[table.key.length + i]).join(", ");
+  const different = columns.filter((_, i) => row[table.key.length + i]).join(", ");
   const more = Number(row[row.length - 1]) - 1;
-  throw new CopyConflict(`the target already holds another store's rows: ${table.name} ${key} has a different ${columns} there than in the source` +
-    `${more > 0 ? ` (and ${more} more row(s) of this batch)` : ""}; nothing was copied. Copy into a schema of its own (--postgres-schema) or an empty one.`);
+  throw new CopyConflict(message(`${table.name} ${key}`, different, more > 0 ? ` (and ${more} more row(s) of this batch)` : ""));
 }
 
 async function insertBatch(client, table, s, json) {

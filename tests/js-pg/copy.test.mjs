@@ -3,7 +3,8 @@
 // node:sqlite or by sql.js with its journal, is copied into a schema of its own; every table's
 // rows arrive with their ids, doctor passes there, the source file is unchanged, a second copy
 // copies nothing, the copied conversation goes on on PostgreSQL with ids after the copied ones
-// and recall finds its old messages and nothing of the other agent; the copied search text is
+// and recall finds its old messages and nothing of the other agent, and a copy after that is
+// refused (it would mix two histories); the copied search text is
 // what the engine writes on PostgreSQL itself; a wrong password is one line without it; a target
 // holding another store's rows is refused and left as it was. Run as a child process, as an
 // operator runs it.
@@ -172,6 +173,13 @@ describe("copy-to-postgres", () => {
     assert.ok(found.details.hits.some((x) => x.kind === "message"), found.content[0].text);
     const other = await tools.lcm_grep.execute("c2", { pattern: "quokka-4410" });
     assert.deepEqual(other.details.hits, [], other.content[0].text);
+
+    // Copying again now would bring back what PostgreSQL has replaced: refused, nothing written.
+    const afterTurn = await targetCounts(schema);
+    const third = await copy(db, schema);
+    assert.equal(third.code, 1, third.stdout + third.stderr);
+    assert.match(third.stderr, /copy-to-postgres failed: conversations id \d+ was written after an earlier copy, on PostgreSQL or in the source \(its .*message_count.* differ\); copying again would mix the two histories, so nothing was copied/);
+    assert.deepEqual(await targetCounts(schema), afterTurn);
 
     // doctor from the CLI on the PostgreSQL store, after the new turn.
     const doctor = await cli(["--storage", "postgres", "--postgres-url", URL_, "--postgres-schema", schema, "doctor", "--dry-run"]);
