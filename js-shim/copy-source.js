@@ -21,8 +21,7 @@ const BUSY_TIMEOUT_MS = 10_000;
  * Opens the store at `path` for the copy.
  * @param {string} path
  * @param {"auto"|"node:sqlite"|"sql.js"} [storage] the CLI's `--storage`: which driver reads it
- * @returns {{driver: string, version: () => number, count: (table: string) => number,
- *   rows: (sql: string) => Iterable<any[]>, close: () => void}}
+ * @returns {{driver: string, version: () => number, rows: (sql: string) => Iterable<any[]>, close: () => void}}
  */
 export async function openCopySource(path, storage = "auto") {
   const journaled = existsSync(journalPath(path));
@@ -38,7 +37,6 @@ export async function openCopySource(path, storage = "auto") {
   return {
     driver,
     version: () => Number([...source.rows("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")][0][0]),
-    count: (table) => Number([...source.rows(`SELECT COUNT(*) FROM ${table}`)][0][0]),
     rows: source.rows,
     close: source.close,
   };

@@ -231,5 +231,16 @@ describe("copy-to-postgres", () => {
     assert.match(out.stderr, /copy-to-postgres failed: the target already holds another store's rows: conversations id 1 has a different session_key/);
     assert.match(out.stderr, /nothing was copied/);
     assert.deepEqual(await targetCounts(schema), before);
+
+    // Another store's active conversation for a copied session key, under another id.
+    const other = schemaFor("conflictkey");
+    await (await openNodeEngine("unused", pgConfig(other))).close();
+    await pgQuery(`SELECT setval(pg_get_serial_sequence('${other}.conversations', 'id'), 100)`);
+    await fill(pgConfig(other), [SESSIONS[1]]);
+    const before2 = await targetCounts(other);
+    const out2 = await copy(db, other);
+    assert.equal(out2.code, 1, out2.stdout + out2.stderr);
+    assert.match(out2.stderr, /the target already holds another store's active conversation for a session key of the source \(Key \(session_key\)=\(agent:main:tools\) already exists\.\); nothing was copied/);
+    assert.deepEqual(await targetCounts(other), before2);
   });
 });
