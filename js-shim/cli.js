@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { openCopySource } from "./copy-source.js";
-import { copyReportText, copyToPostgres } from "./copy-to-postgres.js";
+import { checkSourceVersion, copyReportText, copyToPostgres } from "./copy-to-postgres.js";
 import { runLcmCommand } from "./lcm-command.js";
 import { openNodeEngine } from "./node-engine.js";
 import { createOpenAiLlm } from "./openai-llm.js";
@@ -200,6 +200,7 @@ async function copyCommand(cmd, out, err) {
   let handle;
   try {
     source = await openCopySource(cmd.dbPath, cmd.storage);
+    checkSourceVersion(source);
     out.write(`copying ${cmd.dbPath} (read with ${source.driver}) to ${redactedUrl(url)} schema ${schema}\n`);
     handle = await openNodeEngine(cmd.dbPath, { storage: "postgres", postgresUrl: url, postgresSchema: schema });
     const report = await copyToPostgres({ source, url, schema });

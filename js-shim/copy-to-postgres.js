@@ -144,18 +144,25 @@ function explain(err, table) {
   return new Error(`copying ${table} failed: PostgreSQL${code}: ${String(err?.message ?? err).split("\n")[0]}${err?.detail ? ` (${err.detail})` : ""}; nothing was copied`);
 }
 
-/**
- * Copies the store `source` (copy-source.js, open) into `schema` at `url`, which the engine has
- * migrated (the caller opened it there once). Resolves the report: per table the source's rows,
- * those copied and those already there, then the target's rows after the commit, and the time.
- */
-export async function copyToPostgres({ source, url, schema }) {
+/** The source's schema version; an Error saying what to do when it is not the one the copy
+ *  reads (called before anything touches the server, too). */
+export function checkSourceVersion(source) {
   const version = source.version();
   if (version !== SQLITE_VERSION) {
     throw new Error(version < SQLITE_VERSION
       ? `the source has schema version ${version}; this copy reads version ${SQLITE_VERSION}: open it once with this lossless-wasm (lossless-wasm-lcm status --db <file> upgrades it), then copy`
       : `the source has schema version ${version}, newer than this lossless-wasm knows (${SQLITE_VERSION}); upgrade lossless-wasm`);
   }
+  return version;
+}
+
+/**
+ * Copies the store `source` (copy-source.js, open) into `schema` at `url`, which the engine has
+ * migrated (the caller opened it there once). Resolves the report: per table the source's rows,
+ * those copied and those already there, then the target's rows after the commit, and the time.
+ */
+export async function copyToPostgres({ source, url, schema }) {
+  const version = checkSourceVersion(source);
   initSync({ module: readFileSync(new URL("../wasm/lossless_wasm_bg.wasm", import.meta.url)) });
   const pg = createRequire(import.meta.url)(resolvePg());
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: `lossless-wasm copy ${schema}` });

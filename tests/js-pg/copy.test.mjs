@@ -221,6 +221,19 @@ describe("copy-to-postgres", () => {
     for (const secret of [PASSWORD, "not-the-password-9137"]) assert.ok(!(out.stdout + out.stderr).includes(secret));
   });
 
+  test("a source at an older schema version is refused, saying how to upgrade it, and nothing is written", { timeout: 120_000 }, async () => {
+    const db = await sqliteStore("node:sqlite");
+    const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
+    const rw = new DatabaseSync(db);
+    rw.exec("DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)");
+    rw.close();
+    const schema = schemaFor("old");
+    const out = await copy(db, schema);
+    assert.equal(out.code, 1, out.stdout + out.stderr);
+    assert.match(out.stderr, /copy-to-postgres failed: the source has schema version 14; this copy reads version 15: open it once with this lossless-wasm \(lossless-wasm-lcm status --db <file> upgrades it\), then copy/);
+    assert.deepEqual(await pgQuery("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema]), [], "the server was not touched");
+  });
+
   test("a target holding another store's rows under the same ids is refused and left as it was", { timeout: 300_000 }, async () => {
     const db = await sqliteStore("node:sqlite");
     const schema = schemaFor("conflict");
