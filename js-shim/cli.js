@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // The headless operator command: `/lcm status|doctor|repair|import` outside chat, on a database
-// file (the package's `lossless-wasm-lcm` bin). It opens the engine the way the OpenClaw plugin
-// does (node-engine.js) and runs the same command handler (lcm-command.js); only the argument
-// parsing, the LLM for repair and the exit codes live here.
-//   exit 0: done (doctor: every check passes; repair: everything redone)
+// file or a PostgreSQL store (the package's `lossless-wasm-lcm` bin). It opens the engine the way
+// the OpenClaw plugin does (node-engine.js) and runs the same command handler (lcm-command.js);
+// only the argument parsing, the LLM for repair and the exit codes live here. `copy-to-postgres`
+// moves a SQLite store to PostgreSQL (copy-to-postgres.js), then runs doctor there.
+//   exit 0: done (doctor: every check passes; repair: everything redone; copy-to-postgres: every
+//           table's rows are there and doctor passes on PostgreSQL)
 //   exit 1: the command ran and problems remain, or it failed (the message says why)
 //   exit 2: wrong command line, no database at the path, or repair without an LLM
 import { existsSync, realpathSync, statSync } from "node:fs";
@@ -11,13 +13,16 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { openCopySource } from "./copy-source.js";
+import { checkSourceVersion, copyReportText, copyToPostgres } from "./copy-to-postgres.js";
 import { runLcmCommand } from "./lcm-command.js";
 import { openNodeEngine } from "./node-engine.js";
 import { createOpenAiLlm } from "./openai-llm.js";
+import { POSTGRES_URL_ENV, postgresSchemaFor, postgresUrlFor, redactedUrl } from "./pg-config.js";
 
-const COMMANDS = ["status", "doctor", "repair", "import", "help"];
+const COMMANDS = ["status", "doctor", "repair", "import", "copy-to-postgres", "help"];
 
-const USAGE = `usage: lossless-wasm-lcm [--db <path>] <command> [--dry-run]
+const USAGE = `usage: lossless-wasm-lcm [--db <path> | --storage postgres] <command> [--dry-run]
 
 commands:
   status              what is stored, the last compactions and failures, backoff and breaker state
@@ -25,12 +30,19 @@ commands:
   repair [--dry-run]  re-summarize fallback summaries and the summaries built on them;
                       needs an OpenAI-compatible LLM (--llm-url, --llm-model) unless --dry-run
   import <lcm.db>     import a lossless-claw database (read-only on the source; idempotent)
+  copy-to-postgres    copy the SQLite store at --db into PostgreSQL (--postgres-url, --postgres-schema)
+                      with the same ids; read-only on the source; idempotent; then doctor --dry-run there
 
 options:
   --db <path>         the database (default: $LOSSLESS_WASM_DB, else the plugin's default
                       <state dir>/lossless-wasm/lossless.sqlite, state dir = $OPENCLAW_STATE_DIR or ~/.openclaw)
   --session <key>     status: also detail this session key
-  --storage <driver>  auto (default), node:sqlite or sql.js
+  --storage <driver>  auto (default), node:sqlite or sql.js; postgres: run status, doctor, repair
+                      or import on a PostgreSQL store instead of --db (not for copy-to-postgres,
+                      whose --storage says how to read the source)
+  --postgres-url <u>  postgres://user:password@host:port/db (or $LOSSLESS_WASM_POSTGRES_URL), for
+                      --storage postgres and copy-to-postgres; shown with the password hidden
+  --postgres-schema <s>  the store's schema on PostgreSQL (default lossless_wasm)
   --llm-url <url>     repair: base URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1
                       (or $LOSSLESS_WASM_LLM_URL); the API key is read from $LOSSLESS_WASM_LLM_API_KEY
   --llm-model <id>    repair: the model to ask (or $LOSSLESS_WASM_LLM_MODEL)
@@ -57,6 +69,8 @@ export function parseCommandLine(argv, env = process.env) {
         db: { type: "string" },
         session: { type: "string" },
         storage: { type: "string" },
+        "postgres-url": { type: "string" },
+        "postgres-schema": { type: "string" },
         "dry-run": { type: "boolean" },
         "llm-url": { type: "string" },
         "llm-model": { type: "string" },
@@ -73,11 +87,32 @@ export function parseCommandLine(argv, env = process.env) {
   if (!command) throw new UsageError("no command given");
   if (!COMMANDS.includes(command)) throw new UsageError(`unknown command ${JSON.stringify(command)} (one of ${COMMANDS.join(", ")})`);
   if (command === "help") return { help: true };
+  const copy = command === "copy-to-postgres";
   if (command !== "import" && rest.length) throw new UsageError(`${command} takes no argument (got ${rest.join(" ")})`);
   if (command === "import" && rest.length !== 1) throw new UsageError("import needs exactly one path: the lossless-claw lcm.db");
   if (v["dry-run"] && !["doctor", "repair"].includes(command)) throw new UsageError(`--dry-run applies to doctor and repair, not ${command}`);
-  if (v.storage !== undefined && !["auto", "node:sqlite", "sql.js"].includes(v.storage)) {
-    throw new UsageError(`--storage must be auto, node:sqlite or sql.js (got ${v.storage})`);
+  if (v.storage !== undefined && !["auto", "node:sqlite", "sql.js", ...(copy ? [] : ["postgres"])].includes(v.storage)) {
+    throw new UsageError(copy && v.storage === "postgres"
+      ? "copy-to-postgres reads a SQLite store: its --storage is auto, node:sqlite or sql.js (the target is --postgres-url)"
+      : `--storage must be auto, node:sqlite, sql.js or postgres (got ${v.storage})`);
+  }
+  const postgres = copy || v.storage === "postgres";
+  if (!postgres && (v["postgres-url"] !== undefined || v["postgres-schema"] !== undefined)) {
+    throw new UsageError("--postgres-url and --postgres-schema apply to copy-to-postgres and --storage postgres");
+  }
+  let postgresUrl;
+  let postgresSchema;
+  if (postgres) {
+    // The URL is checked here, so a missing one is a usage error; its value is never shown.
+    if (v["postgres-url"] === undefined && !env[POSTGRES_URL_ENV]) {
+      throw new UsageError(`${command === "copy-to-postgres" ? "copy-to-postgres" : "--storage postgres"} needs the server: --postgres-url postgres://user:password@host:port/db or $${POSTGRES_URL_ENV}`);
+    }
+    try {
+      postgresUrl = postgresUrlFor({ postgresUrl: v["postgres-url"] }, env);
+      postgresSchema = postgresSchemaFor({ postgresSchema: v["postgres-schema"] });
+    } catch (err) {
+      throw new UsageError(err.message.replace("config `postgresUrl`", "--postgres-url").replace("config `postgresSchema`", "--postgres-schema"));
+    }
   }
   let timeoutMs;
   if (v["timeout-ms"] !== undefined) {
@@ -99,6 +134,7 @@ export function parseCommandLine(argv, env = process.env) {
     dbPath: v.db ?? env.LOSSLESS_WASM_DB ?? defaultDbPath(env),
     sessionKey: v.session,
     storage: v.storage,
+    postgres: postgres ? { url: postgresUrl, schema: postgresSchema } : undefined,
     timeoutMs,
     llm: llmUrl && llmModel ? { baseUrl: llmUrl, model: llmModel, apiKey: env.LOSSLESS_WASM_LLM_API_KEY } : undefined,
   };
@@ -119,16 +155,18 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
     return 0;
   }
   // Only import may create the database; the other commands read one that must exist.
-  if (cmd.command !== "import" && !existsSync(cmd.dbPath)) {
+  const onFile = cmd.storage !== "postgres";
+  if (onFile && cmd.command !== "import" && !existsSync(cmd.dbPath)) {
     err.write(`lossless-wasm-lcm: no database at ${cmd.dbPath} (pass --db <path>: the plugin's config \`dbPath\`, or its default location)\n`);
     return 2;
   }
-  if (existsSync(cmd.dbPath) && !statSync(cmd.dbPath).isFile()) {
+  if (onFile && existsSync(cmd.dbPath) && !statSync(cmd.dbPath).isFile()) {
     err.write(`lossless-wasm-lcm: ${cmd.dbPath} is not a file\n`);
     return 2;
   }
+  if (cmd.command === "copy-to-postgres") return copyCommand(cmd, out, err);
   try {
-    const handle = await openNodeEngine(cmd.dbPath, cmd.storage ? { storage: cmd.storage } : {});
+    const handle = await openNodeEngine(cmd.dbPath, engineConfig(cmd));
     for (const warning of handle.configWarnings ?? []) err.write(`lossless-wasm-lcm: ${warning}\n`);
     const result = await runLcmCommand(handle, cmd.args, {
       sessionId: cmd.sessionKey,
@@ -144,6 +182,43 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
   } catch (e) {
     err.write(`lossless-wasm-lcm: ${cmd.command} failed: ${e?.message ?? e}\n`);
     return 1;
+  }
+}
+
+/** The engine's config for the command line: the file's driver, or the PostgreSQL store. */
+function engineConfig(cmd) {
+  if (cmd.storage === "postgres") return { storage: "postgres", postgresUrl: cmd.postgres.url, postgresSchema: cmd.postgres.schema };
+  return cmd.storage ? { storage: cmd.storage } : {};
+}
+
+/** copy-to-postgres: opens the engine on PostgreSQL once (its migrations make the target
+ *  schema current), copies, then runs doctor --dry-run there. Exit 0 only when every table's
+ *  rows are there and doctor passes. */
+async function copyCommand(cmd, out, err) {
+  const { url, schema } = cmd.postgres;
+  let source;
+  let handle;
+  try {
+    source = await openCopySource(cmd.dbPath, cmd.storage);
+    checkSourceVersion(source);
+    out.write(`copying ${cmd.dbPath} (read with ${source.driver}) to ${redactedUrl(url)} schema ${schema}\n`);
+    handle = await openNodeEngine(cmd.dbPath, { storage: "postgres", postgresUrl: url, postgresSchema: schema });
+    const report = await copyToPostgres({ source, url, schema });
+    source.close();
+    source = undefined;
+    const { text, countsMatch } = copyReportText(report);
+    out.write(`${text}\n`);
+    const doctor = await runLcmCommand(handle, ["doctor", "--dry-run"], {});
+    out.write(`${doctor.text}\n`);
+    return countsMatch && doctor.ok ? 0 : 1;
+  } catch (e) {
+    // Messages name the server by its redacted URL; this is the last guard for the password.
+    const message = String(e?.message ?? e).replaceAll(url, redactedUrl(url));
+    err.write(`lossless-wasm-lcm: copy-to-postgres failed: ${message}\n`);
+    return 1;
+  } finally {
+    source?.close();
+    await handle?.close?.().catch(() => {});
   }
 }
 

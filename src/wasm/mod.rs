@@ -24,6 +24,15 @@ pub fn config_keys() -> Vec<String> {
     crate::core::config::all_keys().into_iter().map(str::to_owned).collect()
 }
 
+/// The text PostgreSQL stores in `messages.search_text` for a stored message's `raw_json`: what
+/// the engine derives at ingest, NUL shown as U+2400. The SQLite → PostgreSQL copy
+/// (js-shim/copy-to-postgres.js) calls it so copied rows hold exactly what the engine writes.
+#[wasm_bindgen(js_name = messageSearchText)]
+pub fn message_search_text(raw_json: &str) -> Result<String, JsError> {
+    let text = crate::core::message::text_of_raw_json(raw_json).map_err(js_error)?;
+    Ok(crate::store::messages::search_text(&text))
+}
+
 /// Turns a crate error into a JS `Error` whose message says what is wrong.
 pub(crate) fn js_error(err: crate::error::Error) -> JsError {
     JsError::new(&err.to_string())

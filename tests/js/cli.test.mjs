@@ -69,7 +69,14 @@ describe("command line errors", () => {
       [["status", "--bogus"], /Unknown option '--bogus'/],
       [["status", "--dry-run"], /--dry-run applies to doctor and repair, not status/],
       [["import"], /import needs exactly one path/],
-      [["status", "--storage", "leveldb"], /--storage must be auto, node:sqlite or sql.js/],
+      [["status", "--storage", "leveldb"], /--storage must be auto, node:sqlite, sql.js or postgres/],
+      [["copy-to-postgres"], /copy-to-postgres needs the server: --postgres-url .* or \$LOSSLESS_WASM_POSTGRES_URL/],
+      [["status", "--storage", "postgres"], /--storage postgres needs the server/],
+      [["copy-to-postgres", "--postgres-url", "mysql://u:secret@h/db"], /invalid --postgres-url: must be a connection URL starting with postgres:\/\//],
+      [["copy-to-postgres", "--postgres-url", "postgres://u:secret@h/db", "--postgres-schema", "Bad-Name"], /invalid --postgres-schema: must be a schema name/],
+      [["copy-to-postgres", "--postgres-url", "postgres://u:secret@h/db", "--storage", "postgres"], /copy-to-postgres reads a SQLite store/],
+      [["copy-to-postgres", "extra", "--postgres-url", "postgres://u:secret@h/db"], /copy-to-postgres takes no argument/],
+      [["status", "--postgres-url", "postgres://u:secret@h/db"], /--postgres-url and --postgres-schema apply to copy-to-postgres and --storage postgres/],
       [["repair", "--timeout-ms", "soon", "--dry-run"], /--timeout-ms must be a positive integer/],
     ]) {
       const out = await cli(args);
@@ -77,13 +84,22 @@ describe("command line errors", () => {
       assert.match(out.stderr, message);
       assert.match(out.stderr, /usage: lossless-wasm-lcm/);
       assert.equal(out.stdout, "");
+      assert.ok(!out.stderr.includes("secret"), `${args.join(" ")}: the password is never shown`);
     }
+  });
+
+  test("copy-to-postgres without a database at --db: named in the message, exit 2", async () => {
+    const missing = join(tempDir("cli"), "nope.sqlite");
+    const out = await cli(["--db", missing, "copy-to-postgres"], { LOSSLESS_WASM_POSTGRES_URL: "postgres://u:secret@127.0.0.1:1/db" });
+    assert.equal(out.code, 2, out.stderr);
+    assert.match(out.stderr, /no database at/);
   });
 
   test("--help prints the usage on stdout, exit 0", async () => {
     const out = await cli(["--help"]);
     assert.equal(out.code, 0);
-    assert.match(out.stdout, /usage: lossless-wasm-lcm \[--db <path>\] <command>/);
+    assert.match(out.stdout, /usage: lossless-wasm-lcm \[--db <path> \| --storage postgres\] <command>/);
+    assert.match(out.stdout, /copy-to-postgres/);
   });
 
   test("a database path that does not exist: named in the message, exit 2, nothing created", async () => {
