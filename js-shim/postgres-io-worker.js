@@ -111,7 +111,7 @@ async function connection() {
  *  connects again. */
 function failureOf(err, c) {
   if (broken(err)) {
-    if (client === c) {
+    if (c && client === c) {
       client = null;
       c.end().catch(() => {});
     }
@@ -184,7 +184,8 @@ async function waitedInTransaction(req, control) {
   // A failed transaction is ended by ROLLBACK, also when the engine asks for COMMIT; any other
   // statement of it is not sent.
   const failedBefore = t.failure !== null;
-  const toSend = !failedBefore ? req : ends && t.client === client ? { op: "exec", sql: "ROLLBACK" } : null;
+  const alive = t.client !== null && t.client === client;
+  const toSend = !failedBefore ? req : ends && alive ? { op: "exec", sql: "ROLLBACK" } : null;
   const own = toSend ? send(t.client, toSend).then((result) => ({ result }), (err) => ({ error: failureOf(err, t.client) })) : { result: null };
   await Promise.all(t.sent);
   t.sent = [];

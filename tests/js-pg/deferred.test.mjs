@@ -69,6 +69,30 @@ describe("deferred statements", () => {
     assert.deepEqual(await pgQuery(`SELECT id FROM ${schema}.t ORDER BY id`), [[1], [2]]);
   });
 
+  test("a connection that breaks under deferred statements fails the COMMIT; the transaction is not continued on a new connection", async () => {
+    const schema = schemaFor("defer_broken");
+    const { outcomes } = await drive(schema, [
+      ...table(schema),
+      ["run", "BEGIN"],
+      insert(schema, 1),
+      // The server ends this very connection (the test's user is a superuser), with the
+      // statements after it already on their way.
+      ["run", "SELECT pg_terminate_backend(pg_backend_pid())"],
+      insert(schema, 2),
+      ["run", "COMMIT"],
+      ["run", "ROLLBACK"],
+      ["run", "BEGIN"],
+      insert(schema, 3),
+      ["run", "COMMIT"],
+    ]);
+    assert.deepEqual(outcomes.slice(1, 5).map((o) => o.ok), [true, true, true, true]);
+    assert.equal(outcomes[5].code, "LOSSLESS_POSTGRES_BROKEN", JSON.stringify(outcomes[5]));
+    assert.match(outcomes[5].error, /the connection to PostgreSQL at postgres:\/\/\w+:\*\*\*@.* broke .*the next one connects again/);
+    assert.equal(outcomes[6].ok, true, "ROLLBACK has nothing left to do");
+    assert.deepEqual(outcomes.slice(7).map((o) => o.error ?? null), [null, null, null], JSON.stringify(outcomes.slice(7)));
+    assert.deepEqual(await pgQuery(`SELECT id FROM ${schema}.t ORDER BY id`), [[3]], "only the transaction on the new connection was written");
+  });
+
   test("outside a transaction a failing run fails at once; with deferral off it fails at once inside one too", async () => {
     const schema = schemaFor("defer_outside");
     const outside = await drive(schema, [...table(schema), insert(schema, 1), insert(schema, 1), insert(schema, 2)]);
