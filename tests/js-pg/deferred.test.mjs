@@ -15,8 +15,11 @@ const { createContextEngine } = await import(new URL("shim/context-engine.js", P
 /** Runs `steps` through the driver in a worker; returns each step's outcome and the stats. */
 async function drive(schema, steps, { defer = true } = {}) {
   const worker = new Worker(new URL("./driver-worker.mjs", import.meta.url), { workerData: { pkg: PKG.href, url: URL_, schema, defer, steps } });
+  // Both listeners first: the worker exits right after its one message, and an "exit" emitted
+  // before anyone listened would never be seen.
+  const exited = once(worker, "exit");
   const [result] = await once(worker, "message");
-  await once(worker, "exit");
+  await exited;
   return result;
 }
 
