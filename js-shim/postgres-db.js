@@ -4,24 +4,36 @@
 // `pg` client; each statement is a message to it, and this thread blocks in Atomics.wait on a
 // shared flag until the reply is there, then takes it with receiveMessageOnPort. Blocking is
 // allowed only off the host's thread: this runs in the engine's worker (node-engine-thread.js),
-// and refuses to open on the main thread. Owns only the synchronous call protocol.
+// and refuses to open on the main thread. Owns only the synchronous call protocol, and which
+// statements are waited for.
+//
+// Deferral: inside a transaction (BEGIN … COMMIT/ROLLBACK), a statement run through `run`, whose
+// result the engine never reads, is posted and not waited for; the I/O thread pipelines it, and
+// the transaction's next waited statement (a read, an exec, COMMIT or ROLLBACK) reports the first
+// failure among them. Outside a transaction every statement waits, so no failure can go
+// unreported. LOSSLESS_WASM_POSTGRES_DEFER=0 (or the option `defer: false`) waits for every
+// statement, as before, for comparisons.
 //
 // `dialect` is "postgres": the engine reads it once and writes PostgreSQL's statements.
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { redactedUrl, resolvePg } from "./pg-config.js";
+import { transactionControl } from "./pg-transaction.js";
 
 /** How long opening waits for the server to accept the connection. */
 export const CONNECT_TIMEOUT_MS = 10_000;
 /** The wait is cut into slices this long, so a vanished I/O thread is noticed. */
 const WAIT_SLICE_MS = 1000;
+/** Setting this environment variable to 0 turns deferral off (measurements compare both). */
+export const DEFER_ENV = "LOSSLESS_WASM_POSTGRES_DEFER";
 
 export class PostgresDatabase {
   /**
    * Starts the I/O thread and connects (creating `schema` when missing); throws the
    * connection's error, with the password hidden, when the server cannot be reached.
-   * @param {object} options `url` (with the password), `schema` (already validated)
+   * @param {object} options `url` (with the password), `schema` (already validated), `defer`
+   *   (default: on unless the environment variable says 0)
    */
-  constructor({ url, schema }) {
+  constructor({ url, schema, defer = process.env[DEFER_ENV] !== "0" }) {
     if (isMainThread) {
       throw new Error("invalid config `storageThread`: storage \"postgres\" needs `storageThread: \"worker\"` (its statements wait for the server, which must never hold the host's thread)");
     }
@@ -31,7 +43,11 @@ export class PostgresDatabase {
     this.schema = schema;
     this.where = `${redactedUrl(url)} schema ${schema}`;
     this.nextId = 1;
+    this.defer = defer;
+    // Between BEGIN and COMMIT/ROLLBACK as the engine sent them: where `run` may defer.
+    this.inTransaction = false;
     this.statements = 0;
+    this.waits = 0;
     this.io = null;
     try {
       this.request({ op: "connect" });
@@ -48,7 +64,7 @@ export class PostgresDatabase {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.io = new Worker(new URL("./postgres-io-worker.js", import.meta.url), {
-      workerData: { port: port2, flag: this.flag.buffer, url: this.url, schema: this.schema, pgPath: this.pgPath, connectTimeoutMs: CONNECT_TIMEOUT_MS },
+      workerData: { port: port2, flag: this.flag.buffer, url: this.url, schema: this.schema, pgPath: this.pgPath, connectTimeoutMs: CONNECT_TIMEOUT_MS, pipeline: this.defer },
       transferList: [port2],
     });
     // Not a reason for the engine's thread to stay alive on its own.
@@ -90,19 +106,49 @@ export class PostgresDatabase {
     }
   }
 
+  /**
+   * Sends a statement. One whose result the engine does not read (`mayDefer`) is deferred inside
+   * a transaction (BEGIN itself included); every other one is waited for, and so are COMMIT and
+   * ROLLBACK, whose outcome decides whether the engine reports success. Returns the result of a
+   * waited statement.
+   */
+  send(req, mayDefer) {
+    this.statements++;
+    const control = transactionControl(req.sql);
+    const ends = control === "commit" || control === "rollback";
+    if (mayDefer && this.defer && !ends && (this.inTransaction || control === "begin")) {
+      if (this.closed) throw new Error("lossless-wasm: this PostgreSQL connection was closed");
+      // An I/O thread that stopped took the transaction's connection with it: the transaction
+      // cannot go on elsewhere.
+      if (this.inTransaction && !this.io) throw Object.assign(new Error(`lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped during a transaction; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
+      if (!this.io) this.startIo();
+      this.inTransaction = true;
+      // Posting copies the values (views on wasm memory included) before this returns.
+      this.port.postMessage({ ...req, id: this.nextId++, deferred: true });
+      return;
+    }
+    if (ends) this.inTransaction = false;
+    this.waits++;
+    const result = this.request(req);
+    // A waited BEGIN counts only once it has succeeded (the engine does not roll back a BEGIN
+    // that failed).
+    if (control === "begin") this.inTransaction = true;
+    return result;
+  }
+
   prepare(sql) {
     return new Statement(this, sql);
   }
 
   exec(sql) {
-    this.statements++;
-    this.request({ op: "exec", sql });
+    this.send({ op: "exec", sql }, false);
     return [];
   }
 
-  /** Statements sent since opening (one round trip each), for measurements. */
+  /** Statements sent since opening, and the waits among them (each one round trip: the deferred
+   *  statements before a wait travel with it), for measurements. */
   stats() {
-    return { statements: this.statements };
+    return { statements: this.statements, waits: this.waits };
   }
 
   export() {
@@ -133,15 +179,13 @@ class Statement {
   /** Runs a statement that returns no rows. Blobs in `values` may be views on wasm memory:
    *  posting the message copies them before this returns. */
   run(values) {
-    this.db.statements++;
-    this.db.request({ op: "query", sql: this.sql, params: values, rows: false });
+    this.db.send({ op: "query", sql: this.sql, params: values, rows: false }, true);
     return true;
   }
 
   /** Every row, each an array of values in SQLite's shapes. */
   all(values) {
-    this.db.statements++;
-    return this.db.request({ op: "query", sql: this.sql, params: values, rows: true });
+    return this.db.send({ op: "query", sql: this.sql, params: values, rows: true }, false);
   }
 
   // sql.js's stepwise interface, over `all`.

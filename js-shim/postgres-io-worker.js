@@ -1,15 +1,19 @@
 // The I/O thread of the PostgreSQL driver (postgres-db.js): holds one connection through the npm
 // package `pg` (asynchronous) and runs the statements the engine's thread sends over a
-// MessagePort, one at a time. After each reply is posted it counts it in the shared array and wakes the
-// engine's thread, which blocks in Atomics.wait meanwhile (it has nothing else to do: the
-// engine's calls are synchronous). Owns the connection's life (connect, schema, reconnect after
-// a break), the conversion of values to and from SQLite's shapes, and error text.
+// MessagePort, in the order sent. A statement the engine waits for is answered on the port, then
+// counted in the shared array, which wakes the engine's thread (it blocks in Atomics.wait
+// meanwhile: the engine's calls are synchronous). A statement it does not wait for (inside a
+// transaction) is written at once, pipelined, and never answered; the transaction's next
+// waited statement answers for it (its first failure). Owns the connection's life (connect,
+// schema, reconnect after a break, a transaction kept on its connection), the conversion of
+// values to and from SQLite's shapes, and error text.
 import { createRequire } from "node:module";
 import { workerData } from "node:worker_threads";
 import { numberedPlaceholders } from "./pg-placeholders.js";
 import { redactedUrl } from "./pg-config.js";
+import { transactionControl } from "./pg-transaction.js";
 
-const { port, flag: flagBuffer, url, schema, pgPath, connectTimeoutMs } = workerData;
+const { port, flag: flagBuffer, url, schema, pgPath, connectTimeoutMs, pipeline } = workerData;
 const pg = createRequire(import.meta.url)(pgPath);
 const flag = new Int32Array(flagBuffer);
 const where = redactedUrl(url);
@@ -81,7 +85,9 @@ async function connection() {
   if (client) return client;
   connecting ??= (async () => {
     // The application name lets an operator (and the tests) tell the store's connections apart.
-    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: `lossless-wasm ${schema}` });
+    // Pipeline mode (pg >= 8.23) writes each query as it is given instead of after the previous
+    // one's answer: the statements the engine does not wait for share a round trip.
+    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: `lossless-wasm ${schema}`, pipeline });
     // A connection that breaks while idle emits "error"; the next call finds it gone.
     c.on("error", () => { if (client === c) client = null; });
     c.on("end", () => { if (client === c) client = null; });
@@ -100,33 +106,141 @@ async function connection() {
   return connecting;
 }
 
-/** Runs one request: `{op: "query", sql, params, rows}` or `{op: "exec", sql}` or `{op: "connect"}`
- *  or `{op: "close"}`. */
+/** A failure as the engine is told it, an Error with the SQLSTATE as `code` when the server
+ *  gave one; a broken connection is dropped here, so the next call (outside a transaction)
+ *  connects again. */
+function failureOf(err, c) {
+  if (broken(err)) {
+    if (c && client === c) {
+      client = null;
+      c.end().catch(() => {});
+    }
+    return Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(err, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
+  }
+  return Object.assign(new Error(describe(err, "talking to")), err?.code ? { code: err.code } : {});
+}
+
+/** Puts one statement on `c`'s wire and returns its outcome. In pipeline mode `pg` writes it
+ *  before this returns, behind whatever was sent before and without waiting for their answers;
+ *  the answers come back in the order sent. */
+async function send(c, req) {
+  if (req.op === "exec") {
+    await c.query(req.sql);
+    return null;
+  }
+  let name = names.get(req.sql);
+  if (name === undefined && names.size < MAX_NAMED) names.set(req.sql, (name = `lw${names.size}`));
+  const result = await c.query({ text: numberedPlaceholders(req.sql), values: req.params.map(param), rowMode: "array", ...(name ? { name } : {}) });
+  return req.rows ? result.rows : null;
+}
+
+/**
+ * The open transaction, or null: the connection it began on (the rest of it must run there;
+ * on another connection it would be a run of separate autocommits), the statements sent
+ * without waiting whose answers are still to come, and its first failure. Once it has
+ * failed, nothing more of it is sent until the engine ends it: the server would refuse it
+ * anyway (25P02), and on a broken connection a new one must not pick up half a transaction.
+ */
+let tx = null;
+
+/** A deferred statement's failure as the transaction's next waited statement reports it: it
+ *  also names the statement that caused it, which the engine never waited for (the engine's
+ *  own message names the statement it was waiting on). */
+const deferredFailure = (err, sql) => Object.assign(new Error(`${err.message}; raised by a statement of this transaction sent without waiting for its answer: ${sql.replace(/\s+/g, " ").slice(0, 200)}`), err.code ? { code: err.code } : {});
+
+/** Sends a statement the engine does not wait for (postgres-db.js `run` inside a transaction).
+ *  Its failure is kept, and reported by the transaction's next waited statement. */
+async function deferred(req, control) {
+  if (control === "begin") await begin();
+  if (!tx) {
+    // The transaction's BEGIN went to an I/O thread that has since stopped.
+    tx = { client: null, sent: [], failure: Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" }) };
+  }
+  const t = tx;
+  if (t.failure) return;
+  t.sent.push(send(t.client, req).catch((err) => { t.failure ??= deferredFailure(failureOf(err, t.client), req.sql); }));
+}
+
+/** Opens the transaction's record on the current connection (connecting when there is none). */
+async function begin() {
+  try {
+    tx = { client: await connection(), sent: [], failure: null };
+  } catch (err) {
+    tx = { client: null, sent: [], failure: err };
+  }
+}
+
+/** Runs a statement the engine waits for, inside the open transaction: sent at once behind the
+ *  deferred ones (so they share the round trip), answered once all of them are. The answer is
+ *  the transaction's first failure when there is one. */
+async function waitedInTransaction(req, control) {
+  const t = tx;
+  const ends = control === "commit" || control === "rollback";
+  // Whatever happens below, the engine's next statement is outside this transaction.
+  if (ends) tx = null;
+  if (!t.failure && t.client !== client) {
+    t.failure = Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
+  }
+  // A failed transaction is ended by ROLLBACK, also when the engine asks for COMMIT; any other
+  // statement of it is not sent.
+  const failedBefore = t.failure !== null;
+  const alive = t.client !== null && t.client === client;
+  const toSend = !failedBefore ? req : ends && alive ? { op: "exec", sql: "ROLLBACK" } : null;
+  const own = toSend ? send(t.client, toSend).then((result) => ({ result }), (err) => ({ error: failureOf(err, t.client) })) : { result: null };
+  await Promise.all(t.sent);
+  t.sent = [];
+  const outcome = await own;
+  // ROLLBACK answers for itself; the engine discards its outcome, and a transaction whose
+  // connection broke has nothing left to roll back.
+  if (control === "rollback") {
+    if (outcome.error && outcome.error.code !== "LOSSLESS_POSTGRES_BROKEN") throw outcome.error;
+    return null;
+  }
+  if (outcome.error) t.failure ??= outcome.error;
+  // COMMIT of a failed transaction: the server answers ROLLBACK, not an error; this reports it.
+  if (t.failure) throw t.failure;
+  return outcome.result;
+}
+
+/** Runs one request: `{op: "query", sql, params, rows, deferred}` or `{op: "exec", sql}` or
+ *  `{op: "connect"}` or `{op: "close"}`. Returns NO_REPLY for a deferred statement. */
+const NO_REPLY = Symbol("no reply");
 async function handle(req) {
   if (req.op === "close") {
+    if (tx) await Promise.all(tx.sent);
+    tx = null;
     const c = client;
     client = null;
     await c?.end().catch(() => {});
     return null;
   }
+  if (req.op === "connect") {
+    await connection();
+    return null;
+  }
+  const control = transactionControl(req.sql);
+  if (req.deferred) {
+    await deferred(req, control);
+    return NO_REPLY;
+  }
+  if (control === "begin") {
+    await begin();
+    if (tx.failure) {
+      const { failure } = tx;
+      tx = null;
+      throw failure;
+    }
+  }
+  if (tx) {
+    const result = await waitedInTransaction(req, control);
+    return result;
+  }
+  // Outside a transaction every statement waits (postgres-db.js defers none there).
   const c = await connection();
-  if (req.op === "connect") return null;
   try {
-    if (req.op === "exec") {
-      await c.query(req.sql);
-      return null;
-    }
-    let name = names.get(req.sql);
-    if (name === undefined && names.size < MAX_NAMED) names.set(req.sql, (name = `lw${names.size}`));
-    const result = await c.query({ text: numberedPlaceholders(req.sql), values: req.params.map(param), rowMode: "array", ...(name ? { name } : {}) });
-    return req.rows ? result.rows : null;
+    return await send(c, req);
   } catch (err) {
-    if (broken(err) && client === c) {
-      client = null;
-      c.end().catch(() => {});
-      throw Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(err, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
-    }
-    throw new Error(describe(err, "talking to"));
+    throw failureOf(err, c);
   }
 }
 
@@ -140,15 +254,28 @@ function reply(message) {
   Atomics.notify(flag, 0);
 }
 
+// One request at a time, in the order sent: a deferred statement must be on the wire before
+// the next one is, and (while connecting) after the connection is ready.
 let current;
-port.on("message", async (req) => {
+let tail = Promise.resolve();
+async function serve(req) {
   current = req.id;
   try {
-    reply({ id: req.id, result: await handle(req) });
+    const result = await handle(req);
+    if (result !== NO_REPLY) reply({ id: req.id, result });
   } catch (err) {
-    reply({ id: req.id, error: { message: err.message, code: err.code } });
+    if (req.deferred) {
+      // Only a bug gets here (deferred() keeps its failures); the next waited call reports it.
+      if (tx && !tx.failure) tx.failure = err;
+    } else {
+      reply({ id: req.id, error: { message: err.message, code: err.code } });
+    }
   }
   current = undefined;
+}
+port.on("message", (req) => {
+  // A failure of one request must not stop the ones after it (the engine would wait forever).
+  tail = tail.then(() => serve(req)).catch((err) => process.emit("uncaughtException", err));
 });
 
 // Whatever else goes wrong here must still wake the engine's thread, or it would wait forever.

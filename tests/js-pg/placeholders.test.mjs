@@ -1,12 +1,14 @@
 // The PostgreSQL driver's pure parts, without a server: `?N` → `$N` outside quotes and comments
 // (the cases of native_pg's tests, plus each quoting form on its own), and the URL as messages
-// show it, without its password.
+// show it, without its password; which statements open and end a transaction (the driver defers
+// only inside one).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 const PKG = new URL("../../dist/pkg/", import.meta.url);
 const { numberedPlaceholders } = await import(new URL("shim/pg-placeholders.js", PKG));
 const { redactedUrl, postgresSchemaFor, postgresUrlFor } = await import(new URL("shim/pg-config.js", PKG));
+const { transactionControl } = await import(new URL("shim/pg-transaction.js", PKG));
 
 test("placeholders are renumbered outside quotes and comments", () => {
   assert.equal(numberedPlaceholders("SELECT ?1, '?2', \"?3\" -- ?4\n, ?10 /* ?5 */"), "SELECT $1, '?2', \"?3\" -- ?4\n, $10 /* ?5 */");
@@ -31,4 +33,15 @@ test("the config's URL and schema are checked, naming the key and never the valu
   assert.throws(() => postgresUrlFor({ postgresUrl: "mysql://u:s3cret@h/d" }, {}), (err) => /`postgresUrl`/.test(err.message) && !err.message.includes("s3cret"));
   assert.equal(postgresSchemaFor({}), "lossless_wasm");
   for (const bad of ["Upper", "a;b", "1st", "", "x".repeat(64), 3]) assert.throws(() => postgresSchemaFor({ postgresSchema: bad }), /`postgresSchema`/);
+});
+
+test("transaction control statements are told from the others", () => {
+  const cases = {
+    BEGIN: "begin", "begin isolation level serializable": "begin", "START TRANSACTION": "begin", "BEGIN IMMEDIATE": "begin",
+    COMMIT: "commit", "  end": "commit", ROLLBACK: "rollback", abort: "rollback",
+    "ROLLBACK TO SAVEPOINT s": null, "COMMIT PREPARED 'x'": null, "ROLLBACK PREPARED 'x'": null,
+    "INSERT INTO t VALUES ('BEGIN')": null, "BEGINNING": null, "UPDATE commits SET x = 1": null, "": null,
+  };
+  for (const [sql, want] of Object.entries(cases)) assert.equal(transactionControl(sql), want, sql);
+  assert.equal(transactionControl(undefined), null);
 });

@@ -1,0 +1,150 @@
+// The PostgreSQL driver's deferred statements (js-shim/postgres-db.js, postgres-io-worker.js),
+// on a real server: inside a transaction a `run` is not waited for, and its failure fails the
+// transaction's next waited statement (COMMIT at the latest) with the first error, leaving nothing
+// written; outside a transaction a failing `run` fails at once. Through the engine, a steady turn
+// waits fewer times than it sends statements. Counts and outcomes only, never timings.
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { Worker } from "node:worker_threads";
+import { describe, test } from "node:test";
+import { assistant, pgConfig, pgQuery, PKG, schemaFor, URL_, user } from "./support.mjs";
+
+const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
+
+/** Runs `steps` through the driver in a worker; returns each step's outcome and the stats. */
+async function drive(schema, steps, { defer = true } = {}) {
+  const worker = new Worker(new URL("./driver-worker.mjs", import.meta.url), { workerData: { pkg: PKG.href, url: URL_, schema, defer, steps } });
+  // Both listeners first: the worker exits right after its one message, and an "exit" emitted
+  // before anyone listened would never be seen.
+  const exited = once(worker, "exit");
+  const [result] = await once(worker, "message");
+  await exited;
+  return result;
+}
+
+const table = (schema) => [["exec", `CREATE TABLE ${schema}.t (id int PRIMARY KEY, note text)`]];
+const insert = (schema, id) => ["run", `INSERT INTO ${schema}.t (id, note) VALUES (?1, ?2)`, [id, `row ${id}`]];
+
+describe("deferred statements", () => {
+  test("a deferred duplicate key fails the COMMIT with the first error (23505), and nothing is written", async () => {
+    const schema = schemaFor("defer_commit");
+    const { outcomes, stats } = await drive(schema, [
+      ...table(schema),
+      ["run", "BEGIN"],
+      insert(schema, 1),
+      insert(schema, 1), // the first failure
+      insert(schema, 2), // refused by the server after it (25P02), not reported
+      ["run", "COMMIT"],
+      ["run", "ROLLBACK"],
+    ]);
+    assert.deepEqual(outcomes.slice(1, 5).map((o) => o.ok), [true, true, true, true], "the deferred statements were acknowledged at once");
+    const commit = outcomes[5];
+    assert.equal(commit.code, "23505", JSON.stringify(commit));
+    assert.match(commit.error, /^PostgreSQL ERROR 23505: duplicate key value violates unique constraint .*sent without waiting for its answer: INSERT INTO/);
+    assert.doesNotMatch(commit.error, /25P02/);
+    assert.equal(outcomes[6].ok, true, "the engine's ROLLBACK after it succeeds");
+    assert.deepEqual(await pgQuery(`SELECT COUNT(*) FROM ${schema}.t`), [["0"]]);
+    assert.ok(stats.waits < stats.statements, JSON.stringify(stats));
+  });
+
+  test("the next read after a deferred failure fails with it; after ROLLBACK the connection works again", async () => {
+    const schema = schemaFor("defer_read");
+    const { outcomes } = await drive(schema, [
+      ...table(schema),
+      ["run", "BEGIN"],
+      insert(schema, 1),
+      ["run", `INSERT INTO ${schema}.t (id, note) VALUES (?1, ?2)`, [1, "again"]],
+      ["all", `SELECT COUNT(*) FROM ${schema}.t`],
+      insert(schema, 3), // after the failure: not sent
+      ["run", "ROLLBACK"],
+      // The same statement texts again, on the same connection (its prepared statements intact).
+      ["run", "BEGIN"],
+      insert(schema, 1),
+      insert(schema, 2),
+      ["all", `SELECT COUNT(*) FROM ${schema}.t`],
+      ["run", "COMMIT"],
+    ]);
+    assert.equal(outcomes[4].code, "23505", JSON.stringify(outcomes[4]));
+    assert.equal(outcomes[6].ok, true);
+    assert.deepEqual(outcomes.slice(7).map((o) => o.error ?? null), [null, null, null, null, null], JSON.stringify(outcomes.slice(7)));
+    assert.deepEqual(outcomes[10].rows, [[2]]);
+    assert.deepEqual(await pgQuery(`SELECT id FROM ${schema}.t ORDER BY id`), [[1], [2]]);
+  });
+
+  test("a connection that breaks under deferred statements fails the COMMIT; the transaction is not continued on a new connection", async () => {
+    const schema = schemaFor("defer_broken");
+    const { outcomes } = await drive(schema, [
+      ...table(schema),
+      ["run", "BEGIN"],
+      insert(schema, 1),
+      // The server ends this very connection (the test's user is a superuser), with the
+      // statements after it already on their way.
+      ["run", "SELECT pg_terminate_backend(pg_backend_pid())"],
+      insert(schema, 2),
+      ["run", "COMMIT"],
+      ["run", "ROLLBACK"],
+      ["run", "BEGIN"],
+      insert(schema, 3),
+      ["run", "COMMIT"],
+    ]);
+    assert.deepEqual(outcomes.slice(1, 5).map((o) => o.ok), [true, true, true, true]);
+    assert.equal(outcomes[5].code, "LOSSLESS_POSTGRES_BROKEN", JSON.stringify(outcomes[5]));
+    assert.match(outcomes[5].error, /the connection to PostgreSQL at postgres:\/\/\w+:\*\*\*@.* broke .*the next one connects again/);
+    assert.equal(outcomes[6].ok, true, "ROLLBACK has nothing left to do");
+    assert.deepEqual(outcomes.slice(7).map((o) => o.error ?? null), [null, null, null], JSON.stringify(outcomes.slice(7)));
+    assert.deepEqual(await pgQuery(`SELECT id FROM ${schema}.t ORDER BY id`), [[3]], "only the transaction on the new connection was written");
+  });
+
+  test("outside a transaction a failing run fails at once; with deferral off it fails at once inside one too", async () => {
+    const schema = schemaFor("defer_outside");
+    const outside = await drive(schema, [...table(schema), insert(schema, 1), insert(schema, 1), insert(schema, 2)]);
+    assert.equal(outside.outcomes[2].code, "23505");
+    assert.equal(outside.outcomes[3].ok, true);
+    assert.equal(outside.stats.waits, outside.stats.statements, "nothing outside a transaction is deferred");
+    const off = await drive(schema, [["run", "BEGIN"], insert(schema, 3), insert(schema, 1), ["run", "ROLLBACK"]], { defer: false });
+    assert.equal(off.outcomes[2].code, "23505");
+    assert.equal(off.stats.waits, off.stats.statements);
+    assert.deepEqual(await pgQuery(`SELECT id FROM ${schema}.t ORDER BY id`), [[1], [2]]);
+  });
+
+  test("a steady turn through the engine waits fewer times than it sends statements, and stores the same rows as with deferral off", async () => {
+    const rows = {};
+    for (const defer of ["1", "0"]) {
+      const schema = schemaFor(`defer_turns_${defer}`);
+      process.env.LOSSLESS_WASM_POSTGRES_DEFER = defer;
+      try {
+        const config = pgConfig(schema);
+        const engine = createContextEngine(() => openNodeEngine("unused", config));
+        const handle = await openNodeEngine("unused", config);
+        const session = { sessionId: "s", sessionKey: "agent:main:defer" };
+        const messages = [];
+        let clock = 1_790_000_000_000;
+        const stamp = (m) => ({ ...m, timestamp: clock++ });
+        for (let i = 0; i < 3; i++) {
+          messages.push(stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`)));
+          await engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - 2 });
+        }
+        const before = await handle.storageStats();
+        messages.push(stamp(user("question 3")), stamp(assistant("answer 3")));
+        await engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - 2 });
+        await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
+        const after = await handle.storageStats();
+        const statements = after.statements - before.statements;
+        const waits = after.waits - before.waits;
+        if (defer === "1") assert.ok(waits < statements, `waits ${waits} < statements ${statements}`);
+        else assert.equal(waits, statements);
+        rows[defer] = {
+          messages: await pgQuery(`SELECT seq, role, token_count, identity_hash, raw_json FROM ${schema}.messages ORDER BY seq`),
+          items: await pgQuery(`SELECT ordinal, message_id, summary_id, token_count FROM ${schema}.context_items ORDER BY ordinal`),
+        };
+        await handle.close();
+      } finally {
+        delete process.env.LOSSLESS_WASM_POSTGRES_DEFER;
+      }
+    }
+    assert.equal(rows["1"].messages.length, 8);
+    assert.equal(rows["1"].items.length, 8);
+    assert.deepEqual(rows["1"], rows["0"]);
+  });
+});
