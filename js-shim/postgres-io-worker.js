@@ -64,6 +64,23 @@ let client = null;
 let connecting = null;
 const names = new Map();
 
+// The engine's transaction on the current connection: BEGIN sent and no COMMIT or ROLLBACK yet.
+// When the connection is lost inside one, the server rolls it back; every later statement up to
+// the engine's ROLLBACK must then fail. Otherwise the next statement would open a new
+// connection and the rest of the transaction would run outside any transaction, each statement
+// committed on its own: a half-applied turn or compaction.
+let inTransaction = false;
+let transactionLost = false;
+const verbOf = (sql) => /^\s*([A-Za-z]+)/.exec(sql)?.[1].toUpperCase();
+
+/** The connection went away (while idle, or failing a call). */
+function lost(c) {
+  if (client !== c) return;
+  client = null;
+  if (inTransaction) transactionLost = true;
+  inTransaction = false;
+}
+
 /** Whether an error means the connection is gone (the next call opens a new one). */
 const broken = (err) => !err?.code || err.severity === "FATAL" || err.severity === "PANIC" || /^(08|57P)/.test(err.code);
 
@@ -83,15 +100,16 @@ async function connection() {
     // The application name lets an operator (and the tests) tell the store's connections apart.
     const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: `lossless-wasm ${schema}` });
     // A connection that breaks while idle emits "error"; the next call finds it gone.
-    c.on("error", () => { if (client === c) client = null; });
-    c.on("end", () => { if (client === c) client = null; });
+    c.on("error", () => lost(c));
+    c.on("end", () => lost(c));
     try {
       await c.connect();
       // The store lives in its own schema; the extensions (pg_trgm, unaccent) may live in public.
       await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path = ${schema}, public`);
     } catch (err) {
       c.end().catch(() => {});
-      throw Object.assign(new Error(`lossless-wasm: cannot connect to PostgreSQL at ${where}: ${describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "")}`), { code: "LOSSLESS_POSTGRES_CONNECT" });
+      const reason = describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "");
+      throw Object.assign(new Error(`lossless-wasm: cannot connect to PostgreSQL at ${where}: ${reason}; this call failed: check that the server is running and accepts this URL, the next call tries again`), { code: "LOSSLESS_POSTGRES_CONNECT" });
     }
     client = c;
     names.clear();
@@ -106,8 +124,18 @@ async function handle(req) {
   if (req.op === "close") {
     const c = client;
     client = null;
+    inTransaction = transactionLost = false;
     await c?.end().catch(() => {});
     return null;
+  }
+  const verb = req.op === "query" ? verbOf(req.sql) : undefined;
+  if (transactionLost) {
+    // The server already rolled the transaction back; the engine's ROLLBACK has nothing to do.
+    if (verb === "ROLLBACK") {
+      transactionLost = false;
+      return null;
+    }
+    if (req.op !== "connect") throw Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke inside a transaction, which the server rolled back; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
   }
   const c = await connection();
   if (req.op === "connect") return null;
@@ -119,10 +147,12 @@ async function handle(req) {
     let name = names.get(req.sql);
     if (name === undefined && names.size < MAX_NAMED) names.set(req.sql, (name = `lw${names.size}`));
     const result = await c.query({ text: numberedPlaceholders(req.sql), values: req.params.map(param), rowMode: "array", ...(name ? { name } : {}) });
+    if (verb === "BEGIN") inTransaction = true;
+    else if (verb === "COMMIT" || verb === "ROLLBACK") inTransaction = false;
     return req.rows ? result.rows : null;
   } catch (err) {
     if (broken(err) && client === c) {
-      client = null;
+      lost(c);
       c.end().catch(() => {});
       throw Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(err, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
     }
@@ -153,7 +183,7 @@ port.on("message", async (req) => {
 
 // Whatever else goes wrong here must still wake the engine's thread, or it would wait forever.
 process.on("uncaughtException", (err) => {
-  client = null;
+  if (client) lost(client);
   reply({ id: current, error: { message: `lossless-wasm: the PostgreSQL I/O thread failed: ${String(err?.message ?? err).replaceAll(url, where)}`, code: "LOSSLESS_POSTGRES_BROKEN" } });
 });
 process.on("exit", () => {
