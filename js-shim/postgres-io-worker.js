@@ -129,6 +129,9 @@ async function handle(req) {
     return null;
   }
   const verb = req.op === "query" ? verbOf(req.sql) : undefined;
+  // A new transaction means the engine has left the lost one behind (it always rolls back first;
+  // this only keeps one missed ROLLBACK from failing every call for good).
+  if (verb === "BEGIN") transactionLost = false;
   if (transactionLost) {
     // The server already rolled the transaction back; the engine's ROLLBACK has nothing to do.
     if (verb === "ROLLBACK") {

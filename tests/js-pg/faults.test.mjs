@@ -194,6 +194,10 @@ describe("storage postgres: faults", () => {
     k.send("release");
     const stuck = `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND query LIKE '%compaction_events%'`;
     while (Number((await pgQuery(stuck, [app(schema)]))[0][0]) === 0) await wait(10);
+    // The fault really is mid-apply: its transaction has written the summary and the context
+    // items (it holds their tables' write locks), uncommitted.
+    const written = `SELECT COUNT(DISTINCT l.relation) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.application_name = $1 AND l.granted AND l.mode = 'RowExclusiveLock' AND l.relation IN ('${schema}.summaries'::regclass, '${schema}.summary_messages'::regclass, '${schema}.context_items'::regclass)`;
+    assert.equal(Number((await pgQuery(written, [app(schema)]))[0][0]), 3, "summary, edges and context items written in the open transaction");
     k.proc.kill("SIGKILL");
     assert.equal((await k.exited).signal, "SIGKILL");
     assert.ok(k.lines.includes("answered K"), "killed after the answer, inside the apply");
