@@ -97,7 +97,8 @@ async function connection() {
       await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path = ${schema}, public`);
     } catch (err) {
       c.end().catch(() => {});
-      throw Object.assign(new Error(`lossless-wasm: cannot connect to PostgreSQL at ${where}: ${describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "")}`), { code: "LOSSLESS_POSTGRES_CONNECT" });
+      const reason = describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "");
+      throw Object.assign(new Error(`lossless-wasm: cannot connect to PostgreSQL at ${where}: ${reason}; this call failed: check that the server is running and accepts this URL, the next call tries again`), { code: "LOSSLESS_POSTGRES_CONNECT" });
     }
     client = c;
     names.clear();

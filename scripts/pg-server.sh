@@ -7,6 +7,12 @@
 #   bash scripts/pg-server.sh start DIR       new cluster in DIR (created), started; prints its URL
 #   bash scripts/pg-server.sh stop DIR        stops it and deletes DIR
 #   bash scripts/pg-server.sh run CMD ARGS..  start, run CMD with LCM_PG_TEST_URL set, stop (exit code of CMD)
+#   bash scripts/pg-server.sh down DIR        stops the server of DIR's cluster (fast: sessions are
+#                                             ended), keeps the cluster; the URL refuses connections
+#   bash scripts/pg-server.sh up DIR          starts it again, same port, password and data
+#
+# `run` also sets LCM_PG_TEST_DIR (the cluster's directory), so a fault test can take the server
+# down and bring it back under the same URL (tests/js-pg/faults.test.mjs).
 #
 # Where the binaries come from, in order: $LCM_PG_BIN (a directory with initdb/pg_ctl/postgres);
 # Debian's postgresql package (/usr/lib/postgresql/N/bin, installed with apt-get when running as
@@ -94,12 +100,28 @@ start() {
     --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
   rm -f "$dir/pwfile"
   port="$(free_port)"
+  echo "$port" > "$dir/port"
+  server_up "$dir"
+  echo "postgres://lcm:$password@127.0.0.1:$port/postgres" > "$dir/url"
+  cat "$dir/url"
+}
+
+# Starts the server of the cluster in DIR on the port `start` chose.
+server_up() {
+  local dir="$1" bin port
+  bin="$(pg_bin)" || die "PostgreSQL is not installed"
+  port="$(cat "$dir/port")" || die "$dir holds no cluster of this script"
   # fsync off: a throw-away test cluster, nothing to keep across a machine crash.
   as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start \
     -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c fsync=off -c full_page_writes=off -c max_connections=100" \
     >/dev/null || { cat "$dir/server.log" >&2; die "the server did not start"; }
-  echo "postgres://lcm:$password@127.0.0.1:$port/postgres" > "$dir/url"
-  cat "$dir/url"
+}
+
+# Stops it the way an operator's restart does: sessions are ended, open transactions roll back.
+server_down() {
+  local dir="$1" bin
+  bin="$(pg_bin)" || die "PostgreSQL is not installed"
+  as_server_user "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null || die "the server did not stop"
 }
 
 stop() {
@@ -116,7 +138,8 @@ run() {
   RUN_DIR="$(mktemp -d /tmp/lcm-pg-XXXXXX)"
   trap 'stop "$RUN_DIR"' EXIT
   LCM_PG_TEST_URL="$(start "$RUN_DIR")"
-  export LCM_PG_TEST_URL
+  LCM_PG_TEST_DIR="$RUN_DIR"
+  export LCM_PG_TEST_URL LCM_PG_TEST_DIR
   "$@" || status=$?
   return "$status"
 }
@@ -125,6 +148,8 @@ case "${1:-}" in
   install) install ;;
   start) [ -n "${2:-}" ] || die "usage: pg-server.sh start DIR"; start "$2" ;;
   stop) [ -n "${2:-}" ] || die "usage: pg-server.sh stop DIR"; stop "$2" ;;
+  down) [ -n "${2:-}" ] || die "usage: pg-server.sh down DIR"; server_down "$2" ;;
+  up) [ -n "${2:-}" ] || die "usage: pg-server.sh up DIR"; server_up "$2" ;;
   run) shift; [ $# -gt 0 ] || die "usage: pg-server.sh run CMD [ARGS...]"; run "$@" ;;
-  *) die "usage: pg-server.sh install | start DIR | stop DIR | run CMD [ARGS...]" ;;
+  *) die "usage: pg-server.sh install | start DIR | stop DIR | down DIR | up DIR | run CMD [ARGS...]" ;;
 esac

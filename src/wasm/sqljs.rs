@@ -89,6 +89,13 @@ fn js_err(context: &str, err: JsValue) -> Error {
         .map(|e| String::from(e.message()))
         .or_else(|| err.as_string())
         .unwrap_or_else(|| format!("{err:?}"));
+    // The PostgreSQL driver's connection failures (code `LOSSLESS_POSTGRES_*`: the server is
+    // unreachable, the connection broke) are about the server, not the statement: the statement's
+    // text would only bury the sentence that says what happened and what to do.
+    let code = js_sys::Reflect::get(&err, &"code".into()).ok().and_then(|c| c.as_string());
+    if code.is_some_and(|c| c.starts_with("LOSSLESS_POSTGRES_")) {
+        return Error::storage(message);
+    }
     Error::storage(format!("{context}: {message}"))
 }
 

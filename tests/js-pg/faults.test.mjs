@@ -1,0 +1,293 @@
+// Faults of storage "postgres" at the level of the Node plugin and real gateway processes
+// (issue 24, item 4): the server restarting while a gateway commits turns, the server down when
+// a gateway opens, a gateway SIGKILLed mid-compaction (its summary request in flight, or its
+// apply half written), two gateways compacting the same range at once, and a connection lost
+// inside a transaction. Real server (scripts/pg-server.sh, which this file stops and starts
+// through LCM_PG_TEST_DIR), real child processes (fault-gateway.mjs) with scripted LLMs.
+// Each test first checks that its fault really happened, then the outcome: every acknowledged
+// turn stored once, nothing half-applied (doctor passes), the next call works, and each failure
+// is one line that names no password, shows no SQL or stack, and says what to do.
+import assert from "node:assert/strict";
+import { Worker } from "node:worker_threads";
+import { after, describe, test } from "node:test";
+import { doctor, gateway, serverDown, serverUp } from "./fault-support.mjs";
+import { pgClient, pgQuery, PKG, schemaFor, URL_ } from "./support.mjs";
+
+const PASSWORD = new globalThis.URL(URL_).password;
+const CANNOT_CONNECT = /^storage error: lossless-wasm: cannot connect to PostgreSQL at postgres:\/\/lcm:\*\*\*@127\.0\.0\.1:\d+\/postgres: .*; this call failed: check that the server is running and accepts this URL, the next call tries again$/;
+const BROKE = /^storage error: lossless-wasm: the connection to PostgreSQL at postgres:\/\/lcm:\*\*\*@127\.0\.0\.1:\d+\/postgres broke .*; this call failed, and the next one connects again$/;
+const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+const count = async (schema, sql) => Number((await pgQuery(sql.replaceAll("S.", `${schema}.`)))[0][0]);
+const app = (schema) => `lossless-wasm ${schema}`;
+
+/** A failure as the host logs it: one line (the child shows a newline as "\n"), no password,
+ *  no stack, no statement text. */
+function assertOneClearLine(line) {
+  assert.ok(!line.includes("\\n"), `one line: ${line}`);
+  assert.ok(!line.includes(PASSWORD), `no password: ${line}`);
+  assert.doesNotMatch(line, /\bat .*:\d+:\d+|running `|SELECT |INSERT /, `no stack or SQL: ${line}`);
+}
+
+/** Turn keys by how many messages each has stored, and the stored advancement keys. */
+async function storedTurns(schema) {
+  const perKey = new Map((await pgQuery(`SELECT substring(raw_json from '"([A-Z]+-[0-9]+): '), COUNT(*) FROM ${schema}.messages GROUP BY 1`)).map(([k, n]) => [k, Number(n)]));
+  const advanced = (await pgQuery(`SELECT advancement_key FROM ${schema}.turn_advancements`)).map(([k]) => k);
+  return { perKey, advanced };
+}
+
+/** Nothing half-applied: doctor passes, no message or summary twice in the context, and no
+ *  summary without its sources and its place in the context. */
+async function assertWhole(schema) {
+  const report = await doctor(schema);
+  assert.equal(report.code, 0, report.stdout + report.stderr);
+  assert.match(report.stdout, /all checks pass/);
+  assert.equal(await count(schema, "SELECT COUNT(*) FROM (SELECT message_id FROM S.context_items WHERE message_id IS NOT NULL GROUP BY 1 HAVING COUNT(*) > 1) d"), 0, "no message twice in the context");
+  assert.equal(await count(schema, "SELECT COUNT(*) FROM (SELECT summary_id FROM S.context_items WHERE summary_id IS NOT NULL GROUP BY 1 HAVING COUNT(*) > 1) d"), 0, "no summary twice in the context");
+  assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summaries s WHERE NOT EXISTS (SELECT 1 FROM S.summary_messages m WHERE m.summary_id = s.id) AND NOT EXISTS (SELECT 1 FROM S.summary_sources x WHERE x.condensed_summary_id = s.id)"), 0, "every summary has its sources");
+  assert.equal(await count(schema, "SELECT COUNT(*) FROM (SELECT message_id FROM S.summary_messages sm JOIN S.summaries s ON s.id = sm.summary_id WHERE s.depth = 0 GROUP BY 1 HAVING COUNT(*) > 1) d"), 0, "no message summarized twice");
+}
+
+/** Waits until none of the store's connections is left on the server. */
+async function connectionsGone(schema) {
+  while (Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1", [app(schema)]))[0][0]) > 0) await wait(20);
+}
+
+// A test that fails while the server is down must not leave it down for the next one.
+let serverIsDown = false;
+const down = async () => { await serverDown(); serverIsDown = true; };
+const up = async () => { await serverUp(); serverIsDown = false; };
+after(async () => { if (serverIsDown) await serverUp(); });
+
+describe("storage postgres: faults", () => {
+  test("the server restarts while a gateway commits turns: one line per failed turn, the next turn works, every acknowledged turn stored once", { timeout: 60_000 }, async () => {
+    const schema = schemaFor("restart");
+    const g = gateway(schema, "R", "agent:main:restart");
+    g.send("loop");
+    await g.until(() => g.get("ack").length >= 3);
+    // Mid-turn: another connection holds the conversation's row lock, so the gateway's next turn
+    // waits inside its transaction when the server goes down.
+    const holder = await pgClient();
+    holder.on("error", () => {});
+    await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
+    const waiting = "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'";
+    while (Number((await pgQuery(waiting, [app(schema)]))[0][0]) === 0) await wait(10);
+    const failsBefore = g.get("fail").length;
+    await down();
+    try {
+      // The fault really happened: the server refuses connections, the turn in flight failed
+      // on its broken connection, and the turns after it cannot connect.
+      const refused = await pgQuery("SELECT 1").then(() => null, (e) => e);
+      assert.match(refused?.message ?? "", /ECONNREFUSED/, "the server is down");
+      await g.until(() => g.get("fail").length >= failsBefore + 3);
+    } finally {
+      await up();
+      holder.end().catch(() => {});
+    }
+    const outage = g.get("fail").slice(failsBefore).map((l) => l.replace(/^\S+ /, ""));
+    assert.match(outage[0], BROKE, "the turn in flight failed on its broken connection");
+    assert.match(outage[0], /57P01: terminating connection due to administrator command/);
+    assert.match(outage.at(-1), CANNOT_CONNECT);
+    const acksAtUp = g.get("ack").length;
+    await g.until(() => g.get("ack").length >= acksAtUp + 3);
+    g.send("stop");
+    await g.until(() => g.lines.includes("stopped"));
+    const exit = await g.end();
+    assert.equal(exit.code, 0, g.stderr);
+    assert.equal(g.stderr, "", "nothing on stderr: no unhandled error");
+
+    // Each failed turn is one line that says what happened and what to do.
+    const fails = g.get("fail");
+    for (const line of fails) {
+      const message = line.replace(/^\S+ /, "");
+      assertOneClearLine(message);
+      assert.ok(CANNOT_CONNECT.test(message) || BROKE.test(message), message);
+    }
+    // Once a turn succeeded after the server came back, no later turn failed.
+    const firstAckAfter = g.lines.indexOf(`ack ${g.get("ack")[acksAtUp]}`);
+    assert.deepEqual(g.lines.slice(firstAckAfter).filter((l) => l.startsWith("fail ")), []);
+
+    // Every acknowledged turn stored once; a failed one wholly or not at all (a commit cut by the
+    // shutdown may have landed).
+    const { perKey, advanced } = await storedTurns(schema);
+    const acked = g.get("ack");
+    assert.deepEqual(acked.filter((k) => !advanced.includes(k)), [], "every acknowledged turn is stored");
+    assert.equal(new Set(advanced).size, advanced.length);
+    for (const key of advanced) assert.equal(perKey.get(key), 2, `turn ${key} has both its messages, once`);
+    assert.deepEqual([...perKey.keys()].filter((k) => !advanced.includes(k)), [], "no messages of a turn that was not stored");
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 2 * advanced.length);
+    await assertWhole(schema);
+  });
+
+  test("the server is down when a gateway opens: its first call fails with one line, and a later call in the same process works", { timeout: 30_000 }, async () => {
+    const schema = schemaFor("startdown");
+    await down();
+    try {
+      const refused = await pgQuery("SELECT 1").then(() => null, (e) => e);
+      assert.match(refused?.message ?? "", /ECONNREFUSED/, "the server is down");
+      const g = gateway(schema, "S", "agent:main:startdown");
+      g.send("turns 1");
+      await g.until(() => g.lines.includes("turns-done"));
+      const [fail] = g.get("fail");
+      assert.ok(fail, g.lines.join("\n"));
+      const message = fail.replace(/^\S+ /, "");
+      assertOneClearLine(message);
+      // The open's own error (not wrapped by the engine: no engine is open yet).
+      assert.match(message, /^lossless-wasm: cannot connect to PostgreSQL at postgres:\/\/lcm:\*\*\*@127\.0\.0\.1:\d+\/postgres: connect ECONNREFUSED .*; this call failed: check that the server is running and accepts this URL, the next call tries again$/);
+      await up();
+      g.send("turns 2");
+      await g.until(() => g.lines.filter((l) => l === "turns-done").length === 2);
+      assert.deepEqual(g.get("ack"), ["S-1", "S-2"], g.lines.join("\n"));
+      assert.equal((await g.end()).code, 0);
+      assert.equal(g.stderr, "");
+    } finally {
+      if (serverIsDown) await up();
+    }
+    const { advanced } = await storedTurns(schema);
+    assert.deepEqual(advanced.sort(), ["S-1", "S-2"]);
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 4);
+  });
+
+  test("a gateway killed while its summary request is in flight leaves nothing half-applied, and another gateway then compacts", { timeout: 30_000 }, async () => {
+    const schema = schemaFor("killllm");
+    const key = "agent:main:killllm";
+    const k = gateway(schema, "K", key);
+    k.send("turns 10");
+    await k.until(() => k.lines.includes("turns-done"));
+    k.send("compact 2400");
+    await k.until(() => k.get("asked").length === 1);
+    // The fault: the request is out, unanswered, and no transaction is open across it.
+    const [[state]] = await pgQuery("SELECT state FROM pg_stat_activity WHERE application_name = $1", [app(schema)]);
+    assert.equal(state, "idle", "no transaction is held while the LLM writes");
+    k.proc.kill("SIGKILL");
+    assert.equal((await k.exited).signal, "SIGKILL");
+    assert.deepEqual(k.lines.filter((l) => /^(answered|compacted|fail) /.test(l)), [], "killed before any answer");
+
+    await connectionsGone(schema);
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summaries"), 0);
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.context_items WHERE message_id IS NOT NULL"), 20, "every message still in the context");
+    await assertWhole(schema);
+
+    const l = gateway(schema, "L", key);
+    l.send("release");
+    l.send("compact 2400");
+    await l.until(() => l.lines.some((x) => /^(compacted|fail compact) /.test(x)));
+    const [report] = l.get("compacted");
+    assert.ok(report, l.lines.join("\n"));
+    assert.equal(JSON.parse(report).compacted, true, report);
+    await l.end();
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summaries WHERE content LIKE '%written by L%'"), 1);
+    await assertWhole(schema);
+  });
+
+  test("a gateway killed while its compaction's transaction is half written leaves no part of it", { timeout: 30_000 }, async () => {
+    const schema = schemaFor("killapply");
+    const key = "agent:main:killapply";
+    const k = gateway(schema, "K", key);
+    k.send("turns 10");
+    await k.until(() => k.lines.includes("turns-done"));
+    k.send("compact 2400");
+    await k.until(() => k.get("asked").length === 1);
+    // The apply writes the summary, its edges and the context items, then its event: holding the
+    // events table stops it there, with the rest written in its open transaction.
+    const holder = await pgClient();
+    await holder.query(`BEGIN; LOCK TABLE ${schema}.compaction_events IN EXCLUSIVE MODE`);
+    k.send("release");
+    const stuck = `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND query LIKE '%compaction_events%'`;
+    while (Number((await pgQuery(stuck, [app(schema)]))[0][0]) === 0) await wait(10);
+    // The fault really is mid-apply: its transaction has written the summary and the context
+    // items (it holds their tables' write locks), uncommitted.
+    const written = `SELECT COUNT(DISTINCT l.relation) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.application_name = $1 AND l.granted AND l.mode = 'RowExclusiveLock' AND l.relation IN ('${schema}.summaries'::regclass, '${schema}.summary_messages'::regclass, '${schema}.context_items'::regclass)`;
+    assert.equal(Number((await pgQuery(written, [app(schema)]))[0][0]), 3, "summary, edges and context items written in the open transaction");
+    k.proc.kill("SIGKILL");
+    assert.equal((await k.exited).signal, "SIGKILL");
+    assert.ok(k.lines.includes("answered K"), "killed after the answer, inside the apply");
+    assert.deepEqual(k.get("compacted"), []);
+    await holder.query("ROLLBACK");
+    await holder.end();
+
+    // The server ends the orphaned transaction once it finds the client gone.
+    await connectionsGone(schema);
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summaries"), 0, "no summary");
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summary_messages"), 0, "no edges");
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.context_items WHERE message_id IS NOT NULL"), 20, "every message still in the context");
+    await assertWhole(schema);
+
+    const l = gateway(schema, "L", key);
+    l.send("release");
+    l.send("compact 2400");
+    await l.until(() => l.lines.some((x) => /^(compacted|fail compact) /.test(x)));
+    assert.equal(JSON.parse(l.get("compacted")[0] ?? "{}").compacted, true, l.lines.join("\n"));
+    await l.end();
+    await assertWhole(schema);
+  });
+
+  test("two gateways compacting the same range at once: one summary of it, the other answer recorded as stale", { timeout: 30_000 }, async () => {
+    const schema = schemaFor("race");
+    const key = "agent:main:race";
+    const a = gateway(schema, "A", key);
+    a.send("turns 10");
+    await a.until(() => a.lines.includes("turns-done"));
+    const b = gateway(schema, "B", key);
+    a.send("compact 2400");
+    b.send("compact 2400");
+    await a.until(() => a.get("asked").length === 1);
+    await b.until(() => b.get("asked").length === 1);
+    // The fault: both asked for a summary of the same range (same first and last turn, same prompt).
+    const [askedA] = a.get("asked");
+    const [askedB] = b.get("asked");
+    assert.equal(askedA.replace(/^A /, ""), askedB.replace(/^B /, ""), "the same range, the same prompt");
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summaries"), 0, "neither applied yet");
+    a.send("release");
+    b.send("release");
+    const finished = (g) => g.until(() => g.lines.some((x) => /^(compacted|fail compact) /.test(x)));
+    await Promise.all([finished(a), finished(b)]);
+    assert.deepEqual([...a.get("fail"), ...b.get("fail")], []);
+    await Promise.all([a.end(), b.end()]);
+
+    const [, first, last] = askedA.split(" ");
+    const covering = await pgQuery(`SELECT DISTINCT s.id, s.content FROM ${schema}.summaries s JOIN ${schema}.summary_messages sm ON sm.summary_id = s.id JOIN ${schema}.messages m ON m.id = sm.message_id WHERE m.raw_json LIKE $1 OR m.raw_json LIKE $2`, [`%"${first}: %`, `%"${last}: %`]);
+    assert.equal(covering.length, 1, `one summary of the range: ${JSON.stringify(covering)}`);
+    assert.match(covering[0][1], /written by [AB]/);
+    const stale = await pgQuery(`SELECT pass, reason FROM ${schema}.compaction_events WHERE outcome = 'skipped' AND reason LIKE 'the context changed while the summary was being written%'`);
+    assert.equal(stale.length, 1, "the other answer was rejected as stale, once");
+    assert.equal(stale[0][0], "leaf");
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summarizer_calls WHERE outcome = 'stale'"), 1);
+    await assertWhole(schema);
+  });
+
+  for (const defer of [true, false]) {
+    test(`a connection lost inside a transaction: no later statement of it runs outside it (deferral ${defer ? "on" : "off"})`, { timeout: 30_000 }, async () => {
+      const schema = schemaFor(`txlost${defer ? "d" : "w"}`);
+      await pgQuery(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (n int)`);
+      const thread = new Worker(new URL("./driver-thread.mjs", import.meta.url), { workerData: { driver: new URL("shim/postgres-db.js", PKG).href, url: URL_, schema, defer } });
+      const send = (statements) => new Promise((resolve) => { thread.once("message", resolve); thread.postMessage(statements); });
+      try {
+        assert.deepEqual(await send(["BEGIN", "INSERT INTO t VALUES (1)"]), ["ok", "ok"]);
+        // The fault: the server ends the connection while it sits idle inside the transaction.
+        const [[ended]] = await pgQuery("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1 AND state = 'idle in transaction'", [app(schema)]);
+        assert.equal(Number(ended), 1);
+        await connectionsGone(schema);
+        // Give the driver's I/O thread the time to read the server's goodbye while idle (the case
+        // that used to open a new connection and run the rest without the transaction); either
+        // way the outcome below must hold.
+        await wait(200);
+        const broke = /^error lossless-wasm: the connection to PostgreSQL at postgres:\/\/lcm:\*\*\*@.* broke.*; this call failed, and the next one connects again$/;
+        const [insert, commit, again] = await send(["INSERT INTO t VALUES (2)", "COMMIT", "INSERT INTO t VALUES (3)"]);
+        if (defer) {
+          // Deferred: acknowledged at once; the transaction's COMMIT reports the break.
+          assert.equal(insert, "ok");
+          // It also names the deferred statement that met the break.
+          assert.match(commit.replace(/; raised by a statement of this transaction sent without waiting for its answer: INSERT INTO t VALUES \(2\)$/, ""), broke);
+        } else {
+          assert.match(insert, broke);
+          assert.match(commit, broke, "the rest of the lost transaction fails too");
+        }
+        assert.equal(again, "ok", "the next statement connects again");
+        assert.deepEqual((await pgQuery(`SELECT n FROM ${schema}.t ORDER BY n`)).map(([n]) => n), [3], "nothing of the lost transaction was stored");
+      } finally {
+        thread.postMessage("close");
+        await new Promise((r) => thread.once("exit", r));
+      }
+    });
+  }
+});
