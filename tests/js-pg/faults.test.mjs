@@ -48,6 +48,18 @@ async function assertWhole(schema) {
 }
 
 /** Waits until none of the store's connections is left on the server. */
+/** A new gateway "L" whose LLM answers at once compacts `key`'s conversation. */
+async function anotherGatewayCompacts(schema, key) {
+  const l = gateway(schema, "L", key);
+  l.send("release");
+  l.send("compact 2400");
+  await l.until(() => l.lines.some((x) => /^(compacted|fail compact) /.test(x)));
+  const [report] = l.get("compacted");
+  assert.ok(report, l.lines.join("\n"));
+  assert.equal(JSON.parse(report).compacted, true, report);
+  await l.end();
+}
+
 async function connectionsGone(schema) {
   while (Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1", [app(schema)]))[0][0]) > 0) await wait(20);
 }
@@ -167,14 +179,7 @@ describe("storage postgres: faults", () => {
     assert.equal(await count(schema, "SELECT COUNT(*) FROM S.context_items WHERE message_id IS NOT NULL"), 20, "every message still in the context");
     await assertWhole(schema);
 
-    const l = gateway(schema, "L", key);
-    l.send("release");
-    l.send("compact 2400");
-    await l.until(() => l.lines.some((x) => /^(compacted|fail compact) /.test(x)));
-    const [report] = l.get("compacted");
-    assert.ok(report, l.lines.join("\n"));
-    assert.equal(JSON.parse(report).compacted, true, report);
-    await l.end();
+    await anotherGatewayCompacts(schema, key);
     assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summaries WHERE content LIKE '%written by L%'"), 1);
     await assertWhole(schema);
   });
@@ -212,12 +217,7 @@ describe("storage postgres: faults", () => {
     assert.equal(await count(schema, "SELECT COUNT(*) FROM S.context_items WHERE message_id IS NOT NULL"), 20, "every message still in the context");
     await assertWhole(schema);
 
-    const l = gateway(schema, "L", key);
-    l.send("release");
-    l.send("compact 2400");
-    await l.until(() => l.lines.some((x) => /^(compacted|fail compact) /.test(x)));
-    assert.equal(JSON.parse(l.get("compacted")[0] ?? "{}").compacted, true, l.lines.join("\n"));
-    await l.end();
+    await anotherGatewayCompacts(schema, key);
     await assertWhole(schema);
   });
 

@@ -1,28 +1,7 @@
 // Child process for the two-writers test: one "gateway" committing turns (with assembles, as a
-// host does) to a shared database, printing "ack <key>" per acknowledged turn, then "done".
-import { writeSync } from "node:fs";
-import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
-import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
+// host does) to a shared database file (turn-writer.mjs).
+// Usage: node two-writers-child.mjs <dbPath> <storage> <name> <sessionKey> <turns>
+import { writeTurns } from "./turn-writer.mjs";
 
 const [dbPath, storage, name, sessionKey, turns] = process.argv.slice(2);
-const engine = createContextEngine(() => openNodeEngine(dbPath, { storage, freshTailCount: 4, leafChunkTokens: 1000 }));
-try {
-  for (let i = 0; i < Number(turns); i++) {
-    const key = `${name}-${i}`;
-    const ts = Date.now() * 1000 + i;
-    await engine.assemble({ sessionId: sessionKey, sessionKey, messages: [], tokenBudget: 4000 });
-    await engine.commitTurn({
-      sessionId: sessionKey, sessionKey, advancementKey: key,
-      messages: [
-        { role: "user", content: `${key}: ${"question text ".repeat(30)}`, timestamp: ts },
-        { role: "assistant", content: [{ type: "text", text: `${key} answered ${"answer text ".repeat(30)}` }], timestamp: ts + 1 },
-      ],
-    });
-    writeSync(1, `ack ${key}\n`);
-    await engine.maintain({ sessionId: sessionKey, sessionKey });
-  }
-  writeSync(1, "done\n");
-} catch (err) {
-  writeSync(2, `error: ${err.message}\n`);
-  process.exitCode = 1;
-}
+await writeTurns({ dbPath, config: { storage, freshTailCount: 4, leafChunkTokens: 1000 }, name, sessionKey, turns });
