@@ -14,8 +14,9 @@ import { createConnection, createServer } from "node:net";
 
 /** Forwards `from` to `to`, each chunk `delayMs` later. Timers of equal delay fire in the order
  *  they were set, so the byte stream stays in order. */
-function pipeDelayed(from, to, delayMs) {
+function pipeDelayed(from, to, delayMs, counted) {
   from.on("data", (chunk) => {
+    counted(chunk.length);
     setTimeout(() => { if (!to.destroyed) to.write(chunk); }, delayMs);
   });
   from.on("end", () => setTimeout(() => to.end(), delayMs));
@@ -27,21 +28,25 @@ function pipeDelayed(from, to, delayMs) {
  * Starts the proxy. `target` is where the server listens (a loopback address); `upMs` is added
  * to what goes to the server and `downMs` to what comes back (whole milliseconds), so the round
  * trip grows by their sum (plus up to a millisecond of timer lateness).
- * Resolves to { port, close() }.
+ * Resolves to { port, traffic(), close() }.
  */
 export async function startDelayProxy({ target, upMs, downMs }) {
   for (const ms of [upMs, downMs]) if (!Number.isInteger(ms) || ms < 0 || ms > 1000) throw new Error(`pg-proxy: a delay must be whole milliseconds in 0..1000, not ${ms}`);
   if (!/^(127\.|::1$|localhost$)/.test(target.host)) throw new Error(`pg-proxy: only loopback targets, not ${target.host}`);
   const sockets = new Set();
+  let bytes = 0;
+  let connections = 0;
+  const counted = (n) => { bytes += n; };
   const server = createServer((client) => {
+    connections++;
     const upstream = createConnection({ host: target.host, port: target.port });
     for (const s of [client, upstream]) {
       s.setNoDelay(true);
       sockets.add(s);
       s.on("close", () => sockets.delete(s));
     }
-    pipeDelayed(client, upstream, upMs);
-    pipeDelayed(upstream, client, downMs);
+    pipeDelayed(client, upstream, upMs, counted);
+    pipeDelayed(upstream, client, downMs, counted);
   });
   await new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -49,6 +54,8 @@ export async function startDelayProxy({ target, upMs, downMs }) {
   });
   return {
     port: server.address().port,
+    /** What went through it so far (tests check their traffic really did). */
+    traffic: () => ({ connections, bytes }),
     close: () => new Promise((resolve) => {
       for (const s of sockets) s.destroy();
       server.close(() => resolve());

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createFakeHost } from "../js/fake-host.mjs";
+import { startDelayProxy } from "../../bench/pg-proxy.mjs";
 import { assistant, pgClient, pgConfig, pgQuery, PKG, schemaFor, URL_, user } from "./support.mjs";
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
@@ -41,8 +42,9 @@ function host(schema, { llm, config = {} } = {}) {
   return { h, tools };
 }
 
-function gateway(schema, name, sessionKey, turns) {
-  const proc = spawn(process.execPath, [child, schema, name, sessionKey, String(turns)], { stdio: ["ignore", "pipe", "pipe"] });
+function gateway(schema, name, sessionKey, turns, { url } = {}) {
+  const env = url ? { ...process.env, LCM_PG_GATEWAY_URL: url } : process.env;
+  const proc = spawn(process.execPath, [child, schema, name, sessionKey, String(turns)], { stdio: ["ignore", "pipe", "pipe"], env });
   let out = "";
   let err = "";
   proc.stdout.on("data", (d) => (out += d));
@@ -138,6 +140,33 @@ describe("storage postgres", () => {
     assert.equal(await count(schema, "SELECT COUNT(*) FROM S.conversations"), 1, "one conversation for the shared key");
     const seqs = await pgQuery(`SELECT seq FROM ${schema}.messages ORDER BY seq`);
     assert.deepEqual(seqs.map(([s]) => Number(s)), [...Array(total).keys()].map((i) => seqs[0][0] * 1 + i), "seqs without gaps or repeats");
+  });
+
+  test("two gateway processes a 3 ms round trip from the server, committing one session at once, store every message exactly once", { timeout: 300_000 }, async () => {
+    const schema = schemaFor("proxied");
+    const sessionKey = "agent:main:proxied";
+    const server = new globalThis.URL(URL_);
+    const proxy = await startDelayProxy({ target: { host: server.hostname, port: Number(server.port) }, upMs: 1, downMs: 2 });
+    try {
+      const viaProxy = new globalThis.URL(URL_);
+      viaProxy.port = String(proxy.port);
+      const TURNS = 15;
+      const runs = await Promise.all(["P", "Q"].map((name) => gateway(schema, name, sessionKey, TURNS, { url: viaProxy.href }).exited));
+      for (const g of runs) {
+        assert.equal(g.code, 0, `a gateway failed: ${g.err}`);
+        assert.equal(g.acks.length, TURNS);
+      }
+      const { connections, bytes } = proxy.traffic();
+      assert.ok(connections >= 2 && bytes > 0, "both gateways talked to the server through the proxy");
+    } finally {
+      await proxy.close();
+    }
+    const total = 2 * 2 * 15;
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), total);
+    assert.equal(await count(schema, "SELECT COUNT(DISTINCT identity_hash) FROM S.messages"), total, "no message stored twice");
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.turn_advancements"), total / 2, "every acknowledged turn stored once");
+    const seqs = await pgQuery(`SELECT seq FROM ${schema}.messages ORDER BY seq`);
+    assert.deepEqual(seqs.map(([s]) => Number(s)), [...Array(total).keys()].map((i) => Number(seqs[0][0]) + i), "seqs without gaps or repeats");
   });
 
   test("a gateway killed with SIGKILL mid-run loses nothing it acknowledged, and the next one continues", { timeout: 120_000 }, async () => {
