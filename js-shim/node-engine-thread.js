@@ -123,17 +123,20 @@ export function openEngineThread(path, config, options, { onStop } = {}) {
     const elided = whole ? undefined : elide(op === "call" ? extra : op, params);
     let sent = elided ? { ...params, messages: elided.messages } : params;
     const messages = sent?.messages;
-    if (Array.isArray(messages) && messages.length > MESSAGES_PER_PART) {
-      for (let at = 0; at < messages.length; at += MESSAGES_PER_PART) {
-        if (at > 0) await nextTurnOfTheLoop();
-        if (stopped) throw stopped;
-        post({ type: "part", id, messages: messages.slice(at, at + MESSAGES_PER_PART) });
-      }
-      sent = { ...sent, messages: IN_PARTS };
-    }
     try {
+      if (Array.isArray(messages) && messages.length > MESSAGES_PER_PART) {
+        for (let at = 0; at < messages.length; at += MESSAGES_PER_PART) {
+          if (at > 0) await nextTurnOfTheLoop();
+          // A worker that stopped meanwhile rejected `reply` already (stop()).
+          if (stopped) return reply;
+          post({ type: "part", id, messages: messages.slice(at, at + MESSAGES_PER_PART) });
+        }
+        sent = { ...sent, messages: IN_PARTS };
+      }
       post({ type: op, id, params: sent, extra, now, elided: elided?.elided });
     } catch (err) {
+      // Not sent (a value not even its plain copy can carry): nothing waits for a reply. Parts
+      // that went ahead are dropped by the worker with the next call's.
       pending.delete(id);
       waiting();
       throw err;

@@ -55,10 +55,9 @@ parentPort.on("message", async (msg) => {
     return;
   }
   let params = msg.params;
-  if (params?.messages === IN_PARTS) {
-    params = { ...params, messages: parts.get(msg.id) ?? [] };
-    parts.delete(msg.id);
-  }
+  if (params?.messages === IN_PARTS) params = { ...params, messages: parts.get(msg.id) ?? [] };
+  // Calls run in the order sent, so parts of an earlier id whose call never came are orphans.
+  for (const id of parts.keys()) if (id <= msg.id) parts.delete(id);
   const read = { history: false };
   if (msg.elided > 0) {
     const method = msg.type === "call" ? msg.extra : msg.type;
