@@ -84,7 +84,7 @@ export default {
       const sessionId = ctx?.sessionId ?? event?.sessionId ?? sessionKey;
       if (!sessionId) return;
       try {
-        (await open()).call("reset", { sessionId, sessionKey, cause: event?.reason ?? "reset" });
+        await (await open()).call("reset", { sessionId, sessionKey, cause: event?.reason ?? "reset" });
       } catch (err) {
         api.logger?.warn?.(`[lossless-wasm] could not record the reset of ${sessionKey ?? sessionId}: ${err.message}`);
       }
