@@ -1,5 +1,6 @@
-// Smoke test of the benchmark harness (bench/host-path): a tiny run per storage driver must
-// complete, store every message it sent, and report every figure. It asserts nothing about speed.
+// Smoke test of the benchmark harnesses (bench/host-path, bench/event-loop.mjs): a tiny run per
+// storage driver (or thread) must complete, store every message it sent, and report every
+// figure. It asserts nothing about speed.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
@@ -49,3 +50,18 @@ test("the lcm_ask benchmark runs on a small history and reports its figures for 
   assert.equal(figures.length, STORAGES.length, out);
   assert.equal((out.match(/answered with a cited id: 2\/2/g) ?? []).length, STORAGES.length, out);
 });
+
+const EVENT_LOOP = new URL("../../bench/event-loop.mjs", import.meta.url).pathname;
+
+for (const thread of ["worker", "main"]) {
+  test(`event-loop harness measures every moment with storageThread ${thread}`, () => {
+    const r = json(EVENT_LOOP, ["--size", "300", "--turns", "2", "--lock-ms", "200", "--thread", thread]);
+    assert.equal(r.thread, thread);
+    for (const key of ["firstTurn", "lockedTurn", "ordinaryTurns", "grep", "doctor"]) {
+      assert.ok(Number.isFinite(r.stall[key]) && r.stall[key] >= 0, `stall.${key} = ${r.stall[key]}`);
+    }
+    // (That a call really waits out another process's lock is tests/js/event-loop.test.mjs's.)
+    assert.ok(Number.isFinite(r.wall.lockedTurn) && Number.isFinite(r.wall.firstTurn));
+    assert.ok(r.grepAnswered && r.doctorAnswered, "lcm_grep and /lcm doctor answered");
+  });
+}
