@@ -76,8 +76,12 @@ export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
         await engine.dispose?.();
       }
     },
-    /** One durable logical turn: factory, bootstrap, assemble, commitTurn, maintain, dispose. */
-    async runTurn(id, { sessionId, sessionKey, history, turn, tokenBudget = 100_000, advancementKey }) {
+    /** One durable logical turn: factory, bootstrap, assemble, commitTurn, maintain, dispose.
+     *  `deferredMaintenance`: the turn's maintain runs as a gateway runs it after a turn, as
+     *  deferred work (`allowDeferredCompactionExecution`), which the host lets finish before the
+     *  session's next turn: it waits for its summaries. Without it, maintain is the inline kind
+     *  whose wait for a summary is held to `summaryTurnWaitMs`. */
+    async runTurn(id, { sessionId, sessionKey, history, turn, tokenBudget = 100_000, advancementKey, deferredMaintenance = false }) {
       const engine = await resolveEngine(id);
       try {
         const sessionFile = `sqlite:main:${sessionId}:/fake/agent.sqlite`;
@@ -89,7 +93,8 @@ export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
           admission: { entryId: "e1" }, terminal: { entryId: "e2" },
           messages: turn, sessionId, sessionKey, runtimeContext: { provider: "fake", modelId: "fake", tokenBudget },
         });
-        const maintained = await engine.maintain?.({ sessionId, sessionKey, sessionFile, runtimeContext: llm ? { llm } : {} });
+        const runtimeContext = { ...(llm ? { llm } : {}), ...(deferredMaintenance ? { allowDeferredCompactionExecution: true } : {}) };
+        const maintained = await engine.maintain?.({ sessionId, sessionKey, sessionFile, runtimeContext });
         return { view, commit, maintained, engine };
       } finally {
         await engine.dispose?.();

@@ -70,7 +70,10 @@ describe("a real small model as the summarizer", { timeout: 30 * 60_000 }, () =>
     for (let i = 0; i < TURNS; i++) {
       const turn = turnMessages(i, clock);
       clock += 60_000;
-      const { view } = await host.runTurn("lossless-wasm", { sessionId: "real", sessionKey: "agent:main:real-model", history: [...run.sent], turn, tokenBudget: BUDGET });
+      // As a gateway does: the turn's maintain is deferred work the host lets finish before the
+      // session's next turn, so it waits for the CPU model's summaries (a held, inline maintain
+      // would leave them in the background and the session would end before any answer).
+      const { view } = await host.runTurn("lossless-wasm", { sessionId: "real", sessionKey: "agent:main:real-model", history: [...run.sent], turn, tokenBudget: BUDGET, deferredMaintenance: true });
       run.views.push({ turn: i + 1, estimated: view.estimatedTokens, text: textTokens(view.messages) });
       run.sent.push(...turn);
     }
