@@ -68,12 +68,17 @@ let client = null;
 let connecting = null;
 const names = new Map();
 
-/** Whether an error means the connection is gone (the next call opens a new one). */
-const broken = (err) => !err?.code || err.severity === "FATAL" || err.severity === "PANIC" || /^(08|57P)/.test(err.code);
+/** The SQLSTATE of an error the server sent, or null. Node's socket errors have codes too, and
+ *  some look like one (`EPIPE`): only an error with the server's severity carries a SQLSTATE. */
+const sqlstate = (err) => (err?.severity && typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : null);
+
+/** Whether an error means the connection is gone (the next call opens a new one): anything that
+ *  is not the server's answer (a socket error, a closed stream), or an answer that ends it. */
+const broken = (err) => !sqlstate(err) || err.severity === "FATAL" || err.severity === "PANIC" || /^(08|57P)/.test(err.code);
 
 /** One line for a failure: the server's SQLSTATE and message, or what broke the connection. */
 function describe(err, during) {
-  if (err?.code && /^[0-9A-Z]{5}$/.test(err.code)) {
+  if (sqlstate(err)) {
     const detail = err.detail ? ` (${err.detail})` : "";
     return `PostgreSQL ${err.severity ?? "ERROR"} ${err.code}: ${err.message}${detail}`;
   }
