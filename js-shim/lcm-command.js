@@ -54,7 +54,7 @@ function statusText(s) {
     const r = c.retry;
     const backoff = !r
       ? "no failures recorded"
-      : `${r.consecutiveFailures} consecutive failure(s), breaker ${r.breakerOpen ? "OPEN (summaries paused)" : "closed"}${r.nextRetryAtMs ? `, next retry after ${iso(r.nextRetryAtMs)}` : ""}`;
+      : `${r.consecutiveFailures} consecutive failure(s), breaker ${r.breakerOpen ? "OPEN (summaries paused)" : "closed"}${r.nextRetryAtMs ? `, next retry after ${iso(r.nextRetryAtMs)}` : ""}${r.resendAtMs ? `; a request answered unusably ${r.unusableRepeats} time(s) is not sent again unchanged before ${iso(r.resendAtMs)}` : ""}`;
     lines.push(
       `this session: conversation ${c.conversationId} (${c.sessionKey}), ${c.messages} messages, view ${c.contextTokens} tokens of which summaries ${c.contextSummaryTokens}`,
       `  compaction: ${backoff}${c.compactionPending ? "; work pending" : ""}`,

@@ -125,17 +125,61 @@ fn an_answer_too_long_for_its_chunk_raises_the_floor_and_then_waits_instead_of_r
     fill(&mut e, 12);
     // A well-formed summary far longer than a 1,000-token chunk: not a loop, just verbose.
     let verbose: String = (0..400).map(|i| format!("- step {i}: read module {} and fixed case {}\n", i * 7, i * 13)).collect();
-    let (_, asked) = sweep(&mut e, 1_000, |_| json!({"text": format!("## Progress\n{verbose}")}));
+    let answer = |_: &SummaryRequest| json!({"text": format!("## Progress\n{verbose}")});
+    let mut prompts = Vec::new();
+    let (_, asked) = sweep(&mut e, 1_000, |r| {
+        prompts.push(r.prompt.clone());
+        answer(r)
+    });
     assert_eq!(asked, 2, "normal, then aggressive");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries"), 0);
     let first = retry_state(&mut e);
     assert!(first.chunk_floor >= 2_000, "the next chunk must be at least twice the one that failed: {first:?}");
-    assert_eq!(first.next_retry_at_ms, None, "a larger chunk is the change, so no waiting yet");
-    // The budget allows no larger chunk: the next give-up waits in time instead of asking every turn.
-    let (_, asked) = sweep(&mut e, 2_000, |_| json!({"text": format!("## Progress\n{verbose}")}));
+    assert_eq!(first.next_retry_at_ms, None, "an answer, not an outage: no backoff for other requests");
+    // The next request is a larger chunk, as large as the budget allows: a change, sent at once.
+    let (_, asked) = sweep(&mut e, 1_000, |r| {
+        assert!(r.prompt.len() > prompts[0].len(), "a larger chunk");
+        prompts.push(r.prompt.clone());
+        answer(r)
+    });
     assert_eq!(asked, 2);
-    let second = retry_state(&mut e);
-    assert!(second.next_retry_at_ms.is_some_and(|t| t > 2_000), "{second:?}");
-    let (report, asked) = sweep(&mut e, 2_001, |_| panic!("no call while backing off"));
-    assert_eq!(asked, 0, "{report:?}");
+    // No larger chunk fits, so the next request would be the same one: it waits the backoff
+    // (1 s, then 2 s) instead of being sent every turn, and no call is made meanwhile.
+    let (report, asked) = sweep(&mut e, 1_999, |_| panic!("the same request is not sent again before its time"));
+    assert_eq!(asked, 0);
+    assert!(report.reason.contains("same leaf request") && report.reason.contains("1 time(s)"), "{report:?}");
+    let mut again = Vec::new();
+    let (_, asked) = sweep(&mut e, 2_000, |r| {
+        again.push(r.prompt.clone());
+        answer(r)
+    });
+    assert_eq!(asked, 2);
+    assert!(again == prompts[2..], "the same request, once its time is up");
+    let (report, asked) = sweep(&mut e, 3_999, |_| panic!("the second repeat waits twice as long"));
+    assert!(asked == 0 && report.reason.contains("2 time(s)"), "{report:?}");
+    assert_eq!(retry_state(&mut e).resend_at_ms, Some(4_000));
+    let status = serde_json::to_value(e.status(decode("status", json!({"sessionId": "s", "sessionKey": KEY})).unwrap()).unwrap()).unwrap();
+    assert_eq!((&status["session"]["retry"]["resendAtMs"], &status["session"]["retry"]["unusableRepeats"]), (&json!(4_000), &json!(2)), "status shows the wait: {status}");
+    let (_, asked) = sweep(&mut e, 4_000, answer);
+    assert_eq!(asked, 2);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summarizer_calls"), 8, "every call that was made is recorded");
+}
+
+#[test]
+fn a_changed_request_is_sent_at_once_after_the_same_one_was_given_up() {
+    let mut e = engine();
+    fill(&mut e, 12);
+    // An answer that is not a summary (a refusal) says nothing about the chunk's size.
+    let refusal = |_: &SummaryRequest| json!({"text": "I'm sorry, but I can't help with summarizing this conversation."});
+    let (_, asked) = sweep(&mut e, 1_000, refusal);
+    assert_eq!(asked, 1, "a refusal gives up at once");
+    let (report, asked) = sweep(&mut e, 1_001, |_| panic!("the same request waits"));
+    assert!(asked == 0 && report.reason.contains("same leaf request"), "{report:?}");
+    let held = retry_state(&mut e);
+    assert!(held.resend_at_ms.is_some_and(|t| t > 1_000), "{held:?}");
+    // What the request holds changes (the oldest messages were summarized by another call, so
+    // the next chunk starts elsewhere): it is sent at once, the wait is for the same request only.
+    e.sql().execute("UPDATE conversations SET compaction_state_json = ?1", &[serde_json::to_string(&RetryState { unusable_request: Some("another request".into()), ..held }).unwrap().into()]).unwrap();
+    let (report, asked) = sweep(&mut e, 1_001, |_| json!({"text": SUMMARY}));
+    assert!(asked >= 1 && report.compacted, "{report:?}");
 }

@@ -127,9 +127,10 @@ const server = createServer((req, res) => {
       }
       try {
         if (abort.signal.aborted) return;
+        const startedAt = Date.now();
         const out = await complete(body, abort.signal);
         const prompt = body.messages.map((m) => (typeof m?.content === "string" ? m.content : "")).join("\n");
-        served.push({ index: served.length, prompt, maxTokens: out.maxTokens, content: out.content, finishReason: out.finishReason, usage: out.usage, ms: out.ms, aborted: abort.signal.aborted });
+        served.push({ index: served.length, prompt, maxTokens: out.maxTokens, content: out.content, finishReason: out.finishReason, usage: out.usage, ms: out.ms, startedAt, aborted: abort.signal.aborted });
         reply(res, 200, {
           id: `chatcmpl-${served.length}`, object: "chat.completion", created: Math.floor(Date.now() / 1000), model: modelId,
           choices: [{ index: 0, message: { role: "assistant", content: out.content }, finish_reason: out.finishReason }],

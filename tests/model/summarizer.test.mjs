@@ -150,6 +150,20 @@ describe("a real small model as the summarizer", { timeout: 30 * 60_000 }, () =>
     assert.deepEqual(cut.map((s) => s.id), [], cut.map((s) => `summary ${s.id} from answer ${s.from[0].index}, which hit max_tokens ${s.from[0].maxTokens}: ${clip(s.from[0].content, 300)}`).join("\n"));
   });
 
+  test("a request whose answers were unusable is not sent again unchanged before its backoff", () => {
+    // A deterministic CPU model answers the same prompt the same way: repeating it every turn
+    // would only repeat the rejection. The default backoff is 30 s, doubling per repeat.
+    const rejected = run.requests.filter((r) => r.defects.length > 0);
+    assert.ok(rejected.length > 0, "the model gave answers that were rejected");
+    const early = [];
+    for (const [j, r] of run.requests.entries()) {
+      const before = run.requests.slice(0, j).filter((q) => q.prompt === r.prompt);
+      const last = before.at(-1);
+      if (last && r.startedAt - (last.startedAt + last.ms) < 30_000) early.push(`answer ${r.index} repeats answer ${last.index} after ${r.startedAt - last.startedAt - last.ms} ms`);
+    }
+    assert.deepEqual(early, []);
+  });
+
   test("every message sent stays stored", () => {
     assert.ok(run.sent.length > 0 && run.requests.length > 0, "messages were sent and summaries asked for");
     assert.equal(run.stored, run.sent.length);

@@ -12,6 +12,11 @@
 //!   the cap, but a probe runs after [`PROBE_AFTER_TURNS`] turns whatever the clock says, so a
 //!   busy session (tool loops make turns seconds apart) never goes unsummarized for more than a
 //!   few turns once the provider answers again.
+//! - A request whose answer was unusable is never sent again unchanged at once: the same prompt
+//!   (same chunk, same previous summary, same limits) waits the backoff, doubling with every
+//!   repeat, and no turn probe shortens it, because a model that looped or ran long on a prompt
+//!   tends to do so again. Anything that changes the request (a larger chunk once the budget
+//!   allows it, new sources) is sent at once.
 //! - Refused credentials count towards the breaker; once it is open only one probe per cooldown
 //!   runs, forced or not, because repeating a refused credential only repeats the refusal.
 //!
@@ -62,6 +67,25 @@ pub struct RetryState {
     /// (0: no floor beyond the payoff minimum).
     #[serde(default)]
     pub chunk_floor: u32,
+    /// The fingerprint of the last request whose answers were all unusable, how many times in a
+    /// row that same request was given up, and when it may be sent again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable_request: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unusable_repeats: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resend_at_ms: Option<i64>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Doubling delay after `failures` failures in a row: `base`, `2 base`, ... up to `max`.
+fn doubling_delay(failures: u32, policy: &BackoffPolicy) -> i64 {
+    let max = policy.max_ms.max(policy.base_ms);
+    let doublings = failures.saturating_sub(1).min(63);
+    i64::try_from(policy.base_ms.saturating_mul(1u64 << doublings).min(max)).unwrap_or(i64::MAX)
 }
 
 impl RetryState {
@@ -77,15 +101,33 @@ impl RetryState {
             self.next_retry_at_ms = None;
             return;
         }
-        let max = policy.max_ms.max(policy.base_ms);
         let delay = if self.breaker_open {
-            max
+            i64::try_from(policy.max_ms.max(policy.base_ms)).unwrap_or(i64::MAX)
         } else {
-            let doublings = self.consecutive_failures.saturating_sub(1).min(63);
-            policy.base_ms.saturating_mul(1u64 << doublings).min(max)
+            doubling_delay(self.consecutive_failures, policy)
         };
-        let delay = i64::try_from(delay).unwrap_or(i64::MAX);
         self.next_retry_at_ms = Some(now_ms.saturating_add(delay));
+    }
+
+    /// Every answer to the request `fingerprint` was unusable: that same request waits the
+    /// backoff before it is sent again, longer with each repeat.
+    pub fn on_unusable_request(&mut self, fingerprint: &str, now_ms: i64, policy: &BackoffPolicy) {
+        if self.unusable_request.as_deref() == Some(fingerprint) {
+            self.unusable_repeats = self.unusable_repeats.saturating_add(1);
+        } else {
+            self.unusable_request = Some(fingerprint.to_owned());
+            self.unusable_repeats = 1;
+        }
+        self.resend_at_ms = Some(now_ms.saturating_add(doubling_delay(self.unusable_repeats, policy)));
+    }
+
+    /// When the request `fingerprint` may be sent again, if it may not be sent now: only the
+    /// same request waits, and only until its time is up.
+    pub fn resend_blocked_until(&self, fingerprint: &str, now_ms: i64) -> Option<i64> {
+        if self.unusable_request.as_deref() != Some(fingerprint) {
+            return None;
+        }
+        self.resend_at_ms.filter(|at| now_ms < *at)
     }
 
     /// A compaction succeeded: every counter resets and the breaker closes. The chunk floor
@@ -121,11 +163,6 @@ impl RetryState {
         base.max(self.chunk_floor).min(max_chunk)
     }
 
-    /// Whether the floor has reached the largest chunk the budget allows: a larger chunk cannot
-    /// be what makes the next answer fit.
-    pub fn chunk_floor_at_max(&self, max_chunk: u32) -> bool {
-        self.chunk_floor >= max_chunk
-    }
 }
 
 #[cfg(test)]
@@ -186,9 +223,28 @@ mod tests {
         s.on_answer_too_long(100, 1_500);
         assert_eq!(s.chunk_min(640, 8_000), 4_500, "three times an answer that long");
         assert_eq!(s.chunk_min(640, 3_000), 3_000, "never above the largest chunk the budget allows");
-        assert!(s.chunk_floor_at_max(3_000) && !s.chunk_floor_at_max(8_000));
         s.on_success();
         assert_eq!(s.chunk_min(640, 8_000), 4_500, "a success keeps what the summarizer showed it needs");
+    }
+
+    #[test]
+    fn the_same_request_given_up_waits_doubling_while_a_changed_one_is_sent_at_once() {
+        let mut s = RetryState::default();
+        s.on_unusable_request("a", 0, &POLICY);
+        assert_eq!(s.resend_blocked_until("a", 1), Some(30_000));
+        assert_eq!(s.resend_blocked_until("b", 1), None, "a changed request is not held");
+        assert_eq!(s.resend_blocked_until("a", 30_000), None);
+        s.on_unusable_request("a", 30_000, &POLICY);
+        assert_eq!(s.resend_blocked_until("a", 30_000), Some(90_000), "the second repeat waits twice as long");
+        for _ in 0..PROBE_AFTER_TURNS + 2 {
+            s.on_turn();
+        }
+        assert!(s.may_attempt(30_001), "other requests run");
+        assert_eq!(s.resend_blocked_until("a", 30_001), Some(90_000), "no turn probe shortens the wait for the same request");
+        s.on_unusable_request("b", 40_000, &POLICY);
+        assert_eq!((s.unusable_repeats, s.resend_blocked_until("b", 40_001)), (1, Some(70_000)), "a new request starts the count again");
+        s.on_success();
+        assert_eq!(s.resend_blocked_until("b", 40_001), None);
     }
 
     #[test]

@@ -249,7 +249,6 @@ impl<S: Sql> Engine<S> {
                     let covered = pass.as_ref().map_or(0, |p| p.covered_messages());
                     let line = give_up.log_line(covered);
                     job.failures.push(line.clone());
-                    let max_chunk = job.config.leaf_chunk_tokens;
                     let policy = backoff;
                     let pass_name = pass.as_ref().map_or("leaf", |p| p.kind().as_str());
                     // An answer too long for a leaf chunk raises the chunk floor; once the floor
@@ -259,6 +258,7 @@ impl<S: Sql> Engine<S> {
                         (Some(p), Some(answer)) if p.kind() == SummaryKind::Leaf => Some((u32::try_from(p.range_tokens()).unwrap_or(u32::MAX), answer)),
                         _ => None,
                     };
+                    let request = pass.as_ref().map(|p| p.request_fingerprint().to_owned());
                     let count_it = !job.host_aborted;
                     let outcome = if give_up.retry_kind() == RetryKind::Output { "rejected" } else { "failed" };
                     let call = spent(outcome, Some(give_up.reason()));
@@ -272,12 +272,12 @@ impl<S: Sql> Engine<S> {
                             return Ok(());
                         }
                         let (mut retry, pending) = store::load_state(sql, conversation_id)?;
-                        let mut kind = give_up.retry_kind();
+                        let kind = give_up.retry_kind();
                         if let Some((chunk, answer)) = grow {
-                            if retry.chunk_floor_at_max(max_chunk) {
-                                kind = RetryKind::Provider;
-                            }
                             retry.on_answer_too_long(chunk, answer);
+                        }
+                        if let (RetryKind::Output, Some(request)) = (kind, &request) {
+                            retry.on_unusable_request(request, now_ms, &policy);
                         }
                         retry.on_failure(kind, now_ms, &policy);
                         store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)
@@ -350,6 +350,16 @@ impl<S: Sql> Engine<S> {
         }
         match Pass::plan(self.store.sql(), job.conversation_id, &config, allowed, job.summarizer.name(), &self.redactor)? {
             Ok(mut pass) => {
+                let (retry, _) = store::load_state(self.store.sql(), job.conversation_id)?;
+                if let Some(at) = retry.resend_blocked_until(pass.request_fingerprint(), now_ms) {
+                    let why = format!(
+                        "the summarizer's answers to this same {} request were unusable {} time(s) in a row; it is sent again in {} s, or at once if it changes",
+                        pass.kind().as_str(),
+                        retry.unusable_repeats,
+                        (at - now_ms + 999) / 1000
+                    );
+                    return self.finish(id, true, why, now_ms).map(Some);
+                }
                 if let Step::GiveUp(give_up) = pass.start() {
                     return self.finish(id, true, give_up.reason(), now_ms).map(Some);
                 }

@@ -11,6 +11,7 @@ use crate::core::compaction::{
 };
 use crate::core::compaction::ledger::Ledger;
 use crate::core::compaction::SummarizerOutput;
+use crate::core::identity::Fingerprint;
 use crate::core::redact::{Counts, Redactor};
 use crate::engine::redaction;
 use std::sync::Arc;
@@ -51,6 +52,8 @@ pub struct Pass {
     redactor: Arc<Redactor>,
     /// What redaction replaced in this pass, per class.
     redactions: Counts,
+    /// Identifies the request this pass sends first (see [`Pass::request_fingerprint`]).
+    fingerprint: String,
 }
 
 /// Which passes a plan may choose.
@@ -156,10 +159,11 @@ impl Pass {
 
     fn new(sources: Sources, ledger: Ledger, config: &CompactionConfig, summarizer: &str, redactor: &Arc<Redactor>, redactions: Counts) -> Pass {
         let escalation = Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), summarizer);
-        let mut pass = Pass { sources, escalation, level: Level::Normal, ledger, redactor: Arc::clone(redactor), redactions };
+        let mut pass = Pass { sources, escalation, level: Level::Normal, ledger, redactor: Arc::clone(redactor), redactions, fingerprint: String::new() };
         let prompt = pass.prompt(config);
         let limits = prompts::output_limits(pass.kind(), prompt.source_tokens, config);
         let cost = pass.view_cost();
+        pass.fingerprint = Fingerprint::new().field(pass.kind().as_str()).field(&prompt.text).field(&prompt.max_output_tokens.to_string()).hex();
         pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer).with_prompt(&prompt.text).with_view_cost(cost);
         pass
     }
@@ -185,6 +189,12 @@ impl Pass {
             Sources::Messages { plan, .. } => plan.tokens,
             Sources::Summaries { plan, .. } => plan.tokens,
         }
+    }
+
+    /// Identifies the request: its kind, its first prompt and output limit. Two passes with the
+    /// same fingerprint send the summarizer exactly the same thing.
+    pub fn request_fingerprint(&self) -> &str {
+        &self.fingerprint
     }
 
     /// The current level's name (what a call at this point is asked at).
