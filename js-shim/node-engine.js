@@ -63,7 +63,7 @@ function lockFor(path, storage) {
 }
 
 async function openDatabase(path, storage, durability, lockTimeoutMs, { checkpointBytes } = {}, config) {
-  if (storage === "postgres") return { db: new PostgresDatabase({ url: postgresUrlFor(config), schema: postgresSchemaFor(config) }) };
+  if (storage === "postgres") return { db: new PostgresDatabase({ url: postgresUrlFor(config), schema: postgresSchemaFor(config), lockTimeoutMs }) };
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") {
     if (existsSync(journalPath(path))) {

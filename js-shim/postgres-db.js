@@ -21,6 +21,22 @@ import { transactionControl } from "./pg-transaction.js";
 
 /** How long opening waits for the server to accept the connection. */
 export const CONNECT_TIMEOUT_MS = 10_000;
+/** Beyond the lock wait, how long a statement may take before the server cancels it, and
+ *  (a little later) before this side gives up on a server that stopped answering. */
+export const STATEMENT_GRACE_MS = 60_000;
+const READ_GRACE_MS = 5_000;
+
+/**
+ * The connection's timeouts for a lock wait of `lockTimeoutMs` (config; 0 fails at once):
+ * `lock_timeout` ends a wait for a row lock another connection holds (SQLSTATE 55P03),
+ * `statement_timeout` any statement that runs too long, and `query_timeout` (the client's)
+ * a wait on a server that stopped answering without closing the connection (a partition).
+ */
+export function timeoutsFor(lockTimeoutMs) {
+  const statement = lockTimeoutMs + STATEMENT_GRACE_MS;
+  // lock_timeout 0 means "no limit" to PostgreSQL; 1 ms is as close to "at once" as it has.
+  return { lock_timeout: Math.max(1, lockTimeoutMs), statement_timeout: statement, query_timeout: statement + READ_GRACE_MS };
+}
 /** The wait is cut into slices this long, so a vanished I/O thread is noticed. */
 const WAIT_SLICE_MS = 1000;
 /** Setting this environment variable to 0 turns deferral off (measurements compare both). */
@@ -31,9 +47,9 @@ export class PostgresDatabase {
    * Starts the I/O thread and connects (creating `schema` when missing); throws the
    * connection's error, with the password hidden, when the server cannot be reached.
    * @param {object} options `url` (with the password), `schema` (already validated), `defer`
-   *   (default: on unless the environment variable says 0)
+   *   (default: on unless the environment variable says 0), `lockTimeoutMs` (config; 30 s)
    */
-  constructor({ url, schema, defer = process.env[DEFER_ENV] !== "0" }) {
+  constructor({ url, schema, defer = process.env[DEFER_ENV] !== "0", lockTimeoutMs = 30_000 }) {
     if (isMainThread) {
       throw new Error("invalid config `storageThread`: storage \"postgres\" needs `storageThread: \"worker\"` (its statements wait for the server, which must never hold the host's thread)");
     }
@@ -44,6 +60,7 @@ export class PostgresDatabase {
     this.where = `${redactedUrl(url)} schema ${schema}`;
     this.nextId = 1;
     this.defer = defer;
+    this.timeouts = timeoutsFor(lockTimeoutMs);
     // Between BEGIN and COMMIT/ROLLBACK as the engine sent them: where `run` may defer.
     this.inTransaction = false;
     this.statements = 0;
@@ -64,7 +81,7 @@ export class PostgresDatabase {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.io = new Worker(new URL("./postgres-io-worker.js", import.meta.url), {
-      workerData: { port: port2, flag: this.flag.buffer, url: this.url, schema: this.schema, pgPath: this.pgPath, connectTimeoutMs: CONNECT_TIMEOUT_MS, pipeline: this.defer },
+      workerData: { port: port2, flag: this.flag.buffer, url: this.url, schema: this.schema, pgPath: this.pgPath, connectTimeoutMs: CONNECT_TIMEOUT_MS, pipeline: this.defer, timeouts: this.timeouts },
       transferList: [port2],
     });
     // Not a reason for the engine's thread to stay alive on its own.

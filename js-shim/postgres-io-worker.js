@@ -13,7 +13,7 @@ import { numberedPlaceholders } from "./pg-placeholders.js";
 import { redactedUrl } from "./pg-config.js";
 import { transactionControl } from "./pg-transaction.js";
 
-const { port, flag: flagBuffer, url, schema, pgPath, connectTimeoutMs, pipeline } = workerData;
+const { port, flag: flagBuffer, url, schema, pgPath, connectTimeoutMs, pipeline, timeouts } = workerData;
 const pg = createRequire(import.meta.url)(pgPath);
 const flag = new Int32Array(flagBuffer);
 const where = redactedUrl(url);
@@ -82,6 +82,7 @@ function describe(err, during) {
     const detail = err.detail ? ` (${err.detail})` : "";
     return `PostgreSQL ${err.severity ?? "ERROR"} ${err.code}: ${err.message}${detail}`;
   }
+  if (err?.message === "Query read timeout") return `${during} PostgreSQL at ${where} failed: the server sent no answer for ${timeouts?.query_timeout} ms`;
   const reason = String(err?.message ?? err).replaceAll(url, where).split("\n")[0];
   return `${during} PostgreSQL at ${where} failed: ${reason}`;
 }
@@ -92,7 +93,7 @@ async function connection() {
     // The application name lets an operator (and the tests) tell the store's connections apart.
     // Pipeline mode (pg >= 8.23) writes each query as it is given instead of after the previous
     // one's answer: the statements the engine does not wait for share a round trip.
-    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: `lossless-wasm ${schema}`, pipeline });
+    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: `lossless-wasm ${schema}`, pipeline, ...timeouts });
     // A connection that breaks while idle emits "error"; the next call finds it gone.
     c.on("error", () => { if (client === c) client = null; });
     c.on("end", () => { if (client === c) client = null; });
@@ -116,6 +117,10 @@ async function connection() {
  *  gave one; a broken connection is dropped here, so the next call (outside a transaction)
  *  connects again. */
 function failureOf(err, c) {
+  if (sqlstate(err) === "55P03") {
+    const waited = timeouts?.lock_timeout ?? 0;
+    return Object.assign(new Error(`lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): another gateway's turn or compaction, or a lossless-wasm-lcm command (pg_stat_activity shows it); this call failed and wrote nothing`), { code: "55P03" });
+  }
   if (broken(err)) {
     if (c && client === c) {
       client = null;

@@ -62,6 +62,6 @@ export interface PluginConfig extends EngineConfig {
   durability?: "normal" | "full";
   /** Where the engine and its database run in Node: "worker" (default), a worker thread, so an import, another process's write lock or a checkpoint never holds the host's event loop; "main", the host's own thread. */
   storageThread?: "worker" | "main";
-  /** node:sqlite: how long a call waits for another process's write lock before it fails with an error naming that process. Default 30000. */
+  /** node:sqlite: how long a call waits for another process's write lock before it fails with an error naming that process; postgres: the connection's `lock_timeout` (a row lock another gateway holds). Default 30000. */
   lockTimeoutMs?: number;
 }

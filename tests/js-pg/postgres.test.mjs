@@ -308,4 +308,42 @@ describe("storage postgres", () => {
     }
     assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 6);
   });
+
+  test("a lock held past lockTimeoutMs fails the turn with one line and writes nothing; the next turn stores it", async () => {
+    const schema = schemaFor("locktimeout");
+    const engine = createContextEngine(() => openNodeEngine("x", pgConfig(schema, { lockTimeoutMs: 1000 })));
+    const session = { sessionId: "s", sessionKey: "agent:main:locktimeout" };
+    const messages = history(4);
+    await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
+    const holder = await pgClient();
+    await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
+    messages.push(user("a question while another gateway holds the conversation too long"), assistant("its answer"));
+    let failure;
+    let waited = 0;
+    try {
+      const turn = engine.afterTurn({ ...session, messages, prePromptMessageCount: 4 }).then(() => null, (e) => e);
+      // The store's connection really waits on the lock (the failure is not for another reason).
+      const waiting = async () => Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [`lossless-wasm ${schema}`]))[0][0]);
+      for (let i = 0; i < 100 && !waited; i++) waited = await waiting();
+      failure = await turn;
+    } finally {
+      await holder.query("ROLLBACK");
+      await holder.end();
+    }
+    assert.equal(waited, 1, "the turn waited on the held lock");
+    assert.ok(failure instanceof Error, "the turn failed instead of waiting for as long as the holder keeps the lock");
+    assert.match(failure.message, /held a lock this call needs for over 1000 ms \(config `lockTimeoutMs`\).*wrote nothing/);
+    assert.equal(failure.message.split("\n").length, 1, failure.message);
+    assert.ok(!failure.message.includes(PASSWORD), "no password in the error");
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 4, "nothing of the failed turn was written");
+    // The host's next turn assembles its whole history first: the failed turn's messages are
+    // stored then, and the turn after them once.
+    messages.push(user("the next question"));
+    const view = await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
+    assert.ok(view.messages.length >= 7, "the view holds the history");
+    messages.push(assistant("the next answer"));
+    await engine.afterTurn({ ...session, messages, prePromptMessageCount: 6 });
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 8);
+    await engine.dispose?.();
+  });
 });
