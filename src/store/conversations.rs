@@ -22,6 +22,9 @@ pub struct Conversation {
     pub context_epoch: i64,
     /// The part of `context_token_count` that is summaries.
     pub context_summary_tokens: i64,
+    /// How far tool-output stubbing has looked (the last context ordinal it considered; 0 for a
+    /// new conversation). Read with the row, so a turn's stubbing needs no read of its own.
+    pub stubbed_through: i64,
 }
 
 impl Conversation {
@@ -29,10 +32,23 @@ impl Conversation {
     pub fn context_raw_tokens(&self) -> i64 {
         self.context_token_count - self.context_summary_tokens
     }
+
+    /// The row as [`add_appended`] leaves it after `messages` new messages of `tokens` tokens:
+    /// what a read of it would return inside the same write transaction (SQLite's write lock,
+    /// PostgreSQL's row lock from [`resolve`] keep every other writer out), without the read.
+    pub fn after_append(&self, messages: i64, tokens: i64) -> Conversation {
+        Conversation {
+            message_count: self.message_count + messages,
+            token_count: self.token_count + tokens,
+            next_ordinal: self.next_ordinal + messages,
+            context_token_count: self.context_token_count + tokens,
+            ..self.clone()
+        }
+    }
 }
 
 /// The columns [`from_row`] reads, in order.
-pub(crate) const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
+pub(crate) const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through";
 
 pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     Ok(Conversation {
@@ -46,11 +62,12 @@ pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
         context_token_count: row.int(7)?,
         context_epoch: row.int(8)?,
         context_summary_tokens: row.int(9)?,
+        stubbed_through: row.int(10)?,
     })
 }
 
 /// Per-turn query (the partial unique index on active session keys).
-pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens \
+pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through \
      FROM conversations WHERE session_key = ?1 AND status = 'active'";
 
 /// The active conversation for `session_key`, if any.
@@ -64,14 +81,14 @@ pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conve
 /// whichever gateway they run on — while other conversations write in parallel. Waiting for the
 /// lock, PostgreSQL returns the row as the previous writer committed it: totals, `seq`s and
 /// ordinals read here are current.
-const FIND_ACTIVE_FOR_UPDATE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens \
+const FIND_ACTIVE_FOR_UPDATE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through \
      FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE";
 
 /// PostgreSQL: creates the key's conversation unless another gateway just did (the partial
 /// unique index decides; the loser gets no row and reads the winner's).
 const CREATE_SQL_POSTGRES: &str = "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) \
      ON CONFLICT (session_key) WHERE status = 'active' DO NOTHING \
-     RETURNING id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
+     RETURNING id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through";
 
 /// How often [`resolve`] looks again when other writers keep creating or rotating the key.
 const RESOLVE_ROUNDS: usize = 4;
