@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::core::compaction::{ContextItem, ItemKind, RetryState};
 use crate::core::message::{text_of_raw_json, Role};
 use crate::error::{Error, Result};
+use crate::store::conversations::Conversation;
 use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
 
@@ -366,9 +367,22 @@ pub fn load_state(sql: &mut impl Sql, conversation_id: i64) -> Result<(RetryStat
     let Some(row) = sql.query_row(LOAD_STATE_SQL, &[conversation_id.into()])? else {
         return Ok((RetryState::default(), None));
     };
-    let retry = serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("conversations.compaction_state_json is corrupt: {e}")))?;
-    let pending = match row.opt_text(1)? {
-        Some(text) => Some(serde_json::from_str(&text).map_err(|e| Error::storage(format!("conversations.compaction_pending_json is corrupt: {e}")))?),
+    parse_state(&row.text(0)?, row.opt_text(1)?.as_deref())
+}
+
+/// [`load_state`] from the conversation's row as read in the caller's write transaction (which
+/// holds the conversation, so the state is current), without a read of its own.
+pub fn state_of(conversation: &Conversation) -> Result<(RetryState, Option<Pending>)> {
+    match &conversation.compaction_state_json {
+        Some(state) => parse_state(state, conversation.compaction_pending_json.as_deref()),
+        None => Ok((RetryState::default(), None)),
+    }
+}
+
+fn parse_state(state: &str, pending: Option<&str>) -> Result<(RetryState, Option<Pending>)> {
+    let retry = serde_json::from_str(state).map_err(|e| Error::storage(format!("conversations.compaction_state_json is corrupt: {e}")))?;
+    let pending = match pending {
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| Error::storage(format!("conversations.compaction_pending_json is corrupt: {e}")))?),
         None => None,
     };
     Ok((retry, pending))

@@ -25,6 +25,11 @@ pub struct Conversation {
     /// How far tool-output stubbing has looked (the last context ordinal it considered; 0 for a
     /// new conversation). Read with the row, so a turn's stubbing needs no read of its own.
     pub stubbed_through: i64,
+    /// The compaction trigger's retry state and pending work as stored (JSON; None until first
+    /// saved; see `store::compaction::state_of`). Read with the row, so a turn's trigger needs no
+    /// read of its own.
+    pub compaction_state_json: Option<String>,
+    pub compaction_pending_json: Option<String>,
 }
 
 impl Conversation {
@@ -48,7 +53,12 @@ impl Conversation {
 }
 
 /// The columns [`from_row`] reads, in order.
-pub(crate) const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through";
+pub(crate) const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json";
+
+/// [`COLUMNS`] of the table aliased `c`, for joins.
+pub(crate) const COLUMNS_OF_C: &str = "c.id, c.session_key, c.session_id, c.generation, c.message_count, c.token_count, c.next_ordinal, c.context_token_count, c.context_epoch, c.context_summary_tokens, c.stubbed_through, c.compaction_state_json, c.compaction_pending_json";
+/// How many columns [`COLUMNS`] names.
+pub(crate) const COLUMN_COUNT: usize = 13;
 
 pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     Ok(Conversation {
@@ -63,11 +73,13 @@ pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
         context_epoch: row.int(8)?,
         context_summary_tokens: row.int(9)?,
         stubbed_through: row.int(10)?,
+        compaction_state_json: row.opt_text(11)?,
+        compaction_pending_json: row.opt_text(12)?,
     })
 }
 
 /// Per-turn query (the partial unique index on active session keys).
-pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through \
+pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json \
      FROM conversations WHERE session_key = ?1 AND status = 'active'";
 
 /// The active conversation for `session_key`, if any.
@@ -81,14 +93,14 @@ pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conve
 /// whichever gateway they run on — while other conversations write in parallel. Waiting for the
 /// lock, PostgreSQL returns the row as the previous writer committed it: totals, `seq`s and
 /// ordinals read here are current.
-const FIND_ACTIVE_FOR_UPDATE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through \
+const FIND_ACTIVE_FOR_UPDATE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json \
      FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE";
 
 /// PostgreSQL: creates the key's conversation unless another gateway just did (the partial
 /// unique index decides; the loser gets no row and reads the winner's).
 const CREATE_SQL_POSTGRES: &str = "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) \
      ON CONFLICT (session_key) WHERE status = 'active' DO NOTHING \
-     RETURNING id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through";
+     RETURNING id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json";
 
 /// How often [`resolve`] looks again when other writers keep creating or rotating the key.
 const RESOLVE_ROUNDS: usize = 4;
@@ -177,4 +189,17 @@ pub fn add_appended(sql: &mut impl Sql, id: i64, messages: i64, tokens: i64) -> 
 /// Adjusts the active context's running total (a compaction replaced items).
 pub fn add_context_tokens(sql: &mut impl Sql, id: i64, delta: i64) -> Result<()> {
     sql.execute("UPDATE conversations SET context_token_count = context_token_count + ?2 WHERE id = ?1", &[id.into(), delta.into()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aliased_column_list_names_the_same_columns_in_the_same_order() {
+        let plain: Vec<&str> = COLUMNS.split(", ").collect();
+        let aliased: Vec<String> = COLUMNS_OF_C.split(", ").map(|c| c.trim_start_matches("c.").to_owned()).collect();
+        assert_eq!(plain, aliased);
+        assert_eq!(plain.len(), COLUMN_COUNT);
+    }
 }

@@ -189,4 +189,37 @@ describe("deferred statements", () => {
       await handle.close();
     }
   });
+
+  test("assemble reads the conversation and what was appended since its last view in one round trip, including another gateway's turn", async () => {
+    const schema = schemaFor("assemble_one");
+    const config = pgConfig(schema);
+    const a = createContextEngine(() => openNodeEngine("unused", config));
+    // Another gateway: an engine of its own (engines are shared per URL and schema).
+    const other = { ...config, postgresUrl: `${URL_}${URL_.includes("?") ? "&" : "?"}connect_timeout=10` };
+    const b = createContextEngine(() => openNodeEngine("unused", other));
+    const handle = await openNodeEngine("unused", config);
+    assert.notEqual(await openNodeEngine("unused", other), handle);
+    try {
+      const session = { sessionId: "s", sessionKey: "agent:main:assemble" };
+      let clock = 1_792_000_000_000;
+      const stamp = (m) => ({ ...m, timestamp: clock++ });
+      const messages = [stamp(user("question 0")), stamp(assistant("answer 0"))];
+      await a.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
+      const texts = (view) => view.messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text).join("")));
+      assert.deepEqual(texts(await a.assemble({ ...session, messages, tokenBudget: 100_000 })), ["question 0", "answer 0"]);
+      // Another gateway stores a turn of the same session.
+      messages.push(stamp(user("question 1")), stamp(assistant("answer 1")));
+      await b.afterTurn({ ...session, messages, prePromptMessageCount: 2 });
+      const before = await handle.storageStats();
+      const view = await a.assemble({ ...session, messages, tokenBudget: 100_000 });
+      const after = await handle.storageStats();
+      assert.deepEqual(texts(view), ["question 0", "answer 0", "question 1", "answer 1"]);
+      assert.equal(after.waits - before.waits, 1, "one statement: the conversation and its new items");
+      // A fresh engine (no cached view) shows the same.
+      assert.deepEqual(texts(await b.assemble({ ...session, messages, tokenBudget: 100_000 })), texts(view));
+    } finally {
+      await handle.close();
+      await (await openNodeEngine("unused", other)).close();
+    }
+  });
 });
