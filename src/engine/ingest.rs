@@ -26,8 +26,8 @@ impl<S: Sql> Engine<S> {
     /// conversation as the append left it (valid while the transaction that stored them is open).
     fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], now_ms: i64) -> Result<(Appended, Conversation)> {
         self.store.write(|sql| {
-            let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
-            let appended = bulk::append_any(sql, &conversation, parsed, now_ms)?;
+            let (conversation, stored) = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, now_ms)?;
+            let appended = bulk::append_resolved(sql, &conversation, parsed, stored, now_ms)?;
             Ok((appended, appended.applied_to(&conversation)))
         })
     }

@@ -42,6 +42,15 @@ pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[S
     append_in_segments(sql, conversation, messages, &[messages.len()], now_ms)
 }
 
+/// [`append_any`] after [`super::conversations::resolve_for_append`], with what it learned about
+/// the identities already stored (used on PostgreSQL; None: the append reads them).
+pub fn append_resolved(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], stored: Option<HashSet<String>>, now_ms: i64) -> Result<Appended> {
+    if stored.is_some() && sql.dialect().is_postgres() && super::bulk_pg::can_append(messages) {
+        return super::bulk_pg::append(sql, conversation, messages, stored, now_ms);
+    }
+    append_any(sql, conversation, messages, now_ms)
+}
+
 /// [`append_any`], putting the messages in the search index in segments that end before the
 /// positions `segment_ends` (ascending): one statement, hence one FTS4 segment, each (row by
 /// row, each message is its own). FTS4 merges 16 segments of a level into one of the next level
@@ -59,7 +68,7 @@ pub fn append_in_segments(sql: &mut impl Sql, conversation: &Conversation, messa
         // single writer may do. A few messages too: row by row waits for each one's id, the bulk
         // statements wait once whatever their number.
         if super::bulk_pg::can_append(messages) {
-            super::bulk_pg::append(sql, conversation, messages, now_ms)
+            super::bulk_pg::append(sql, conversation, messages, None, now_ms)
         } else {
             super::messages::append(sql, conversation, messages, now_ms)
         }

@@ -83,13 +83,19 @@ pub fn can_append(messages: &[StoredMessage]) -> bool {
 
 /// Appends `messages` as [`super::messages::append`] does, one statement per table. Call inside
 /// a write transaction that has locked the conversation (`conversations::resolve`).
-pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+///
+/// `stored`: which of the messages' identities (lowercase hex) the conversation holds, when the
+/// caller read that under the same lock (`conversations::resolve_for_append`); else read here.
+pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], stored: Option<HashSet<String>>, now_ms: i64) -> Result<Appended> {
     let identities: Vec<String> = messages.iter().map(|m| m.identity.to_ascii_lowercase()).collect();
-    let stored: HashSet<String> = sql
-        .query(EXISTING_SQL, &[conversation.id.into(), to_json(&identities)?.into()])?
-        .iter()
-        .map(|row| row.text(0))
-        .collect::<Result<_>>()?;
+    let stored: HashSet<String> = match stored {
+        Some(stored) => stored,
+        None => sql
+            .query(EXISTING_SQL, &[conversation.id.into(), to_json(&identities)?.into()])?
+            .iter()
+            .map(|row| row.text(0))
+            .collect::<Result<_>>()?,
+    };
     let mut seen: HashSet<&str> = HashSet::with_capacity(messages.len());
     let new: Vec<&StoredMessage> = messages
         .iter()

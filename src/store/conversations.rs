@@ -116,6 +116,49 @@ pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
     Ok(())
 }
 
+/// PostgreSQL, before an append: [`FIND_ACTIVE_FOR_UPDATE_SQL`] that also returns which of the
+/// identities in `?2` (a JSON array of hex) the conversation already stores, and whether that
+/// answer is current (1) or not (0). It is current unless the statement waited for the lock while
+/// another writer changed the row: PostgreSQL then returns the row as that writer committed it
+/// (the row's `xmin` changes with every update), but the subqueries still see the snapshot from
+/// before the wait (the same row's older `xmin`). Every writer that adds messages updates the
+/// row's totals in its transaction, so an unchanged `xmin` means no messages were added since.
+const FIND_ACTIVE_FOR_APPEND_SQL: &str = "SELECT c.id, c.session_key, c.session_id, c.generation, c.message_count, c.token_count, c.next_ordinal, c.context_token_count, c.context_epoch, c.context_summary_tokens, c.stubbed_through, c.compaction_state_json, c.compaction_pending_json, \
+       CASE WHEN (SELECT x.xmin FROM conversations x WHERE x.id = c.id) = c.xmin THEN 1 ELSE 0 END, \
+       (SELECT string_agg(encode(m.identity_hash, 'hex'), ',') FROM messages m WHERE m.conversation_id = c.id \
+          AND m.identity_hash IN (SELECT decode(value, 'hex') FROM json_array_elements_text(CAST(CAST(?2 AS text) AS json)))) \
+     FROM conversations c WHERE c.session_key = ?1 AND c.status = 'active' FOR UPDATE OF c";
+
+/// [`resolve`] before appending `messages`: on PostgreSQL, when the key's conversation exists
+/// for this session id, the statement that locks it also says which of the messages'
+/// identities it already stores (lowercase hex; see [`FIND_ACTIVE_FOR_APPEND_SQL`]), so the
+/// append need not ask (one round trip less). None when that answer is not known to be current
+/// (the lock waited for a writer that changed the row, a new or rotated conversation, SQLite,
+/// identities that are not 32 hex digits): the append then reads the identities itself.
+pub fn resolve_for_append(
+    sql: &mut impl Sql,
+    session_key: &str,
+    session_id: &str,
+    messages: &[crate::core::message::StoredMessage],
+    now_ms: i64,
+) -> Result<(Conversation, Option<std::collections::HashSet<String>>)> {
+    if !sql.dialect().is_postgres() || messages.is_empty() || !crate::store::bulk_pg::can_append(messages) {
+        return Ok((resolve(sql, session_key, session_id, now_ms)?, None));
+    }
+    let identities: Vec<String> = messages.iter().map(|m| m.identity.to_ascii_lowercase()).collect();
+    let json = serde_json::to_string(&identities).map_err(|e| crate::error::Error::storage(e.to_string()))?;
+    if let Some(row) = sql.query_row(FIND_ACTIVE_FOR_APPEND_SQL, &[session_key.into(), json.into()])? {
+        let existing = from_row(&row)?;
+        if existing.session_id == session_id {
+            let current = row.int(COLUMN_COUNT)? == 1;
+            let stored = row.opt_text(COLUMN_COUNT + 1)?.map(|list| list.split(',').map(str::to_owned).collect()).unwrap_or_default();
+            return Ok((existing, current.then_some(stored)));
+        }
+    }
+    // Rotation or creation (the row this statement locked, if any, stays locked): as always.
+    Ok((resolve(sql, session_key, session_id, now_ms)?, None))
+}
+
 /// The active conversation for the key, created (or rotated, when the session id changed).
 /// On PostgreSQL its row is locked for the rest of the transaction.
 pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<Conversation> {
