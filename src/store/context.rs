@@ -85,6 +85,12 @@ pub fn active_with_newer(sql: &mut impl Sql, session_key: &str, known: Option<(i
     let Some((id, after)) = known else {
         return Ok(conversations::find_active(sql, session_key)?.map(|conversation| ActiveWithNewer { conversation, newer: None }));
     };
+    if !sql.dialect().is_postgres() {
+        // In-process SQLite has no round trip to save, and its two plain statements are faster.
+        let Some(conversation) = conversations::find_active(sql, session_key)? else { return Ok(None) };
+        let newer = if conversation.id == id { Some(Newer { conversation_id: id, after, items: newer_than(sql, id, after)? }) } else { None };
+        return Ok(Some(ActiveWithNewer { conversation, newer }));
+    }
     let query = format!(
         "SELECT {}, {ITEM_COLUMNS} FROM conversations c \
          LEFT JOIN context_items ci ON ci.conversation_id = c.id AND c.id = ?2 AND ci.ordinal > ?3 \
