@@ -164,3 +164,34 @@ fn two_gateways_creating_different_conversations_write_in_parallel_with_distinct
     assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM conversations"), 2);
     assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM (SELECT conversation_id FROM messages GROUP BY conversation_id HAVING MAX(seq) = 10 AND COUNT(*) = 10) AS complete"), 2);
 }
+
+/// Both gateways pass the host's same snapshot to `afterTurn` at once, turn after turn: one
+/// stores the new messages, the other waits for its lock and must then find them stored (the
+/// lock statement's own answer about stored identities is stale after such a wait) and skip
+/// them, without an error and without a duplicate.
+#[test]
+fn the_same_after_turn_on_two_gateways_at_once_stores_each_message_once_and_fails_neither() {
+    let schema = pg::fresh_schema();
+    const TURNS: usize = 12;
+    // The schema first: two gateways creating it at once would race on its name.
+    drop(pg::connect(&schema));
+    let round = Arc::new(Barrier::new(2));
+    let results = two_gateways(&schema, move |_, engine| {
+        let mut messages = Vec::new();
+        let mut stored = 0;
+        for t in 0..TURNS {
+            messages.push(json!({"role": "user", "content": format!("turn {t} question"), "timestamp": 2 * t}));
+            messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("turn {t} answer")}], "timestamp": 2 * t + 1}));
+            let params = decode("afterTurn", json!({"sessionId": "s1", "sessionKey": KEY, "messages": messages, "prePromptMessageCount": messages.len() - 2})).unwrap();
+            round.wait();
+            stored += engine.after_turn(params, 10 + t as i64).expect("an afterTurn failed");
+        }
+        stored
+    });
+    assert_eq!(results.iter().sum::<usize>(), 2 * TURNS, "every message stored by exactly one gateway: {results:?}");
+    let mut sql = pg::connect(&schema);
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM messages"), 2 * TURNS as i64);
+    assert_eq!(int(&mut sql, "SELECT COUNT(DISTINCT seq) FROM messages WHERE seq BETWEEN 1 AND 24"), 2 * TURNS as i64, "seqs 1..n, each once");
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM context_items ci JOIN messages m ON m.id = ci.message_id AND m.seq = ci.ordinal"), 2 * TURNS as i64, "each item names its own message");
+    assert_eq!(int(&mut sql, "SELECT message_count FROM conversations"), 2 * TURNS as i64);
+}

@@ -12,6 +12,7 @@ use super::params::{validate_session, AssembleHandover, AssembleParams, Assemble
 use super::Engine;
 use crate::core::assemble::SYSTEM_PROMPT_ADDITION;
 use crate::error::Result;
+use crate::store::context::{self, Newer};
 use crate::store::conversations::Conversation;
 use crate::store::Sql;
 
@@ -32,10 +33,10 @@ impl<S: Sql> Engine<S> {
         history: impl FnOnce() -> Result<Vec<Value>>,
         now_ms: i64,
     ) -> Result<AssembleResult> {
-        let Some((conversation, budget)) = self.prepare_view(params, history_len, history, now_ms)? else {
+        let Some((conversation, budget, newer)) = self.prepare_view(params, history_len, history, now_ms)? else {
             return Ok(AssembleResult { messages: Vec::new(), estimated_tokens: 0, system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(), stored_messages: 0 });
         };
-        let view = self.views.view(self.store.sql(), &conversation, budget)?;
+        let view = self.views.view_with(self.store.sql(), &conversation, budget, newer)?;
         Ok(AssembleResult {
             messages: view.messages(),
             estimated_tokens: view.tokens(),
@@ -54,7 +55,7 @@ impl<S: Sql> Engine<S> {
         held: Option<u64>,
         now_ms: i64,
     ) -> Result<AssembleHandover> {
-        let Some((conversation, budget)) = self.prepare_view(params, history_len, history, now_ms)? else {
+        let Some((conversation, budget, newer)) = self.prepare_view(params, history_len, history, now_ms)? else {
             return Ok(AssembleHandover {
                 view: self.handovers.hand_over(0, 0, None, &[]),
                 estimated_tokens: 0,
@@ -62,7 +63,7 @@ impl<S: Sql> Engine<S> {
                 stored_messages: 0,
             });
         };
-        let view = self.views.view(self.store.sql(), &conversation, budget)?;
+        let view = self.views.view_with(self.store.sql(), &conversation, budget, newer)?;
         let handover = self.handovers.hand_over(conversation.id, view.summaries_epoch(), held, &view.entries());
         Ok(AssembleHandover {
             view: handover,
@@ -74,20 +75,28 @@ impl<S: Sql> Engine<S> {
 
     /// Everything `assemble` does before reading the view: rollover and reset detection, catching
     /// up on history we never stored, and the view's budget. None when there is no conversation.
+    /// The conversation is read together with the items appended to it since this process's
+    /// view of it (one statement: `context::active_with_newer`); those items come back with it
+    /// unless a step here changed the conversation.
     fn prepare_view(
         &mut self,
         params: AssembleParams,
         history_len: usize,
         history: impl FnOnce() -> Result<Vec<Value>>,
         now_ms: i64,
-    ) -> Result<Option<(Conversation, u32)>> {
+    ) -> Result<Option<(Conversation, u32, Option<Newer>)>> {
         validate_session(&params.session)?;
-        let mut conversation = self.conversation(&params.session)?;
+        let known = self.views.known(params.session.key());
+        let (mut conversation, mut newer) = match context::active_with_newer(self.store.sql(), params.session.key(), known)? {
+            Some(read) => (Some(read.conversation), read.newer),
+            None => (None, None),
+        };
         // A new session id under the same key is a rollover: the old conversation must not be
         // shown for the new session (seed 04). It is archived, never purged.
         if conversation.as_ref().is_some_and(|c| c.session_id != params.session.session_id) {
             self.archive_active(&params.session, "session-id-changed", now_ms)?;
             conversation = None;
+            newer = None;
         }
         // The host's whole visible history is empty while we hold this key's messages: the host
         // reset the session without a new session id (OpenClaw 2026.9 keeps the id on /reset).
@@ -98,11 +107,13 @@ impl<S: Sql> Engine<S> {
         if reset {
             self.archive_active(&params.session, "host-history-reset", now_ms)?;
             conversation = None;
+            newer = None;
         }
         // Only when the host knows more messages than we stored is there anything to catch up on.
         if history_len as i64 > conversation.as_ref().map_or(0, |c| c.message_count) {
             self.ingest_from(&params.session, &history()?, 0, now_ms)?;
             conversation = self.conversation(&params.session)?;
+            newer = None;
         }
         let host_budget = params
             .token_budget
@@ -113,6 +124,6 @@ impl<S: Sql> Engine<S> {
         // and the reply: its budget is what they leave (docs/prompt-accounting.md).
         let max_output = tokens_of(params.max_output_tokens);
         let budget = self.view_budget(conversation.id, host_budget, params.prompt.as_deref(), max_output)?.tokens;
-        Ok(Some((conversation, budget)))
+        Ok(Some((conversation, budget, newer)))
     }
 }

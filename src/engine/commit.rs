@@ -10,7 +10,7 @@ use crate::core::identity::Fingerprint;
 use crate::core::accounting::HostFacts;
 use crate::core::message::{parse_messages, StoredMessage};
 use crate::error::{Error, Result};
-use crate::store::{advancements, conversations, messages, Sql};
+use crate::store::{advancements, bulk, conversations, Sql};
 
 impl<S: Sql> Engine<S> {
     /// Commits a turn atomically and idempotently by `advancementKey`.
@@ -48,7 +48,7 @@ impl<S: Sql> Engine<S> {
                 return Ok((CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning, compaction: None }, None));
             }
             let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
-            let appended = messages::append(sql, &conversation, &parsed, now_ms)?;
+            let appended = bulk::append_any(sql, &conversation, parsed, now_ms)?;
             advancements::record(sql, key, conversation.id, &payload_hash, parsed.len() as i64, now_ms)?;
             Self::save_facts(sql, conversation.id, &facts, now_ms)?;
             let result = CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None };

@@ -10,6 +10,7 @@ use crate::core::message::{parse_host_messages, parse_messages, HostMessage, Sto
 use crate::error::Result;
 use crate::store::bulk;
 use crate::store::messages::Appended;
+use crate::store::conversations::Conversation;
 use crate::store::{conversations, Sql};
 
 impl<S: Sql> Engine<S> {
@@ -18,14 +19,16 @@ impl<S: Sql> Engine<S> {
     pub fn ingest_from(&mut self, session: &SessionRef, values: &[Value], first_index: usize, now_ms: i64) -> Result<Appended> {
         validate_session(session)?;
         let parsed = parse_messages(values, first_index)?;
-        self.store_parsed(session, &parsed, now_ms)
+        Ok(self.store_parsed(session, &parsed, now_ms)?.0)
     }
 
-    /// Stores already parsed messages, as [`Engine::ingest_from`] does.
-    fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+    /// Stores already parsed messages, as [`Engine::ingest_from`] does; also returns the
+    /// conversation as the append left it (valid while the transaction that stored them is open).
+    fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], now_ms: i64) -> Result<(Appended, Conversation)> {
         self.store.write(|sql| {
-            let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
-            bulk::append_any(sql, &conversation, parsed, now_ms)
+            let (conversation, stored) = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, now_ms)?;
+            let appended = bulk::append_resolved(sql, &conversation, parsed, stored, now_ms)?;
+            Ok((appended, appended.applied_to(&conversation)))
         })
     }
 
@@ -109,11 +112,11 @@ impl<S: Sql> Engine<S> {
         validate_session(session)?;
         let parsed = parse_messages(tail, first_index)?;
         self.in_turn_transaction(|e| {
-            let appended = e.store_parsed(session, &parsed, now_ms)?;
-            // Read once, after the append, for both: learning writes no conversation column.
-            let conversation = e.conversation(session)?;
-            e.learn_after_turn(session, conversation.as_ref(), tail, &parsed, window, now_ms)?;
-            if let Some(conversation) = conversation.filter(|_| appended.inserted > 0) {
+            // The conversation as the append left it, not read again: this transaction holds it
+            // (learning writes no conversation column that the steps below read).
+            let (appended, conversation) = e.store_parsed(session, &parsed, now_ms)?;
+            e.learn_after_turn(session, Some(&conversation), tail, &parsed, window, now_ms)?;
+            if let Some(conversation) = Some(conversation).filter(|_| appended.inserted > 0) {
                 // Stubs first: the trigger then sees the smaller context.
                 let conversation = e.stub_after_turn(conversation, appended.inserted, now_ms)?;
                 e.evaluate_trigger(&conversation, appended_tokens(&parsed, &appended).as_deref(), now_ms)?;

@@ -14,7 +14,7 @@ use std::collections::{HashMap, VecDeque};
 use crate::core::assemble::{dangling_calls, omission_message, DanglingCall, oldest_to_drop, render_summary_message, tool_links, unavailable_result, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS};
 use crate::core::message::Role;
 use crate::error::Result;
-use crate::store::context::{self, ContextItem, ItemContent};
+use crate::store::context::{self, ContextItem, ItemContent, Newer};
 use crate::store::conversations::Conversation;
 use crate::store::Sql;
 
@@ -275,9 +275,19 @@ impl View {
 #[derive(Debug, Default)]
 pub struct ViewCache {
     views: HashMap<i64, View>,
+    /// The conversation each session key's latest view was of (so `assemble` can ask for what
+    /// was appended to it in the same statement that finds the key's conversation).
+    by_key: HashMap<String, i64>,
 }
 
 impl ViewCache {
+    /// For a session key whose conversation has a cached view: that conversation's id and the
+    /// ordinal its view is current through.
+    pub fn known(&self, session_key: &str) -> Option<(i64, i64)> {
+        let id = *self.by_key.get(session_key)?;
+        self.views.get(&id).map(|v| (id, v.through_ordinal))
+    }
+
     /// Whether the conversation's latest view had any item (None: no view in this process).
     pub fn last_view_nonempty(&self, conversation_id: i64) -> Option<bool> {
         self.views.get(&conversation_id).map(|v| !v.items.is_empty())
@@ -325,6 +335,13 @@ impl ViewCache {
 
     /// The conversation's view under `budget`, updated from the store as little as possible.
     pub fn view(&mut self, sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Result<&View> {
+        self.view_with(sql, conversation, budget, None)
+    }
+
+    /// [`ViewCache::view`], taking the items appended since the cached view from `newer` when
+    /// they were read for this conversation after the view's last ordinal, in the same statement
+    /// as `conversation` (see `context::active_with_newer`); else reading them.
+    pub fn view_with(&mut self, sql: &mut impl Sql, conversation: &Conversation, budget: u32, newer: Option<Newer>) -> Result<&View> {
         let reusable = self.views.get(&conversation.id).is_some_and(|v| {
             v.epoch == conversation.context_epoch && (budget <= v.budget || v.through_ordinal == conversation.next_ordinal)
         });
@@ -332,8 +349,15 @@ impl ViewCache {
             let view = rebuild(sql, conversation, budget)?;
             if self.views.len() >= MAX_CACHED {
                 self.views.clear();
+                self.by_key.clear();
             }
             self.views.insert(conversation.id, view);
+        }
+        if self.by_key.get(&conversation.session_key) != Some(&conversation.id) {
+            if self.by_key.len() >= MAX_CACHED {
+                self.by_key.clear();
+            }
+            self.by_key.insert(conversation.session_key.clone(), conversation.id);
         }
         let Some(view) = self.views.get_mut(&conversation.id) else {
             return Err(crate::error::Error::storage("view cache lost a view"));
@@ -342,7 +366,11 @@ impl ViewCache {
         if reusable {
             let appended = view.through_ordinal != conversation.next_ordinal;
             if appended {
-                for item in context::newer_than(sql, conversation.id, view.through_ordinal)? {
+                let items = match newer {
+                    Some(n) if n.conversation_id == conversation.id && n.after == view.through_ordinal => n.items,
+                    _ => context::newer_than(sql, conversation.id, view.through_ordinal)?,
+                };
+                for item in items {
                     view.push(item);
                 }
                 view.through_ordinal = conversation.next_ordinal;

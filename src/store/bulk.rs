@@ -42,6 +42,15 @@ pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[S
     append_in_segments(sql, conversation, messages, &[messages.len()], now_ms)
 }
 
+/// [`append_any`] after [`super::conversations::resolve_for_append`], with what it learned about
+/// the identities already stored (used on PostgreSQL; None: the append reads them).
+pub fn append_resolved(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], stored: Option<HashSet<String>>, now_ms: i64) -> Result<Appended> {
+    if stored.is_some() && sql.dialect().is_postgres() && super::bulk_pg::can_append(messages) {
+        return super::bulk_pg::append(sql, conversation, messages, stored, now_ms);
+    }
+    append_any(sql, conversation, messages, now_ms)
+}
+
 /// [`append_any`], putting the messages in the search index in segments that end before the
 /// positions `segment_ends` (ascending): one statement, hence one FTS4 segment, each (row by
 /// row, each message is its own). FTS4 merges 16 segments of a level into one of the next level
@@ -51,16 +60,20 @@ pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[S
 /// segments stayed on level 0 until a `maintain`'s small flush merged them all: the per-turn p95
 /// of short messages rose by ~1 ms, and the index took ~8 % more space at 10K.)
 pub fn append_in_segments(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
-    if messages.len() < BULK_MIN_MESSAGES {
-        super::messages::append(sql, conversation, messages, now_ms)
-    } else if sql.dialect().is_postgres() {
+    if messages.is_empty() {
+        return Ok(Appended::default());
+    }
+    if sql.dialect().is_postgres() {
         // Ids from the identity sequence: this module numbers rows from MAX(id), which only a
-        // single writer may do.
+        // single writer may do. A few messages too: row by row waits for each one's id, the bulk
+        // statements wait once whatever their number.
         if super::bulk_pg::can_append(messages) {
-            super::bulk_pg::append(sql, conversation, messages, now_ms)
+            super::bulk_pg::append(sql, conversation, messages, None, now_ms)
         } else {
             super::messages::append(sql, conversation, messages, now_ms)
         }
+    } else if messages.len() < BULK_MIN_MESSAGES {
+        super::messages::append(sql, conversation, messages, now_ms)
     } else {
         append_bulk(sql, conversation, messages, segment_ends, now_ms)
     }
@@ -82,7 +95,7 @@ fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[Stor
         .enumerate()
         .filter(|(_, m)| !stored.contains(&m.identity.to_ascii_lowercase()) && seen.insert(m.identity.as_str()))
         .unzip();
-    let outcome = Appended { inserted: new.len(), skipped: messages.len() - new.len() };
+    let mut outcome = Appended { inserted: new.len(), skipped: messages.len() - new.len(), tokens: 0 };
     if new.is_empty() {
         return Ok(outcome);
     }
@@ -120,6 +133,7 @@ fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[Stor
     }
     let first_ordinal = conversation.next_ordinal + 1;
     sql.execute(CONTEXT_SQL, &[conversation.id.into(), to_json(&tokens_of)?.into(), first_ordinal.into(), first_id.into()])?;
+    outcome.tokens = tokens;
     add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)
 }

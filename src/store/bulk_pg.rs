@@ -1,17 +1,23 @@
-//! Appending many messages at once on PostgreSQL: the rows [`super::messages::append`] writes one
-//! statement per row, written with one statement per table (4 round trips for a batch of any
-//! size, where row by row costs one per message and one per tool-call link: an import over a
-//! network would otherwise take minutes).
+//! Appending messages on PostgreSQL (a turn's few, or an import's many): the rows
+//! [`super::messages::append`] writes one statement per row, written with one statement per
+//! table. Only the first, which finds the identities already stored, is read; the other three
+//! return nothing, so a driver may send them without waiting (one round trip for a batch of any
+//! size, where row by row costs one per message: an import over a network would otherwise take
+//! minutes, and a turn waited once per message).
 //!
 //! Unlike SQLite's bulk path ([`super::bulk`]) no id is computed here: the messages' ids come from
 //! the identity sequence (two gateways may be appending to other conversations at the same
-//! moment) and are read back with their `seq`s through `RETURNING`, then used for the tool-call
-//! links and the context items. The outcome is the same as appending one by one: identities the
-//! conversation already holds, or that repeat an earlier one of the batch, are skipped.
+//! moment). The tool-call links and the context items find them by `seq` (`UNIQUE
+//! (conversation_id, seq)`) in their own statements, so no id is read back. That is sound
+//! because the caller's transaction holds the conversation's row lock: no other writer adds to
+//! its messages, so the identities read first are still the stored ones and the `seq`s written
+//! are the batch's. The outcome is the same as appending one by one: identities the
+//! conversation already holds, or that repeat an earlier one of the batch, are skipped; a
+//! conflict the first read did not foresee fails the transaction (no `ON CONFLICT` here).
 //!
 //! Must not: run on SQLite (its statements are PostgreSQL's), or hold any state.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde::Serialize;
 
@@ -27,13 +33,16 @@ const EXISTING_SQL: &str = "SELECT encode(identity_hash, 'hex') FROM messages \
 const MESSAGES_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id, search_text) \
      SELECT ?1, ?3 + r.k, r.role, r.tokens, decode(r.identity, 'hex'), r.ts, r.raw, ?2, r.entry, r.text \
      FROM json_to_recordset(CAST(CAST(?4 AS text) AS json)) AS r(k bigint, role text, tokens bigint, identity text, ts bigint, raw text, entry text, text text) \
-     ORDER BY r.k RETURNING id, seq";
+     ORDER BY r.k";
 
+// The rows name their message by its position `k` in the batch: its `seq` is `?3 + k`.
 const PARTS_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) \
-     SELECT r.m, r.o, r.kind, r.call, r.tool FROM json_to_recordset(CAST(CAST(?1 AS text) AS json)) AS r(m bigint, o bigint, kind text, call text, tool text)";
+     SELECT m.id, r.o, r.kind, r.call, r.tool FROM json_to_recordset(CAST(CAST(?1 AS text) AS json)) AS r(k bigint, o bigint, kind text, call text, tool text) \
+     JOIN messages m ON m.conversation_id = ?2 AND m.seq = ?3 + r.k";
 
 const CONTEXT_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) \
-     SELECT ?1, ?2 + r.k, r.m, r.tokens FROM json_to_recordset(CAST(CAST(?3 AS text) AS json)) AS r(k bigint, m bigint, tokens bigint)";
+     SELECT ?1, ?2 + r.k, m.id, r.tokens FROM json_to_recordset(CAST(CAST(?3 AS text) AS json)) AS r(k bigint, tokens bigint) \
+     JOIN messages m ON m.conversation_id = ?1 AND m.seq = ?4 + r.k ORDER BY r.k";
 
 #[derive(Serialize)]
 struct MessageRow<'a> {
@@ -49,7 +58,7 @@ struct MessageRow<'a> {
 
 #[derive(Serialize)]
 struct PartRow {
-    m: i64,
+    k: usize,
     o: usize,
     kind: &'static str,
     call: Option<String>,
@@ -59,7 +68,6 @@ struct PartRow {
 #[derive(Serialize)]
 struct ContextRow {
     k: usize,
-    m: i64,
     tokens: u32,
 }
 
@@ -75,13 +83,19 @@ pub fn can_append(messages: &[StoredMessage]) -> bool {
 
 /// Appends `messages` as [`super::messages::append`] does, one statement per table. Call inside
 /// a write transaction that has locked the conversation (`conversations::resolve`).
-pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+///
+/// `stored`: which of the messages' identities (lowercase hex) the conversation holds, when the
+/// caller read that under the same lock (`conversations::resolve_for_append`); else read here.
+pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], stored: Option<HashSet<String>>, now_ms: i64) -> Result<Appended> {
     let identities: Vec<String> = messages.iter().map(|m| m.identity.to_ascii_lowercase()).collect();
-    let stored: HashSet<String> = sql
-        .query(EXISTING_SQL, &[conversation.id.into(), to_json(&identities)?.into()])?
-        .iter()
-        .map(|row| row.text(0))
-        .collect::<Result<_>>()?;
+    let stored: HashSet<String> = match stored {
+        Some(stored) => stored,
+        None => sql
+            .query(EXISTING_SQL, &[conversation.id.into(), to_json(&identities)?.into()])?
+            .iter()
+            .map(|row| row.text(0))
+            .collect::<Result<_>>()?,
+    };
     let mut seen: HashSet<&str> = HashSet::with_capacity(messages.len());
     let new: Vec<&StoredMessage> = messages
         .iter()
@@ -89,7 +103,7 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         .filter(|(_, identity)| !stored.contains(identity.as_str()) && seen.insert(identity.as_str()))
         .map(|(m, _)| m)
         .collect();
-    let outcome = Appended { inserted: new.len(), skipped: messages.len() - new.len() };
+    let mut outcome = Appended { inserted: new.len(), skipped: messages.len() - new.len(), tokens: 0 };
     if new.is_empty() {
         return Ok(outcome);
     }
@@ -108,25 +122,22 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         })
         .collect();
     let first_seq = conversation.message_count + 1;
-    let returned = sql.query(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), first_seq.into(), to_json(&rows)?.into()])?;
-    let id_of_seq: HashMap<i64, i64> = returned.iter().map(|r| Ok((r.int(1)?, r.int(0)?))).collect::<Result<_>>()?;
-    let ids: Vec<i64> = (0..new.len())
-        .map(|k| id_of_seq.get(&(first_seq + k as i64)).copied().ok_or_else(|| Error::storage("a bulk insert returned fewer ids than it was given rows")))
-        .collect::<Result<_>>()?;
+    sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), first_seq.into(), to_json(&rows)?.into()])?;
     let mut parts = Vec::new();
     let mut items = Vec::with_capacity(new.len());
     let mut tokens = 0i64;
-    for (k, (message, id)) in new.iter().zip(&ids).enumerate() {
+    for (k, message) in new.iter().enumerate() {
         for part in linked_parts(message) {
-            parts.push(PartRow { m: *id, o: part.ordinal, kind: part.kind, call: part.tool_call_id, tool: part.tool_name });
+            parts.push(PartRow { k, o: part.ordinal, kind: part.kind, call: part.tool_call_id, tool: part.tool_name });
         }
-        items.push(ContextRow { k, m: *id, tokens: message.tokens });
+        items.push(ContextRow { k, tokens: message.tokens });
         tokens += i64::from(message.tokens);
     }
     if !parts.is_empty() {
-        sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
+        sql.execute(PARTS_SQL, &[to_json(&parts)?.into(), conversation.id.into(), first_seq.into()])?;
     }
-    sql.execute(CONTEXT_SQL, &[conversation.id.into(), (conversation.next_ordinal + 1).into(), to_json(&items)?.into()])?;
+    sql.execute(CONTEXT_SQL, &[conversation.id.into(), (conversation.next_ordinal + 1).into(), to_json(&items)?.into(), first_seq.into()])?;
+    outcome.tokens = tokens;
     add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)
 }

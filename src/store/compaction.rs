@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::core::compaction::{ContextItem, ItemKind, RetryState};
 use crate::core::message::{text_of_raw_json, Role};
 use crate::error::{Error, Result};
+use crate::store::conversations::Conversation;
 use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
 
@@ -304,13 +305,42 @@ pub const REPEAT_SKIP_SQL: &str = "UPDATE compaction_events SET repeats = repeat
      WHERE id = (SELECT MAX(id) FROM compaction_events WHERE conversation_id = ?1) \
        AND pass = 'trigger' AND outcome = 'skipped' AND reason = ?2 RETURNING id";
 
+/// PostgreSQL: [`REPEAT_SKIP_SQL`], and when it folded into no row, the new event
+/// ([`RECORD_EVENT_SQL`]), in one statement (a data-modifying `WITH`; SQLite has none).
+pub const RECORD_SKIP_SQL_POSTGRES: &str = "WITH repeated AS (UPDATE compaction_events SET repeats = repeats + 1, last_at = ?3, tokens_before = ?4, telemetry_json = ?5 \
+       WHERE id = (SELECT MAX(id) FROM compaction_events WHERE conversation_id = ?1) \
+         AND pass = 'trigger' AND outcome = 'skipped' AND reason = ?2 RETURNING id) \
+     INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json) \
+     SELECT CAST(?1 AS bigint), CAST(?3 AS bigint), 'trigger', CAST(?6 AS text), 'skipped', CAST(?2 AS text), CAST(?4 AS bigint), CAST(?7 AS bigint), CAST(?8 AS bigint), CAST(?5 AS text) \
+     WHERE NOT EXISTS (SELECT 1 FROM repeated)";
+
 /// Records the trigger's decision. A "skipped" decision that repeats the conversation's latest
 /// event (a skipped trigger decision for the same reason) updates that row instead of adding
 /// one: its count, the time and the inputs of this latest decision (schema 11). On most turns
 /// that is one rewritten row, where a new row also wrote two index pages; the log keeps every
 /// change of decision in order, each with its inputs.
+///
+/// On PostgreSQL both steps are one statement whose result is not read ([`RECORD_SKIP_SQL_POSTGRES`]),
+/// so a driver may send it without waiting for the answer: the turn saves a round trip. It runs
+/// under the conversation's row lock, as the two statements did, so the event it folds into is
+/// still the latest.
 pub fn record_decision(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Result<()> {
     if event.pass == "trigger" && event.outcome == "skipped" {
+        if sql.dialect().is_postgres() {
+            return sql.execute(
+                RECORD_SKIP_SQL_POSTGRES,
+                &[
+                    event.conversation_id.into(),
+                    event.reason.into(),
+                    now_ms.into(),
+                    event.tokens_before.into(),
+                    event.telemetry_json.into(),
+                    event.level.into(),
+                    event.tokens_after.into(),
+                    event.summary_id.into(),
+                ],
+            );
+        }
         let repeated = sql.query_row(
             REPEAT_SKIP_SQL,
             &[event.conversation_id.into(), event.reason.into(), now_ms.into(), event.tokens_before.into(), event.telemetry_json.into()],
@@ -337,9 +367,22 @@ pub fn load_state(sql: &mut impl Sql, conversation_id: i64) -> Result<(RetryStat
     let Some(row) = sql.query_row(LOAD_STATE_SQL, &[conversation_id.into()])? else {
         return Ok((RetryState::default(), None));
     };
-    let retry = serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("conversations.compaction_state_json is corrupt: {e}")))?;
-    let pending = match row.opt_text(1)? {
-        Some(text) => Some(serde_json::from_str(&text).map_err(|e| Error::storage(format!("conversations.compaction_pending_json is corrupt: {e}")))?),
+    parse_state(&row.text(0)?, row.opt_text(1)?.as_deref())
+}
+
+/// [`load_state`] from the conversation's row as read in the caller's write transaction (which
+/// holds the conversation, so the state is current), without a read of its own.
+pub fn state_of(conversation: &Conversation) -> Result<(RetryState, Option<Pending>)> {
+    match &conversation.compaction_state_json {
+        Some(state) => parse_state(state, conversation.compaction_pending_json.as_deref()),
+        None => Ok((RetryState::default(), None)),
+    }
+}
+
+fn parse_state(state: &str, pending: Option<&str>) -> Result<(RetryState, Option<Pending>)> {
+    let retry = serde_json::from_str(state).map_err(|e| Error::storage(format!("conversations.compaction_state_json is corrupt: {e}")))?;
+    let pending = match pending {
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| Error::storage(format!("conversations.compaction_pending_json is corrupt: {e}")))?),
         None => None,
     };
     Ok((retry, pending))

@@ -4,7 +4,8 @@
 
 use crate::core::message::Role;
 use crate::error::{Error, Result};
-use crate::store::sql::{Row, Sql};
+use crate::store::conversations::{self, Conversation};
+use crate::store::sql::{Row, Sql, SqlValue};
 
 /// Per-turn statement: a new message's context item.
 pub const INSERT_MESSAGE_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (?1, ?2, ?3, ?4)";
@@ -33,22 +34,82 @@ pub struct ContextItem {
 }
 
 fn from_row(row: &Row) -> Result<ContextItem> {
-    let tokens = u32::try_from(row.int(1)?).map_err(|_| Error::storage("stored token count out of range"))?;
-    let content = match row.opt_text(2)? {
+    item_at(row, 0)
+}
+
+/// The item whose [`ITEM_COLUMNS`] start at column `at`.
+fn item_at(row: &Row, at: usize) -> Result<ContextItem> {
+    let tokens = u32::try_from(row.int(at + 1)?).map_err(|_| Error::storage("stored token count out of range"))?;
+    let content = match row.opt_text(at + 2)? {
         Some(role_name) => {
             let role = Role::parse(&role_name).ok_or_else(|| Error::storage(format!("stored message has unknown role {role_name:?}")))?;
-            ItemContent::Message { id: row.int(10)?, role, raw_json: row.text(3)?, stub: row.opt_int(11)? }
+            ItemContent::Message { id: row.int(at + 10)?, role, raw_json: row.text(at + 3)?, stub: row.opt_int(at + 11)? }
         }
         None => ItemContent::Summary {
-            id: row.int(4)?,
-            depth: row.int(5)?,
-            content: row.text(6)?,
-            earliest_at: row.opt_int(7)?,
-            latest_at: row.opt_int(8)?,
-            descendant_messages: row.opt_int(9)?.unwrap_or(0),
+            id: row.int(at + 4)?,
+            depth: row.int(at + 5)?,
+            content: row.text(at + 6)?,
+            earliest_at: row.opt_int(at + 7)?,
+            latest_at: row.opt_int(at + 8)?,
+            descendant_messages: row.opt_int(at + 9)?.unwrap_or(0),
         },
     };
-    Ok(ContextItem { ordinal: row.int(0)?, tokens, content })
+    Ok(ContextItem { ordinal: row.int(at)?, tokens, content })
+}
+
+/// The item columns [`item_at`] reads, in order.
+const ITEM_COLUMNS: &str = "ci.ordinal, ci.token_count, m.role, COALESCE(ci.view_json, m.raw_json), s.id, s.depth, s.content, s.earliest_at, s.latest_at, s.descendant_message_count, ci.message_id, ci.stub";
+
+/// A session key's active conversation, with the items of it appended after an ordinal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActiveWithNewer {
+    pub conversation: Conversation,
+    /// When the conversation is the one asked about: its items with `ordinal > after`, oldest
+    /// first, read in the same statement as the row (so they agree with its `next_ordinal`).
+    pub newer: Option<Newer>,
+}
+
+/// Items with `ordinal > after` of conversation `conversation_id`, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Newer {
+    pub conversation_id: i64,
+    pub after: i64,
+    pub items: Vec<ContextItem>,
+}
+
+/// Per-turn query of `assemble`: [`conversations::find_active`], and when the active
+/// conversation is `known.0`, also what [`newer_than`]`(known.0, known.1)` reads, in one
+/// statement (one round trip to a server instead of two). Rows: the conversation's columns,
+/// then an item's (NULL when there is none).
+pub fn active_with_newer(sql: &mut impl Sql, session_key: &str, known: Option<(i64, i64)>) -> Result<Option<ActiveWithNewer>> {
+    let Some((id, after)) = known else {
+        return Ok(conversations::find_active(sql, session_key)?.map(|conversation| ActiveWithNewer { conversation, newer: None }));
+    };
+    if !sql.dialect().is_postgres() {
+        // In-process SQLite has no round trip to save, and its two plain statements are faster.
+        let Some(conversation) = conversations::find_active(sql, session_key)? else { return Ok(None) };
+        let newer = if conversation.id == id { Some(Newer { conversation_id: id, after, items: newer_than(sql, id, after)? }) } else { None };
+        return Ok(Some(ActiveWithNewer { conversation, newer }));
+    }
+    let query = format!(
+        "SELECT {}, {ITEM_COLUMNS} FROM conversations c \
+         LEFT JOIN context_items ci ON ci.conversation_id = c.id AND c.id = ?2 AND ci.ordinal > ?3 \
+         LEFT JOIN messages m ON m.id = ci.message_id \
+         LEFT JOIN summaries s ON s.id = ci.summary_id \
+         WHERE c.session_key = ?1 AND c.status = 'active' ORDER BY ci.ordinal ASC",
+        conversations::COLUMNS_OF_C
+    );
+    let rows = sql.query(&query, &[session_key.into(), id.into(), after.into()])?;
+    let Some(first) = rows.first() else { return Ok(None) };
+    let conversation = conversations::from_row(first)?;
+    let at = conversations::COLUMN_COUNT;
+    let newer = if conversation.id == id {
+        let items = rows.iter().filter(|r| r.0.get(at).is_some_and(|v| *v != SqlValue::Null)).map(|r| item_at(r, at)).collect::<Result<Vec<_>>>()?;
+        Some(Newer { conversation_id: id, after, items })
+    } else {
+        None
+    };
+    Ok(Some(ActiveWithNewer { conversation, newer }))
 }
 
 /// Per-turn query: a page of the view, through the primary key and the rowid joins. A stubbed

@@ -22,6 +22,14 @@ pub struct Conversation {
     pub context_epoch: i64,
     /// The part of `context_token_count` that is summaries.
     pub context_summary_tokens: i64,
+    /// How far tool-output stubbing has looked (the last context ordinal it considered; 0 for a
+    /// new conversation). Read with the row, so a turn's stubbing needs no read of its own.
+    pub stubbed_through: i64,
+    /// The compaction trigger's retry state and pending work as stored (JSON; None until first
+    /// saved; see `store::compaction::state_of`). Read with the row, so a turn's trigger needs no
+    /// read of its own.
+    pub compaction_state_json: Option<String>,
+    pub compaction_pending_json: Option<String>,
 }
 
 impl Conversation {
@@ -29,10 +37,28 @@ impl Conversation {
     pub fn context_raw_tokens(&self) -> i64 {
         self.context_token_count - self.context_summary_tokens
     }
+
+    /// The row as [`add_appended`] leaves it after `messages` new messages of `tokens` tokens:
+    /// what a read of it would return inside the same write transaction (SQLite's write lock,
+    /// PostgreSQL's row lock from [`resolve`] keep every other writer out), without the read.
+    pub fn after_append(&self, messages: i64, tokens: i64) -> Conversation {
+        Conversation {
+            message_count: self.message_count + messages,
+            token_count: self.token_count + tokens,
+            next_ordinal: self.next_ordinal + messages,
+            context_token_count: self.context_token_count + tokens,
+            ..self.clone()
+        }
+    }
 }
 
 /// The columns [`from_row`] reads, in order.
-pub(crate) const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
+pub(crate) const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json";
+
+/// [`COLUMNS`] of the table aliased `c`, for joins.
+pub(crate) const COLUMNS_OF_C: &str = "c.id, c.session_key, c.session_id, c.generation, c.message_count, c.token_count, c.next_ordinal, c.context_token_count, c.context_epoch, c.context_summary_tokens, c.stubbed_through, c.compaction_state_json, c.compaction_pending_json";
+/// How many columns [`COLUMNS`] names.
+pub(crate) const COLUMN_COUNT: usize = 13;
 
 pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     Ok(Conversation {
@@ -46,11 +72,14 @@ pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
         context_token_count: row.int(7)?,
         context_epoch: row.int(8)?,
         context_summary_tokens: row.int(9)?,
+        stubbed_through: row.int(10)?,
+        compaction_state_json: row.opt_text(11)?,
+        compaction_pending_json: row.opt_text(12)?,
     })
 }
 
 /// Per-turn query (the partial unique index on active session keys).
-pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens \
+pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json \
      FROM conversations WHERE session_key = ?1 AND status = 'active'";
 
 /// The active conversation for `session_key`, if any.
@@ -64,14 +93,14 @@ pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conve
 /// whichever gateway they run on — while other conversations write in parallel. Waiting for the
 /// lock, PostgreSQL returns the row as the previous writer committed it: totals, `seq`s and
 /// ordinals read here are current.
-const FIND_ACTIVE_FOR_UPDATE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens \
+const FIND_ACTIVE_FOR_UPDATE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json \
      FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE";
 
 /// PostgreSQL: creates the key's conversation unless another gateway just did (the partial
 /// unique index decides; the loser gets no row and reads the winner's).
 const CREATE_SQL_POSTGRES: &str = "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) \
      ON CONFLICT (session_key) WHERE status = 'active' DO NOTHING \
-     RETURNING id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens";
+     RETURNING id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json";
 
 /// How often [`resolve`] looks again when other writers keep creating or rotating the key.
 const RESOLVE_ROUNDS: usize = 4;
@@ -85,6 +114,49 @@ pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
         sql.query_row("SELECT id FROM conversations WHERE id = ?1 FOR UPDATE", &[id.into()])?;
     }
     Ok(())
+}
+
+/// PostgreSQL, before an append: [`FIND_ACTIVE_FOR_UPDATE_SQL`] that also returns which of the
+/// identities in `?2` (a JSON array of hex) the conversation already stores, and whether that
+/// answer is current (1) or not (0). It is current unless the statement waited for the lock while
+/// another writer changed the row: PostgreSQL then returns the row as that writer committed it
+/// (the row's `xmin` changes with every update), but the subqueries still see the snapshot from
+/// before the wait (the same row's older `xmin`). Every writer that adds messages updates the
+/// row's totals in its transaction, so an unchanged `xmin` means no messages were added since.
+const FIND_ACTIVE_FOR_APPEND_SQL: &str = "SELECT c.id, c.session_key, c.session_id, c.generation, c.message_count, c.token_count, c.next_ordinal, c.context_token_count, c.context_epoch, c.context_summary_tokens, c.stubbed_through, c.compaction_state_json, c.compaction_pending_json, \
+       CASE WHEN (SELECT x.xmin FROM conversations x WHERE x.id = c.id) = c.xmin THEN 1 ELSE 0 END, \
+       (SELECT string_agg(encode(m.identity_hash, 'hex'), ',') FROM messages m WHERE m.conversation_id = c.id \
+          AND m.identity_hash IN (SELECT decode(value, 'hex') FROM json_array_elements_text(CAST(CAST(?2 AS text) AS json)))) \
+     FROM conversations c WHERE c.session_key = ?1 AND c.status = 'active' FOR UPDATE OF c";
+
+/// [`resolve`] before appending `messages`: on PostgreSQL, when the key's conversation exists
+/// for this session id, the statement that locks it also says which of the messages'
+/// identities it already stores (lowercase hex; see [`FIND_ACTIVE_FOR_APPEND_SQL`]), so the
+/// append need not ask (one round trip less). None when that answer is not known to be current
+/// (the lock waited for a writer that changed the row, a new or rotated conversation, SQLite,
+/// identities that are not 32 hex digits): the append then reads the identities itself.
+pub fn resolve_for_append(
+    sql: &mut impl Sql,
+    session_key: &str,
+    session_id: &str,
+    messages: &[crate::core::message::StoredMessage],
+    now_ms: i64,
+) -> Result<(Conversation, Option<std::collections::HashSet<String>>)> {
+    if !sql.dialect().is_postgres() || messages.is_empty() || !crate::store::bulk_pg::can_append(messages) {
+        return Ok((resolve(sql, session_key, session_id, now_ms)?, None));
+    }
+    let identities: Vec<String> = messages.iter().map(|m| m.identity.to_ascii_lowercase()).collect();
+    let json = serde_json::to_string(&identities).map_err(|e| crate::error::Error::storage(e.to_string()))?;
+    if let Some(row) = sql.query_row(FIND_ACTIVE_FOR_APPEND_SQL, &[session_key.into(), json.into()])? {
+        let existing = from_row(&row)?;
+        if existing.session_id == session_id {
+            let current = row.int(COLUMN_COUNT)? == 1;
+            let stored = row.opt_text(COLUMN_COUNT + 1)?.map(|list| list.split(',').map(str::to_owned).collect()).unwrap_or_default();
+            return Ok((existing, current.then_some(stored)));
+        }
+    }
+    // Rotation or creation (the row this statement locked, if any, stays locked): as always.
+    Ok((resolve(sql, session_key, session_id, now_ms)?, None))
 }
 
 /// The active conversation for the key, created (or rotated, when the session id changed).
@@ -160,4 +232,17 @@ pub fn add_appended(sql: &mut impl Sql, id: i64, messages: i64, tokens: i64) -> 
 /// Adjusts the active context's running total (a compaction replaced items).
 pub fn add_context_tokens(sql: &mut impl Sql, id: i64, delta: i64) -> Result<()> {
     sql.execute("UPDATE conversations SET context_token_count = context_token_count + ?2 WHERE id = ?1", &[id.into(), delta.into()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_aliased_column_list_names_the_same_columns_in_the_same_order() {
+        let plain: Vec<&str> = COLUMNS.split(", ").collect();
+        let aliased: Vec<String> = COLUMNS_OF_C.split(", ").map(|c| c.trim_start_matches("c.").to_owned()).collect();
+        assert_eq!(plain, aliased);
+        assert_eq!(plain.len(), COLUMN_COUNT);
+    }
 }

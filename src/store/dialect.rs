@@ -15,7 +15,13 @@
 //! - scalar `MAX(a, b)` is `GREATEST(a, b)`, `group_concat` is `string_agg`, `LIMIT -1` (no
 //!   limit) is `LIMIT NULL`;
 //! - ids: SQLite's bulk append numbers rows from the table's maximum (deterministic for journal
-//!   replay, one writer per file); PostgreSQL ids come from identity sequences only.
+//!   replay, one writer per file); PostgreSQL ids come from identity sequences only, and a
+//!   turn's append finds them by `seq` instead of reading them back (`bulk_pg`);
+//! - round trips: where PostgreSQL saves a wait by folding reads into one statement (the stored
+//!   identities in the lock statement, `conversations::resolve_for_append`; the conversation with
+//!   its new items in `assemble`, `context::active_with_newer`; a skipped trigger decision in one
+//!   `WITH … INSERT`, `compaction::record_decision`), SQLite keeps its plain statements, which
+//!   are as fast or faster in process.
 //!
 //! Must not: hold state, or be consulted by the engine — the engine never branches on the backend.
 

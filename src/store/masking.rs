@@ -119,6 +119,13 @@ const ADVANCE_SQL_POSTGRES: &str = "UPDATE conversations SET context_token_count
 /// longer as planned. Returns the change of the context's tokens.
 pub fn apply(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_>], frontier: i64) -> Result<i64> {
     crate::store::conversations::lock(sql, conversation_id)?;
+    apply_held(sql, conversation_id, restubs, frontier)
+}
+
+/// [`apply`] in a transaction that already holds the conversation (it resolved or locked the
+/// conversation's row earlier: a turn's stubs follow its append), so it takes no lock again
+/// (on PostgreSQL that was a round trip to re-lock a row the transaction held).
+pub fn apply_held(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_>], frontier: i64) -> Result<i64> {
     let mut delta = 0i64;
     for r in restubs {
         let params = [conversation_id.into(), r.ordinal.into(), r.message_id.into(), r.old_tokens.into(), r.variant.into(), r.view_json.into(), r.tokens.into()];

@@ -14,6 +14,15 @@ use crate::store::sql::{Sql, SqlValue};
 pub struct Appended {
     pub inserted: usize,
     pub skipped: usize,
+    /// The inserted messages' tokens (what the conversation's running totals grew by).
+    pub tokens: i64,
+}
+
+impl Appended {
+    /// `conversation` (as read before the append, in the same write transaction) after it.
+    pub fn applied_to(&self, conversation: &crate::store::conversations::Conversation) -> crate::store::conversations::Conversation {
+        conversation.after_append(self.inserted as i64, self.tokens)
+    }
 }
 
 /// Per-turn statement: stores a message unless its identity is already in the conversation
@@ -124,6 +133,7 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         tokens += i64::from(message.tokens);
         outcome.inserted += 1;
     }
+    outcome.tokens = tokens;
     if let Some(last_id) = last_id {
         add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
         search_index::after_append(sql, last_id)?;

@@ -2,7 +2,8 @@
 // on a real server: inside a transaction a `run` is not waited for, and its failure fails the
 // transaction's next waited statement (COMMIT at the latest) with the first error, leaving nothing
 // written; outside a transaction a failing `run` fails at once. Through the engine, a steady turn
-// waits fewer times than it sends statements. Counts and outcomes only, never timings.
+// waits fewer times than it sends statements, and reads no message id back. Counts and outcomes
+// only, never timings.
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
@@ -146,5 +147,79 @@ describe("deferred statements", () => {
     assert.equal(rows["1"].messages.length, 8);
     assert.equal(rows["1"].items.length, 8);
     assert.deepEqual(rows["1"], rows["0"]);
+  });
+
+  test("a steady turn's append waits once for any number of messages: ids are found by seq, tool links and context items point at the right rows, a replay stores nothing", async () => {
+    const schema = schemaFor("append_waits");
+    const config = pgConfig(schema);
+    const engine = createContextEngine(() => openNodeEngine("unused", config));
+    const handle = await openNodeEngine("unused", config);
+    try {
+      const session = { sessionId: "s", sessionKey: "agent:main:append" };
+      let clock = 1_791_000_000_000;
+      const stamp = (m) => ({ ...m, timestamp: clock++ });
+      const messages = [stamp(user("question 0")), stamp(assistant("answer 0"))];
+      await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
+      const turn = async (tail) => {
+        const before = await handle.storageStats();
+        messages.push(...tail);
+        await engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - tail.length });
+        const after = await handle.storageStats();
+        return after.waits - before.waits;
+      };
+      const two = await turn([stamp(user("question 1")), stamp(assistant("answer 1"))]);
+      const five = await turn([
+        stamp(user("run the tests")),
+        stamp({ ...assistant(""), content: [{ type: "toolCall", id: "call_9", name: "bash", arguments: { command: "cargo test" } }], stopReason: "toolUse" }),
+        stamp({ role: "toolResult", toolCallId: "call_9", toolName: "bash", content: [{ type: "text", text: "ok. 3 passed" }], isError: false }),
+        stamp(assistant("all pass")),
+        stamp(user("thanks")),
+      ]);
+      // The append's waits do not grow with the turn's messages (one per message before).
+      assert.equal(five, two, `waits for 2 messages ${two}, for 5 ${five}`);
+      // The host replays the last turn's messages: nothing new, nothing duplicated.
+      await engine.afterTurn({ ...session, messages: [...messages, ...messages.slice(-5)], prePromptMessageCount: messages.length });
+      const stored = await pgQuery(`SELECT id, seq, role FROM ${schema}.messages ORDER BY seq`);
+      assert.deepEqual(stored.map((r) => Number(r[1])), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const items = await pgQuery(`SELECT ci.ordinal, ci.message_id, m.seq FROM ${schema}.context_items ci JOIN ${schema}.messages m ON m.id = ci.message_id ORDER BY ci.ordinal`);
+      assert.deepEqual(items.map((r) => Number(r[2])), [1, 2, 3, 4, 5, 6, 7, 8, 9], "each context item names its own message");
+      const parts = await pgQuery(`SELECT m.seq, p.kind, p.tool_call_id FROM ${schema}.message_parts p JOIN ${schema}.messages m ON m.id = p.message_id ORDER BY m.seq, p.ordinal`);
+      assert.deepEqual(parts.map((r) => [Number(r[0]), r[1], r[2]]), [[6, "tool_call", "call_9"], [7, "tool_result", "call_9"]]);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  test("assemble reads the conversation and what was appended since its last view in one round trip, including another gateway's turn", async () => {
+    const schema = schemaFor("assemble_one");
+    const config = pgConfig(schema);
+    const a = createContextEngine(() => openNodeEngine("unused", config));
+    // Another gateway: an engine of its own (engines are shared per URL and schema).
+    const other = { ...config, postgresUrl: `${URL_}${URL_.includes("?") ? "&" : "?"}connect_timeout=10` };
+    const b = createContextEngine(() => openNodeEngine("unused", other));
+    const handle = await openNodeEngine("unused", config);
+    assert.notEqual(await openNodeEngine("unused", other), handle);
+    try {
+      const session = { sessionId: "s", sessionKey: "agent:main:assemble" };
+      let clock = 1_792_000_000_000;
+      const stamp = (m) => ({ ...m, timestamp: clock++ });
+      const messages = [stamp(user("question 0")), stamp(assistant("answer 0"))];
+      await a.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
+      const texts = (view) => view.messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text).join("")));
+      assert.deepEqual(texts(await a.assemble({ ...session, messages, tokenBudget: 100_000 })), ["question 0", "answer 0"]);
+      // Another gateway stores a turn of the same session.
+      messages.push(stamp(user("question 1")), stamp(assistant("answer 1")));
+      await b.afterTurn({ ...session, messages, prePromptMessageCount: 2 });
+      const before = await handle.storageStats();
+      const view = await a.assemble({ ...session, messages, tokenBudget: 100_000 });
+      const after = await handle.storageStats();
+      assert.deepEqual(texts(view), ["question 0", "answer 0", "question 1", "answer 1"]);
+      assert.equal(after.waits - before.waits, 1, "one statement: the conversation and its new items");
+      // A fresh engine (no cached view) shows the same.
+      assert.deepEqual(texts(await b.assemble({ ...session, messages, tokenBudget: 100_000 })), texts(view));
+    } finally {
+      await handle.close();
+      await (await openNodeEngine("unused", other)).close();
+    }
   });
 });

@@ -34,11 +34,14 @@ impl<S: Sql> Engine<S> {
     }
 
     /// Evaluates the trigger for a conversation and records the decision. Sizes follow the
-    /// budget of the latest view (see [`crate::core::compaction::fit`]).
+    /// budget of the latest view (see [`crate::core::compaction::fit`]). `conversation` is the
+    /// row as read in the caller's write transaction, which holds it: its compaction state is
+    /// the stored one.
     pub(crate) fn evaluate_trigger(&mut self, conversation: &Conversation, appended: Option<&[i64]>, now_ms: i64) -> Result<TriggerOutcome> {
         let budget = self.views.budget(conversation.id);
         let window = self.host_facts(conversation.id)?.window;
-        let (mut retry, _) = store::load_state(self.store.sql(), conversation.id)?;
+        // From the row as this transaction read it (it holds the conversation): no read here.
+        let (mut retry, stored_pending) = store::state_of(conversation)?;
         let config = match budget {
             Some(b) => fit_for(&self.config.compaction, b, window, &retry),
             None => self.config.compaction.clone(),
@@ -81,7 +84,6 @@ impl<S: Sql> Engine<S> {
                 now_ms,
             )?;
             if pending.is_some() || failing {
-                let (_, stored_pending) = store::load_state(sql, conversation.id)?;
                 store::save_state(sql, conversation.id, &retry, pending.as_ref().or(stored_pending.as_ref()), now_ms)?;
             }
             Ok(())

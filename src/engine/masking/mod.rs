@@ -35,7 +35,12 @@ const STUB_TOKENS_ESTIMATE: u32 = 64;
 
 impl<S: Sql> Engine<S> {
     /// Runs the stub pass for a conversation a turn just stored `appended` messages in. Returns
-    /// the conversation as it is afterwards (re-read when a batch changed it).
+    /// the conversation as it is afterwards (what a batch wrote, applied to it).
+    ///
+    /// Only inside the write transaction that stored the turn, with `conversation` as that
+    /// transaction read it: the transaction already holds the conversation (PostgreSQL's row lock
+    /// from `conversations::resolve`, SQLite's write lock), so its `stubbed_through` is current
+    /// and a batch is applied without locking the row again.
     pub(crate) fn stub_after_turn(&mut self, conversation: Conversation, appended: usize, now_ms: i64) -> Result<Conversation> {
         let masking = self.config.masking.clone();
         let window = self.host_facts(conversation.id)?.window;
@@ -53,7 +58,8 @@ impl<S: Sql> Engine<S> {
             stub_tokens: STUB_TOKENS_ESTIMATE,
         };
         let sql = self.store.sql();
-        let frontier = store::frontier(sql, conversation.id)?;
+        // Carried on the conversation's row, read in this transaction: no read of its own.
+        let frontier = conversation.stubbed_through;
         let (items, truncated) = store::scan(sql, conversation.id, frontier, MAX_SCAN)?;
         let new_from = conversation.next_ordinal - i64::try_from(appended).unwrap_or(i64::MAX) + 1;
         let planned = plan(&items, &rules, new_from);
@@ -86,7 +92,8 @@ impl<S: Sql> Engine<S> {
         let floor = read_from.max(settled);
         if !decision.applies() {
             if floor > frontier {
-                self.store.write(|sql| store::apply(sql, conversation.id, &[], floor).map(|_| ()))?;
+                self.store.write(|sql| store::apply_held(sql, conversation.id, &[], floor).map(|_| ()))?;
+                return Ok(Conversation { stubbed_through: floor, ..conversation });
             }
             return Ok(conversation);
         }
@@ -108,7 +115,7 @@ impl<S: Sql> Engine<S> {
         .to_string();
         let reason = if decision.stub { decision.reason.name() } else { "huge_message" };
         let restubs_delta = self.store.write(|sql| {
-            let delta = store::apply(sql, conversation.id, &restubs, new_frontier)?;
+            let delta = store::apply_held(sql, conversation.id, &restubs, new_frontier)?;
             if restubs.is_empty() {
                 return Ok(delta);
             }
@@ -127,8 +134,9 @@ impl<S: Sql> Engine<S> {
             events::record_event(sql, &event, now_ms)?;
             Ok(delta)
         })?;
+        let stubbed_through = conversation.stubbed_through.max(new_frontier);
         if restubs.is_empty() {
-            return Ok(conversation);
+            return Ok(Conversation { stubbed_through, ..conversation });
         }
         let changed: Vec<ContextItem> = batch
             .items
@@ -137,7 +145,7 @@ impl<S: Sql> Engine<S> {
             .collect();
         self.views.restubbed(self.store.sql(), conversation.id, epoch_before, changed);
         // What `apply` wrote, without reading the row again.
-        Ok(Conversation { context_token_count: conversation.context_token_count + restubs_delta, context_epoch: conversation.context_epoch + 1, ..conversation })
+        Ok(Conversation { context_token_count: conversation.context_token_count + restubs_delta, context_epoch: conversation.context_epoch + 1, stubbed_through, ..conversation })
     }
 
     /// The stub decision of the turn just stored in `conversation_id`, for the trigger's telemetry.
