@@ -64,6 +64,9 @@ function param(value) {
 }
 
 
+/** The key of the advisory lock that serializes setting up a store (src/store/schema.rs). */
+const MIGRATION_LOCK = "7810206435415517042";
+
 let client = null;
 let connecting = null;
 const names = new Map();
@@ -100,7 +103,10 @@ async function connection() {
     try {
       await c.connect();
       // The store lives in its own schema; the extensions (pg_trgm, unaccent) may live in public.
-      await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path = ${schema}, public`);
+      // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
+      // catalog's unique index), so it runs under the migrations' advisory lock
+      // (POSTGRES_MIGRATION_LOCK in src/store/schema.rs).
+      await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS ${schema}; COMMIT; SET search_path = ${schema}, public`);
     } catch (err) {
       c.end().catch(() => {});
       const reason = describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "");

@@ -195,3 +195,29 @@ fn the_same_after_turn_on_two_gateways_at_once_stores_each_message_once_and_fail
     assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM context_items ci JOIN messages m ON m.id = ci.message_id AND m.seq = ci.ordinal"), 2 * TURNS as i64, "each item names its own message");
     assert_eq!(int(&mut sql, "SELECT message_count FROM conversations"), 2 * TURNS as i64);
 }
+
+/// Gateways opening one new store at the same moment: every one opens it (creating its schema
+/// and applying its migrations once), none fails on the catalog's unique index.
+#[test]
+fn gateways_opening_a_new_store_at_once_all_open_it() {
+    const ROUNDS: usize = 5;
+    for _ in 0..ROUNDS {
+        let schema = pg::fresh_schema();
+        const GATEWAYS: usize = 6;
+        let start = Arc::new(Barrier::new(GATEWAYS));
+        let threads: Vec<_> = (0..GATEWAYS)
+            .map(|_| {
+                let (schema, start) = (schema.clone(), start.clone());
+                thread::spawn(move || {
+                    start.wait();
+                    let sql = PgSql::connect_in_schema(&pg::url(), &schema).map_err(|e| e.to_string())?;
+                    Engine::open(sql, Config::default(), 1).map(|_| ()).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        let outcomes: Vec<Result<(), String>> = threads.into_iter().map(|t| t.join().expect("a gateway thread panicked")).collect();
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+        let mut sql = pg::connect(&schema);
+        assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM conversations"), 0, "the store is there, empty");
+    }
+}

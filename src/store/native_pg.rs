@@ -75,7 +75,12 @@ impl PgSql {
             return Err(Error::storage(format!("schema name {schema:?} must be letters, digits and _")));
         }
         let mut sql = Self::connect(url)?;
-        sql.execute_script(&format!("CREATE SCHEMA IF NOT EXISTS {schema}; SET search_path = {schema}, public;"))?;
+        // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
+        // catalog's unique index), so the creation runs under the migrations' advisory lock.
+        sql.execute_script(&format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({}); CREATE SCHEMA IF NOT EXISTS {schema}; COMMIT; SET search_path = {schema}, public;",
+            crate::store::schema::POSTGRES_MIGRATION_LOCK
+        ))?;
         Ok(sql)
     }
 

@@ -30,9 +30,10 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
 /// Every PostgreSQL migration, in order. Append only.
 pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/postgres/001_schema.sql"))];
 
-/// Serializes migrations of one PostgreSQL database (gateways starting at once): the key of a
-/// transaction-level advisory lock, released at COMMIT or ROLLBACK.
-const POSTGRES_MIGRATION_LOCK: i64 = 0x6c63_6d5f_6d69_6772; // "lcm_migr"
+/// Serializes migrations of one PostgreSQL database (gateways starting at once), and the creation
+/// of a store's schema: the key of a transaction-level advisory lock, released at COMMIT or
+/// ROLLBACK. js-shim/postgres-io-worker.js uses the same key.
+pub(crate) const POSTGRES_MIGRATION_LOCK: i64 = 0x6c63_6d5f_6d69_6772; // "lcm_migr"
 
 /// The migrations of a dialect.
 pub fn migrations(dialect: Dialect) -> &'static [(i64, &'static str)] {
