@@ -251,8 +251,9 @@ impl<S: Sql> Engine<S> {
                     job.failures.push(line.clone());
                     let policy = backoff;
                     let pass_name = pass.as_ref().map_or("leaf", |p| p.kind().as_str());
-                    // An answer too long for a leaf chunk raises the chunk floor; once the floor
-                    // is the largest chunk the budget allows, waiting is all that is left.
+                    // An answer too long for a leaf chunk raises the chunk floor (a larger chunk
+                    // next time); an unusable answer also holds back this same request for the
+                    // backoff, so a chunk that cannot grow is not asked for again every turn.
                     let too_long = give_up.last_failure().filter(|f| f.too_long()).and_then(|f| f.answer_tokens());
                     let grow = match (&pass, too_long) {
                         (Some(p), Some(answer)) if p.kind() == SummaryKind::Leaf => Some((u32::try_from(p.range_tokens()).unwrap_or(u32::MAX), answer)),
