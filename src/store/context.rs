@@ -97,7 +97,7 @@ pub fn active_with_newer(sql: &mut impl Sql, session_key: &str, known: Option<(i
          LEFT JOIN messages m ON m.id = ci.message_id \
          LEFT JOIN summaries s ON s.id = ci.summary_id \
          WHERE c.session_key = ?1 AND c.status = 'active' ORDER BY ci.ordinal ASC",
-        conversations::COLUMNS_OF_C
+        conversations::columns_of("c")
     );
     let rows = sql.query(&query, &[session_key.into(), id.into(), after.into()])?;
     let Some(first) = rows.first() else { return Ok(None) };

@@ -52,13 +52,23 @@ impl Conversation {
     }
 }
 
-/// The columns [`from_row`] reads, in order.
-pub(crate) const COLUMNS: &str = "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json";
+/// The columns [`from_row`] reads, in order: the one list every statement that reads a
+/// conversation row names (a macro, so the `const` statements below can be built from it).
+macro_rules! conversation_columns {
+    () => {
+        "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json"
+    };
+}
 
-/// [`COLUMNS`] of the table aliased `c`, for joins.
-pub(crate) const COLUMNS_OF_C: &str = "c.id, c.session_key, c.session_id, c.generation, c.message_count, c.token_count, c.next_ordinal, c.context_token_count, c.context_epoch, c.context_summary_tokens, c.stubbed_through, c.compaction_state_json, c.compaction_pending_json";
+/// That list as a string.
+pub(crate) const COLUMNS: &str = conversation_columns!();
 /// How many columns [`COLUMNS`] names.
 pub(crate) const COLUMN_COUNT: usize = 13;
+
+/// [`COLUMNS`] of the table under `alias`, for joins where a bare name would be ambiguous.
+pub(crate) fn columns_of(alias: &str) -> String {
+    COLUMNS.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
+}
 
 pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
     Ok(Conversation {
@@ -79,8 +89,7 @@ pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
 }
 
 /// Per-turn query (the partial unique index on active session keys).
-pub const FIND_ACTIVE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json \
-     FROM conversations WHERE session_key = ?1 AND status = 'active'";
+pub const FIND_ACTIVE_SQL: &str = concat!("SELECT ", conversation_columns!(), " FROM conversations WHERE session_key = ?1 AND status = 'active'");
 
 /// The active conversation for `session_key`, if any.
 pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conversation>> {
@@ -93,14 +102,15 @@ pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conve
 /// whichever gateway they run on — while other conversations write in parallel. Waiting for the
 /// lock, PostgreSQL returns the row as the previous writer committed it: totals, `seq`s and
 /// ordinals read here are current.
-const FIND_ACTIVE_FOR_UPDATE_SQL: &str = "SELECT id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json \
-     FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE";
+const FIND_ACTIVE_FOR_UPDATE_SQL: &str = concat!("SELECT ", conversation_columns!(), " FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE");
 
 /// PostgreSQL: creates the key's conversation unless another gateway just did (the partial
 /// unique index decides; the loser gets no row and reads the winner's).
-const CREATE_SQL_POSTGRES: &str = "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) \
-     ON CONFLICT (session_key) WHERE status = 'active' DO NOTHING \
-     RETURNING id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json";
+const CREATE_SQL_POSTGRES: &str = concat!(
+    "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) \
+     ON CONFLICT (session_key) WHERE status = 'active' DO NOTHING RETURNING ",
+    conversation_columns!()
+);
 
 /// How often [`resolve`] looks again when other writers keep creating or rotating the key.
 const RESOLVE_ROUNDS: usize = 4;
@@ -123,11 +133,15 @@ pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
 /// (the row's `xmin` changes with every update), but the subqueries still see the snapshot from
 /// before the wait (the same row's older `xmin`). Every writer that adds messages updates the
 /// row's totals in its transaction, so an unchanged `xmin` means no messages were added since.
-const FIND_ACTIVE_FOR_APPEND_SQL: &str = "SELECT c.id, c.session_key, c.session_id, c.generation, c.message_count, c.token_count, c.next_ordinal, c.context_token_count, c.context_epoch, c.context_summary_tokens, c.stubbed_through, c.compaction_state_json, c.compaction_pending_json, \
-       CASE WHEN (SELECT x.xmin FROM conversations x WHERE x.id = c.id) = c.xmin THEN 1 ELSE 0 END, \
+/// (The conversation's columns go unqualified: `c` is the statement's only table.)
+const FIND_ACTIVE_FOR_APPEND_SQL: &str = concat!(
+    "SELECT ",
+    conversation_columns!(),
+    ", CASE WHEN (SELECT x.xmin FROM conversations x WHERE x.id = c.id) = c.xmin THEN 1 ELSE 0 END, \
        (SELECT string_agg(encode(m.identity_hash, 'hex'), ',') FROM messages m WHERE m.conversation_id = c.id \
           AND m.identity_hash IN (SELECT decode(value, 'hex') FROM json_array_elements_text(CAST(CAST(?2 AS text) AS json)))) \
-     FROM conversations c WHERE c.session_key = ?1 AND c.status = 'active' FOR UPDATE OF c";
+     FROM conversations c WHERE c.session_key = ?1 AND c.status = 'active' FOR UPDATE OF c"
+);
 
 /// [`resolve`] before appending `messages`: on PostgreSQL, when the key's conversation exists
 /// for this session id, the statement that locks it also says which of the messages'
@@ -239,10 +253,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_aliased_column_list_names_the_same_columns_in_the_same_order() {
-        let plain: Vec<&str> = COLUMNS.split(", ").collect();
-        let aliased: Vec<String> = COLUMNS_OF_C.split(", ").map(|c| c.trim_start_matches("c.").to_owned()).collect();
-        assert_eq!(plain, aliased);
-        assert_eq!(plain.len(), COLUMN_COUNT);
+    fn the_column_list_has_column_count_columns_and_aliases_each() {
+        assert_eq!(COLUMNS.split(", ").count(), COLUMN_COUNT);
+        let aliased = columns_of("c");
+        assert_eq!(aliased.split(", ").count(), COLUMN_COUNT);
+        assert!(aliased.starts_with("c.id, c.session_key, ") && aliased.ends_with(", c.compaction_pending_json"), "{aliased}");
     }
 }
