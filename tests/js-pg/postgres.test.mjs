@@ -57,6 +57,25 @@ function gateway(schema, name, sessionKey, turns, { url } = {}) {
   return { proc, acks, exited };
 }
 
+/** A gateway whose second turn waits on its conversation's row, which another connection
+ *  (`holder`, in an open transaction) holds: the turn in flight settles to null or its error. */
+async function turnOnHeldRow(label, config = {}) {
+  const schema = schemaFor(label);
+  const engine = createContextEngine(() => openNodeEngine("x", pgConfig(schema, config)));
+  const session = { sessionId: "s", sessionKey: `agent:main:${label}` };
+  const messages = history(4);
+  await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
+  const holder = await pgClient();
+  await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
+  messages.push(user("a question while another connection holds the conversation"), assistant("its answer"));
+  const state = { settled: false };
+  const turn = engine.afterTurn({ ...session, messages, prePromptMessageCount: 4 }).then(() => null, (e) => e).finally(() => { state.settled = true; });
+  return { schema, engine, session, messages, holder, turn, state, app: `lossless-wasm ${schema}` };
+}
+
+/** How many of the store's connections wait on a lock. */
+const lockWaiters = async (app) => Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [app]))[0][0]);
+
 describe("storage postgres", () => {
   test("turns through createContextEngine are stored and assembled in order", async () => {
     const schema = schemaFor("turns");
@@ -207,17 +226,8 @@ describe("storage postgres", () => {
   });
 
   test("a connection that breaks during a call fails that call with one sentence, and the next call connects again", async () => {
-    const schema = schemaFor("midcall");
-    const engine = createContextEngine(() => openNodeEngine("x", pgConfig(schema)));
-    const session = { sessionId: "s", sessionKey: "agent:main:midcall" };
-    const messages = history(4);
-    await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
-    const holder = await pgClient();
-    await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
-    messages.push(user("asked while the connection is cut"), assistant("answered later"));
-    const turn = engine.afterTurn({ ...session, messages, prePromptMessageCount: 4 }).then(() => null, (e) => e);
-    const app = `lossless-wasm ${schema}`;
-    while (Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [app]))[0][0]) === 0) await new Promise((r) => setTimeout(r, 10));
+    const { schema, engine, session, messages, holder, turn, app } = await turnOnHeldRow("midcall");
+    while ((await lockWaiters(app)) === 0) await new Promise((r) => setTimeout(r, 10));
     await pgQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [app]);
     const err = await turn;
     await holder.query("ROLLBACK");
@@ -282,26 +292,16 @@ describe("storage postgres", () => {
   });
 
   test("the host's timers keep running while a turn waits for the server (a row lock held elsewhere)", async () => {
-    const schema = schemaFor("loop");
-    const engine = createContextEngine(() => openNodeEngine("x", pgConfig(schema)));
-    const session = { sessionId: "s", sessionKey: "agent:main:loop" };
-    const messages = history(4);
-    await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
-    const holder = await pgClient();
-    await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
-    messages.push(user("a question while another gateway holds the conversation"), assistant("its answer"));
-    let settled = false;
-    const turn = engine.afterTurn({ ...session, messages, prePromptMessageCount: 4 }).finally(() => { settled = true; });
+    const { schema, holder, turn, state, app } = await turnOnHeldRow("loop");
     let ticks = 0;
     const timer = setInterval(() => { ticks++; }, 1);
     try {
-      while (ticks < 25 && !settled) await new Promise((r) => setTimeout(r, 1));
-      assert.equal(settled, false, "the turn was still waiting for the lock while the timers ran");
+      while (ticks < 25 && !state.settled) await new Promise((r) => setTimeout(r, 1));
+      assert.equal(state.settled, false, "the turn was still waiting for the lock while the timers ran");
       assert.ok(ticks >= 25);
-      const [[waiting]] = await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [`lossless-wasm ${schema}`]);
-      assert.equal(Number(waiting), 1, "the store's connection really waits on the lock");
+      assert.equal(await lockWaiters(app), 1, "the store's connection really waits on the lock");
       await holder.query("COMMIT");
-      await turn;
+      assert.equal(await turn, null, "the turn succeeded once the lock was released");
     } finally {
       clearInterval(timer);
       await holder.end();
@@ -310,21 +310,12 @@ describe("storage postgres", () => {
   });
 
   test("a lock held past lockTimeoutMs fails the turn with one line and writes nothing; the next turn stores it", async () => {
-    const schema = schemaFor("locktimeout");
-    const engine = createContextEngine(() => openNodeEngine("x", pgConfig(schema, { lockTimeoutMs: 1000 })));
-    const session = { sessionId: "s", sessionKey: "agent:main:locktimeout" };
-    const messages = history(4);
-    await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
-    const holder = await pgClient();
-    await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
-    messages.push(user("a question while another gateway holds the conversation too long"), assistant("its answer"));
+    const { schema, engine, session, messages, holder, turn, app } = await turnOnHeldRow("locktimeout", { lockTimeoutMs: 1000 });
     let failure;
     let waited = 0;
     try {
-      const turn = engine.afterTurn({ ...session, messages, prePromptMessageCount: 4 }).then(() => null, (e) => e);
       // The store's connection really waits on the lock (the failure is not for another reason).
-      const waiting = async () => Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [`lossless-wasm ${schema}`]))[0][0]);
-      for (let i = 0; i < 100 && !waited; i++) waited = await waiting();
+      for (let i = 0; i < 100 && !waited; i++) waited = await lockWaiters(app);
       failure = await turn;
     } finally {
       await holder.query("ROLLBACK");
