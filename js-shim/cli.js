@@ -16,11 +16,12 @@ import { parseArgs } from "node:util";
 import { openCopySource } from "./copy-source.js";
 import { checkSourceVersion, copyReportText, copyToPostgres } from "./copy-to-postgres.js";
 import { runLcmCommand } from "./lcm-command.js";
+import { summarizeAsSuccessor } from "./successor.js";
 import { openNodeEngine } from "./node-engine.js";
 import { createOpenAiLlm } from "./openai-llm.js";
 import { POSTGRES_URL_ENV, postgresSchemaFor, postgresUrlFor, redactedUrl } from "./pg-config.js";
 
-const COMMANDS = ["status", "doctor", "repair", "import", "copy-to-postgres", "help"];
+const COMMANDS = ["status", "doctor", "repair", "import", "copy-to-postgres", "summarize", "help"];
 
 const USAGE = `usage: lossless-wasm-lcm [--db <path> | --storage postgres] <command> [--dry-run]
 
@@ -32,11 +33,15 @@ commands:
   import <lcm.db>     import a lossless-claw database (read-only on the source; idempotent)
   copy-to-postgres    copy the SQLite store at --db into PostgreSQL (--postgres-url, --postgres-schema)
                       with the same ids; read-only on the source; idempotent; then doctor --dry-run there
+  summarize           write the summaries pending for --session and wait for them (the plugin starts
+                      it detached, as \`openclaw lcm summarize\`, when a one-shot process cannot wait);
+                      needs an LLM like repair (inside OpenClaw: the host's)
 
 options:
   --db <path>         the database (default: $LOSSLESS_WASM_DB, else the plugin's default
                       <state dir>/lossless-wasm/lossless.sqlite, state dir = $OPENCLAW_STATE_DIR or ~/.openclaw)
-  --session <key>     status: also detail this session key
+  --session <key>     status: also detail this session key; summarize: the session to summarize
+  --session-id <id>   summarize: the host's session id (default: the key)
   --storage <driver>  auto (default), node:sqlite or sql.js; postgres: run status, doctor, repair
                       or import on a PostgreSQL store instead of --db (not for copy-to-postgres,
                       whose --storage says how to read the source)
@@ -58,7 +63,7 @@ function defaultDbPath(env) {
 }
 
 /** Parses argv into what to run; throws UsageError with a message a user can act on. */
-export function parseCommandLine(argv, env = process.env) {
+export function parseCommandLine(argv, env = process.env, { hostLlm = false } = {}) {
   let parsed;
   try {
     parsed = parseArgs({
@@ -68,6 +73,7 @@ export function parseCommandLine(argv, env = process.env) {
       options: {
         db: { type: "string" },
         session: { type: "string" },
+        "session-id": { type: "string" },
         storage: { type: "string" },
         "postgres-url": { type: "string" },
         "postgres-schema": { type: "string" },
@@ -90,6 +96,8 @@ export function parseCommandLine(argv, env = process.env) {
   const copy = command === "copy-to-postgres";
   if (command !== "import" && rest.length) throw new UsageError(`${command} takes no argument (got ${rest.join(" ")})`);
   if (command === "import" && rest.length !== 1) throw new UsageError("import needs exactly one path: the lossless-claw lcm.db");
+  if (command === "summarize" && !v.session) throw new UsageError("summarize needs --session <key>: the session whose pending summaries to write");
+  if (v["session-id"] !== undefined && command !== "summarize") throw new UsageError(`--session-id applies to summarize, not ${command}`);
   if (v["dry-run"] && !["doctor", "repair"].includes(command)) throw new UsageError(`--dry-run applies to doctor and repair, not ${command}`);
   if (v.storage !== undefined && !["auto", "node:sqlite", "sql.js", ...(copy ? [] : ["postgres"])].includes(v.storage)) {
     throw new UsageError(copy && v.storage === "postgres"
@@ -121,6 +129,9 @@ export function parseCommandLine(argv, env = process.env) {
   }
   const llmUrl = v["llm-url"] ?? env.LOSSLESS_WASM_LLM_URL;
   const llmModel = v["llm-model"] ?? env.LOSSLESS_WASM_LLM_MODEL;
+  if (command === "summarize" && !hostLlm && !(llmUrl && llmModel)) {
+    throw new UsageError("summarize needs an LLM: pass --llm-url <OpenAI-compatible base URL> and --llm-model <id>, or run it as `openclaw lcm summarize`, which uses the host's");
+  }
   if (command === "repair" && !v["dry-run"] && !(llmUrl && llmModel)) {
     throw new UsageError(
       "repair needs an LLM to write the new summaries: pass --llm-url <OpenAI-compatible base URL> and --llm-model <id> " +
@@ -133,6 +144,7 @@ export function parseCommandLine(argv, env = process.env) {
     args: [command, ...rest, ...(v["dry-run"] ? ["--dry-run"] : [])],
     dbPath: v.db ?? env.LOSSLESS_WASM_DB ?? defaultDbPath(env),
     sessionKey: v.session,
+    sessionId: v["session-id"] ?? v.session,
     storage: v.storage,
     postgres: postgres ? { url: postgresUrl, schema: postgresSchema } : undefined,
     timeoutMs,
@@ -140,11 +152,15 @@ export function parseCommandLine(argv, env = process.env) {
   };
 }
 
-/** Runs the CLI; resolves the exit code. Output goes to `out`/`err` (process streams by default). */
-export async function main(argv, { env = process.env, out = process.stdout, err = process.stderr } = {}) {
+/**
+ * Runs the CLI; resolves the exit code. Output goes to `out`/`err` (process streams by default).
+ * Inside OpenClaw (`openclaw lcm …`) the plugin passes its config (engine settings; flags win)
+ * and the host's LLM (summarize, repair).
+ */
+export async function main(argv, { env = process.env, out = process.stdout, err = process.stderr, config = {}, llm } = {}) {
   let cmd;
   try {
-    cmd = parseCommandLine(argv, env);
+    cmd = parseCommandLine(argv, env, { hostLlm: typeof llm?.complete === "function" });
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     err.write(`lossless-wasm-lcm: ${e.message}\n\n${USAGE}\n`);
@@ -165,15 +181,22 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
     return 2;
   }
   if (cmd.command === "copy-to-postgres") return copyCommand(cmd, out, err);
+  const cmdLlm = cmd.llm ? createOpenAiLlm(cmd.llm) : llm;
   try {
-    const handle = await openNodeEngine(cmd.dbPath, engineConfig(cmd));
+    const handle = await openNodeEngine(cmd.dbPath, { ...config, ...engineConfig(cmd) });
     for (const warning of handle.configWarnings ?? []) err.write(`lossless-wasm-lcm: ${warning}\n`);
+    if (cmd.command === "summarize") {
+      const result = await summarizeAsSuccessor(handle, { sessionId: cmd.sessionId, sessionKey: cmd.sessionKey }, { llm: cmdLlm, timeoutMs: cmd.timeoutMs ?? config.summaryTimeoutMs, choice: config.summarizer });
+      await handle.flush();
+      out.write(`${result.text}\n`);
+      return result.ok ? 0 : 1;
+    }
     const result = await runLcmCommand(handle, cmd.args, {
       sessionId: cmd.sessionKey,
       sessionKey: cmd.sessionKey,
       // "host" = the given LLM or nothing: a headless repair never falls back to extractive text.
       summarizer: "host",
-      llm: cmd.llm ? createOpenAiLlm(cmd.llm) : undefined,
+      llm: cmdLlm,
       timeoutMs: cmd.timeoutMs,
     });
     await handle.flush();

@@ -20,6 +20,26 @@ function usageOf(usage) {
 
 const abortError = (message) => Object.assign(new Error(message), { name: "AbortError" });
 
+/** How often a recorded request's lease is renewed while its answer is awaited (the engine's
+ *  LEASE_RENEW_MS, core/compaction/hold.rs: a quarter of the lease). */
+export const LEASE_RENEW_MS = 5_000;
+
+/**
+ * Renews job `jobId`'s lease every LEASE_RENEW_MS until the returned function is called, so
+ * other processes take its request for live (and neither start their own nor count it lost).
+ * The timer never keeps a process alive; a failed renewal is only logged: the lease then runs
+ * out, and the request is treated as abandoned, as if this process had died.
+ */
+function keepLeased(handle, jobId, onError) {
+  const timer = setInterval(() => {
+    Promise.resolve()
+      .then(() => handle.call("compactionRenew", { jobId }))
+      .catch((err) => onError?.(err));
+  }, LEASE_RENEW_MS);
+  timer.unref?.();
+  return () => clearInterval(timer);
+}
+
 /**
  * Runs one LLM request under its own AbortController, linked to the host's signal: the time
  * limit or a host abort rejects at once *and* aborts the request, so an abandoned request stops
@@ -65,8 +85,9 @@ export async function completeWithin(llm, request, ms, hostSignal, what = "summa
  * @param {number} [options.timeoutMs] per summary request; when it passes, the request is aborted
  * @param {AbortSignal} [options.signal] the host's abort signal (compact() gets one); an abort
  *        aborts the pending request and fails the summary like a timeout, so nothing is written
+ * @param {(err: Error) => void} [options.onLeaseError] a lease renewal failed (params.runner only)
  */
-export async function runCompaction(handle, params, { choice = "auto", llm, timeoutMs = 120_000, signal } = {}) {
+export async function runCompaction(handle, params, { choice = "auto", llm, timeoutMs = 120_000, signal, onLeaseError } = {}) {
   const hasLlm = typeof llm?.complete === "function";
   if (choice === "host" && !hasLlm) {
     return { type: "done", ok: true, compacted: false, reason: "summarizer is \"host\" but the host offered no LLM in this call; compaction waits", failures: [] };
@@ -75,6 +96,8 @@ export async function runCompaction(handle, params, { choice = "auto", llm, time
   let step = await handle.call("compactionStart", { ...params, summarizer });
   while (step.type === "needSummary") {
     let answer;
+    // A request the engine records (a runner id) is leased while it is awaited.
+    const release = params.runner ? keepLeased(handle, step.jobId, onLeaseError) : () => {};
     try {
       if (signal?.aborted) throw abortError("compaction aborted by the host");
       const request = { messages: [{ role: "user", content: step.prompt }], maxTokens: step.maxTokens, purpose: step.purpose };
@@ -95,6 +118,8 @@ export async function runCompaction(handle, params, { choice = "auto", llm, time
     } catch (err) {
       // A host that aborted says nothing about the provider: the engine keeps no backoff for it.
       answer = { error: { kind: signal?.aborted ? "aborted" : classifyError(err), message: String(err?.message ?? err) } };
+    } finally {
+      release();
     }
     step = await handle.call("compactionContinue", { jobId: step.jobId, ...answer });
   }

@@ -23,10 +23,18 @@ const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefin
 // One summary runner per open engine: the host makes a new ContextEngine object every turn, and a
 // job one of them left running in the background must be seen by the next (summary-runner.js).
 const runners = new WeakMap();
-function runnerOf(handle, logger) {
+function runnerOf(handle, logger, startSuccessor) {
   let runner = runners.get(handle);
   if (!runner) {
     runner = createSummaryRunner({
+      onHandOver: startSuccessor && ((session) => {
+        try {
+          startSuccessor(session);
+          logger?.info?.(`[lossless-wasm] summaries of ${session.sessionKey ?? session.sessionId} go on in a successor process (lcm summarize): this process exits before they could be answered`);
+        } catch (err) {
+          logger?.warn?.(`[lossless-wasm] could not start the successor that writes summaries after this process exits: ${err?.message ?? err}`);
+        }
+      }),
       onDetachedReport: (report) => {
         for (const line of report?.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
         if (report?.compacted) logger?.info?.(`[lossless-wasm] in the background: ${report.reason}`);
@@ -63,19 +71,23 @@ const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") 
  *        compact()) waits for a summary only as long as the engine allows, then leaves it to the
  *        background (docs/summarization.md, "A slow summarizer"). false (the default, for
  *        embedders that call compact() to get summaries): every call waits for its summaries.
+ * @param {(session: {sessionId?: string, sessionKey?: string}) => void} [options.startSuccessor]
+ *        starts a process that writes a session's summaries after this one exits (OpenClaw:
+ *        `openclaw lcm summarize`), for jobs that hand them over (with summariesInBackground)
  */
-export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion, summariesInBackground = false } = {}) {
+export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion, summariesInBackground = false, startSuccessor } = {}) {
   const call = async (method, params) => (await openHandle()).call(method, params);
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
+  const onLeaseError = (err) => logger?.warn?.(`[lossless-wasm] could not renew a summary request's lease (another process may start its own): ${err?.message ?? err}`);
   /** Runs a compaction job for the call's session; `turnWaits`: the host's turn waits on this call. */
   const runJob = async (p, params, turnWaits) => {
     const handle = await openHandle();
     const s = session(p);
-    return runnerOf(handle, logger).run(s.sessionKey ?? s.sessionId, handle, { ...s, ...params }, {
+    return runnerOf(handle, logger, summariesInBackground ? startSuccessor : undefined).run(s.sessionKey ?? s.sessionId, handle, { ...s, ...params }, {
       turnWaits: turnWaits && summariesInBackground,
       record: summariesInBackground,
       hostSignal: p?.abortSignal,
-      driver: { choice: config.summarizer ?? "auto", llm: llmFor(p), timeoutMs: config.summaryTimeoutMs },
+      driver: { choice: config.summarizer ?? "auto", llm: llmFor(p), timeoutMs: config.summaryTimeoutMs, onLeaseError },
     });
   };
   const compaction = async (p, params, { turnWaits = false } = {}) => {

@@ -9,6 +9,7 @@ import { openNodeEngine } from "./node-engine.js";
 import { createLcmCommand } from "./lcm-command.js";
 import { createRecallTools, TOOL_NAMES } from "./tools.js";
 import { registerExplorer } from "./explorer-registration.js";
+import { openclawCliEntry, spawnSuccessor } from "./successor.js";
 
 function stateDir(api) {
   try {
@@ -57,7 +58,8 @@ function registerLcmCli(api) {
         .helpOption(false)
         .action(async (args) => {
           const { main } = await import("./cli.js");
-          process.exitCode = await main(["--db", resolveDbPath(api), ...(args ?? [])]);
+          // The plugin's engine settings, and the host's LLM for summarize and repair.
+          process.exitCode = await main(["--db", resolveDbPath(api), ...(args ?? [])], { config: api.pluginConfig ?? {}, llm: hostLlm(api) });
         });
     },
     { descriptors: [{ name: "lcm", description: LCM_CLI_DESCRIPTION, hasSubcommands: true }] },
@@ -108,6 +110,11 @@ export default {
       }
       return createContextEngine(open, {
         logger: api.logger,
+        // A one-shot process hands summaries it cannot wait for to `openclaw lcm summarize`.
+        startSuccessor: config.summarySuccessor === false || !openclawCliEntry() ? undefined : (session) => spawnSuccessor(session, {
+          entry: openclawCliEntry(),
+          logPath: join(stateDir(api), "lossless-wasm", "successor.log"),
+        }),
         config,
         hostLlm: () => hostLlm(api),
         fullHistory: true,

@@ -42,8 +42,11 @@ function signal() {
  * @param {(err: Error, job: {key: string}) => void} [options.onDetachedError]
  * @param {(job: {key: string}) => void} [options.onCatchUp] a request the turn waits for in full
  *        went out (a catch-up, core/compaction/hold.rs)
+ * @param {(session: {sessionId?: string, sessionKey?: string}) => void} [options.onHandOver] a job
+ *        handed its session's summaries to a successor process, for the caller to start
+ *        (`canHandOver` in the job's params; core/compaction/hold.rs)
  */
-export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatchUp } = {}) {
+export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatchUp, onHandOver } = {}) {
   /** session key -> the job running for it */
   const running = new Map();
 
@@ -76,6 +79,8 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
       ...handle,
       call(method, p) {
         const out = handle.call(method, p);
+        // Only the steps of the job move its hold (not lease renewals).
+        if (method !== "compactionStart" && method !== "compactionContinue") return out;
         const note = (step) => {
           if (step?.type === "needSummary") {
             job.holdUntil = typeof step.holdMs === "number" ? Date.now() + step.holdMs : Infinity;
@@ -90,10 +95,11 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
         return typeof out?.then === "function" ? out.then(note) : note(out);
       },
     };
-    const recorded = record ? { runner: RUNNER_ID, runnerTurns: turnsStored } : {};
+    const recorded = record ? { runner: RUNNER_ID, runnerTurns: turnsStored, canHandOver: Boolean(onHandOver) } : {};
     job.promise = runCompaction(observed, { ...params, ...recorded }, { ...driver, signal: controller.signal }).then(
       (report) => {
         job.report = report;
+        if (report?.handOver) onHandOver?.({ sessionId: params.sessionId, sessionKey: params.sessionKey });
       },
       (err) => {
         job.error = err;

@@ -185,13 +185,14 @@ fn requests_a_process_left_unanswered_stop_new_ones_until_a_catch_up_turn_waits_
     let mut p2 = db.process_with(catch_up_turns.clone());
     assemble(&mut p2, 50_000);
     fill(&mut p2, 12, 1);
-    let refrained = done(start(&mut p2, "pending", json!({"turnWaits": true, "runner": "p2"}), 30_000));
+    // (After p1's lease ran out unrenewed: p1 is gone.)
+    let refrained = done(start(&mut p2, "pending", json!({"turnWaits": true, "runner": "p2"}), 45_000));
     assert!(refrained.ok && !refrained.compacted, "{refrained:?}");
     assert!(refrained.reason.contains("end unanswered (1 in a row"), "{}", refrained.reason);
     let runs: Value = serde_json::from_str(&text(&mut p2, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
     assert_eq!((runs["abandoned"].as_u64(), runs["outstanding"].is_null()), (Some(1), true), "{runs}");
     // Its background maintenance sends nothing either: it would be lost the same way.
-    let background = done(start(&mut p2, "pending", json!({"turnWaits": false, "runner": "p2"}), 31_000));
+    let background = done(start(&mut p2, "pending", json!({"turnWaits": false, "runner": "p2"}), 46_000));
     assert!(background.reason.contains("end unanswered"), "{}", background.reason);
     assert_eq!(count(&mut p2, "SELECT COUNT(*) FROM summaries"), 0);
     drop(p2);
@@ -202,7 +203,7 @@ fn requests_a_process_left_unanswered_stop_new_ones_until_a_catch_up_turn_waits_
     assemble(&mut p3, 50_000);
     fill(&mut p3, 13, 1);
     // (The host's preflight compact(): a sweep that would take several summaries.)
-    let catch_up = request(start(&mut p3, "sweep", json!({"turnWaits": true, "runner": "p3", "force": true, "tokenBudget": 1500}), 40_000));
+    let catch_up = request(start(&mut p3, "sweep", json!({"turnWaits": true, "runner": "p3", "force": true, "tokenBudget": 1500}), 50_000));
     assert_eq!((catch_up.hold_ms, catch_up.catch_up), (None, true));
     let step = answer(&mut p3, &catch_up, 65_000);
     assert_eq!(count(&mut p3, "SELECT COUNT(*) FROM summaries"), 1, "the catch-up summary is stored");
@@ -254,7 +255,8 @@ fn catch_up_turns_zero_never_holds_a_turn_for_a_summary() {
         let mut next = db.process_with(json!({"summaryCatchUpTurns": 0}));
         assemble(&mut next, 50_000);
         fill(&mut next, t, 1);
-        let report = done(start(&mut next, "pending", json!({"turnWaits": true, "runner": format!("p{t}")}), 30_000 + t as i64));
+        // (Each after p1's lease ran out: p1 is gone.)
+        let report = done(start(&mut next, "pending", json!({"turnWaits": true, "runner": format!("p{t}")}), 45_000 + t as i64));
         assert!(report.reason.contains("summaryCatchUpTurns 0"), "{}", report.reason);
     }
 }
@@ -266,19 +268,19 @@ fn an_answer_that_arrives_after_another_process_summarized_its_range_is_replanne
     due(&mut slow);
     // The slow process asks; its answer takes long.
     let late = request(start(&mut slow, "pending", json!({"turnWaits": false, "runner": "slow"}), 20_000));
-    // Meanwhile another process stores a turn and catches up (it takes the unanswered request
-    // for lost): it summarizes the same oldest messages.
+    // Meanwhile another process stores a turn and catches up (it takes the unanswered request,
+    // whose lease ran out unrenewed, for lost): it summarizes the same oldest messages.
     let mut other = db.process_with(json!({"summaryCatchUpTurns": 1}));
     assemble(&mut other, 50_000);
     fill(&mut other, 12, 1);
-    let caught = request(start(&mut other, "pending", json!({"turnWaits": true, "runner": "other"}), 25_000));
+    let caught = request(start(&mut other, "pending", json!({"turnWaits": true, "runner": "other"}), 41_000));
     assert!(caught.catch_up);
-    let report = finish(&mut other, CompactionStep::NeedSummary(caught), 26_000);
+    let report = finish(&mut other, CompactionStep::NeedSummary(caught), 42_000);
     assert!(report.compacted, "{report:?}");
     let stored = count(&mut other, "SELECT COUNT(*) FROM summaries");
     // The slow answer arrives: checked against what changed, logged, replanned.
-    let step = answer(&mut slow, &late, 40_000);
-    let _ = finish(&mut slow, step, 40_000);
+    let step = answer(&mut slow, &late, 50_000);
+    let _ = finish(&mut slow, step, 50_000);
     assert!(
         count(&mut slow, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'skipped' AND reason LIKE '%context changed%'") >= 1,
         "the stale plan was logged and not applied"
@@ -288,4 +290,73 @@ fn an_answer_that_arrives_after_another_process_summarized_its_range_is_replanne
     assert_eq!(count(&mut slow, "SELECT COUNT(*) FROM messages"), 26, "every message is kept");
     let in_context = count(&mut slow, "SELECT COUNT(*) FROM context_items ci JOIN summaries s ON s.id = ci.summary_id");
     assert!(in_context >= 1, "the view holds the summaries");
+}
+
+#[test]
+fn a_request_another_live_process_keeps_leased_is_not_asked_again_and_one_whose_lease_ran_out_is() {
+    let db = Db::new("lease");
+    let mut a = db.process();
+    due(&mut a);
+    // Gateway A asks; its answer takes long, and A renews the request's lease while it waits.
+    let slow = request(start(&mut a, "pending", json!({"turnWaits": false, "runner": "gateway-a", "runnerTurns": 2}), 20_000));
+    assert!(a.compaction_renew(slow.job_id, 35_000).unwrap(), "the lease of a request out is renewed");
+    // Gateway B, on the same store, 30 s after A asked (past the first lease, within the renewed
+    // one): it asks for nothing, so the summary is paid for once.
+    let mut b = db.process();
+    assemble(&mut b, 50_000);
+    fill(&mut b, 12, 1);
+    let held = done(start(&mut b, "pending", json!({"turnWaits": false, "runner": "gateway-b", "runnerTurns": 2}), 50_000));
+    assert!(held.reason.contains("being written by another process (asked 30 s ago)"), "{}", held.reason);
+    let runs: Value = serde_json::from_str(&text(&mut b, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
+    assert_eq!((runs["outstanding"]["runner"].as_str(), runs["abandoned"].as_u64()), (Some("gateway-a"), Some(0)), "{runs}");
+    // A dies without renewing again: once its lease ran out, B asks.
+    let asked = request(start(&mut b, "pending", json!({"turnWaits": false, "runner": "gateway-b", "runnerTurns": 2}), 56_000));
+    assert_eq!(asked.hold_ms, None);
+    assert!(!a.compaction_renew(slow.job_id, 57_000).unwrap(), "A's request is no longer the one in flight: nothing to renew");
+    let report = finish(&mut b, CompactionStep::NeedSummary(asked), 60_000);
+    assert!(report.compacted && !report.summary_ids.is_empty(), "{report:?}");
+}
+
+#[test]
+fn a_one_shot_process_hands_summaries_it_cannot_await_to_a_successor_and_no_turn_waits() {
+    let db = Db::new("successor");
+    // The first one-shot process asks, and exits before the answer.
+    {
+        let mut p1 = db.process();
+        due(&mut p1);
+        let _ = request(start(&mut p1, "pending", json!({"turnWaits": false, "runner": "p1", "canHandOver": true}), 20_000));
+    }
+    // The next one (after p1's lease ran out): compaction is due again; it hands the summaries over
+    // instead of asking or waiting (a catch-up would be due at once: summaryCatchUpTurns 2 here).
+    let mut p2 = db.process();
+    assemble(&mut p2, 50_000);
+    fill(&mut p2, 12, 2);
+    let handed = done(start(&mut p2, "pending", json!({"turnWaits": true, "runner": "p2", "canHandOver": true}), 45_000));
+    assert!(handed.hand_over && handed.ok && handed.summary_ids.is_empty(), "{handed:?}");
+    assert!(handed.reason.contains("successor process writes"), "{}", handed.reason);
+    let pending = |e: &mut Engine<NativeSql>| text(e, "SELECT compaction_pending_json FROM conversations").is_some();
+    assert!(pending(&mut p2), "the pending work is left for the successor");
+    // Until the successor asks, no second one is started.
+    let again = done(start(&mut p2, "pending", json!({"turnWaits": true, "runner": "p2", "canHandOver": true}), 46_000));
+    assert!(!again.hand_over && again.reason.contains("handed to a successor process 1 s ago"), "{again:?}");
+    drop(p2);
+    // The successor: it asks without a hold and waits for every answer.
+    let mut successor = db.process();
+    let first = request(start(&mut successor, "pending", json!({"runner": "succ", "successor": true}), 47_000));
+    assert_eq!((first.hold_ms, first.catch_up), (None, false));
+    // A one-shot turn meanwhile sees the successor's lease: it neither asks nor waits nor hands over.
+    let mut p3 = db.process();
+    let meanwhile = done(start(&mut p3, "pending", json!({"turnWaits": true, "runner": "p3", "canHandOver": true}), 48_000));
+    assert!(!meanwhile.hand_over && meanwhile.reason.contains("being written by another process"), "{meanwhile:?}");
+    let report = finish(&mut successor, CompactionStep::NeedSummary(first), 70_000);
+    assert!(report.compacted && !report.summary_ids.is_empty(), "{report:?}");
+    assert!(!pending(&mut successor), "the successor finished the pending work");
+    let runs: Value = serde_json::from_str(&text(&mut successor, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
+    assert_eq!((runs["abandoned"].as_u64(), runs["outstanding"].is_null(), runs["handedOverAtMs"].is_null()), (Some(1), true, true), "{runs}");
+    assert_eq!(count(&mut successor, "SELECT COUNT(*) FROM messages"), 28, "every message is kept");
+    // The successor's answers do not show that answers arrive in one-shot processes: the next
+    // one hands over again rather than sending a request that would be lost.
+    fill(&mut p3, 14, 4);
+    let next = done(start(&mut p3, "pending", json!({"turnWaits": true, "runner": "p3", "canHandOver": true}), 80_000));
+    assert!(next.hand_over, "{next:?}");
 }

@@ -15,6 +15,8 @@ export interface EngineConfig {
   summaryTurnWaitMs?: number;
   /** When summary requests end unanswered because their process exited first, one turn waits for a summary after this many turns without one (0..1000; 0: never). Default 4. */
   summaryCatchUpTurns?: number;
+  /** In OpenClaw: when summary requests end unanswered because their process exited first, start a detached `openclaw lcm summarize` process that writes them, so no turn waits (false: catch-up turns instead). Default true. */
+  summarySuccessor?: boolean;
   /** lcm_ask's one LLM call's time limit, in ms (1000..600000). Default 10000. */
   askTimeoutMs?: number;
   /** Newest raw messages never summarized. Default 32. */

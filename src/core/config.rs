@@ -44,6 +44,10 @@ pub struct Config {
     /// Turns without a stored summary (compaction due) after which one turn waits for a summary
     /// (0: never).
     pub summary_catch_up_turns: u32,
+    /// Whether the OpenClaw shim may start a successor process (`openclaw lcm summarize`) for
+    /// the summaries a one-shot process cannot wait for (the shim acts on it; the engine only
+    /// validates it; `core::compaction::hold`).
+    pub summary_successor: bool,
     /// How long the shim waits for the one LLM call of delegated recall (`lcm_ask`).
     pub ask_timeout_ms: u32,
     /// Compaction settings (trigger, chunk sizes, targets, backoff).
@@ -168,6 +172,7 @@ impl Default for Config {
             summary_timeout_ms: 120_000,
             summary_turn_wait_ms: 1_000,
             summary_catch_up_turns: 4,
+            summary_successor: true,
             ask_timeout_ms: 10_000,
             compaction: CompactionConfig::default(),
             redact_patterns: Vec::new(),
@@ -178,7 +183,7 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 14] = [
+pub const KEYS: [&str; 15] = [
     "dbPath",
     "defaultTokenBudget",
     "storage",
@@ -191,6 +196,7 @@ pub const KEYS: [&str; 14] = [
     "summaryTimeoutMs",
     "summaryTurnWaitMs",
     "summaryCatchUpTurns",
+    "summarySuccessor",
     "askTimeoutMs",
     redact_custom::KEY,
 ];
@@ -290,6 +296,9 @@ impl Config {
                     })?;
                     config.summary_catch_up_turns = n as u32;
                 }
+                "summarySuccessor" => {
+                    config.summary_successor = v.as_bool().ok_or_else(|| Error::config(key, "must be true or false"))?;
+                }
                 "askTimeoutMs" => {
                     let n = v.as_u64().filter(|n| (1_000..=600_000).contains(n)).ok_or_else(|| {
                         Error::config(key, "must be an integer number of milliseconds between 1000 and 600000")
@@ -366,6 +375,7 @@ mod tests {
             (json!({"summaryTurnWaitMs": 0.5}), "summaryTurnWaitMs"),
             (json!({"summaryCatchUpTurns": 1001}), "summaryCatchUpTurns"),
             (json!({"summaryCatchUpTurns": "often"}), "summaryCatchUpTurns"),
+            (json!({"summarySuccessor": "yes"}), "summarySuccessor"),
             (json!({"askTimeoutMs": 999}), "askTimeoutMs"),
             (json!({"askTimeoutMs": "10s"}), "askTimeoutMs"),
             (json!({"freshTailCount": "many"}), "freshTailCount"),
@@ -392,6 +402,8 @@ mod tests {
         assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (1_000, 4));
         let c = Config::from_json(&json!({"summaryTurnWaitMs": 0, "summaryCatchUpTurns": 0})).unwrap();
         assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (0, 0));
+        assert!(Config::default().summary_successor);
+        assert!(!Config::from_json(&json!({"summarySuccessor": false})).unwrap().summary_successor);
     }
 
     #[test]

@@ -211,6 +211,14 @@ impl WasmEngine {
         to_js(&self.inner.compaction_continue(answer, now(now_ms)).map_err(js_error)?)
     }
 
+    /// Renews the lease of compaction job `{jobId}`'s request while its caller waits for the
+    /// answer (every `LEASE_RENEW_MS`, core/compaction/hold.rs). Returns whether it was renewed.
+    #[wasm_bindgen(js_name = compactionRenew)]
+    pub fn compaction_renew(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {
+        let params: crate::engine::compaction::JobRef = decode("compactionRenew", from_js("compactionRenew", params)?).map_err(js_error)?;
+        self.inner.compaction_renew(params.job_id, now(now_ms)).map_err(js_error)
+    }
+
     /// Archives the session key's active conversation (the host reported a reset):
     /// `{sessionId, sessionKey?, cause?}`. Returns whether there was one.
     pub fn reset(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {

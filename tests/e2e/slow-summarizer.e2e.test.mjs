@@ -7,10 +7,11 @@
 //
 // Asserted is structure, never time (project rule): every turn answered; the preflight check
 // kept working; summaries were requested and stored (the mock's text in our database); and on
-// 2026.9.6 every turn that was not a catch-up (docs/summarization.md, "A slow summarizer")
-// exited before any summary it asked for was answered, at most one turn in
-// `summaryCatchUpTurns + 1` was a catch-up (one summary each), and no more than one request was
-// lost with its process. OpenClaw 2026.7.1's `agent --local` prints its reply and then
+// 2026.9.6 every turn exited before any summary it asked for was answered, no turn was a
+// catch-up: once a request was lost with its process, the plugin handed the session's summaries
+// to a successor (`openclaw lcm summarize`, detached; docs/summarization.md, "A slow
+// summarizer"), which wrote them after the turns' processes exited; and no more than one
+// request was lost with its process. OpenClaw 2026.7.1's `agent --local` prints its reply and then
 // stays alive until deferred maintenance ends (observed): there the reply is printed before the
 // summary is answered, and the process lingers. The measured wall times go to the diagnostics
 // (and docs/summarization.md), not into assertions.
@@ -21,6 +22,8 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 
 import { grepLines, logLineText, parseAgentJson, replyTextOf, metaErrorOf } from "./openclaw-host.mjs";
 import {
@@ -134,12 +137,38 @@ function assertSessionHealthy({ e2e, sessionKey, recs }) {
   }
 }
 
+/** Waits until no summary request has been open or new for `quietMs` (successors may still be
+ *  writing after the last turn), at most `timeoutMs`. Returns whether it got quiet. */
+async function summariesSettle(e2e, { quietMs = 5_000, timeoutMs = 4 * 60_000 } = {}) {
+  const end = Date.now() + timeoutMs;
+  let seen = -1;
+  let quietSince = Date.now();
+  while (Date.now() < end) {
+    const requests = e2e.llm.summarizationRequests();
+    const open = requests.some((r) => !r.answeredAt && !r.abandoned);
+    if (open || requests.length !== seen) {
+      seen = requests.length;
+      quietSince = Date.now();
+    } else if (Date.now() - quietSince >= quietMs) {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return false;
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
 for (const hostVersion of e2eHosts()) test(hostTitle(`a summarizer answering in ${DELAY_MS} ms never holds a turn: replies come first, summaries are still stored, the preflight check keeps working`, hostVersion), { timeout: 90 * 60_000 }, async (t) => {
   const turns = TURNS[hostVersion] ?? 10;
   const instant = await runSession(t, hostVersion, 0, turns);
+  assert.ok(await summariesSettle(instant.e2e), "the instant run's summary requests never settled");
   const slow = await runSession(t, hostVersion, DELAY_MS, turns);
+  // Successors write after the last turn's process exited: wait for them before judging.
+  assert.ok(await summariesSettle(slow.e2e), `summary requests were still open 4 minutes after the last turn:\n${describeRequests(slow.e2e.llm.summarizationRequests())}`);
+  const successorLogPath = join(slow.e2e.sandbox.stateDir, "lossless-wasm", "successor.log");
+  const successorLog = existsSync(successorLogPath) ? readFileSync(successorLogPath, "utf8") : "";
+  t.diagnostic(`successor log (${successorLogPath}):\n${successorLog || "(none)"}`);
 
   // Both runs answer every turn and keep every note.
   const fast = assertSessionHealthy(instant);
@@ -169,6 +198,9 @@ for (const hostVersion of e2eHosts()) test(hostTitle(`a summarizer answering in 
     `summaries stored: instant ${fast.summaries.length}, slow ${summaries.length} (${requested.length} requested)`);
 
   const caughtUp = slow.recs.filter(catchUp);
+  // Requests answered after the process of the turn that sent them exited: a successor's.
+  const turnOf = (r) => slow.recs.find((rec) => r.time >= rec.turn.startedAt && r.time <= rec.turn.exitedAt);
+  const bySuccessor = requested.filter((r) => r.answeredAt && !turnOf(r));
   for (const rec of slow.recs.filter((r) => !catchUp(r))) {
     // What the user waits for: the reply came before any summary this turn asked for was answered.
     const answeredFirst = rec.summarizations.filter((r) => r.answeredAt && r.answeredAt <= rec.turn.printedAt);
@@ -183,9 +215,14 @@ for (const hostVersion of e2eHosts()) test(hostTitle(`a summarizer answering in 
   for (const rec of caughtUp) assert.equal(rec.summarizations.length, 1, `a catch-up asks for one summary:\n${table.join("\n")}`);
   if (hostVersion !== "2026.7.1") {
     // Only the first request, sent before anything was known about this summarizer, was lost
-    // with its process; after it, only catch-ups asked, and waited.
+    // with its process; after it, the session's summaries went to successors: no turn caught up,
+    // and summaries were answered outside every turn's process.
     const lost = requested.filter((r) => !r.answeredAt);
     assert.ok(lost.length <= 1, `requests lost with their process: ${lost.length} of ${requested.length}:\n${table.join("\n")}`);
+    assert.deepEqual(caughtUp.map((r) => r.index), [], `catch-up turns although a successor could write the summaries:\n${table.join("\n")}`);
+    assert.ok(bySuccessor.length >= 1, `no summary request was answered outside the turns' processes (no successor wrote one):\n${table.join("\n")}\n${successorLog}`);
+    assert.match(successorLog, /summarize agent:main:e2e-slow-/, "the successor reported what it did");
+    assert.doesNotMatch(successorLog, /failed|Error/, "the successor ran cleanly");
   }
   if (hostVersion === "2026.7.1") {
     // Its agent --local outlives its reply until deferred maintenance ends: summaries land there,

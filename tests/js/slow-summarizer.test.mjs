@@ -167,8 +167,15 @@ test("an answer that arrives after another process summarized the same messages 
     deferred.push(out.deferred);
   }
   await until(() => llm.waiting().length === 1);
-  // Another process takes the unanswered request for lost and catches up: it summarizes the
-  // same oldest messages, with a summarizer that answers at once.
+  // This process outlives its turns, so its request is leased; the fault injected: it stalls
+  // past its lease (dropped here), so another process takes the request for lost and catches
+  // up: it summarizes the same oldest messages, with a summarizer that answers at once.
+  const [[runs]] = await query(dbPath, "SELECT summary_runs_json FROM conversations");
+  assert.ok(JSON.parse(runs).outstanding?.leaseUntilMs > 0, `the request is leased: ${runs}`);
+  const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
+  const db = new DatabaseSync(dbPath, { timeout: 10_000 });
+  db.exec("UPDATE conversations SET summary_runs_json = json_remove(summary_runs_json, '$.outstanding.leaseUntilMs')");
+  db.close();
   const other = childTurn(dir, dbPath, history, ++i, 0, config);
   history.push(...other.turn);
   assert.equal(other.requests.filter((r) => r.answeredAt !== null).length >= 1, true, `the other process stored a summary: ${JSON.stringify(other.requests)}`);

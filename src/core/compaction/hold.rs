@@ -20,11 +20,35 @@
 //!   that was not a catch-up), or a job starts in a process that has stored more than one turn
 //!   (a gateway, whose background work lives on): requests sent from there do arrive.
 //!
-//! [`SummaryRuns`] is the per-conversation record behind the last two rules, kept in the
+//! - Where the caller can start a **successor** (the OpenClaw plugin: a detached
+//!   `openclaw lcm summarize` process that outlives the one-shot command), a job that would
+//!   otherwise refrain or wait for a catch-up **hands over** instead: it asks for nothing, the
+//!   caller starts the successor, and the successor asks and waits for as long as the summaries
+//!   take. No turn waits. Catch-ups remain for callers that cannot start one (a browser, an
+//!   embedder). A successor's answers, like a catch-up's, do not show that answers arrive in the
+//!   one-shot process itself.
+//! - A request sent by a process that outlives its turns (one that stored more than one turn: a
+//!   gateway; or a successor) holds a **lease** ([`LEASE_MS`]) that its sender renews while it
+//!   waits ([`LEASE_RENEW_MS`]). While another process's lease runs, a job asks for nothing (the
+//!   view shrinks meanwhile): two gateways, or a gateway and a successor, never pay twice for the
+//!   same summary. A lease nobody renews (its process died) runs out and the request counts as
+//!   abandoned. A process at its first turn takes no lease: it may be a one-shot command whose
+//!   request dies with it, and the next process must see that at once.
+//!
+//! [`SummaryRuns`] is the per-conversation record behind these rules, kept in the
 //! database so that the next process sees what the last one left. Pure: time arrives as
 //! `now_ms`, the runner id (one per process) and its turn count from the caller.
 
 use serde::{Deserialize, Serialize};
+
+/// How long a request's lease lasts after it was sent or last renewed.
+pub const LEASE_MS: i64 = 20_000;
+/// How often the sender renews the lease while it waits (a quarter of [`LEASE_MS`]; the shim's
+/// `LEASE_RENEW_MS` in compaction-driver.js).
+pub const LEASE_RENEW_MS: u32 = 5_000;
+/// How long a hand-over waits for its successor to ask before it counts as failed (a successor
+/// that could not start): another may then be started.
+pub const HAND_OVER_GRACE_MS: i64 = 60_000;
 
 /// A summary request that was sent and not yet answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +57,10 @@ pub struct Outstanding {
     /// Who sent it: one id per process (the shim's runner id).
     pub runner: String,
     pub since_ms: i64,
+    /// Until when the sender is known to wait for it (absent in records written before leases:
+    /// such a request is never taken for live in another process).
+    #[serde(default)]
+    pub lease_until_ms: Option<i64>,
 }
 
 /// What became of a conversation's summary requests, across processes.
@@ -48,6 +76,9 @@ pub struct SummaryRuns {
     /// When the last one was found abandoned.
     #[serde(default)]
     pub abandoned_at_ms: Option<i64>,
+    /// When a job last handed the conversation's summaries to a successor that has not asked yet.
+    #[serde(default)]
+    pub handed_over_at_ms: Option<i64>,
 }
 
 impl SummaryRuns {
@@ -55,10 +86,12 @@ impl SummaryRuns {
     /// `live_here` and has stored more than one turn when `long_lived` (a gateway: its
     /// background work outlives its turns). A request another runner left (or this runner lost
     /// track of) was abandoned. Returns whether anything changed (so the caller saves it).
+    /// Another runner's request still leased ([`LEASE_MS`]) is live, not abandoned.
     pub fn observe(&mut self, runner: &str, live_here: bool, long_lived: bool, now_ms: i64) -> bool {
         let before = self.clone();
         if let Some(o) = &self.outstanding {
-            if !(o.runner == runner && live_here) {
+            let leased_elsewhere = o.runner != runner && o.lease_until_ms.is_some_and(|until| until > now_ms);
+            if !(o.runner == runner && live_here) && !leased_elsewhere {
                 self.outstanding = None;
                 self.abandoned = self.abandoned.saturating_add(1);
                 self.abandoned_at_ms = Some(now_ms);
@@ -71,16 +104,54 @@ impl SummaryRuns {
         *self != before
     }
 
-    /// A request was sent.
-    pub fn asked(&mut self, runner: &str, now_ms: i64) {
-        self.outstanding = Some(Outstanding { runner: runner.to_owned(), since_ms: now_ms });
+    /// The request another runner is waiting for under a lease that has not run out.
+    pub fn leased_elsewhere(&self, runner: &str, now_ms: i64) -> Option<&Outstanding> {
+        self.outstanding.as_ref().filter(|o| o.runner != runner && o.lease_until_ms.is_some_and(|until| until > now_ms))
     }
 
-    /// An answer (a summary or an error) came back. One the turn did not wait for in full shows
-    /// that answers arrive here; a catch-up's answer only shows that a turn waited for it.
-    pub fn answered(&mut self, catch_up: bool) {
+    /// A request was sent (by a successor too, which so takes over a hand-over), `leased` when
+    /// its sender will renew the lease while it waits.
+    pub fn asked(&mut self, runner: &str, leased: bool, now_ms: i64) {
+        let lease_until_ms = leased.then(|| now_ms.saturating_add(LEASE_MS));
+        self.outstanding = Some(Outstanding { runner: runner.to_owned(), since_ms: now_ms, lease_until_ms });
+        self.handed_over_at_ms = None;
+    }
+
+    /// `runner` still waits for its leased request: the lease runs [`LEASE_MS`] from now.
+    /// Returns false when the request in flight is no longer that runner's (answered, or taken
+    /// for abandoned) or was sent without a lease.
+    pub fn renew(&mut self, runner: &str, now_ms: i64) -> bool {
+        match &mut self.outstanding {
+            Some(o) if o.runner == runner && o.lease_until_ms.is_some() => {
+                o.lease_until_ms = Some(now_ms.saturating_add(LEASE_MS));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A job handed the conversation's summaries to a successor process.
+    pub fn handed_over(&mut self, now_ms: i64) {
+        self.handed_over_at_ms = Some(now_ms);
+    }
+
+    /// How long ago a hand-over was made whose successor has not asked yet, while it may still
+    /// ([`HAND_OVER_GRACE_MS`]).
+    pub fn hand_over_pending(&self, now_ms: i64) -> Option<i64> {
+        self.handed_over_at_ms.map(|at| now_ms.saturating_sub(at)).filter(|age| *age < HAND_OVER_GRACE_MS)
+    }
+
+    /// A successor started: whatever it does, the hand-over it answers is no longer pending.
+    pub fn successor_started(&mut self) {
+        self.handed_over_at_ms = None;
+    }
+
+    /// An answer (a summary or an error) came back. One that nobody waited for in full shows
+    /// that answers arrive in the process that asks; a catch-up's or a successor's answer
+    /// (`awaited`) only shows that a process waited for it.
+    pub fn answered(&mut self, awaited: bool) {
         self.outstanding = None;
-        if !catch_up {
+        if !awaited {
             self.abandoned = 0;
             self.abandoned_at_ms = None;
         }
@@ -102,6 +173,13 @@ pub struct HoldInput {
     pub catch_up_turns: u32,
     /// `summaryTimeoutMs`: a request ends by itself after this long.
     pub summary_timeout_ms: u32,
+    /// The caller can start a successor process for the summaries this one cannot await.
+    pub can_hand_over: bool,
+    /// This job runs in such a successor: it asks, and waits for every answer.
+    pub successor: bool,
+    /// A hand-over made this long ago still waits for its successor
+    /// ([`SummaryRuns::hand_over_pending`]).
+    pub hand_over_pending_ms: Option<i64>,
 }
 
 /// Whether to ask the summarizer now, and how long the host's call may wait for the answer.
@@ -111,6 +189,8 @@ pub enum Ask {
     Now { hold_ms: Option<u32>, catch_up: bool },
     /// Do not ask now; the reason, for the log.
     Refrain(String),
+    /// Do not ask here: the caller starts a successor process that asks (the reason, for the log).
+    HandOver(String),
 }
 
 impl HoldInput {
@@ -121,9 +201,25 @@ impl HoldInput {
 
 /// The first request of a job.
 pub fn first_request(input: &HoldInput) -> Ask {
+    if input.successor {
+        return Ask::Now { hold_ms: None, catch_up: false };
+    }
     if input.abandoned == 0 {
         // Answers arrive here (in the background when not within the hold): ask.
         return Ask::Now { hold_ms: later_hold(input), catch_up: false };
+    }
+    if let Some(age) = input.hand_over_pending_ms {
+        return Ask::Refrain(format!(
+            "summaries for this conversation were handed to a successor process {} s ago; it writes them after this process exits",
+            age.max(0) / 1000
+        ));
+    }
+    if input.can_hand_over {
+        return Ask::HandOver(format!(
+            "summary requests here end unanswered ({} in a row: the process exited before the summarizer answered); \
+             a successor process writes this conversation's summaries instead, and no turn waits for them",
+            input.abandoned
+        ));
     }
     if input.catch_up_due() {
         return Ask::Now { hold_ms: None, catch_up: true };
@@ -158,7 +254,17 @@ mod tests {
     use super::*;
 
     fn input() -> HoldInput {
-        HoldInput { turn_waits: true, unserved_turns: 0, abandoned: 0, turn_wait_ms: 1_000, catch_up_turns: 4, summary_timeout_ms: 120_000 }
+        HoldInput {
+            turn_waits: true,
+            unserved_turns: 0,
+            abandoned: 0,
+            turn_wait_ms: 1_000,
+            catch_up_turns: 4,
+            summary_timeout_ms: 120_000,
+            can_hand_over: false,
+            successor: false,
+            hand_over_pending_ms: None,
+        }
     }
 
     #[test]
@@ -220,17 +326,20 @@ mod tests {
     fn a_request_left_by_another_process_counts_as_abandoned_and_an_answer_resets_the_count() {
         let mut runs = SummaryRuns::default();
         assert!(!runs.observe("process-a", false, false, 50));
-        runs.asked("process-a", 100);
+        runs.asked("process-a", false, 100);
         assert!(!runs.observe("process-a", true, false, 150), "a live request of this process is not abandoned");
-        assert!(runs.observe("process-b", false, false, 200));
-        assert_eq!((runs.outstanding.clone(), runs.abandoned, runs.abandoned_at_ms), (None, 1, Some(200)));
-        runs.asked("process-b", 300);
+        // Another process: once the request's lease ran out unrenewed (its sender died), it was
+        // abandoned.
+        let expired = 100 + LEASE_MS;
+        assert!(runs.observe("process-b", false, false, expired));
+        assert_eq!((runs.outstanding.clone(), runs.abandoned, runs.abandoned_at_ms), (None, 1, Some(expired)));
+        runs.asked("process-b", false, 300);
         assert!(runs.observe("process-b", false, false, 400), "a request this process lost track of is abandoned too");
         assert_eq!(runs.abandoned, 2);
-        runs.asked("process-c", 500);
+        runs.asked("process-c", false, 500);
         runs.answered(true);
         assert_eq!(runs.abandoned, 2, "a catch-up's answer says nothing about answers nobody waits for");
-        runs.asked("process-c", 600);
+        runs.asked("process-c", false, 600);
         runs.answered(false);
         assert_eq!((runs.outstanding.clone(), runs.abandoned), (None, 0));
     }
@@ -242,5 +351,56 @@ mod tests {
         assert_eq!(runs.abandoned, 3);
         assert!(runs.observe("gateway", false, true, 200));
         assert_eq!((runs.abandoned, runs.abandoned_at_ms), (0, None));
+    }
+
+    #[test]
+    fn where_a_successor_can_be_started_lost_requests_are_handed_over_instead_of_awaited_by_a_turn() {
+        let lost = HoldInput { abandoned: 1, unserved_turns: 9, can_hand_over: true, ..input() };
+        let Ask::HandOver(why) = first_request(&lost) else { panic!("should hand over") };
+        assert!(why.contains("successor process"), "{why}");
+        // Until the successor asks (or its grace runs out), no second one is started.
+        let pending = HoldInput { hand_over_pending_ms: Some(12_000), ..lost };
+        let Ask::Refrain(why) = first_request(&pending) else { panic!("should refrain") };
+        assert!(why.contains("12 s ago"), "{why}");
+        // While answers arrive here, nothing is handed over.
+        assert_eq!(first_request(&HoldInput { abandoned: 0, ..lost }), Ask::Now { hold_ms: Some(1_000), catch_up: false });
+        // The successor itself asks and waits for every answer, whatever came before.
+        let successor = HoldInput { successor: true, turn_waits: false, ..pending };
+        assert_eq!(first_request(&successor), Ask::Now { hold_ms: None, catch_up: false });
+        assert_eq!(later_request(&successor, false), Ask::Now { hold_ms: None, catch_up: false });
+    }
+
+    #[test]
+    fn another_process_lease_keeps_its_request_live_until_it_runs_out() {
+        let mut runs = SummaryRuns::default();
+        runs.asked("gateway-a", true, 1_000);
+        assert_eq!(runs.leased_elsewhere("gateway-b", 1_000 + LEASE_MS - 1).map(|o| o.runner.as_str()), Some("gateway-a"));
+        assert!(!runs.observe("gateway-b", false, false, 1_000 + LEASE_MS - 1), "a leased request is not abandoned");
+        assert!(runs.renew("gateway-a", 15_000));
+        assert!(!runs.renew("gateway-b", 15_000), "only its sender renews a lease");
+        assert!(runs.leased_elsewhere("gateway-b", 15_000 + LEASE_MS - 1).is_some(), "renewing moves the lease on");
+        assert!(runs.leased_elsewhere("gateway-a", 16_000).is_none(), "a runner's own request is not another's");
+        assert!(runs.observe("gateway-b", false, false, 15_000 + LEASE_MS), "a lease nobody renewed ran out: abandoned");
+        assert_eq!((runs.outstanding.clone(), runs.abandoned), (None, 1));
+        // A request sent without a lease (a process at its first turn) is never live elsewhere,
+        // and is not renewed into one.
+        runs.asked("one-shot", false, 40_000);
+        assert!(runs.leased_elsewhere("gateway-b", 40_001).is_none());
+        assert!(!runs.renew("one-shot", 40_002));
+        // Records written before leases never count as live elsewhere.
+        let old: SummaryRuns = serde_json::from_str(r#"{"outstanding":{"runner":"old","sinceMs":5},"abandoned":0}"#).unwrap();
+        assert!(old.leased_elsewhere("new", 6).is_none());
+    }
+
+    #[test]
+    fn a_hand_over_stays_pending_until_the_successor_asks_or_its_grace_runs_out() {
+        let mut runs = SummaryRuns { abandoned: 2, ..SummaryRuns::default() };
+        runs.handed_over(1_000);
+        assert_eq!(runs.hand_over_pending(31_000), Some(30_000));
+        assert_eq!(runs.hand_over_pending(1_000 + HAND_OVER_GRACE_MS), None);
+        runs.asked("successor", true, 2_000);
+        assert_eq!(runs.hand_over_pending(3_000), None, "the successor's request takes the hand-over");
+        runs.answered(true);
+        assert_eq!(runs.abandoned, 2, "a successor's answer says nothing of answers in one-shot processes");
     }
 }

@@ -3,7 +3,7 @@
 //! [`Engine::compaction_continue`] or [`Engine::compaction_start`], never across an await.
 
 use super::pass::{Allowed, Pass};
-use super::runs::AskPlan;
+use super::runs::{AskPlan, Asking};
 use super::target::{Goal, ViewAim};
 use super::{CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest};
 use crate::core::compaction::{CompactionConfig, RetryKind, RetryState, Step, SummarizerOutput, SummaryKind};
@@ -117,36 +117,44 @@ impl<S: Sql> Engine<S> {
                 tokens_after: 0,
                 summary_ids: Vec::new(),
                 failures: Vec::new(),
+                hand_over: false,
             }));
         };
         let (retry, pending) = store::load_state(self.store.sql(), conversation.id)?;
         let live = params.current_token_count.filter(|t| t.is_finite() && *t > 0.0).map(|t| t.min(9e15) as i64);
-        let done = |ok: bool, reason: String, tokens: i64| {
-            Ok(CompactionStep::Done(CompactionReport { ok, compacted: false, reason, tokens_before: tokens, tokens_after: tokens, summary_ids: Vec::new(), failures: Vec::new() }))
+        let done = |ok: bool, reason: String, tokens: i64, hand_over: bool| {
+            Ok(CompactionStep::Done(CompactionReport { ok, compacted: false, reason, tokens_before: tokens, tokens_after: tokens, summary_ids: Vec::new(), failures: Vec::new(), hand_over }))
         };
         let fallback_tokens = conversation.context_token_count.max(live.unwrap_or(0));
         let Some(aim) = self.aim(&conversation, &params, pending.as_ref(), &retry)? else {
-            return done(true, "no compaction is pending".to_owned(), fallback_tokens);
+            return done(true, "no compaction is pending".to_owned(), fallback_tokens, false);
         };
         let mut blocked = summaries_blocked(&retry, now_ms);
-        let mut asking = AskPlan::default();
-        if blocked.is_none() && params.summarizer == Summarizer::Host {
-            let runner = params.runner.as_deref().map(|r| (r, params.runner_turns));
-            match self.plan_asking(conversation.id, params.turn_waits, runner, now_ms)? {
-                Ok(plan) => asking = plan,
-                Err(why) => blocked = Some(why),
-            }
-        }
         if let (Some(why), None) = (&blocked, &aim.view) {
             // `maintain` only summarizes; a breaker left open is a failure to report.
-            return done(!retry.breaker_open, why.clone(), aim.tokens_before);
+            return done(!retry.breaker_open, why.clone(), aim.tokens_before, false);
         }
         if let Goal::Under(target) = aim.goal {
             let nothing_to_shrink = aim.view.is_none_or(|v| v.before <= v.budget);
             if conversation.context_token_count <= target && nothing_to_shrink {
                 self.clear_pending(conversation.id, now_ms)?;
-                return done(true, format!("already under target ({} <= {target} tokens)", conversation.context_token_count), aim.tokens_before);
+                return done(true, format!("already under target ({} <= {target} tokens)", conversation.context_token_count), aim.tokens_before, false);
             }
+        }
+        // Asked only now, so that a job with nothing to do hands nothing over.
+        let mut asking = AskPlan::default();
+        if blocked.is_none() && params.summarizer == Summarizer::Host {
+            match self.plan_asking(conversation.id, &params, now_ms)? {
+                Asking::Plan(plan) => asking = plan,
+                Asking::Refrain(why) => blocked = Some(why),
+                Asking::HandOver(why) => {
+                    blocked = Some(why);
+                    asking.hand_over = true;
+                }
+            }
+        }
+        if let (Some(why), None) = (&blocked, &aim.view) {
+            return done(true, why.clone(), aim.tokens_before, asking.hand_over);
         }
         let job = Job {
             conversation_id: conversation.id,
@@ -390,7 +398,9 @@ impl<S: Sql> Engine<S> {
         };
         let compacted = !job.summary_ids.is_empty() || shrunk > 0;
         let ok = ok || (job.view.is_some() && compacted);
-        if ok {
+        // A job that handed its summaries over leaves the pending work to the successor.
+        let hand_over = job.asking().hand_over;
+        if ok && !hand_over {
             self.clear_pending(job.conversation_id, now_ms)?;
         }
         let tokens_after = if job.host_counted { job.tokens_before.saturating_sub(i64::try_from(shrunk).unwrap_or(i64::MAX)) } else { context_after };
@@ -409,7 +419,7 @@ impl<S: Sql> Engine<S> {
             (false, _, _) => reason,
         };
         let ok = ok || job.view.is_some();
-        Ok(CompactionReport { ok, compacted, reason, tokens_before: job.tokens_before, tokens_after, summary_ids: job.summary_ids, failures: job.failures })
+        Ok(CompactionReport { ok, compacted, reason, tokens_before: job.tokens_before, tokens_after, summary_ids: job.summary_ids, failures: job.failures, hand_over })
     }
 
     /// The tokens of the conversation's view under `budget` (None when it is no longer active).

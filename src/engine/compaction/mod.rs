@@ -87,6 +87,13 @@ pub struct CompactionParams {
     /// whose background work outlives its turns.
     #[serde(default)]
     pub runner_turns: u32,
+    /// The caller can start a successor process (`lcm summarize`) that writes the summaries a
+    /// one-shot process cannot wait for (`core::compaction::hold`); with `runner` only.
+    #[serde(default)]
+    pub can_hand_over: bool,
+    /// This job runs in such a successor: it asks and waits for every answer.
+    #[serde(default)]
+    pub successor: bool,
 }
 
 /// A summary the caller must obtain from the host's LLM.
@@ -119,6 +126,10 @@ pub struct CompactionReport {
     pub summary_ids: Vec<i64>,
     /// One line per failed pass: "compaction failed (<reason>); all N original messages preserved".
     pub failures: Vec<String>,
+    /// The job handed this conversation's summaries to a successor: the caller starts one
+    /// (`lcm summarize` for the session), which runs the pending work this job left.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hand_over: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -126,6 +137,13 @@ pub struct CompactionReport {
 pub enum CompactionStep {
     NeedSummary(SummaryRequest),
     Done(CompactionReport),
+}
+
+/// Names a compaction job (`compactionRenew`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobRef {
+    pub job_id: u64,
 }
 
 /// The caller's answer to a [`SummaryRequest`].

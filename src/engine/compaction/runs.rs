@@ -4,6 +4,7 @@
 //! in the database. Owns no awaiting (the shim waits, for as long as each request says).
 
 use crate::core::compaction::hold::{self, Ask, HoldInput, SummaryRuns};
+use crate::engine::compaction::CompactionParams;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::store::summary_runs as store;
@@ -24,34 +25,91 @@ pub(crate) struct AskPlan {
     pub sent: u32,
     /// When the job's latest request went out.
     pub asked_at_ms: Option<i64>,
+    /// The job runs in a successor process (its answers are awaited in full).
+    pub successor: bool,
+    /// Its requests are leased: its process outlives its turns (a gateway, a successor).
+    pub leases: bool,
+    /// The job handed the conversation's summaries to a successor: it asks for nothing, leaves
+    /// the pending work for the successor, and its report tells the caller to start one.
+    pub hand_over: bool,
+}
+
+/// How a job may ask, decided when it starts.
+pub(crate) enum Asking {
+    Plan(AskPlan),
+    /// It asks for nothing now (why, for the log).
+    Refrain(String),
+    /// It asks for nothing; the caller starts a successor that asks (why, for the log).
+    HandOver(String),
 }
 
 impl<S: Sql> Engine<S> {
-    /// Decides, as a job for `conversation_id` starts, whether it may ask for summaries: `Err`
-    /// with the reason when it may not (the job then only shrinks the view, or does nothing).
-    pub(crate) fn plan_asking(&mut self, conversation_id: i64, turn_waits: bool, runner: Option<(&str, u32)>, now_ms: i64) -> Result<std::result::Result<AskPlan, String>> {
+    /// Decides, as a job for `conversation_id` starts, whether it may ask for summaries (the
+    /// job then only shrinks the view, or does nothing, when it may not).
+    pub(crate) fn plan_asking(&mut self, conversation_id: i64, params: &CompactionParams, now_ms: i64) -> Result<Asking> {
         if let Some(since) = self.live_request_since(conversation_id, now_ms) {
-            return Ok(Err(format!(
+            return Ok(Asking::Refrain(format!(
                 "a summary for this conversation is still being written (asked {} s ago); it is applied when it arrives",
                 (now_ms - since).max(0) / 1000
             )));
         }
         // Only callers that record their requests (a runner id: the OpenClaw shim) take part in
-        // the lost-request rule; others (embedders, tests) have no turn that could catch up.
-        let mut runs = SummaryRuns::default();
-        if let Some((runner, turns)) = runner {
-            runs = store::load(self.store.sql(), conversation_id)?;
-            if runs.observe(runner, false, turns > 1, now_ms) {
-                self.store.write(|sql| store::save(sql, conversation_id, &runs))?;
-            }
+        // the lost-request and lease rules; others (embedders, tests) have no turn that could
+        // catch up and no other process to share a conversation with.
+        let Some(runner) = params.runner.as_deref() else {
+            let input = self.hold_input(params.turn_waits, &SummaryRuns::default(), 0);
+            return Ok(Self::asking_from(hold::first_request(&input), &input, None));
+        };
+        let mut runs = store::load(self.store.sql(), conversation_id)?;
+        let leased = runs.leased_elsewhere(runner, now_ms).map(|other| other.since_ms);
+        let mut changed = match leased {
+            Some(_) => false,
+            None => runs.observe(runner, false, params.runner_turns > 1, now_ms),
+        };
+        if params.successor && runs.handed_over_at_ms.is_some() {
+            // A successor answers the hand-over, whatever it finds to do.
+            runs.successor_started();
+            changed = true;
+        }
+        if changed {
+            self.store.write(|sql| store::save(sql, conversation_id, &runs))?;
+        }
+        if let Some(since) = leased {
+            return Ok(Asking::Refrain(format!(
+                "a summary for this conversation is being written by another process (asked {} s ago); it is applied when it arrives",
+                (now_ms - since).max(0) / 1000
+            )));
         }
         let catch_up_turns = self.config.summary_catch_up_turns;
-        let unserved = if turn_waits && runs.abandoned > 0 { store::unserved_turns(self.store.sql(), conversation_id, catch_up_turns)? } else { 0 };
-        let input = self.hold_input(turn_waits, &runs, unserved);
-        Ok(match hold::first_request(&input) {
-            Ask::Now { hold_ms, catch_up } => Ok(AskPlan { turn_waits, runner: runner.map(|(r, _)| r.to_owned()), first_hold_ms: hold_ms, catch_up, sent: 0, asked_at_ms: None }),
-            Ask::Refrain(why) => Err(why),
-        })
+        let unserved = if params.turn_waits && runs.abandoned > 0 && !params.can_hand_over { store::unserved_turns(self.store.sql(), conversation_id, catch_up_turns)? } else { 0 };
+        let mut input = self.hold_input(params.turn_waits, &runs, unserved);
+        input.successor = params.successor;
+        input.can_hand_over = params.can_hand_over;
+        input.hand_over_pending_ms = runs.hand_over_pending(now_ms);
+        let mut asking = Self::asking_from(hold::first_request(&input), &input, Some(runner));
+        if let Asking::Plan(plan) = &mut asking {
+            plan.leases = params.successor || params.runner_turns > 1;
+        }
+        if let Asking::HandOver(_) = asking {
+            runs.handed_over(now_ms);
+            self.store.write(|sql| store::save(sql, conversation_id, &runs))?;
+        }
+        Ok(asking)
+    }
+
+    fn asking_from(ask: Ask, input: &HoldInput, runner: Option<&str>) -> Asking {
+        match ask {
+            Ask::Now { hold_ms, catch_up } => Asking::Plan(AskPlan {
+                turn_waits: input.turn_waits,
+                runner: runner.map(str::to_owned),
+                first_hold_ms: hold_ms,
+                catch_up,
+                successor: input.successor,
+                ..AskPlan::default()
+            }),
+            Ask::Refrain(why) => Asking::Refrain(why),
+            Ask::HandOver(why) => Asking::HandOver(why),
+        }
     }
 
     fn hold_input(&self, turn_waits: bool, runs: &SummaryRuns, unserved_turns: u32) -> HoldInput {
@@ -62,6 +120,9 @@ impl<S: Sql> Engine<S> {
             turn_wait_ms: self.config.summary_turn_wait_ms,
             catch_up_turns: self.config.summary_catch_up_turns,
             summary_timeout_ms: self.config.summary_timeout_ms,
+            can_hand_over: false,
+            successor: false,
+            hand_over_pending_ms: None,
         }
     }
 
@@ -85,13 +146,13 @@ impl<S: Sql> Engine<S> {
             let runs = if plan.runner.is_some() { store::load(self.store.sql(), conversation_id)? } else { SummaryRuns::default() };
             match hold::later_request(&self.hold_input(plan.turn_waits, &runs, 0), plan.catch_up) {
                 Ask::Now { hold_ms, .. } => hold_ms,
-                Ask::Refrain(why) => return Ok(Err(why)),
+                Ask::Refrain(why) | Ask::HandOver(why) => return Ok(Err(why)),
             }
         };
         if let Some(runner) = &plan.runner {
             self.store.write(|sql| {
                 let mut runs = store::load(sql, conversation_id)?;
-                runs.asked(runner, now_ms);
+                runs.asked(runner, plan.leases, now_ms);
                 store::save(sql, conversation_id, &runs)
             })?;
         }
@@ -109,17 +170,36 @@ impl<S: Sql> Engine<S> {
         job.asking_mut().asked_at_ms = None;
         let plan = job.asking().clone();
         let Some(_) = plan.runner else { return Ok(()) };
-        // The first request of a catch-up job is the one the turn waited for.
-        let catch_up = plan.catch_up && plan.sent == 1;
+        // The first request of a catch-up job is the one the turn waited for; a successor waits
+        // for all of its own.
+        let awaited = plan.successor || (plan.catch_up && plan.sent == 1);
         let conversation_id = job.conversation_id();
         self.store.write(|sql| {
             let mut runs = store::load(sql, conversation_id)?;
             let before = runs.clone();
-            runs.answered(catch_up);
+            runs.answered(awaited);
             if runs == before {
                 return Ok(());
             }
             store::save(sql, conversation_id, &runs)
+        })
+    }
+
+    /// Job `id` still waits for its request's answer: renews the request's lease
+    /// (`core::compaction::hold::LEASE_MS` from now) so other processes keep taking it for live.
+    /// Returns false when there is nothing to renew (no such job, no request out, or the
+    /// request was meanwhile taken for abandoned by another process).
+    pub fn compaction_renew(&mut self, id: u64, now_ms: i64) -> Result<bool> {
+        let Some(job) = self.jobs.get(&id) else { return Ok(false) };
+        let (plan, conversation_id) = (job.asking().clone(), job.conversation_id());
+        let (Some(runner), Some(_)) = (plan.runner, plan.asked_at_ms) else { return Ok(false) };
+        self.store.write(|sql| {
+            let mut runs = store::load(sql, conversation_id)?;
+            let renewed = runs.renew(&runner, now_ms);
+            if renewed {
+                store::save(sql, conversation_id, &runs)?;
+            }
+            Ok(renewed)
         })
     }
 }

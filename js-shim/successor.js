@@ -1,0 +1,64 @@
+// The successor: a detached process that writes a session's summaries after the process that
+// asked for them exits. `openclaw agent --local` ends its process right after the reply, so a
+// summary that takes longer than the turn could never be written there; the engine then hands
+// the session's summaries over (core/compaction/hold.rs) and the plugin starts
+// `openclaw lcm summarize --session <key>` detached. That process loads the same plugin config
+// and the host's LLM, runs the pending compaction, waits for every answer (renewing the
+// request's lease, so turns meanwhile neither ask again nor wait), and exits. Node only.
+
+import { spawn } from "node:child_process";
+import { mkdirSync, openSync, closeSync } from "node:fs";
+import { basename, dirname, sep } from "node:path";
+import { runCompaction } from "./compaction-driver.js";
+import { RUNNER_ID } from "./summary-runner.js";
+
+/**
+ * Runs the pending compaction of `session` as a successor and waits for all of it.
+ * @returns {Promise<{ok: boolean, text: string, report: object}>}
+ */
+export async function summarizeAsSuccessor(handle, session, { llm, timeoutMs, choice } = {}) {
+  const params = { ...session, mode: "pending", runner: RUNNER_ID, runnerTurns: 0, successor: true };
+  // "host": the given LLM or nothing; a successor never stores extractive text in its place.
+  const report = await runCompaction(handle, params, { choice: choice === "extractive" ? "extractive" : "host", llm, timeoutMs });
+  const failures = report.failures?.length ? `\n${report.failures.join("\n")}` : "";
+  return { ok: report.ok !== false, text: `summarize ${session.sessionKey ?? session.sessionId}: ${report.reason}${failures}`, report };
+}
+
+/**
+ * The host's CLI entry script when this process runs OpenClaw's CLI (`openclaw.mjs`, or a script
+ * inside the `openclaw` package), else undefined: a successor is started only through it (under
+ * a test runner or another host, argv[1] is something else entirely).
+ */
+export function openclawCliEntry(argv1 = process.argv[1]) {
+  if (typeof argv1 !== "string" || !argv1) return undefined;
+  const inPackage = argv1.split(sep).includes("openclaw") && !argv1.split(sep).includes("tests");
+  return basename(argv1).startsWith("openclaw.") || inPackage ? argv1 : undefined;
+}
+
+/**
+ * Starts `<node> <host entry> lcm summarize --session <key> --session-id <id>` detached from
+ * this process (its own process group, not waited for, outliving this one), with this
+ * process's environment, so it finds the same config and state directory. Its output is
+ * appended to `logPath`.
+ * @param {{sessionId?: string, sessionKey?: string}} session
+ * @param {object} options
+ * @param {string} options.entry the host's CLI entry script (OpenClaw: process.argv[1])
+ * @param {string} options.logPath where the successor's output goes
+ * @param {string} [options.node] the Node binary (this one by default)
+ */
+export function spawnSuccessor(session, { entry, logPath, node = process.execPath }) {
+  const key = session.sessionKey ?? session.sessionId;
+  if (!key) throw new Error("a successor needs the session's key");
+  if (!entry) throw new Error("the host's CLI entry is unknown (process.argv[1] is empty)");
+  mkdirSync(dirname(logPath), { recursive: true });
+  const log = openSync(logPath, "a");
+  try {
+    const args = [entry, "lcm", "summarize", "--session", key, ...(session.sessionId && session.sessionId !== key ? ["--session-id", session.sessionId] : [])];
+    const child = spawn(node, args, { detached: true, stdio: ["ignore", log, log], env: process.env, cwd: process.cwd() });
+    child.on("error", () => {}); // a failed start leaves the hand-over pending until its grace ends
+    child.unref();
+    return child.pid;
+  } finally {
+    closeSync(log);
+  }
+}
