@@ -8,6 +8,7 @@
 
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, closeSync } from "node:fs";
+import { setPriority } from "node:os";
 import { basename, dirname, sep } from "node:path";
 import { runCompaction } from "./compaction-driver.js";
 import { RUNNER_ID } from "./summary-runner.js";
@@ -25,21 +26,23 @@ export async function summarizeAsSuccessor(handle, session, { llm, timeoutMs, ch
 }
 
 /**
- * The host's CLI entry script when this process runs OpenClaw's CLI (`openclaw.mjs`, or a script
- * inside the `openclaw` package), else undefined: a successor is started only through it (under
- * a test runner or another host, argv[1] is something else entirely).
+ * The host's CLI entry script when this process runs OpenClaw's CLI (`openclaw.mjs`, its bin, or
+ * a script of the installed `openclaw` package), else undefined: a successor is started only
+ * through it (under a test runner or another host, argv[1] is something else entirely).
  */
 export function openclawCliEntry(argv1 = process.argv[1]) {
   if (typeof argv1 !== "string" || !argv1) return undefined;
-  const inPackage = argv1.split(sep).includes("openclaw") && !argv1.split(sep).includes("tests");
-  return basename(argv1).startsWith("openclaw.") || inPackage ? argv1 : undefined;
+  const name = basename(argv1);
+  const installed = argv1.includes(`${sep}node_modules${sep}openclaw${sep}`);
+  return name === "openclaw.mjs" || name === "openclaw" || installed ? argv1 : undefined;
 }
 
 /**
  * Starts `<node> <host entry> lcm summarize --session <key> --session-id <id>` detached from
  * this process (its own process group, not waited for, outliving this one), with this
- * process's environment, so it finds the same config and state directory. Its output is
- * appended to `logPath`.
+ * process's environment, so it finds the same config and state directory, at a lower CPU
+ * priority (nice 10: booting the host's CLI must not slow the turns it runs beside). Its output
+ * is appended to `logPath`.
  * @param {{sessionId?: string, sessionKey?: string}} session
  * @param {object} options
  * @param {string} options.entry the host's CLI entry script (OpenClaw: process.argv[1])
@@ -56,6 +59,11 @@ export function spawnSuccessor(session, { entry, logPath, node = process.execPat
     const args = [entry, "lcm", "summarize", "--session", key, ...(session.sessionId && session.sessionId !== key ? ["--session-id", session.sessionId] : [])];
     const child = spawn(node, args, { detached: true, stdio: ["ignore", log, log], env: process.env, cwd: process.cwd() });
     child.on("error", () => {}); // a failed start leaves the hand-over pending until its grace ends
+    try {
+      if (child.pid) setPriority(child.pid, 10);
+    } catch {
+      // Not permitted here: it runs at this process's priority.
+    }
     child.unref();
     return child.pid;
   } finally {

@@ -4,7 +4,7 @@
 // reports each summary request and answers only once the test says "release" (never, when the
 // test kills the process first).
 //
-// Usage: node fault-gateway.mjs <schema> <name> <sessionKey>   (LCM_PG_TEST_URL set)
+// Usage: node fault-gateway.mjs <schema> <name> <sessionKey> [openclaw]   (LCM_PG_TEST_URL set)
 // Commands (stdin)                     Replies (stdout)
 //   turns N   N turns, one after another   "ack <key>" | "fail <key> <message>" each, then "turns-done"
 //   loop      turns until "stop"           the same per turn, then "stopped"
@@ -19,7 +19,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
 import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
 
-const [schema, name, sessionKey] = process.argv.slice(2);
+// A fourth argument "openclaw": the engine as the OpenClaw plugin makes it (summaries in the
+// background, requests recorded with this process's runner id, and leased once it stored turns).
+const [schema, name, sessionKey, mode] = process.argv.slice(2);
 const say = (line) => writeSync(1, `${line}\n`);
 // One line per report, whatever the text holds, so the test can tell a one-line error from a
 // multi-line one by looking at the raw text: newlines are shown as "\n".
@@ -43,7 +45,7 @@ const llm = {
   },
 };
 const logger = { info: (line) => say(`log info ${oneLine(line)}`), warn: (line) => say(`log warn ${oneLine(line)}`) };
-const engine = createContextEngine(() => openNodeEngine("unused", config), { logger, config, hostLlm: () => llm });
+const engine = createContextEngine(() => openNodeEngine("unused", config), { logger, config, hostLlm: () => llm, summariesInBackground: mode === "openclaw" });
 
 let turn = 0;
 /** One host turn: the view, then the turn's two messages; what the host would log on failure. */

@@ -21,8 +21,8 @@ export const serverUp = () => run("bash", [SCRIPT, "up", DIR]);
  * `lines` is everything it printed so far; `until(pred)` resolves with the lines once
  * pred(lines) holds (the test's timeout ends a wait that never does).
  */
-export function gateway(schema, name, sessionKey) {
-  const proc = spawn(process.execPath, [CHILD, schema, name, sessionKey], { stdio: ["pipe", "pipe", "pipe"] });
+export function gateway(schema, name, sessionKey, { openclaw = false } = {}) {
+  const proc = spawn(process.execPath, [CHILD, schema, name, sessionKey, ...(openclaw ? ["openclaw"] : [])], { stdio: ["pipe", "pipe", "pipe"] });
   const g = { proc, lines: [], stderr: "" };
   let waiters = [];
   let buffered = "";

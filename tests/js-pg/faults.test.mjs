@@ -221,18 +221,50 @@ describe("storage postgres: faults", () => {
     await assertWhole(schema);
   });
 
-  test("two gateways compacting the same range at once: one summary of it, the other answer recorded as stale", { timeout: 30_000 }, async () => {
-    const schema = schemaFor("race");
-    const key = "agent:main:race";
-    const a = gateway(schema, "A", key);
+  test("two gateways compacting one conversation at once: the second asks for nothing while the first's request is leased", { timeout: 60_000 }, async () => {
+    const schema = schemaFor("lease");
+    const key = "agent:main:lease";
+    const a = gateway(schema, "A", key, { openclaw: true });
     a.send("turns 10");
     await a.until(() => a.lines.includes("turns-done"));
-    const b = gateway(schema, "B", key);
+    const b = gateway(schema, "B", key, { openclaw: true });
     a.send("compact 2400");
-    b.send("compact 2400");
     await a.until(() => a.get("asked").length === 1);
+    // A has stored more than one turn: a gateway whose request outlives its turns, leased.
+    const [[runs]] = await pgQuery(`SELECT summary_runs_json FROM ${schema}.conversations`);
+    assert.ok(JSON.parse(runs).outstanding?.leaseUntilMs > Date.now(), `A's request is leased: ${runs}`);
+    b.send("compact 2400");
+    const finished = (g) => g.until(() => g.lines.some((x) => /^(compacted|fail compact) /.test(x)));
+    await finished(b);
+    assert.equal(b.get("asked").length, 0, "B asked for no summary of its own");
+    assert.match(b.lines.find((x) => x.startsWith("compacted ")), /being written by another process/);
+    a.send("release");
+    await finished(a);
+    assert.deepEqual([...a.get("fail"), ...b.get("fail")], []);
+    await Promise.all([a.end(), b.end()]);
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summarizer_calls"), 1, "the summary was paid for once");
+    assert.ok(await count(schema, "SELECT COUNT(*) FROM S.summaries") >= 1, "A's summary is stored");
+    await assertWhole(schema);
+  });
+
+  test("two gateways compacting the same range at once (the first stalled past its lease): one summary of it, the other answer recorded as stale", { timeout: 30_000 }, async () => {
+    const schema = schemaFor("race");
+    const key = "agent:main:race";
+    const a = gateway(schema, "A", key, { openclaw: true });
+    a.send("turns 10");
+    await a.until(() => a.lines.includes("turns-done"));
+    const b = gateway(schema, "B", key, { openclaw: true });
+    // B too is a gateway that has stored turns (a process at its first turn would take A's lost
+    // request for a sign that requests here end unanswered, and ask for none).
+    b.send("turns 2");
+    await b.until(() => b.lines.includes("turns-done"));
+    a.send("compact 2400");
+    await a.until(() => a.get("asked").length === 1);
+    // The fault: A stalls past its request's lease (dropped here, so A cannot renew it either);
+    // B takes the request for abandoned and asks for the same range.
+    await pgQuery(`UPDATE ${schema}.conversations SET summary_runs_json = (summary_runs_json::jsonb #- '{outstanding,leaseUntilMs}')::text`);
+    b.send("compact 2400");
     await b.until(() => b.get("asked").length === 1);
-    // The fault: both asked for a summary of the same range (same first and last turn, same prompt).
     const [askedA] = a.get("asked");
     const [askedB] = b.get("asked");
     assert.equal(askedA.replace(/^A /, ""), askedB.replace(/^B /, ""), "the same range, the same prompt");
