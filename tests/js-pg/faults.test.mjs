@@ -221,15 +221,25 @@ describe("storage postgres: faults", () => {
     await assertWhole(schema);
   });
 
-  test("two gateways compacting one conversation at once: the second asks for nothing while the first's request is leased", { timeout: 60_000 }, async () => {
-    const schema = schemaFor("lease");
-    const key = "agent:main:lease";
+  /** Two gateways as OpenClaw runs the plugin on one conversation: A stores 10 turns, B (started
+   *  beside it) `bTurns`; then A starts a compaction whose summary request the test holds. */
+  async function gatewayAAsksBesideB(schema, key, bTurns) {
     const a = gateway(schema, "A", key, { openclaw: true });
     a.send("turns 10");
     await a.until(() => a.lines.includes("turns-done"));
     const b = gateway(schema, "B", key, { openclaw: true });
+    if (bTurns) {
+      b.send(`turns ${bTurns}`);
+      await b.until(() => b.lines.includes("turns-done"));
+    }
     a.send("compact 2400");
     await a.until(() => a.get("asked").length === 1);
+    return { a, b };
+  }
+
+  test("two gateways compacting one conversation at once: the second asks for nothing while the first's request is leased", { timeout: 60_000 }, async () => {
+    const schema = schemaFor("lease");
+    const { a, b } = await gatewayAAsksBesideB(schema, "agent:main:lease", 0);
     // A has stored more than one turn: a gateway whose request outlives its turns, leased.
     const [[runs]] = await pgQuery(`SELECT summary_runs_json FROM ${schema}.conversations`);
     assert.ok(JSON.parse(runs).outstanding?.leaseUntilMs > Date.now(), `A's request is leased: ${runs}`);
@@ -249,17 +259,9 @@ describe("storage postgres: faults", () => {
 
   test("two gateways compacting the same range at once (the first stalled past its lease): one summary of it, the other answer recorded as stale", { timeout: 30_000 }, async () => {
     const schema = schemaFor("race");
-    const key = "agent:main:race";
-    const a = gateway(schema, "A", key, { openclaw: true });
-    a.send("turns 10");
-    await a.until(() => a.lines.includes("turns-done"));
-    const b = gateway(schema, "B", key, { openclaw: true });
     // B too is a gateway that has stored turns (a process at its first turn would take A's lost
     // request for a sign that requests here end unanswered, and ask for none).
-    b.send("turns 2");
-    await b.until(() => b.lines.includes("turns-done"));
-    a.send("compact 2400");
-    await a.until(() => a.get("asked").length === 1);
+    const { a, b } = await gatewayAAsksBesideB(schema, "agent:main:race", 2);
     // The fault: A stalls past its request's lease (dropped here, so A cannot renew it either);
     // B takes the request for abandoned and asks for the same range.
     await pgQuery(`UPDATE ${schema}.conversations SET summary_runs_json = (summary_runs_json::jsonb #- '{outstanding,leaseUntilMs}')::text`);
