@@ -39,6 +39,20 @@ function spendLines(title, passes) {
   return [`${title}: ${one(total)}`, ...passes.map((p) => `${indent}  ${p.pass}: ${one(p)}`)];
 }
 
+/** The summary request in flight, lost requests and a hand-over (core/compaction/hold.rs), or "". */
+function summaryRunsText(runs, now) {
+  if (!runs) return "";
+  const parts = [];
+  const o = runs.outstanding;
+  if (o) {
+    const lease = o.leaseUntilMs ? (o.leaseUntilMs > now ? `, leased until ${iso(o.leaseUntilMs)}` : ", its lease ran out") : ", not leased";
+    parts.push(`a request out since ${iso(o.sinceMs)} (process ${String(o.runner).slice(0, 8)}${lease})`);
+  }
+  if (runs.abandoned) parts.push(`${runs.abandoned} request(s) in a row lost with their process`);
+  if (runs.handedOverAtMs) parts.push(`handed to a successor process at ${iso(runs.handedOverAtMs)}`);
+  return parts.join("; ");
+}
+
 function statusText(s) {
   const t = s.totals;
   const byLevel = t.summaries.length ? t.summaries.map(([level, depth, n]) => `${level} d${depth}: ${n}`).join(", ") : "none";
@@ -59,6 +73,8 @@ function statusText(s) {
       `this session: conversation ${c.conversationId} (${c.sessionKey}), ${c.messages} messages, view ${c.contextTokens} tokens of which summaries ${c.contextSummaryTokens}`,
       `  compaction: ${backoff}${c.compactionPending ? "; work pending" : ""}`,
     );
+    const runs = summaryRunsText(c.summaryRuns, Date.now());
+    if (runs) lines.push(`  summaries across processes: ${runs}`);
   }
   if (s.session) lines.push(...spendLines("  summarizer spend (this session)", s.session.spend));
   lines.push(...spendLines("summarizer spend (all conversations)", s.spend));

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::params::SessionRef;
 use super::Engine;
+use crate::core::compaction::hold::SummaryRuns;
 use crate::core::compaction::RetryState;
 use crate::error::Result;
 use crate::store::doctor::{self, Check, EventRow, Totals};
@@ -34,6 +35,9 @@ pub struct SessionStatus {
     pub context_summary_tokens: i64,
     pub retry: Option<RetryState>,
     pub compaction_pending: bool,
+    /// The summary request in flight across processes, lost requests and a pending hand-over
+    /// (`core::compaction::hold`); absent when unreadable.
+    pub summary_runs: Option<SummaryRuns>,
     pub latest: Vec<EventRow>,
     /// What this conversation's summaries cost, per pass kind.
     pub spend: Vec<PassSpend>,
@@ -94,6 +98,7 @@ impl<S: Sql> Engine<S> {
                             context_summary_tokens: c.context_summary_tokens,
                             retry,
                             compaction_pending: state.is_some_and(|(_, pending)| pending),
+                            summary_runs: crate::store::summary_runs::load(sql, c.id).ok(),
                             latest: doctor::latest_events(sql, Some(c.id), false, 5)?,
                             spend: spend::by_pass(sql, Some(c.id))?,
                         })

@@ -111,7 +111,7 @@ test("lcm summarize writes a session's pending summaries through the LLM and wai
 
 test("spawnSuccessor starts `<entry> lcm summarize` detached with this environment; it writes the summaries after its starter exited", { timeout: 180_000 }, async () => {
   const { dir, dbPath } = await pendingDb();
-  const llm = await summarizer({ delayMs: 1_500 });
+  const llm = await summarizer({ delayMs: 4_000 });
   // A host CLI entry like OpenClaw's: `openclaw lcm …` runs the plugin's CLI on its database.
   const entry = join(dir, "openclaw.mjs");
   writeFileSync(entry, `import { main } from ${JSON.stringify(new URL("shim/cli.js", PKG).href)};
@@ -132,6 +132,10 @@ process.exit(0);`;
     assert.ok(pid > 0, `the successor's pid: ${started.stdout}`);
     // The starter is gone; the successor asks, waits out the slow answers, and stores them.
     assert.ok(await until(() => llm.requests.length >= 1), "the successor asked for a summary");
+    // While it waits, status shows its request, leased (the successor renews it).
+    const status = await run([CLI, "--db", dbPath, "status", "--session", KEY]);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /summaries across processes: a request out since \S+ \(process \S+, leased until /);
     assert.ok(await until(async () => (await query(dbPath, "SELECT COUNT(*) FROM conversations WHERE compaction_pending_json IS NOT NULL"))[0][0] === 0, 90_000), "the successor finished the pending work");
     assert.ok(await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 30_000), "the successor exited");
     const [[stored]] = await query(dbPath, "SELECT COUNT(*) FROM summaries WHERE content LIKE '%harbour notes%'");
