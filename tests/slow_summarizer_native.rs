@@ -360,3 +360,23 @@ fn a_one_shot_process_hands_summaries_it_cannot_await_to_a_successor_and_no_turn
     let next = done(start(&mut p3, "pending", json!({"turnWaits": true, "runner": "p3", "canHandOver": true}), 80_000));
     assert!(next.hand_over, "{next:?}");
 }
+
+#[test]
+fn a_job_whose_next_request_finds_another_process_asking_meanwhile_asks_for_nothing_more() {
+    let db = Db::new("lease-between-passes");
+    let mut a = db.process();
+    due(&mut a);
+    // A, at its first turn (no lease), starts a sweep that takes several passes.
+    let first = request(start(&mut a, "sweep", json!({"runner": "process-a", "force": true, "tokenBudget": 1500}), 20_000));
+    // Meanwhile gateway B takes A's unleased request for lost and asks, leased.
+    let mut b = db.process();
+    let b_asked = request(start(&mut b, "pending", json!({"runner": "gateway-b", "runnerTurns": 2}), 20_500));
+    assert_eq!(b_asked.hold_ms, None);
+    // A's answer arrives: stored; A's next request finds B's lease and is not sent.
+    let reply = json!({"jobId": first.job_id, "text": "## Goal\n- read the harbour logs\n## Progress\n- logs read and noted", "model": "slow-1"});
+    let report = done(a.compaction_continue(decode("compactionContinue", reply).unwrap(), 21_000).unwrap());
+    assert!(report.reason.contains("being written by another process"), "{}", report.reason);
+    assert_eq!(report.summary_ids.len(), 1, "A's answer is stored");
+    let runs: Value = serde_json::from_str(&text(&mut a, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
+    assert_eq!(runs["outstanding"]["runner"].as_str(), Some("gateway-b"), "A's answer leaves B's request on record: {runs}");
+}

@@ -146,11 +146,14 @@ impl SummaryRuns {
         self.handed_over_at_ms = None;
     }
 
-    /// An answer (a summary or an error) came back. One that nobody waited for in full shows
-    /// that answers arrive in the process that asks; a catch-up's or a successor's answer
+    /// `runner`'s answer (a summary or an error) came back: its request is no longer in flight
+    /// (another process's, recorded meanwhile, still is). One that nobody waited for in full
+    /// shows that answers arrive in the process that asks; a catch-up's or a successor's answer
     /// (`awaited`) only shows that a process waited for it.
-    pub fn answered(&mut self, awaited: bool) {
-        self.outstanding = None;
+    pub fn answered(&mut self, runner: &str, awaited: bool) {
+        if self.outstanding.as_ref().is_some_and(|o| o.runner == runner) {
+            self.outstanding = None;
+        }
         if !awaited {
             self.abandoned = 0;
             self.abandoned_at_ms = None;
@@ -337,11 +340,15 @@ mod tests {
         assert!(runs.observe("process-b", false, false, 400), "a request this process lost track of is abandoned too");
         assert_eq!(runs.abandoned, 2);
         runs.asked("process-c", false, 500);
-        runs.answered(true);
+        runs.answered("process-c", true);
         assert_eq!(runs.abandoned, 2, "a catch-up's answer says nothing about answers nobody waits for");
         runs.asked("process-c", false, 600);
-        runs.answered(false);
-        assert_eq!((runs.outstanding.clone(), runs.abandoned), (None, 0));
+        runs.asked("process-d", true, 650);
+        runs.answered("process-c", false);
+        assert_eq!(runs.outstanding.as_ref().map(|o| o.runner.as_str()), Some("process-d"), "another process's request, recorded meanwhile, stays");
+        assert_eq!(runs.abandoned, 0);
+        runs.answered("process-d", false);
+        assert_eq!(runs.outstanding, None);
     }
 
     #[test]
@@ -400,7 +407,7 @@ mod tests {
         assert_eq!(runs.hand_over_pending(1_000 + HAND_OVER_GRACE_MS), None);
         runs.asked("successor", true, 2_000);
         assert_eq!(runs.hand_over_pending(3_000), None, "the successor's request takes the hand-over");
-        runs.answered(true);
+        runs.answered("successor", true);
         assert_eq!(runs.abandoned, 2, "a successor's answer says nothing of answers in one-shot processes");
     }
 }

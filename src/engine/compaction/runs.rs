@@ -43,6 +43,11 @@ pub(crate) enum Asking {
     HandOver(String),
 }
 
+/// Why a job asks for nothing while another process's leased request is out (asked `age_ms` ago).
+fn written_elsewhere(age_ms: i64) -> String {
+    format!("a summary for this conversation is being written by another process (asked {} s ago); it is applied when it arrives", age_ms.max(0) / 1000)
+}
+
 impl<S: Sql> Engine<S> {
     /// Decides, as a job for `conversation_id` starts, whether it may ask for summaries (the
     /// job then only shrinks the view, or does nothing, when it may not).
@@ -75,10 +80,7 @@ impl<S: Sql> Engine<S> {
             self.store.write(|sql| store::save(sql, conversation_id, &runs))?;
         }
         if let Some(since) = leased {
-            return Ok(Asking::Refrain(format!(
-                "a summary for this conversation is being written by another process (asked {} s ago); it is applied when it arrives",
-                (now_ms - since).max(0) / 1000
-            )));
+            return Ok(Asking::Refrain(written_elsewhere(now_ms - since)));
         }
         let catch_up_turns = self.config.summary_catch_up_turns;
         let unserved = if params.turn_waits && runs.abandoned > 0 && !params.can_hand_over { store::unserved_turns(self.store.sql(), conversation_id, catch_up_turns)? } else { 0 };
@@ -150,11 +152,19 @@ impl<S: Sql> Engine<S> {
             }
         };
         if let Some(runner) = &plan.runner {
-            self.store.write(|sql| {
+            // Checked again in the write: another process may have asked since this job started.
+            let taken = self.store.write(|sql| {
                 let mut runs = store::load(sql, conversation_id)?;
+                if let Some(other) = runs.leased_elsewhere(runner, now_ms) {
+                    return Ok(Some(other.since_ms));
+                }
                 runs.asked(runner, plan.leases, now_ms);
-                store::save(sql, conversation_id, &runs)
+                store::save(sql, conversation_id, &runs)?;
+                Ok(None)
             })?;
+            if let Some(since) = taken {
+                return Ok(Err(written_elsewhere(now_ms - since)));
+            }
         }
         if let Some(job) = self.jobs.get_mut(&id) {
             let plan = job.asking_mut();
@@ -169,7 +179,7 @@ impl<S: Sql> Engine<S> {
         let Some(job) = self.jobs.get_mut(&id) else { return Ok(()) };
         job.asking_mut().asked_at_ms = None;
         let plan = job.asking().clone();
-        let Some(_) = plan.runner else { return Ok(()) };
+        let Some(runner) = plan.runner else { return Ok(()) };
         // The first request of a catch-up job is the one the turn waited for; a successor waits
         // for all of its own.
         let awaited = plan.successor || (plan.catch_up && plan.sent == 1);
@@ -177,7 +187,7 @@ impl<S: Sql> Engine<S> {
         self.store.write(|sql| {
             let mut runs = store::load(sql, conversation_id)?;
             let before = runs.clone();
-            runs.answered(awaited);
+            runs.answered(&runner, awaited);
             if runs == before {
                 return Ok(());
             }
