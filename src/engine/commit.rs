@@ -62,7 +62,7 @@ impl<S: Sql> Engine<S> {
         if result.stored_messages > 0 {
             // Stubs first: the trigger then sees the smaller context.
             if let Some(conversation) = self.conversation(session)? {
-                self.stub_after_turn(conversation, result.stored_messages, now_ms)?;
+                self.stub_after_turn(conversation, result.stored_messages, None, now_ms)?;
             }
             result.compaction = self.trigger_for(session, tokens.as_deref(), now_ms)?;
         }
