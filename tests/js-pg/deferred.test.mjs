@@ -179,6 +179,34 @@ describe("deferred statements", () => {
     }
   });
 
+  test("round trips per turn: a steady commitTurn waits 4 times (the conversation for the host facts, the advancement key, the lock statement, COMMIT)", async () => {
+    const schema = schemaFor("commit_waits");
+    const config = pgConfig(schema);
+    const engine = createContextEngine(() => openNodeEngine("unused", config));
+    const handle = await openNodeEngine("unused", config);
+    try {
+      const session = { sessionId: "s", sessionKey: "agent:main:commitwaits" };
+      let clock = 1_794_000_000_000;
+      const stamp = (m) => ({ ...m, timestamp: clock++ });
+      const messages = [];
+      const waits = [];
+      for (let i = 0; i < 6; i++) {
+        const turn = [stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`))];
+        messages.push(...turn);
+        const before = await handle.storageStats();
+        const out = await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: turn });
+        waits.push((await handle.storageStats()).waits - before.waits);
+        assert.equal(out?.status ?? "committed", "committed", JSON.stringify(out));
+        await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
+      }
+      assert.deepEqual(waits.slice(3), [4, 4, 4], `waits per commitTurn: ${waits}`);
+      const stored = await pgQuery(`SELECT COUNT(*) FROM ${schema}.messages`);
+      assert.equal(Number(stored[0][0]), 12, "every turn stored once");
+    } finally {
+      await handle.close();
+    }
+  });
+
   test("a steady turn's append waits once for any number of messages: ids are found by seq, tool links and context items point at the right rows, a replay stores nothing", async () => {
     const schema = schemaFor("append_waits");
     const config = pgConfig(schema);
