@@ -98,7 +98,9 @@ async function connection() {
     // one's answer: the statements the engine does not wait for share a round trip.
     const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: `lossless-wasm ${schema}`, pipeline, ...timeouts });
     // A connection that breaks while idle emits "error"; the next call finds it gone.
-    c.on("error", () => { if (client === c) client = null; });
+    // Its error is kept: a statement sent after it learns only that the client is unusable,
+    // while this one carries the server's reason (a FATAL such as 57P01).
+    c.on("error", (err) => { c.lostWith = err; if (client === c) client = null; });
     c.on("end", () => { if (client === c) client = null; });
     try {
       await c.connect();
@@ -132,7 +134,8 @@ function failureOf(err, c) {
       client = null;
       c.end().catch(() => {});
     }
-    return Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(err, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
+    const cause = !sqlstate(err) && sqlstate(c?.lostWith) ? c.lostWith : err;
+    return Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(cause, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
   }
   return Object.assign(new Error(describe(err, "talking to")), err?.code ? { code: err.code } : {});
 }
@@ -175,7 +178,13 @@ async function deferred(req, control) {
   }
   const t = tx;
   if (t.failure) return;
-  t.sent.push(send(t.client, req).catch((err) => { t.failure ??= deferredFailure(failureOf(err, t.client), req.sql); }));
+  t.sent.push(
+    send(t.client, req).catch((err) => {
+      const failure = failureOf(err, t.client);
+      // A lost connection is not the statement's doing: the failure is the connection's.
+      t.failure ??= failure.code === "LOSSLESS_POSTGRES_BROKEN" ? failure : deferredFailure(failure, req.sql);
+    }),
+  );
 }
 
 /** Opens the transaction's record on the current connection (connecting when there is none). */

@@ -221,3 +221,56 @@ fn gateways_opening_a_new_store_at_once_all_open_it() {
         assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM conversations"), 0, "the store is there, empty");
     }
 }
+
+/// A turn's stub pass takes the context items it considers from the statement that locks the
+/// conversation (`resolve_for_append`), not from a read after the append. When that statement
+/// waited for another gateway's uncommitted turn, its subqueries still see the snapshot from
+/// before the wait, without that turn's items: it must then return none (the pass reads), never
+/// the stale list. Whatever it returns is what a read under the lock finds.
+#[test]
+fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for() {
+    use lossless_wasm::core::message::parse_messages;
+    use lossless_wasm::store::{bulk, conversations, masking};
+    let schema = pg::fresh_schema();
+    let mut first = Engine::open(pg::connect(&schema), Config::default(), 1).expect("opening the store");
+    let opening = vec![json!({"role": "user", "content": "the first question", "timestamp": 1}), json!({"role": "assistant", "content": [{"type": "text", "text": "the first answer"}], "timestamp": 2})];
+    first.after_turn(decode("afterTurn", json!({"sessionId": "s1", "sessionKey": KEY, "messages": opening, "prePromptMessageCount": 0})).unwrap(), 10).unwrap();
+    // Gateway B: its turn appended, the row held, not committed yet.
+    let mut b = pg::connect(&schema);
+    b.execute("BEGIN", &[]).unwrap();
+    let held = conversations::resolve(&mut b, KEY, "s1", 20).unwrap();
+    let b_turn = parse_messages(&[json!({"role": "user", "content": "b's question", "timestamp": 3}), json!({"role": "assistant", "content": [{"type": "text", "text": "b's answer"}], "timestamp": 4})], 0).unwrap();
+    assert_eq!(bulk::append_any(&mut b, &held, &b_turn, 20).unwrap().inserted, 2);
+    // Gateway A's lock statement waits for B's row lock.
+    let mut a = pg::connect(&schema);
+    let a_pid = int(&mut a, "SELECT pg_backend_pid()");
+    let waiter = thread::spawn(move || {
+        a.execute("BEGIN", &[]).unwrap();
+        let a_turn = parse_messages(&[json!({"role": "user", "content": "a's question", "timestamp": 5})], 0).unwrap();
+        let locked = conversations::resolve_for_append(&mut a, KEY, "s1", &a_turn, 100, 30).unwrap();
+        let read = masking::scan(&mut a, locked.conversation.id, locked.conversation.stubbed_through, 100).unwrap();
+        a.execute("ROLLBACK", &[]).unwrap();
+        (locked, read)
+    });
+    let mut watcher = pg::connect(&schema);
+    let waiting = format!("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = {a_pid} AND wait_event_type = 'Lock'");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while int(&mut watcher, &waiting) == 0 {
+        assert!(std::time::Instant::now() < deadline, "gateway A never waited for B's lock");
+        thread::sleep(std::time::Duration::from_millis(10));
+    }
+    b.execute("COMMIT", &[]).unwrap();
+    let (locked, read) = waiter.join().expect("gateway A panicked");
+    assert_eq!(locked.conversation.message_count, 4, "the row as B committed it");
+    assert_eq!(read.0.len(), 4, "a read under the lock finds both turns' items: {read:?}");
+    assert_eq!(locked.unstubbed, None, "the items from before the wait are not passed on as current");
+    assert_eq!(locked.stored, None, "nor are the identities");
+    // Without a writer to wait for, the same statement returns exactly what the read finds.
+    let mut a = pg::connect(&schema);
+    a.execute("BEGIN", &[]).unwrap();
+    let a_turn = parse_messages(&[json!({"role": "user", "content": "a's question", "timestamp": 5})], 0).unwrap();
+    let locked = conversations::resolve_for_append(&mut a, KEY, "s1", &a_turn, 100, 40).unwrap();
+    let read = masking::scan(&mut a, locked.conversation.id, locked.conversation.stubbed_through, 100).unwrap();
+    a.execute("ROLLBACK", &[]).unwrap();
+    assert_eq!(locked.unstubbed, Some(read), "uncontended, the lock's items are the stored ones");
+}

@@ -4,6 +4,7 @@
 
 use super::accounting::{learn_from_turn, tokens_of};
 use super::ingest::appended_tokens;
+use super::masking::TurnItems;
 use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult, SessionRef};
 use super::Engine;
 use crate::core::identity::Fingerprint;
@@ -47,24 +48,25 @@ impl<S: Sql> Engine<S> {
                 });
                 return Ok((CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning, compaction: None }, None));
             }
-            let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
-            let appended = bulk::append_any(sql, &conversation, parsed, now_ms)?;
-            advancements::record(sql, key, conversation.id, &payload_hash, parsed.len() as i64, now_ms)?;
-            Self::save_facts(sql, conversation.id, &facts, now_ms)?;
+            // As `afterTurn` stores its tail (ingest.rs `store_parsed`): the lock statement also
+            // says which identities are stored and returns the items the stubs consider.
+            let locked = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, TurnItems::lock_limit(parsed.len()), now_ms)?;
+            let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
+            let after = appended.applied_to(&locked.conversation);
+            let items = locked.unstubbed.and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
+            advancements::record(sql, key, after.id, &payload_hash, parsed.len() as i64, now_ms)?;
+            Self::save_facts(sql, after.id, &facts, now_ms)?;
             let result = CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None };
-            Ok((result, Some((conversation.id, appended_tokens(parsed, &appended)))))
+            Ok((result, Some((after, items, appended_tokens(parsed, &appended)))))
         })?;
-        let mut tokens = None;
-        if let Some((conversation_id, appended)) = learned {
-            self.remember_facts(conversation_id, facts);
-            tokens = appended;
-        }
-        if result.stored_messages > 0 {
-            // Stubs first: the trigger then sees the smaller context.
-            if let Some(conversation) = self.conversation(session)? {
-                self.stub_after_turn(conversation, result.stored_messages, now_ms)?;
+        if let Some((conversation, items, tokens)) = learned {
+            self.remember_facts(conversation.id, facts);
+            if result.stored_messages > 0 {
+                // Stubs first: the trigger then sees the smaller context. The conversation as
+                // the append left it, not read again: this transaction holds it.
+                let conversation = self.stub_after_turn(conversation, result.stored_messages, items, now_ms)?;
+                result.compaction = Some(self.trigger_for(&conversation, tokens.as_deref(), now_ms)?);
             }
-            result.compaction = self.trigger_for(session, tokens.as_deref(), now_ms)?;
         }
         Ok(result)
     }

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::params::{checked_tail_start, validate_session, AfterTurnParams, BootstrapParams, BootstrapResult, IngestParams, SessionRef};
+use super::masking::TurnItems;
 use super::Engine;
 use crate::core::message::{parse_host_messages, parse_messages, HostMessage, StoredMessage};
 use crate::error::Result;
@@ -19,16 +20,20 @@ impl<S: Sql> Engine<S> {
     pub fn ingest_from(&mut self, session: &SessionRef, values: &[Value], first_index: usize, now_ms: i64) -> Result<Appended> {
         validate_session(session)?;
         let parsed = parse_messages(values, first_index)?;
-        Ok(self.store_parsed(session, &parsed, now_ms)?.0)
+        Ok(self.store_parsed(session, &parsed, 0, now_ms)?.0)
     }
 
     /// Stores already parsed messages, as [`Engine::ingest_from`] does; also returns the
-    /// conversation as the append left it (valid while the transaction that stored them is open).
-    fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], now_ms: i64) -> Result<(Appended, Conversation)> {
+    /// conversation as the append left it (valid while the transaction that stored them is open)
+    /// and, when `scan_limit` > 0 and the lock statement could tell, the items the stub pass
+    /// would read after the append ([`TurnItems`]).
+    fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], scan_limit: i64, now_ms: i64) -> Result<(Appended, Conversation, Option<TurnItems>)> {
         self.store.write(|sql| {
-            let (conversation, stored) = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, now_ms)?;
-            let appended = bulk::append_resolved(sql, &conversation, parsed, stored, now_ms)?;
-            Ok((appended, appended.applied_to(&conversation)))
+            let locked = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, scan_limit, now_ms)?;
+            let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
+            let after = appended.applied_to(&locked.conversation);
+            let items = locked.unstubbed.and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
+            Ok((appended, after, items))
         })
     }
 
@@ -114,11 +119,11 @@ impl<S: Sql> Engine<S> {
         self.in_turn_transaction(|e| {
             // The conversation as the append left it, not read again: this transaction holds it
             // (learning writes no conversation column that the steps below read).
-            let (appended, conversation) = e.store_parsed(session, &parsed, now_ms)?;
+            let (appended, conversation, items) = e.store_parsed(session, &parsed, TurnItems::lock_limit(parsed.len()), now_ms)?;
             e.learn_after_turn(session, Some(&conversation), tail, &parsed, window, now_ms)?;
             if let Some(conversation) = Some(conversation).filter(|_| appended.inserted > 0) {
                 // Stubs first: the trigger then sees the smaller context.
-                let conversation = e.stub_after_turn(conversation, appended.inserted, now_ms)?;
+                let conversation = e.stub_after_turn(conversation, appended.inserted, items, now_ms)?;
                 e.evaluate_trigger(&conversation, appended_tokens(&parsed, &appended).as_deref(), now_ms)?;
             }
             Ok(appended.inserted)

@@ -11,10 +11,12 @@ pub const FIND_SQL: &str = "SELECT payload_hash FROM turn_advancements WHERE adv
 /// The payload hash recorded for `key`, if the turn was already committed.
 /// On PostgreSQL, first waits for any other transaction committing the same key (a host that
 /// retried a turn on another gateway): a transaction-level advisory lock on the key, taken in a
-/// statement of its own so the lookup that follows sees what that transaction committed.
+/// statement of its own so the lookup that follows sees what that transaction committed. Its
+/// result is not read (`execute`): a driver may send it without waiting, since the server runs
+/// the lookup only once it has the lock (and fails the lookup when taking the lock failed).
 pub fn find(sql: &mut impl Sql, key: &str) -> Result<Option<String>> {
     if sql.dialect().is_postgres() {
-        sql.query_row("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))) AS locked", &[key.into()])?;
+        sql.execute("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))) AS locked", &[key.into()])?;
     }
     let row = sql.query_row(FIND_SQL, &[key.into()])?;
     row.map(|r| r.text(0)).transpose()

@@ -133,44 +133,74 @@ pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
 /// (the row's `xmin` changes with every update), but the subqueries still see the snapshot from
 /// before the wait (the same row's older `xmin`). Every writer that adds messages updates the
 /// row's totals in its transaction, so an unchanged `xmin` means no messages were added since.
-/// (The conversation's columns go unqualified: `c` is the statement's only table.)
+/// (The conversation's columns go unqualified: `c` is the statement's only table. The identities
+/// are an array for `= ANY`, as in `bulk_pg`'s read: an index probe each, whatever the
+/// statistics.)
 const FIND_ACTIVE_FOR_APPEND_SQL: &str = concat!(
     "SELECT ",
     conversation_columns!(),
     ", CASE WHEN (SELECT x.xmin FROM conversations x WHERE x.id = c.id) = c.xmin THEN 1 ELSE 0 END, \
        (SELECT string_agg(encode(m.identity_hash, 'hex'), ',') FROM messages m WHERE m.conversation_id = c.id \
-          AND m.identity_hash IN (SELECT decode(value, 'hex') FROM json_array_elements_text(CAST(CAST(?2 AS text) AS json)))) \
-     FROM conversations c WHERE c.session_key = ?1 AND c.status = 'active' FOR UPDATE OF c"
+          AND m.identity_hash = ANY (ARRAY(SELECT decode(value, 'hex') FROM json_array_elements_text(CAST(CAST(?2 AS text) AS json))))), ",
+    crate::store::masking::scan_json_of_locked_row!(),
+    " FROM conversations c WHERE c.session_key = ?1 AND c.status = 'active' FOR UPDATE OF c"
 );
+
+/// What the statement that locks a conversation before an append learned: the row, and what
+/// the append and the turn's stub pass would otherwise read, each None when it is not known to
+/// be current (see [`resolve_for_append`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockedForAppend {
+    pub conversation: Conversation,
+    /// Which of the messages' identities (lowercase hex) the conversation already stores.
+    pub stored: Option<std::collections::HashSet<String>>,
+    /// The newest context items after the row's `stubbed_through` (oldest first, at most the
+    /// `scan_limit` asked for) and whether older ones were left out, as before the append:
+    /// what `masking::scan` would have returned then.
+    pub unstubbed: Option<(Vec<crate::core::masking::ScanItem>, bool)>,
+}
 
 /// [`resolve`] before appending `messages`: on PostgreSQL, when the key's conversation exists
 /// for this session id, the statement that locks it also says which of the messages'
 /// identities it already stores (lowercase hex; see [`FIND_ACTIVE_FOR_APPEND_SQL`]), so the
-/// append need not ask (one round trip less). None when that answer is not known to be current
-/// (the lock waited for a writer that changed the row, a new or rotated conversation, SQLite,
-/// identities that are not 32 hex digits): the append then reads the identities itself.
+/// append need not ask (one round trip less), and, when `scan_limit` > 0, returns the newest
+/// `scan_limit` context items after the row's `stubbed_through`, so a turn's stub pass need not
+/// read them after the append (one more). Both are None when not known to be current (the lock
+/// waited for a writer that changed the row, a new or rotated conversation, SQLite, identities
+/// that are not 32 hex digits): the append and the stub pass then read for themselves.
+///
+/// The items are current for the same reason as the identities: every transaction that writes
+/// a conversation's context items (an append, a stub batch, a compaction's apply, an import's
+/// view, a summary's repair) also updates its row, so the row's unchanged `xmin` means none
+/// committed between the statement's snapshot and its lock, and the lock keeps them out after.
 pub fn resolve_for_append(
     sql: &mut impl Sql,
     session_key: &str,
     session_id: &str,
     messages: &[crate::core::message::StoredMessage],
+    scan_limit: i64,
     now_ms: i64,
-) -> Result<(Conversation, Option<std::collections::HashSet<String>>)> {
+) -> Result<LockedForAppend> {
+    let unknown = |conversation| LockedForAppend { conversation, stored: None, unstubbed: None };
     if !sql.dialect().is_postgres() || messages.is_empty() || !crate::store::bulk_pg::can_append(messages) {
-        return Ok((resolve(sql, session_key, session_id, now_ms)?, None));
+        return Ok(unknown(resolve(sql, session_key, session_id, now_ms)?));
     }
     let identities: Vec<String> = messages.iter().map(|m| m.identity.to_ascii_lowercase()).collect();
     let json = serde_json::to_string(&identities).map_err(|e| crate::error::Error::storage(e.to_string()))?;
-    if let Some(row) = sql.query_row(FIND_ACTIVE_FOR_APPEND_SQL, &[session_key.into(), json.into()])? {
+    let limit = scan_limit.max(0);
+    if let Some(row) = sql.query_row(FIND_ACTIVE_FOR_APPEND_SQL, &[session_key.into(), json.into(), limit.into()])? {
         let existing = from_row(&row)?;
         if existing.session_id == session_id {
-            let current = row.int(COLUMN_COUNT)? == 1;
+            if row.int(COLUMN_COUNT)? != 1 {
+                return Ok(unknown(existing));
+            }
             let stored = row.opt_text(COLUMN_COUNT + 1)?.map(|list| list.split(',').map(str::to_owned).collect()).unwrap_or_default();
-            return Ok((existing, current.then_some(stored)));
+            let unstubbed = if limit > 0 { Some(crate::store::masking::scan_from_json(row.opt_text(COLUMN_COUNT + 2)?.as_deref(), limit)?) } else { None };
+            return Ok(LockedForAppend { conversation: existing, stored: Some(stored), unstubbed });
         }
     }
     // Rotation or creation (the row this statement locked, if any, stays locked): as always.
-    Ok((resolve(sql, session_key, session_id, now_ms)?, None))
+    Ok(unknown(resolve(sql, session_key, session_id, now_ms)?))
 }
 
 /// The active conversation for the key, created (or rotated, when the session id changed).

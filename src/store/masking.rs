@@ -22,6 +22,42 @@ pub const SCAN_SQL: &str = "SELECT ci.ordinal, ci.message_id, ci.token_count, m.
      FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id \
      WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal DESC LIMIT ?3";
 
+/// [`SCAN_SQL`] as one value of the statement that locks a conversation's row before an append
+/// (`conversations::resolve_for_append`, PostgreSQL; `c` is the locked row, `?3` the limit): the
+/// items after the row's `stubbed_through`, newest first, as JSON text, NULL for none. It rides
+/// in the lock's round trip, so a turn's stub pass needs no read of its own (see
+/// [`scan_from_json`]).
+macro_rules! scan_json_of_locked_row {
+    () => {
+        "(SELECT CAST(json_agg(json_build_array(s.ordinal, s.message_id, s.token_count, s.role, s.stub, s.calls) ORDER BY s.ordinal DESC) AS text) FROM \
+           (SELECT ci.ordinal, ci.message_id, ci.token_count, m.role, ci.stub, \
+              (m.role = 'assistant' AND EXISTS (SELECT 1 FROM message_parts p WHERE p.message_id = ci.message_id AND p.kind = 'tool_call')) AS calls \
+            FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id \
+            WHERE ci.conversation_id = c.id AND ci.ordinal > c.stubbed_through ORDER BY ci.ordinal DESC LIMIT ?3) s)"
+    };
+}
+pub(crate) use scan_json_of_locked_row;
+
+/// One item as [`scan_json_of_locked_row`] writes it: ordinal, message id, tokens, role, stub,
+/// whether it calls tools.
+type JsonScanItem = (i64, Option<i64>, i64, Option<String>, Option<i64>, Option<bool>);
+
+/// What [`scan`] returns with `limit`, from the text [`scan_json_of_locked_row`] gave (None: no item).
+pub fn scan_from_json(json: Option<&str>, limit: i64) -> Result<(Vec<ScanItem>, bool)> {
+    let rows: Vec<JsonScanItem> = match json {
+        Some(text) => serde_json::from_str(text).map_err(|e| Error::storage(format!("reading the context items sent with the lock: {e}")))?,
+        None => Vec::new(),
+    };
+    let mut items = Vec::with_capacity(rows.len());
+    for (ordinal, message_id, tokens, role, stub, calls) in rows.into_iter().rev() {
+        let tokens = u32::try_from(tokens).map_err(|_| Error::storage("stored token count out of range"))?;
+        let role = role.map(|r| role_of(&r)).transpose()?;
+        items.push(ScanItem { ordinal, message_id, role, tokens, stub, calls_tools: calls.unwrap_or(false) });
+    }
+    let truncated = items.len() as i64 == limit;
+    Ok((items, truncated))
+}
+
 /// Where stubbing stopped looking in this conversation (0 for a new one).
 pub fn frontier(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
     sql.query_row(FRONTIER_SQL, &[conversation_id.into()])?.map_or(Ok(0), |r| r.int(0))

@@ -149,6 +149,64 @@ describe("deferred statements", () => {
     assert.deepEqual(rows["1"], rows["0"]);
   });
 
+  test("round trips per turn: a steady afterTurn waits twice (its lock statement, which also returns what the stubs consider, and COMMIT) and assemble once", async () => {
+    const schema = schemaFor("turn_waits");
+    const config = pgConfig(schema);
+    const engine = createContextEngine(() => openNodeEngine("unused", config));
+    const handle = await openNodeEngine("unused", config);
+    try {
+      const session = { sessionId: "s", sessionKey: "agent:main:waits" };
+      let clock = 1_793_000_000_000;
+      const stamp = (m) => ({ ...m, timestamp: clock++ });
+      const messages = [];
+      const waitsOf = async (call) => {
+        const before = await handle.storageStats();
+        await call();
+        return (await handle.storageStats()).waits - before.waits;
+      };
+      const turn = async (i) => {
+        messages.push(stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`)));
+        const after = await waitsOf(() => engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - 2 }));
+        const assemble = await waitsOf(() => engine.assemble({ ...session, messages, tokenBudget: 100_000 }));
+        return { after, assemble };
+      };
+      for (let i = 0; i < 3; i++) await turn(i);
+      for (let i = 3; i < 6; i++) assert.deepEqual(await turn(i), { after: 2, assemble: 1 }, `turn ${i}`);
+      const items = await pgQuery(`SELECT COUNT(*) FROM ${schema}.context_items`);
+      assert.equal(Number(items[0][0]), 12, "every turn stored");
+    } finally {
+      await handle.close();
+    }
+  });
+
+  test("round trips per turn: a steady commitTurn waits 4 times (the conversation for the host facts, the advancement key, the lock statement, COMMIT)", async () => {
+    const schema = schemaFor("commit_waits");
+    const config = pgConfig(schema);
+    const engine = createContextEngine(() => openNodeEngine("unused", config));
+    const handle = await openNodeEngine("unused", config);
+    try {
+      const session = { sessionId: "s", sessionKey: "agent:main:commitwaits" };
+      let clock = 1_794_000_000_000;
+      const stamp = (m) => ({ ...m, timestamp: clock++ });
+      const messages = [];
+      const waits = [];
+      for (let i = 0; i < 6; i++) {
+        const turn = [stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`))];
+        messages.push(...turn);
+        const before = await handle.storageStats();
+        const out = await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: turn });
+        waits.push((await handle.storageStats()).waits - before.waits);
+        assert.equal(out?.status ?? "committed", "committed", JSON.stringify(out));
+        await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
+      }
+      assert.deepEqual(waits.slice(3), [4, 4, 4], `waits per commitTurn: ${waits}`);
+      const stored = await pgQuery(`SELECT COUNT(*) FROM ${schema}.messages`);
+      assert.equal(Number(stored[0][0]), 12, "every turn stored once");
+    } finally {
+      await handle.close();
+    }
+  });
+
   test("a steady turn's append waits once for any number of messages: ids are found by seq, tool links and context items point at the right rows, a replay stores nothing", async () => {
     const schema = schemaFor("append_waits");
     const config = pgConfig(schema);

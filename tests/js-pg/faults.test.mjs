@@ -310,8 +310,8 @@ describe("storage postgres: faults", () => {
         if (defer) {
           // Deferred: acknowledged at once; the transaction's COMMIT reports the break.
           assert.equal(insert, "ok");
-          // It also names the deferred statement that met the break.
-          assert.match(commit.replace(/; raised by a statement of this transaction sent without waiting for its answer: INSERT INTO t VALUES \(2\)$/, ""), broke);
+          // The break is the connection's failure, not the deferred statement's: none is named.
+          assert.match(commit, broke);
         } else {
           assert.match(insert, broke);
           assert.match(commit, broke, "the rest of the lost transaction fails too");

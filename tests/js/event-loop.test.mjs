@@ -150,6 +150,8 @@ describe("storage off the host's event loop (storageThread: worker, the default)
     const rebuilt = restore("afterTurn", tail.messages, tail.elided);
     assert.equal(rebuilt.length, 10);
     assert.deepEqual(rebuilt.slice(8), messages.slice(8));
+    assert.equal(rebuilt[7], undefined, "the elided prefix is holes");
+    assert.equal(restore("afterTurn", [], 10).length, 10, "an empty tail keeps the history's length");
     assert.equal(elide("afterTurn", { messages, prePromptMessageCount: 11 }), undefined, "a count the engine refuses goes whole");
     assert.equal(elide("commitTurn", { messages }), undefined, "a turn's messages go whole");
     const lengthOnly = elide("assembleView", { messages });

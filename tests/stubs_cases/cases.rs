@@ -393,3 +393,50 @@ fn each_turn_reads_only_the_items_it_has_not_settled() {
     let first_candidate = count(&mut e, "SELECT MIN(c.ordinal) FROM context_items c JOIN messages m ON m.id = c.message_id WHERE m.role = 'toolResult'");
     assert_eq!(count(&mut e, "SELECT stubbed_through FROM conversations"), first_candidate - 1);
 }
+
+/// Each item's ordinal, stub variant (0: whole) and tokens in the view.
+fn stub_rows(e: &mut Engine<Db>) -> Vec<(i64, i64, i64)> {
+    let rows = e.sql().query("SELECT ordinal, COALESCE(stub, 0), token_count FROM context_items ORDER BY ordinal", &[]).unwrap();
+    rows.iter().map(|r| (r.int(0).unwrap(), r.int(1).unwrap(), r.int(2).unwrap())).collect()
+}
+
+/// One host turn on gateway `e`: the view, then `afterTurn` with turn `t` added to `history`.
+fn view_then_after_turn(e: &mut Engine<Db>, history: &mut Vec<Value>, t: usize) {
+    assemble(e, 100_000);
+    let before = history.len();
+    history.extend(reading_turn(t, 900));
+    let p = decode("afterTurn", json!({"sessionId": "s", "sessionKey": KEY, "messages": history, "prePromptMessageCount": before})).unwrap();
+    e.after_turn(p, (t * 100) as i64).unwrap();
+}
+
+/// Two gateways on one store, taking turns: a gateway's stub pass considers the turns the other
+/// stored since its own last turn (PostgreSQL reads them with the conversation's lock, never
+/// from what the gateway holds in memory), so the stubs come out exactly as one gateway's.
+#[test]
+fn a_gateway_stubs_the_outputs_of_turns_another_gateway_stored_meanwhile() {
+    const TURNS: usize = 5;
+    let alone = {
+        let mut e = engine(json!({}));
+        let mut history = Vec::new();
+        for t in 0..TURNS {
+            view_then_after_turn(&mut e, &mut history, t);
+        }
+        stub_rows(&mut e)
+    };
+    let path = std::env::temp_dir().join(format!("lossless-stubs-shared-{}.sqlite", std::process::id()));
+    let path = path.to_str().unwrap().to_owned();
+    let _ = std::fs::remove_file(&path);
+    let mut gateways = [engine_with(reopen_db(&path), json!({})), engine_with(reopen_db(&path), json!({}))];
+    let mut history = Vec::new();
+    // Gateway 0 takes turns 0, 1 and 4; gateway 1 turns 2 and 3, between them.
+    for (t, g) in [0, 0, 1, 1, 0].into_iter().enumerate() {
+        view_then_after_turn(&mut gateways[g], &mut history, t);
+    }
+    let shared = stub_rows(&mut gateways[0]);
+    let stubbed_in = |rows: &[(i64, i64, i64)], range: std::ops::RangeInclusive<i64>| rows.iter().filter(|r| range.contains(&r.0) && r.1 > 0).count();
+    // Turn 3's outputs (ordinals 25..31, 8 items a turn) are stubbed by gateway 0's turn 4.
+    assert_eq!(stubbed_in(&alone, 25..=32), 3, "one gateway stubs turn 3's three outputs at turn 4: {alone:?}");
+    assert_eq!(shared, alone, "two gateways taking turns leave the same stubs as one");
+    drop(gateways);
+    let _ = std::fs::remove_file(&path);
+}

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::tail_window::Stamp;
 use crate::core::compaction::fit::fit_for;
 use crate::core::compaction::{evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput, TailRule};
-use crate::engine::params::{SessionRef, TriggerReport};
+use crate::engine::params::TriggerReport;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::store::compaction::{self as store, Event, Pending};
@@ -24,13 +24,13 @@ pub struct TriggerOutcome {
 }
 
 impl<S: Sql> Engine<S> {
-    /// Evaluates the trigger for the session's active conversation (after a turn was stored).
-    /// `appended`: the token counts of the context items the turn appended, oldest first, when
-    /// known (see [`super::tail_window`]).
-    pub(crate) fn trigger_for(&mut self, session: &SessionRef, appended: Option<&[i64]>, now_ms: i64) -> Result<Option<TriggerReport>> {
-        let Some(conversation) = self.conversation(session)? else { return Ok(None) };
-        let outcome = self.evaluate_trigger(&conversation, appended, now_ms)?;
-        Ok(Some(TriggerReport { pending: outcome.work, log_line: outcome.log_line }))
+    /// Evaluates the trigger for a conversation a turn was just stored in, as the caller's write
+    /// transaction holds it (no read of the row), for the turn's report. `appended`: the token
+    /// counts of the context items the turn appended, oldest first, when known (see
+    /// [`super::tail_window`]).
+    pub(crate) fn trigger_for(&mut self, conversation: &Conversation, appended: Option<&[i64]>, now_ms: i64) -> Result<TriggerReport> {
+        let outcome = self.evaluate_trigger(conversation, appended, now_ms)?;
+        Ok(TriggerReport { pending: outcome.work, log_line: outcome.log_line })
     }
 
     /// Evaluates the trigger for a conversation and records the decision. Sizes follow the

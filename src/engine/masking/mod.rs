@@ -14,11 +14,14 @@
 
 mod render;
 pub(crate) mod summarizer;
+mod turn_items;
+
+pub(crate) use turn_items::TurnItems;
 
 use serde_json::json;
 
 use crate::core::compaction::fit::fit;
-use crate::core::masking::{decide, excerpt_tokens, plan, MaskDecision, MaskInput, PlanRules};
+use crate::core::masking::{decide, excerpt_tokens, plan, MaskDecision, MaskInput, Plan, PlanRules, ScanItem};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::store::compaction::{self as events, Event};
@@ -41,7 +44,11 @@ impl<S: Sql> Engine<S> {
     /// transaction read it: the transaction already holds the conversation (PostgreSQL's row lock
     /// from `conversations::resolve`, SQLite's write lock), so its `stubbed_through` is current
     /// and a batch is applied without locking the row again.
-    pub(crate) fn stub_after_turn(&mut self, conversation: Conversation, appended: usize, now_ms: i64) -> Result<Conversation> {
+    ///
+    /// `known`: the items after the frontier, when the turn's lock statement could return them
+    /// ([`TurnItems`]); else they are read here. A batch that applies reads them either way: it
+    /// renders from the stored messages, by id.
+    pub(crate) fn stub_after_turn(&mut self, conversation: Conversation, appended: usize, known: Option<TurnItems>, now_ms: i64) -> Result<Conversation> {
         let masking = self.config.masking.clone();
         let window = self.host_facts(conversation.id)?.window;
         // The latest view's budget; before any view of this conversation (its first turn), the
@@ -57,12 +64,9 @@ impl<S: Sql> Engine<S> {
             excerpt_tokens: excerpt_tokens(tail_share.unwrap_or(0) / 8),
             stub_tokens: STUB_TOKENS_ESTIMATE,
         };
-        let sql = self.store.sql();
         // Carried on the conversation's row, read in this transaction: no read of its own.
         let frontier = conversation.stubbed_through;
-        let (items, truncated) = store::scan(sql, conversation.id, frontier, MAX_SCAN)?;
         let new_from = conversation.next_ordinal - i64::try_from(appended).unwrap_or(i64::MAX) + 1;
-        let planned = plan(&items, &rules, new_from);
         let context = u64::try_from(conversation.context_token_count).unwrap_or(0);
         let pressure_line = match (&fitted, budget) {
             (Some(f), Some(b)) => {
@@ -72,17 +76,37 @@ impl<S: Sql> Engine<S> {
             }
             _ => None,
         };
-        let input = MaskInput {
-            enabled: masking.enabled,
-            candidates: u32::try_from(planned.candidates.len()).unwrap_or(u32::MAX),
-            saved_tokens: planned.saved,
-            rewritten_tokens: planned.rewritten,
-            huge: u32::try_from(planned.huge.len()).unwrap_or(u32::MAX),
-            context_tokens: context.saturating_sub(planned.huge_saved),
-            pressure_line,
-            batch_ratio: masking.batch_ratio,
+        let decide_over = |items: &[ScanItem]| -> (Plan, MaskDecision) {
+            let planned = plan(items, &rules, new_from);
+            let input = MaskInput {
+                enabled: masking.enabled,
+                candidates: u32::try_from(planned.candidates.len()).unwrap_or(u32::MAX),
+                saved_tokens: planned.saved,
+                rewritten_tokens: planned.rewritten,
+                huge: u32::try_from(planned.huge.len()).unwrap_or(u32::MAX),
+                context_tokens: context.saturating_sub(planned.huge_saved),
+                pressure_line,
+                batch_ratio: masking.batch_ratio,
+            };
+            let decision = decide(&input);
+            (planned, decision)
         };
-        let decision = decide(&input);
+        let (mut items, mut truncated, stand_ins) = match known {
+            Some(k) => {
+                let stand_ins = k.has_stand_ins();
+                (k.items, k.truncated, stand_ins)
+            }
+            None => {
+                let (items, truncated) = store::scan(self.store.sql(), conversation.id, frontier, MAX_SCAN)?;
+                (items, truncated, false)
+            }
+        };
+        let (mut planned, mut decision) = decide_over(&items);
+        if decision.applies() && stand_ins {
+            // The same items, now with the turn's message ids, which the batch renders from.
+            (items, truncated) = store::scan(self.store.sql(), conversation.id, frontier, MAX_SCAN)?;
+            (planned, decision) = decide_over(&items);
+        }
         self.masks.insert(conversation.id, decision.clone());
         // After a truncated scan the frontier jumps to the oldest item read; and everything
         // before the oldest candidate (or the protected turns) is settled: the next turns need
