@@ -24,6 +24,28 @@ async function drive(schema, steps, { defer = true } = {}) {
   return result;
 }
 
+/**
+ * Runs `body` with an OpenClaw-shaped engine on a fresh schema (`name`) and the handle it opens,
+ * whose driver counts statements and waits: `waitsOf(call)` is how many round trips `call` made;
+ * `stamp` gives each message a timestamp of its own (from `clock`). Closes the handle after.
+ */
+async function withCountedEngine(name, sessionKey, clock, body) {
+  const schema = schemaFor(name);
+  const config = pgConfig(schema);
+  const engine = createContextEngine(() => openNodeEngine("unused", config));
+  const handle = await openNodeEngine("unused", config);
+  const waitsOf = async (call) => {
+    const before = await handle.storageStats();
+    await call();
+    return (await handle.storageStats()).waits - before.waits;
+  };
+  try {
+    await body({ schema, engine, session: { sessionId: "s", sessionKey }, stamp: (m) => ({ ...m, timestamp: clock++ }), waitsOf });
+  } finally {
+    await handle.close();
+  }
+}
+
 const table = (schema) => [["exec", `CREATE TABLE ${schema}.t (id int PRIMARY KEY, note text)`]];
 const insert = (schema, id) => ["run", `INSERT INTO ${schema}.t (id, note) VALUES (?1, ?2)`, [id, `row ${id}`]];
 
@@ -150,20 +172,8 @@ describe("deferred statements", () => {
   });
 
   test("round trips per turn: a steady afterTurn waits twice (its lock statement, which also returns what the stubs consider, and COMMIT) and assemble once", async () => {
-    const schema = schemaFor("turn_waits");
-    const config = pgConfig(schema);
-    const engine = createContextEngine(() => openNodeEngine("unused", config));
-    const handle = await openNodeEngine("unused", config);
-    try {
-      const session = { sessionId: "s", sessionKey: "agent:main:waits" };
-      let clock = 1_793_000_000_000;
-      const stamp = (m) => ({ ...m, timestamp: clock++ });
+    await withCountedEngine("turn_waits", "agent:main:waits", 1_793_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [];
-      const waitsOf = async (call) => {
-        const before = await handle.storageStats();
-        await call();
-        return (await handle.storageStats()).waits - before.waits;
-      };
       const turn = async (i) => {
         messages.push(stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`)));
         const after = await waitsOf(() => engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - 2 }));
@@ -174,56 +184,34 @@ describe("deferred statements", () => {
       for (let i = 3; i < 6; i++) assert.deepEqual(await turn(i), { after: 2, assemble: 1 }, `turn ${i}`);
       const items = await pgQuery(`SELECT COUNT(*) FROM ${schema}.context_items`);
       assert.equal(Number(items[0][0]), 12, "every turn stored");
-    } finally {
-      await handle.close();
-    }
+    });
   });
 
   test("round trips per turn: a steady commitTurn waits 4 times (the conversation for the host facts, the advancement key, the lock statement, COMMIT)", async () => {
-    const schema = schemaFor("commit_waits");
-    const config = pgConfig(schema);
-    const engine = createContextEngine(() => openNodeEngine("unused", config));
-    const handle = await openNodeEngine("unused", config);
-    try {
-      const session = { sessionId: "s", sessionKey: "agent:main:commitwaits" };
-      let clock = 1_794_000_000_000;
-      const stamp = (m) => ({ ...m, timestamp: clock++ });
+    await withCountedEngine("commit_waits", "agent:main:commitwaits", 1_794_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [];
       const waits = [];
       for (let i = 0; i < 6; i++) {
         const turn = [stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`))];
         messages.push(...turn);
-        const before = await handle.storageStats();
-        const out = await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: turn });
-        waits.push((await handle.storageStats()).waits - before.waits);
+        let out;
+        waits.push(await waitsOf(async () => { out = await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: turn }); }));
         assert.equal(out?.status ?? "committed", "committed", JSON.stringify(out));
         await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
       }
       assert.deepEqual(waits.slice(3), [4, 4, 4], `waits per commitTurn: ${waits}`);
       const stored = await pgQuery(`SELECT COUNT(*) FROM ${schema}.messages`);
       assert.equal(Number(stored[0][0]), 12, "every turn stored once");
-    } finally {
-      await handle.close();
-    }
+    });
   });
 
   test("a steady turn's append waits once for any number of messages: ids are found by seq, tool links and context items point at the right rows, a replay stores nothing", async () => {
-    const schema = schemaFor("append_waits");
-    const config = pgConfig(schema);
-    const engine = createContextEngine(() => openNodeEngine("unused", config));
-    const handle = await openNodeEngine("unused", config);
-    try {
-      const session = { sessionId: "s", sessionKey: "agent:main:append" };
-      let clock = 1_791_000_000_000;
-      const stamp = (m) => ({ ...m, timestamp: clock++ });
+    await withCountedEngine("append_waits", "agent:main:append", 1_791_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [stamp(user("question 0")), stamp(assistant("answer 0"))];
       await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
       const turn = async (tail) => {
-        const before = await handle.storageStats();
         messages.push(...tail);
-        await engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - tail.length });
-        const after = await handle.storageStats();
-        return after.waits - before.waits;
+        return waitsOf(() => engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - tail.length }));
       };
       const two = await turn([stamp(user("question 1")), stamp(assistant("answer 1"))]);
       const five = await turn([
@@ -243,9 +231,7 @@ describe("deferred statements", () => {
       assert.deepEqual(items.map((r) => Number(r[2])), [1, 2, 3, 4, 5, 6, 7, 8, 9], "each context item names its own message");
       const parts = await pgQuery(`SELECT m.seq, p.kind, p.tool_call_id FROM ${schema}.message_parts p JOIN ${schema}.messages m ON m.id = p.message_id ORDER BY m.seq, p.ordinal`);
       assert.deepEqual(parts.map((r) => [Number(r[0]), r[1], r[2]]), [[6, "tool_call", "call_9"], [7, "tool_result", "call_9"]]);
-    } finally {
-      await handle.close();
-    }
+    });
   });
 
   test("assemble reads the conversation and what was appended since its last view in one round trip, including another gateway's turn", async () => {
