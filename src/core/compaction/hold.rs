@@ -89,8 +89,8 @@ impl SummaryRuns {
     /// Another runner's request still leased ([`LEASE_MS`]) is live, not abandoned.
     pub fn observe(&mut self, runner: &str, live_here: bool, long_lived: bool, now_ms: i64) -> bool {
         let before = self.clone();
+        let leased_elsewhere = self.leased_elsewhere(runner, now_ms).is_some();
         if let Some(o) = &self.outstanding {
-            let leased_elsewhere = o.runner != runner && o.lease_until_ms.is_some_and(|until| until > now_ms);
             if !(o.runner == runner && live_here) && !leased_elsewhere {
                 self.outstanding = None;
                 self.abandoned = self.abandoned.saturating_add(1);
