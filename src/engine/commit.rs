@@ -54,7 +54,7 @@ impl<S: Sql> Engine<S> {
             let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
             let after = appended.applied_to(&locked.conversation);
             let items = locked.unstubbed.and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
-            advancements::record(sql, key, after.id, &payload_hash, parsed.len() as i64, now_ms)?;
+            advancements::record(sql, key, after.id, payload_hash, parsed.len() as i64, now_ms)?;
             Self::save_facts(sql, after.id, &facts, now_ms)?;
             let result = CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None };
             Ok((result, Some((after, items, appended_tokens(parsed, &appended)))))

@@ -91,7 +91,8 @@ impl SummaryRuns {
         let before = self.clone();
         let leased_elsewhere = self.leased_elsewhere(runner, now_ms).is_some();
         if let Some(o) = &self.outstanding {
-            if !(o.runner == runner && live_here) && !leased_elsewhere {
+            let live = leased_elsewhere || (o.runner == runner && live_here);
+            if !live {
                 self.outstanding = None;
                 self.abandoned = self.abandoned.saturating_add(1);
                 self.abandoned_at_ms = Some(now_ms);
