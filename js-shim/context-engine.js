@@ -23,10 +23,11 @@ const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefin
 // One summary runner per open engine: the host makes a new ContextEngine object every turn, and a
 // job one of them left running in the background must be seen by the next (summary-runner.js).
 const runners = new WeakMap();
-function runnerOf(handle, logger, startSuccessor) {
+function runnerOf(handle, logger, startSuccessor, endsWithTurn) {
   let runner = runners.get(handle);
   if (!runner) {
     runner = createSummaryRunner({
+      endsWithTurn,
       onHandOver: startSuccessor && ((session) => {
         try {
           startSuccessor(session);
@@ -74,8 +75,10 @@ const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") 
  * @param {(session: {sessionId?: string, sessionKey?: string}) => void} [options.startSuccessor]
  *        starts a process that writes a session's summaries after this one exits (OpenClaw:
  *        `openclaw lcm summarize`), for jobs that hand them over (with summariesInBackground)
+ * @param {() => boolean} [options.endsWithTurn] this process ends with the turn it runs (a
+ *        one-shot command): with startSuccessor, no summary is asked here, a successor asks
  */
-export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion, summariesInBackground = false, startSuccessor } = {}) {
+export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion, summariesInBackground = false, startSuccessor, endsWithTurn } = {}) {
   const call = async (method, params) => (await openHandle()).call(method, params);
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
   const onLeaseError = (err) => logger?.warn?.(`[lossless-wasm] could not renew a summary request's lease (another process may start its own): ${err?.message ?? err}`);
@@ -83,7 +86,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
   const runJob = async (p, params, turnWaits) => {
     const handle = await openHandle();
     const s = session(p);
-    return runnerOf(handle, logger, summariesInBackground ? startSuccessor : undefined).run(s.sessionKey ?? s.sessionId, handle, { ...s, ...params }, {
+    return runnerOf(handle, logger, summariesInBackground ? startSuccessor : undefined, endsWithTurn).run(s.sessionKey ?? s.sessionId, handle, { ...s, ...params }, {
       turnWaits: turnWaits && summariesInBackground,
       record: summariesInBackground,
       hostSignal: p?.abortSignal,

@@ -9,7 +9,8 @@ import { openNodeEngine } from "./node-engine.js";
 import { createLcmCommand } from "./lcm-command.js";
 import { createRecallTools, TOOL_NAMES } from "./tools.js";
 import { registerExplorer } from "./explorer-registration.js";
-import { openclawCliEntry, spawnSuccessor } from "./successor.js";
+import { endsWithItsTurn, oneShotHandOver, openclawCliEntry, spawnSuccessor } from "./successor.js";
+import { storedTurns } from "./summary-runner.js";
 
 function stateDir(api) {
   try {
@@ -115,6 +116,8 @@ export default {
           entry: openclawCliEntry(),
           logPath: join(stateDir(api), "lossless-wasm", "successor.log"),
         }),
+        // ... and one whose process ends with its turn sends no request that would die with it.
+        endsWithTurn: oneShotHandOver(hostVersion(api)) ? () => endsWithItsTurn(storedTurns()) : undefined,
         config,
         hostLlm: () => hostLlm(api),
         fullHistory: true,

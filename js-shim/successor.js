@@ -38,6 +38,36 @@ export function openclawCliEntry(argv1 = process.argv[1]) {
 }
 
 /**
+ * The host CLI command this process runs (`agent`, `gateway`, `lcm`…): the first argument after
+ * the entry script that is not an option; undefined when there is none.
+ */
+export function hostCommand(argv = process.argv) {
+  return argv.slice(2).find((arg) => typeof arg === "string" && arg && !arg.startsWith("-"));
+}
+
+/**
+ * Whether this process ends with the turn it runs: it is the host's one-shot `openclaw agent`
+ * command (the turn runs in it with `--local`; see openclawCliEntry) and has stored at most one
+ * turn. Anything else (a gateway, an unrecognised command line) is taken to live on, and asks
+ * for its summaries itself.
+ * @param {number} turnsStored turns this process stored (summary-runner.js storedTurns)
+ */
+export function endsWithItsTurn(turnsStored, argv = process.argv) {
+  return Boolean(openclawCliEntry(argv[1])) && turnsStored <= 1 && hostCommand(argv) === "agent";
+}
+
+/**
+ * Whether one-shot turns of this host version hand their summaries over from the first request.
+ * OpenClaw 2026.9 ends `agent --local` right after the turn, waiting up to 5 s for a plugin's
+ * LLM call on the way out; 2026.7 keeps the process alive until the turn's maintenance (and so
+ * its summary) is done, and asks in-process as before. Unknown versions: in-process.
+ */
+export function oneShotHandOver(hostVersion) {
+  const m = /^(\d+)\.(\d+)\./.exec(hostVersion ?? "");
+  return Boolean(m) && (Number(m[1]) > 2026 || (Number(m[1]) === 2026 && Number(m[2]) >= 9));
+}
+
+/**
  * Starts `<node> <host entry> lcm summarize --session <key> --session-id <id>` detached from
  * this process (its own process group, not waited for, outliving this one), with this
  * process's environment, so it finds the same config and state directory, at a lower CPU

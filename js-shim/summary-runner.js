@@ -28,6 +28,11 @@ export function noteTurnStored(turn) {
   }
 }
 
+/** Turns this process stored: 0, 1, or 2 (more than one). */
+export function storedTurns() {
+  return turnsStored;
+}
+
 /** A promise with its resolve function. */
 function signal() {
   let resolve;
@@ -45,8 +50,10 @@ function signal() {
  * @param {(session: {sessionId?: string, sessionKey?: string}) => void} [options.onHandOver] a job
  *        handed its session's summaries to a successor process, for the caller to start
  *        (`canHandOver` in the job's params; core/compaction/hold.rs)
+ * @param {() => boolean} [options.endsWithTurn] this process ends with the turn it runs (a
+ *        one-shot command): with onHandOver, its jobs hand over from their first request
  */
-export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatchUp, onHandOver } = {}) {
+export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatchUp, onHandOver, endsWithTurn } = {}) {
   /** session key -> the job running for it */
   const running = new Map();
 
@@ -95,7 +102,7 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
         return typeof out?.then === "function" ? out.then(note) : note(out);
       },
     };
-    const recorded = record ? { runner: RUNNER_ID, runnerTurns: turnsStored, canHandOver: Boolean(onHandOver) } : {};
+    const recorded = record ? { runner: RUNNER_ID, runnerTurns: turnsStored, canHandOver: Boolean(onHandOver), endsWithTurn: Boolean(onHandOver && endsWithTurn?.()) } : {};
     job.promise = runCompaction(observed, { ...params, ...recorded }, { ...driver, signal: controller.signal }).then(
       (report) => {
         job.report = report;

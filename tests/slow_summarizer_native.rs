@@ -362,6 +362,39 @@ fn a_one_shot_process_hands_summaries_it_cannot_await_to_a_successor_and_no_turn
 }
 
 #[test]
+fn a_process_that_ends_with_its_turn_hands_over_its_first_request_and_the_successor_writes_it() {
+    let db = Db::new("one-shot-first");
+    let one_shot = |runner: &str| json!({"turnWaits": false, "runner": runner, "canHandOver": true, "endsWithTurn": true});
+    let mut p1 = db.process();
+    due(&mut p1);
+    // The conversation's first request: nothing is lost yet, and still none is sent from here.
+    let handed = done(start(&mut p1, "pending", one_shot("p1"), 20_000));
+    assert!(handed.hand_over && handed.ok && handed.summary_ids.is_empty(), "{handed:?}");
+    assert!(handed.reason.contains("ends with its turn"), "{}", handed.reason);
+    assert!(text(&mut p1, "SELECT compaction_pending_json FROM conversations").is_some(), "the pending work is left for the successor");
+    let runs: Value = serde_json::from_str(&text(&mut p1, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
+    assert_eq!((runs["abandoned"].as_u64(), runs["outstanding"].is_null(), runs["handedOverAtMs"].as_i64()), (Some(0), true, Some(20_000)), "{runs}");
+    drop(p1);
+    // The next one-shot turn, before the successor asked: no request, no second successor.
+    let mut p2 = db.process();
+    fill(&mut p2, 12, 2);
+    let next = done(start(&mut p2, "pending", one_shot("p2"), 23_000));
+    assert!(!next.hand_over && next.reason.contains("handed to a successor process 3 s ago"), "{next:?}");
+    drop(p2);
+    // The successor writes the summaries.
+    let mut successor = db.process();
+    let first = start(&mut successor, "pending", json!({"runner": "succ", "successor": true}), 25_000);
+    let written = finish(&mut successor, first, 50_000);
+    assert!(written.compacted && !written.summary_ids.is_empty(), "{written:?}");
+    assert!(text(&mut successor, "SELECT compaction_pending_json FROM conversations").is_none(), "the successor finished the pending work");
+    assert_eq!(count(&mut successor, "SELECT COUNT(*) FROM messages"), 28, "every message is kept");
+    // A later one-shot turn whose compaction is due hands over again (the successor has exited).
+    fill(&mut successor, 14, 4);
+    let again = done(start(&mut successor, "pending", one_shot("p3"), 90_000));
+    assert!(again.hand_over, "{again:?}");
+}
+
+#[test]
 fn a_job_whose_next_request_finds_another_process_asking_meanwhile_asks_for_nothing_more() {
     let db = Db::new("lease-between-passes");
     let mut a = db.process();

@@ -155,3 +155,24 @@ test("openclawCliEntry accepts OpenClaw's CLI scripts only", async () => {
   assert.equal(openclawCliEntry("/work/repo/tests/e2e/openclaw.e2e.test.mjs"), undefined);
   assert.equal(openclawCliEntry(undefined), undefined);
 });
+
+test("only OpenClaw's one-shot `agent` command, at its first turn, on 2026.9 and later, ends with its turn", async () => {
+  const { endsWithItsTurn, hostCommand, oneShotHandOver } = await import(SUCCESSOR);
+  const entry = "/usr/lib/node_modules/openclaw/openclaw.mjs";
+  const argv = (...rest) => ["/usr/bin/node", entry, ...rest];
+  assert.equal(hostCommand(argv("agent", "--local", "--message", "hi")), "agent");
+  assert.equal(hostCommand(argv("--no-color", "gateway", "run")), "gateway");
+  assert.equal(hostCommand(argv("--json")), undefined);
+  assert.equal(endsWithItsTurn(1, argv("agent", "--local", "--session-key", "k", "--message", "hi")), true);
+  assert.equal(endsWithItsTurn(0, argv("agent", "--local")), true, "before its turn was stored");
+  assert.equal(endsWithItsTurn(2, argv("agent", "--local")), false, "a process that stored two turns lives on");
+  assert.equal(endsWithItsTurn(1, argv("gateway", "run")), false, "a gateway serves turn after turn");
+  assert.equal(endsWithItsTurn(1, argv("lcm", "summarize", "--session", "k")), false, "a successor asks itself");
+  assert.equal(endsWithItsTurn(1, ["/usr/bin/node", "/work/repo/tests/js/plugin.test.mjs", "agent"]), false, "not OpenClaw's CLI");
+  assert.equal(oneShotHandOver("2026.9.6"), true);
+  assert.equal(oneShotHandOver("2026.10.1"), true);
+  assert.equal(oneShotHandOver("2027.1.0"), true);
+  assert.equal(oneShotHandOver("2026.7.1"), false, "2026.7 waits for the turn's summary before it exits");
+  assert.equal(oneShotHandOver(undefined), false);
+  assert.equal(oneShotHandOver("dev"), false);
+});

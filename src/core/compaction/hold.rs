@@ -24,8 +24,11 @@
 //!   `openclaw lcm summarize` process that outlives the one-shot command), a job that would
 //!   otherwise refrain or wait for a catch-up **hands over** instead: it asks for nothing, the
 //!   caller starts the successor, and the successor asks and waits for as long as the summaries
-//!   take. No turn waits. Catch-ups remain for callers that cannot start one (a browser, an
-//!   embedder). A successor's answers, like a catch-up's, do not show that answers arrive in the
+//!   take. No turn waits. A caller that knows its process ends with its turn (a one-shot
+//!   command: `openclaw agent --local`) hands over from its very first request: a request sent
+//!   there would die with the process, and the host's exit would wait for it (OpenClaw 2026.9's
+//!   CLI waits up to 5 s for a plugin's LLM call before it exits). Catch-ups remain for callers
+//!   that cannot start one (a browser, an embedder). A successor's answers, like a catch-up's, do not show that answers arrive in the
 //!   one-shot process itself.
 //! - A request sent by a process that outlives its turns (one that stored more than one turn: a
 //!   gateway; or a successor) holds a **lease** ([`LEASE_MS`]) that its sender renews while it
@@ -181,6 +184,8 @@ pub struct HoldInput {
     pub can_hand_over: bool,
     /// This job runs in such a successor: it asks, and waits for every answer.
     pub successor: bool,
+    /// The process ends with its turn (a one-shot command): whatever it asks is lost with it.
+    pub ends_with_turn: bool,
     /// A hand-over made this long ago still waits for its successor
     /// ([`SummaryRuns::hand_over_pending`]).
     pub hand_over_pending_ms: Option<i64>,
@@ -208,7 +213,8 @@ pub fn first_request(input: &HoldInput) -> Ask {
     if input.successor {
         return Ask::Now { hold_ms: None, catch_up: false };
     }
-    if input.abandoned == 0 {
+    let one_shot = input.can_hand_over && input.ends_with_turn;
+    if input.abandoned == 0 && !one_shot {
         // Answers arrive here (in the background when not within the hold): ask.
         return Ask::Now { hold_ms: later_hold(input), catch_up: false };
     }
@@ -219,11 +225,12 @@ pub fn first_request(input: &HoldInput) -> Ask {
         ));
     }
     if input.can_hand_over {
-        return Ask::HandOver(format!(
-            "summary requests here end unanswered ({} in a row: the process exited before the summarizer answered); \
-             a successor process writes this conversation's summaries instead, and no turn waits for them",
-            input.abandoned
-        ));
+        let why = if input.abandoned > 0 {
+            format!("summary requests here end unanswered ({} in a row: the process exited before the summarizer answered)", input.abandoned)
+        } else {
+            "this process ends with its turn (a one-shot command): a request sent here would die with it, and its exit would wait for it".to_owned()
+        };
+        return Ask::HandOver(format!("{why}; a successor process writes this conversation's summaries instead, and no turn waits for them"));
     }
     if input.catch_up_due() {
         return Ask::Now { hold_ms: None, catch_up: true };
@@ -267,6 +274,7 @@ mod tests {
             summary_timeout_ms: 120_000,
             can_hand_over: false,
             successor: false,
+            ends_with_turn: false,
             hand_over_pending_ms: None,
         }
     }
@@ -410,5 +418,21 @@ mod tests {
         assert_eq!(runs.hand_over_pending(3_000), None, "the successor's request takes the hand-over");
         runs.answered("successor", true);
         assert_eq!(runs.abandoned, 2, "a successor's answer says nothing of answers in one-shot processes");
+    }
+
+    #[test]
+    fn a_process_that_ends_with_its_turn_hands_over_from_its_first_request() {
+        let one_shot = HoldInput { can_hand_over: true, ends_with_turn: true, ..input() };
+        let Ask::HandOver(why) = first_request(&one_shot) else { panic!("should hand over") };
+        assert!(why.contains("ends with its turn") && why.contains("successor"), "{why}");
+        // Once handed over, the next one-shot process neither asks nor starts a second successor.
+        let pending = HoldInput { hand_over_pending_ms: Some(4_000), ..one_shot };
+        assert!(matches!(first_request(&pending), Ask::Refrain(why) if why.contains("4 s ago")));
+        // Where no successor can be started, it asks as before (a browser, an embedder).
+        let alone = HoldInput { can_hand_over: false, ..one_shot };
+        assert_eq!(first_request(&alone), Ask::Now { hold_ms: Some(1_000), catch_up: false });
+        // The successor itself asks.
+        let successor = HoldInput { successor: true, ..one_shot };
+        assert_eq!(first_request(&successor), Ask::Now { hold_ms: None, catch_up: false });
     }
 }

@@ -94,6 +94,11 @@ pub struct CompactionParams {
     /// This job runs in such a successor: it asks and waits for every answer.
     #[serde(default)]
     pub successor: bool,
+    /// The calling process ends with the turn it runs (a one-shot command such as
+    /// `openclaw agent --local`): a request sent from it would die with it, so with
+    /// `can_hand_over` the job hands over from its first request (`core::compaction::hold`).
+    #[serde(default)]
+    pub ends_with_turn: bool,
 }
 
 /// A summary the caller must obtain from the host's LLM.

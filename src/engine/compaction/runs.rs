@@ -87,6 +87,7 @@ impl<S: Sql> Engine<S> {
         let mut input = self.hold_input(params.turn_waits, &runs, unserved);
         input.successor = params.successor;
         input.can_hand_over = params.can_hand_over;
+        input.ends_with_turn = params.ends_with_turn;
         input.hand_over_pending_ms = runs.hand_over_pending(now_ms);
         let mut asking = Self::asking_from(hold::first_request(&input), &input, Some(runner));
         if let Asking::Plan(plan) = &mut asking {
@@ -124,6 +125,7 @@ impl<S: Sql> Engine<S> {
             summary_timeout_ms: self.config.summary_timeout_ms,
             can_hand_over: false,
             successor: false,
+            ends_with_turn: false,
             hand_over_pending_ms: None,
         }
     }
