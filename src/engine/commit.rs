@@ -62,7 +62,7 @@ impl<S: Sql> Engine<S> {
                     });
                     return Ok((CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning, compaction: None }, None));
                 }
-                CommitLock::Locked { locked, existed } => (locked, existed),
+                CommitLock::Locked { locked, existed } => (*locked, existed),
             };
             let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
             let after = appended.applied_to(&locked.conversation);

@@ -36,7 +36,7 @@ pub enum CommitLock {
     Recorded(String),
     /// The key is new; the conversation is locked for the append. `existed`: it was already
     /// the key's active conversation for this session id (false: created or rotated now).
-    Locked { locked: LockedForAppend, existed: bool },
+    Locked { locked: Box<LockedForAppend>, existed: bool },
 }
 
 /// The start of a `commitTurn` transaction: the key's lock, its lookup and the conversation's
@@ -55,10 +55,10 @@ pub fn lock_for_commit(sql: &mut impl Sql, key: &str, session_key: &str, session
         return Ok(CommitLock::Recorded(hash));
     }
     Ok(match early {
-        Some(locked) => CommitLock::Locked { locked, existed: true },
+        Some(locked) => CommitLock::Locked { locked: Box::new(locked), existed: true },
         None => {
             let (conversation, existed) = conversations::resolve_noting_existing(sql, session_key, session_id, now_ms)?;
-            CommitLock::Locked { locked: LockedForAppend::unknown(conversation), existed }
+            CommitLock::Locked { locked: Box::new(LockedForAppend::unknown(conversation)), existed }
         }
     })
 }
