@@ -1,14 +1,15 @@
 // Per-turn cost of storage "postgres" through the Node shim (engine worker + I/O worker + pg),
 // against node:sqlite with the same harness, at several sizes of stored history. For each size:
 // a session with STORED messages imported first (bootstrap), then 3 warm-up turns and TURNS
-// timed turns of afterTurn (2 messages) + assemble, timed on the host's side. PostgreSQL runs
+// timed turns of afterTurn (2 messages) + assemble, timed on the host's side (or commitTurn,
+// OpenClaw 2026.9's call, with the turn's 2 messages and a fresh advancement key + assemble). PostgreSQL runs
 // four ways, each on a schema imported afresh over the direct connection: direct (loopback) and
 // through bench/pg-proxy.mjs (a delay each way, ~3 ms round trip), each with the driver's
 // deferred statements off (every statement waits: LOSSLESS_WASM_POSTGRES_DEFER=0) and on.
 // Statements and waits per turn are the driver's own counts (storageStats); a wait is one round
 // trip to the server. Needs LCM_PG_TEST_URL (a loopback server):
-//   bash scripts/pg-server.sh run "$NODE26_BIN/node" bench/postgres-node.mjs [stored,…] [turns]
-// e.g. bench/postgres-node.mjs 1000,10000 50
+//   bash scripts/pg-server.sh run "$NODE26_BIN/node" bench/postgres-node.mjs [stored,…] [turns] [afterTurn|commitTurn]
+// e.g. bench/postgres-node.mjs 1000,10000 50 commitTurn
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -20,6 +21,7 @@ import { startDelayProxy } from "./pg-proxy.mjs";
 
 const SIZES = String(process.argv[2] ?? "1000,10000").split(",").map(Number);
 const TURNS = Number(process.argv[3] ?? 50);
+const CALL = process.argv[4] ?? "afterTurn";
 const WARMUP = 3;
 // 1 ms towards the server, 2 ms back: Node's timers count whole milliseconds (pg-proxy.mjs).
 const UP_MS = 1;
@@ -30,7 +32,9 @@ const url = process.env.LCM_PG_TEST_URL;
 if (!url) throw new Error("LCM_PG_TEST_URL is not set: run through bash scripts/pg-server.sh run");
 const server = new URL(url);
 if (!/^(127\.|::1$|\[::1\]$|localhost$)/.test(server.hostname)) throw new Error(`only a loopback server, not ${server.hostname}`);
-if (!SIZES.every((n) => Number.isInteger(n) && n > 0 && n <= 200_000) || !(TURNS > 0 && TURNS <= 1000)) throw new Error("usage: postgres-node.mjs [stored,… ≤ 200000] [turns ≤ 1000]");
+if (!SIZES.every((n) => Number.isInteger(n) && n > 0 && n <= 200_000) || !(TURNS > 0 && TURNS <= 1000) || !["afterTurn", "commitTurn"].includes(CALL)) {
+  throw new Error("usage: postgres-node.mjs [stored,… ≤ 200000] [turns ≤ 1000] [afterTurn|commitTurn]");
+}
 const pg = createRequire(import.meta.url)("pg");
 
 async function admin(sql) {
@@ -84,8 +88,14 @@ async function turns(dbPath, config, messages) {
   const engine = createContextEngine(() => openNodeEngine(dbPath, config));
   const handle = await openNodeEngine(dbPath, config);
   const turn = async () => {
-    messages.push(msg(messages.length), msg(messages.length + 1));
-    await engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - 2 });
+    const fresh = [msg(messages.length), msg(messages.length + 1)];
+    messages.push(...fresh);
+    if (CALL === "commitTurn") {
+      const out = await engine.commitTurn({ ...session, advancementKey: `turn-${messages.length}`, messages: fresh });
+      if (out.status !== "committed") throw new Error(`commitTurn answered ${JSON.stringify(out)}`);
+    } else {
+      await engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - 2 });
+    }
     await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
   };
   for (let i = 0; i < WARMUP; i++) await turn();
@@ -150,7 +160,7 @@ try {
   await proxy.close();
 }
 
-console.log(`SELECT 1 round trip p50: direct ${directRtt.toFixed(2)} ms, through the proxy ${proxyRtt.toFixed(2)} ms; ${TURNS} timed turns after ${WARMUP} warm-up turns`);
+console.log(`SELECT 1 round trip p50: direct ${directRtt.toFixed(2)} ms, through the proxy ${proxyRtt.toFixed(2)} ms; ${TURNS} timed turns (${CALL} + assemble) after ${WARMUP} warm-up turns`);
 console.log("");
 console.log("| backend | stored | import | statements per turn | waits (round trips) per turn | turn p50 / p95 |");
 console.log("|---|---|---|---|---|---|");

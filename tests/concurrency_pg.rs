@@ -274,3 +274,83 @@ fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for(
     a.execute("ROLLBACK", &[]).unwrap();
     assert_eq!(locked.unstubbed, Some(read), "uncontended, the lock's items are the stored ones");
 }
+
+/// A retried turn whose key another gateway commits while this gateway's commit waits: the
+/// other holds the conversation's row with the same turn appended and its key recorded, not
+/// committed yet. When it took the key's advisory lock (as every `commitTurn` does), this commit
+/// waits at that lock; when it did not, at the lock statement, whose snapshot then predates the
+/// other's commit (the key's lookup rides in it: `advancements::lock_for_commit`). Either way
+/// the commit must report `duplicate` and store nothing twice.
+fn a_key_committed_while_the_commit_waited_is_seen(other_takes_the_key_lock: bool) {
+    use lossless_wasm::core::message::parse_messages;
+    use lossless_wasm::store::{advancements, bulk, conversations};
+    let schema = pg::fresh_schema();
+    let mut a = Engine::open(pg::connect(&schema), Config::default(), 1).expect("opening the store");
+    let opening = vec!["the first question".to_owned(), "the first answer".to_owned()];
+    assert_eq!(a.commit_turn(turn("t1", &opening), 10).unwrap().stored_messages, 2);
+    let retried = vec!["the retried question".to_owned(), "its answer".to_owned()];
+    // Gateway B: the retried turn appended and its key recorded, the row held, not committed.
+    let mut b = pg::connect(&schema);
+    b.execute("BEGIN", &[]).unwrap();
+    if other_takes_the_key_lock {
+        advancements::lock_key(&mut b, "t2").unwrap();
+    }
+    let held = conversations::resolve(&mut b, KEY, "s1", 20).unwrap();
+    let params = turn("t2", &retried);
+    let b_turn = parse_messages(&params.messages, 0).unwrap();
+    assert_eq!(bulk::append_any(&mut b, &held, &b_turn, 20).unwrap().inserted, 2);
+    advancements::record(&mut b, "t2", held.id, "b's payload", 2, 20).unwrap();
+    // Gateway A commits the same turn and waits for B.
+    let a_pid = int(a.sql(), "SELECT pg_backend_pid()");
+    let waiter = thread::spawn(move || a.commit_turn(turn("t2", &retried), 30));
+    let mut watcher = pg::connect(&schema);
+    let waiting = format!("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = {a_pid} AND wait_event_type = 'Lock'");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while int(&mut watcher, &waiting) == 0 {
+        assert!(std::time::Instant::now() < deadline, "gateway A never waited for B");
+        thread::sleep(std::time::Duration::from_millis(10));
+    }
+    b.execute("COMMIT", &[]).unwrap();
+    let outcome = waiter.join().expect("gateway A panicked").expect("the retried commit failed");
+    assert_eq!((outcome.status, outcome.stored_messages), (CommitStatus::Duplicate, 0), "{outcome:?}");
+    assert!(outcome.warning.is_some(), "B recorded another payload: the first commit is kept, with a warning");
+    let mut sql = pg::connect(&schema);
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM messages"), 4, "the retried turn stored once");
+    assert_eq!(int(&mut sql, "SELECT COUNT(*) FROM turn_advancements"), 2);
+    assert_eq!(int(&mut sql, "SELECT message_count FROM conversations"), 4);
+}
+
+#[test]
+fn a_key_another_gateway_committed_while_the_lock_statement_waited_is_a_duplicate() {
+    a_key_committed_while_the_commit_waited_is_seen(false);
+}
+
+#[test]
+fn a_key_another_gateway_committed_while_its_key_lock_was_awaited_is_a_duplicate() {
+    a_key_committed_while_the_commit_waited_is_seen(true);
+}
+
+/// Uncontended, the statement that locks the conversation answers for the key itself: recorded
+/// or not, and with the recorded payload hash.
+#[test]
+fn the_lock_statement_answers_for_the_advancement_key_when_nothing_was_waited_for() {
+    use lossless_wasm::core::message::parse_messages;
+    use lossless_wasm::store::conversations;
+    let schema = pg::fresh_schema();
+    let mut engine = Engine::open(pg::connect(&schema), Config::default(), 1).expect("opening the store");
+    engine.commit_turn(turn("t1", &["a question".to_owned(), "an answer".to_owned()]), 10).unwrap();
+    let recorded = int(engine.sql(), "SELECT COUNT(*) FROM turn_advancements WHERE advancement_key = 't1'");
+    assert_eq!(recorded, 1);
+    let mut sql = pg::connect(&schema);
+    let next = parse_messages(&turn("t2", &["next question".to_owned()]).messages, 0).unwrap();
+    let mut ask = |key: &str| {
+        sql.execute("BEGIN", &[]).unwrap();
+        let locked = conversations::lock_for_append(&mut sql, KEY, "s1", &next, 10, Some(key)).unwrap().expect("the conversation is there");
+        sql.execute("ROLLBACK", &[]).unwrap();
+        locked
+    };
+    let hash = ask("t1").recorded.expect("current").expect("t1 is recorded");
+    assert_eq!(hash.len(), 32, "a payload hash: {hash}");
+    assert_eq!(ask("t2").recorded, Some(None), "t2 is not");
+    assert_eq!(ask("t2").host_facts_json.map(|j| j.is_some()), Some(true), "the row's facts come along");
+}

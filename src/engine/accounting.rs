@@ -80,6 +80,19 @@ impl<S: Sql> Engine<S> {
         Ok(facts)
     }
 
+    /// [`Engine::host_facts`], when the conversation's `host_facts_json` was read with its row
+    /// (`stored`: `Some(None)` when none are stored; None: not read, read it now).
+    pub(crate) fn host_facts_with(&mut self, conversation_id: i64, stored: Option<Option<String>>) -> Result<HostFacts> {
+        match stored {
+            Some(json) if !self.accounting.facts.contains_key(&conversation_id) => {
+                let facts = store::parse(json.as_deref())?;
+                self.accounting.facts.insert(conversation_id, facts.clone());
+                Ok(facts)
+            }
+            _ => self.host_facts(conversation_id),
+        }
+    }
+
     /// Keeps facts in memory only (values the host repeats on every call).
     pub(crate) fn remember_facts(&mut self, conversation_id: i64, facts: HostFacts) {
         self.accounting.facts.insert(conversation_id, facts);

@@ -5,13 +5,23 @@
 use super::accounting::{learn_from_turn, tokens_of};
 use super::ingest::appended_tokens;
 use super::masking::TurnItems;
-use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult, SessionRef};
+use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult};
 use super::Engine;
 use crate::core::identity::Fingerprint;
 use crate::core::accounting::HostFacts;
 use crate::core::message::{parse_messages, StoredMessage};
 use crate::error::{Error, Result};
-use crate::store::{advancements, bulk, conversations, Sql};
+use crate::store::advancements::{self, CommitLock};
+use crate::store::{bulk, Sql};
+
+/// The turn's conversation before the turn, as its transaction found it.
+enum Prior {
+    /// Created (or the key rotated to it) by this turn: nothing learned yet, no view shown.
+    New,
+    /// Already the session's: its `host_facts_json` when the lock statement read it
+    /// (`Some(None)`: none stored; None: not read).
+    Existing(Option<Option<String>>),
+}
 
 impl<S: Sql> Engine<S> {
     /// Commits a turn atomically and idempotently by `advancementKey`.
@@ -34,32 +44,38 @@ impl<S: Sql> Engine<S> {
             fp.field(&message.identity);
         }
         let payload_hash = fp.hex();
-        let session = &params.session;
-        let facts = self.facts_after_turn(&params, &parsed)?;
-        // The turn's messages, its advancement record and the trigger's decision: one transaction.
-        self.in_turn_transaction(|e| e.commit_parsed(params.advancement_key.as_str(), session, &parsed, &payload_hash, facts, now_ms))
+        // The turn's messages, its advancement record, what it taught about the host's prompt
+        // and the trigger's decision: one transaction.
+        self.in_turn_transaction(|e| e.commit_parsed(&params, &parsed, &payload_hash, now_ms))
     }
 
-    fn commit_parsed(&mut self, key: &str, session: &SessionRef, parsed: &[StoredMessage], payload_hash: &str, facts: HostFacts, now_ms: i64) -> Result<CommitTurnResult> {
+    fn commit_parsed(&mut self, params: &CommitTurnParams, parsed: &[StoredMessage], payload_hash: &str, now_ms: i64) -> Result<CommitTurnResult> {
+        let (key, session) = (params.advancement_key.as_str(), &params.session);
         let (mut result, learned) = self.store.write(|sql| {
-            if let Some(recorded) = advancements::find(sql, key)? {
-                let warning = (recorded != payload_hash).then(|| {
-                    format!("advancementKey {key:?} was committed before with different messages; the first commit is kept")
-                });
-                return Ok((CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning, compaction: None }, None));
-            }
-            // As `afterTurn` stores its tail (ingest.rs `store_parsed`): the lock statement also
-            // says which identities are stored and returns the items the stubs consider.
-            let locked = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, TurnItems::lock_limit(parsed.len()), now_ms)?;
+            // The key's lookup and the conversation's lock, in one statement when the store can
+            // (it also says which identities are stored and returns the items the stubs
+            // consider, as for `afterTurn`: ingest.rs `store_parsed`).
+            let (locked, existed) = match advancements::lock_for_commit(sql, key, session.key(), &session.session_id, parsed, TurnItems::lock_limit(parsed.len()), now_ms)? {
+                CommitLock::Recorded(recorded) => {
+                    let warning = (recorded != payload_hash).then(|| {
+                        format!("advancementKey {key:?} was committed before with different messages; the first commit is kept")
+                    });
+                    return Ok((CommitTurnResult { status: CommitStatus::Duplicate, stored_messages: 0, warning, compaction: None }, None));
+                }
+                CommitLock::Locked { locked, existed } => (*locked, existed),
+            };
             let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
             let after = appended.applied_to(&locked.conversation);
             let items = locked.unstubbed.and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
             advancements::record(sql, key, after.id, payload_hash, parsed.len() as i64, now_ms)?;
-            Self::save_facts(sql, after.id, &facts, now_ms)?;
             let result = CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None };
-            Ok((result, Some((after, items, appended_tokens(parsed, &appended)))))
+            let prior = if existed { Prior::Existing(locked.host_facts_json) } else { Prior::New };
+            Ok((result, Some((after, items, appended_tokens(parsed, &appended), prior))))
         })?;
-        if let Some((conversation, items, tokens)) = learned {
+        if let Some((conversation, items, tokens, prior)) = learned {
+            // Under the same lock: the facts as this transaction found them.
+            let facts = self.facts_after_turn(params, parsed, conversation.id, prior)?;
+            self.store.write(|sql| Self::save_facts(sql, conversation.id, &facts, now_ms))?;
             self.remember_facts(conversation.id, facts);
             if result.stored_messages > 0 {
                 // Stubs first: the trigger then sees the smaller context. The conversation as
@@ -74,11 +90,10 @@ impl<S: Sql> Engine<S> {
     /// What this turn teaches about the host's prompt (see [`super::accounting`]): the view its
     /// request was built from is the one the last `assemble` returned for this conversation, or
     /// nothing when there was no conversation to show.
-    fn facts_after_turn(&mut self, params: &CommitTurnParams, parsed: &[StoredMessage]) -> Result<HostFacts> {
-        let prior = self.conversation(&params.session)?.filter(|c| c.session_id == params.session.session_id);
-        let (mut facts, view_tokens) = match &prior {
-            Some(c) => (self.host_facts(c.id)?, self.views.tokens(c.id).map(|t| u32::try_from(t).unwrap_or(u32::MAX))),
-            None => (HostFacts::default(), Some(0)),
+    fn facts_after_turn(&mut self, params: &CommitTurnParams, parsed: &[StoredMessage], conversation_id: i64, prior: Prior) -> Result<HostFacts> {
+        let (mut facts, view_tokens) = match prior {
+            Prior::Existing(stored) => (self.host_facts_with(conversation_id, stored)?, self.views.tokens(conversation_id).map(|t| u32::try_from(t).unwrap_or(u32::MAX))),
+            Prior::New => (HostFacts::default(), Some(0)),
         };
         if let Some(window) = tokens_of(params.model_context_window) {
             facts.window = Some(window);

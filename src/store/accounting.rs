@@ -11,10 +11,16 @@ pub const SAVE_SQL: &str = "UPDATE conversations SET host_facts_json = ?2, host_
 
 /// The facts learned for a conversation (all unknown when none were stored).
 pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<HostFacts> {
-    let Some(row) = sql.query_row(LOAD_SQL, &[conversation_id.into()])? else {
-        return Ok(HostFacts::default());
-    };
-    serde_json::from_str(&row.text(0)?).map_err(|e| Error::storage(format!("conversations.host_facts_json is corrupt: {e}")))
+    let row = sql.query_row(LOAD_SQL, &[conversation_id.into()])?;
+    parse(row.map(|r| r.text(0)).transpose()?.as_deref())
+}
+
+/// The facts in a `host_facts_json` value as stored (None: all unknown).
+pub fn parse(json: Option<&str>) -> Result<HostFacts> {
+    match json {
+        Some(text) => serde_json::from_str(text).map_err(|e| Error::storage(format!("conversations.host_facts_json is corrupt: {e}"))),
+        None => Ok(HostFacts::default()),
+    }
 }
 
 /// Stores the facts. Call inside a write transaction.

@@ -2,24 +2,65 @@
 //! transaction as the turn's messages, so a retry either finds the key (and stores nothing) or
 //! finds nothing stored at all.
 
+use crate::core::message::StoredMessage;
 use crate::error::Result;
+use crate::store::conversations::{self, LockedForAppend};
 use crate::store::sql::Sql;
 
 /// Per-turn query (primary key).
 pub const FIND_SQL: &str = "SELECT payload_hash FROM turn_advancements WHERE advancement_key = ?1";
 
-/// The payload hash recorded for `key`, if the turn was already committed.
-/// On PostgreSQL, first waits for any other transaction committing the same key (a host that
-/// retried a turn on another gateway): a transaction-level advisory lock on the key, taken in a
-/// statement of its own so the lookup that follows sees what that transaction committed. Its
-/// result is not read (`execute`): a driver may send it without waiting, since the server runs
-/// the lookup only once it has the lock (and fails the lookup when taking the lock failed).
-pub fn find(sql: &mut impl Sql, key: &str) -> Result<Option<String>> {
+/// PostgreSQL: waits for any other transaction committing the same key (a host that retried a
+/// turn on another gateway) and holds the key until this transaction ends: a transaction-level
+/// advisory lock, taken in a statement of its own so every statement after it sees what that
+/// transaction committed. Its result is not read (`execute`): a driver may send it without
+/// waiting, since the server runs the next statement only once it has the lock (and fails that
+/// one when taking the lock failed). SQLite's write lock already holds every key: nothing runs.
+pub fn lock_key(sql: &mut impl Sql, key: &str) -> Result<()> {
     if sql.dialect().is_postgres() {
         sql.execute("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))) AS locked", &[key.into()])?;
     }
+    Ok(())
+}
+
+/// The payload hash recorded for `key`, read as it is now (after [`lock_key`]).
+fn lookup(sql: &mut impl Sql, key: &str) -> Result<Option<String>> {
     let row = sql.query_row(FIND_SQL, &[key.into()])?;
     row.map(|r| r.text(0)).transpose()
+}
+
+/// How the start of a `commitTurn` transaction ended (see [`lock_for_commit`]).
+#[derive(Debug)]
+pub enum CommitLock {
+    /// The key was committed before, with this payload hash: store nothing.
+    Recorded(String),
+    /// The key is new; the conversation is locked for the append. `existed`: it was already
+    /// the key's active conversation for this session id (false: created or rotated now).
+    Locked { locked: Box<LockedForAppend>, existed: bool },
+}
+
+/// The start of a `commitTurn` transaction: the key's lock, its lookup and the conversation's
+/// lock for the append. On PostgreSQL, for a steady turn, the lookup rides in the conversation's
+/// lock statement (`conversations::lock_for_append`): one round trip for both. Otherwise the
+/// key is looked up on its own *before* the conversation is resolved, so a retried turn never
+/// creates or rotates a conversation.
+pub fn lock_for_commit(sql: &mut impl Sql, key: &str, session_key: &str, session_id: &str, messages: &[StoredMessage], scan_limit: i64, now_ms: i64) -> Result<CommitLock> {
+    lock_key(sql, key)?;
+    let early = conversations::lock_for_append(sql, session_key, session_id, messages, scan_limit, Some(key))?;
+    let recorded = match early.as_ref().and_then(|locked| locked.recorded.clone()) {
+        Some(answer) => answer,
+        None => lookup(sql, key)?,
+    };
+    if let Some(hash) = recorded {
+        return Ok(CommitLock::Recorded(hash));
+    }
+    Ok(match early {
+        Some(locked) => CommitLock::Locked { locked: Box::new(locked), existed: true },
+        None => {
+            let (conversation, existed) = conversations::resolve_noting_existing(sql, session_key, session_id, now_ms)?;
+            CommitLock::Locked { locked: Box::new(LockedForAppend::unknown(conversation)), existed }
+        }
+    })
 }
 
 /// Records a committed advancement. Call inside the write transaction that stored its messages.

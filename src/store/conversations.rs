@@ -135,7 +135,10 @@ pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
 /// row's totals in its transaction, so an unchanged `xmin` means no messages were added since.
 /// (The conversation's columns go unqualified: `c` is the statement's only table. The identities
 /// are an array for `= ANY`, as in `bulk_pg`'s read: an index probe each, whatever the
-/// statistics.)
+/// statistics.) After the items the stub pass considers (`?3` their limit): the locked row's
+/// `host_facts_json` (a column of the locked row, so current after any wait), and the payload
+/// hash recorded for the advancement key `?4` (NULL for none, or no key: `afterTurn`), under the
+/// same `xmin` check as the identities (see [`lock_for_append`] for why it is sound).
 const FIND_ACTIVE_FOR_APPEND_SQL: &str = concat!(
     "SELECT ",
     conversation_columns!(),
@@ -143,7 +146,8 @@ const FIND_ACTIVE_FOR_APPEND_SQL: &str = concat!(
        (SELECT string_agg(encode(m.identity_hash, 'hex'), ',') FROM messages m WHERE m.conversation_id = c.id \
           AND m.identity_hash = ANY (ARRAY(SELECT decode(value, 'hex') FROM json_array_elements_text(CAST(CAST(?2 AS text) AS json))))), ",
     crate::store::masking::scan_json_of_locked_row!(),
-    " FROM conversations c WHERE c.session_key = ?1 AND c.status = 'active' FOR UPDATE OF c"
+    ", c.host_facts_json, (SELECT a.payload_hash FROM turn_advancements a WHERE a.advancement_key = ?4) \
+     FROM conversations c WHERE c.session_key = ?1 AND c.status = 'active' FOR UPDATE OF c"
 );
 
 /// What the statement that locks a conversation before an append learned: the row, and what
@@ -158,6 +162,20 @@ pub struct LockedForAppend {
     /// `scan_limit` asked for) and whether older ones were left out, as before the append:
     /// what `masking::scan` would have returned then.
     pub unstubbed: Option<(Vec<crate::core::masking::ScanItem>, bool)>,
+    /// The row's `host_facts_json` as locked (`Some(None)`: none stored); None when the
+    /// statement did not read the row.
+    pub host_facts_json: Option<Option<String>>,
+    /// The payload hash recorded for the advancement key asked about (`Some(None)`: not
+    /// recorded); None when no key was asked about or the answer is not known to be current.
+    pub recorded: Option<Option<String>>,
+}
+
+impl LockedForAppend {
+    /// A conversation locked (or, on SQLite, written under the database's lock) with nothing
+    /// known about it beyond its row: the append, the stub pass and the key's lookup read.
+    pub fn unknown(conversation: Conversation) -> LockedForAppend {
+        LockedForAppend { conversation, stored: None, unstubbed: None, host_facts_json: None, recorded: None }
+    }
 }
 
 /// [`resolve`] before appending `messages`: on PostgreSQL, when the key's conversation exists
@@ -181,37 +199,75 @@ pub fn resolve_for_append(
     scan_limit: i64,
     now_ms: i64,
 ) -> Result<LockedForAppend> {
-    let unknown = |conversation| LockedForAppend { conversation, stored: None, unstubbed: None };
+    match lock_for_append(sql, session_key, session_id, messages, scan_limit, None)? {
+        Some(locked) => Ok(locked),
+        // Rotation or creation (the row the statement locked, if any, stays locked): as always.
+        None => Ok(LockedForAppend::unknown(resolve(sql, session_key, session_id, now_ms)?)),
+    }
+}
+
+/// The lock statement of [`resolve_for_append`] alone, also asking for `advancement_key`'s
+/// recorded payload hash: Some when it found and locked the key's conversation for this session
+/// id (with what it could tell; `recorded` is None when the key's answer is not known to be
+/// current), None when the caller must [`resolve`] (SQLite — nothing is run there —, a new or
+/// rotated conversation, messages the bulk append does not take).
+///
+/// The key's answer is sound for two reasons. The caller holds the key's advisory lock from a
+/// statement before this one (`advancements::lock_key`), so any transaction that committed the
+/// key through `commitTurn` committed before this statement's snapshot. And a writer that did
+/// not take it, committing while this statement waited for the row, also updated the row
+/// (`advancements::record` goes with an append in one transaction): the `xmin` check then
+/// withholds the answer, and the caller looks the key up under the lock.
+pub fn lock_for_append(
+    sql: &mut impl Sql,
+    session_key: &str,
+    session_id: &str,
+    messages: &[crate::core::message::StoredMessage],
+    scan_limit: i64,
+    advancement_key: Option<&str>,
+) -> Result<Option<LockedForAppend>> {
     if !sql.dialect().is_postgres() || messages.is_empty() || !crate::store::bulk_pg::can_append(messages) {
-        return Ok(unknown(resolve(sql, session_key, session_id, now_ms)?));
+        return Ok(None);
     }
     let identities: Vec<String> = messages.iter().map(|m| m.identity.to_ascii_lowercase()).collect();
     let json = serde_json::to_string(&identities).map_err(|e| crate::error::Error::storage(e.to_string()))?;
     let limit = scan_limit.max(0);
-    if let Some(row) = sql.query_row(FIND_ACTIVE_FOR_APPEND_SQL, &[session_key.into(), json.into(), limit.into()])? {
-        let existing = from_row(&row)?;
-        if existing.session_id == session_id {
-            if row.int(COLUMN_COUNT)? != 1 {
-                return Ok(unknown(existing));
-            }
-            let stored = row.opt_text(COLUMN_COUNT + 1)?.map(|list| list.split(',').map(str::to_owned).collect()).unwrap_or_default();
-            let unstubbed = if limit > 0 { Some(crate::store::masking::scan_from_json(row.opt_text(COLUMN_COUNT + 2)?.as_deref(), limit)?) } else { None };
-            return Ok(LockedForAppend { conversation: existing, stored: Some(stored), unstubbed });
-        }
+    let params = [session_key.into(), json.into(), limit.into(), advancement_key.map(str::to_owned).into()];
+    let Some(row) = sql.query_row(FIND_ACTIVE_FOR_APPEND_SQL, &params)? else {
+        return Ok(None);
+    };
+    let existing = from_row(&row)?;
+    if existing.session_id != session_id {
+        return Ok(None);
     }
-    // Rotation or creation (the row this statement locked, if any, stays locked): as always.
-    Ok(unknown(resolve(sql, session_key, session_id, now_ms)?))
+    let host_facts_json = Some(row.opt_text(COLUMN_COUNT + 3)?);
+    if row.int(COLUMN_COUNT)? != 1 {
+        return Ok(Some(LockedForAppend { host_facts_json, ..LockedForAppend::unknown(existing) }));
+    }
+    let stored = row.opt_text(COLUMN_COUNT + 1)?.map(|list| list.split(',').map(str::to_owned).collect()).unwrap_or_default();
+    let unstubbed = if limit > 0 { Some(crate::store::masking::scan_from_json(row.opt_text(COLUMN_COUNT + 2)?.as_deref(), limit)?) } else { None };
+    let recorded = match advancement_key {
+        Some(_) => Some(row.opt_text(COLUMN_COUNT + 4)?),
+        None => None,
+    };
+    Ok(Some(LockedForAppend { conversation: existing, stored: Some(stored), unstubbed, host_facts_json, recorded }))
 }
 
 /// The active conversation for the key, created (or rotated, when the session id changed).
 /// On PostgreSQL its row is locked for the rest of the transaction.
 pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<Conversation> {
+    Ok(resolve_noting_existing(sql, session_key, session_id, now_ms)?.0)
+}
+
+/// [`resolve`], also telling whether the conversation was already the key's active one for
+/// this session id (false: this call created it, archiving any other).
+pub fn resolve_noting_existing(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<(Conversation, bool)> {
     if sql.dialect().is_postgres() {
         return resolve_locked(sql, session_key, session_id, now_ms);
     }
     if let Some(existing) = find_active(sql, session_key)? {
         if existing.session_id == session_id {
-            return Ok(existing);
+            return Ok((existing, true));
         }
         archive(sql, existing.id, "session-id-changed", now_ms)?;
     }
@@ -223,23 +279,23 @@ pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: 
         &[session_key.into(), session_id.into(), generation.into(), now_ms.into()],
     )?;
     match row {
-        Some(row) => from_row(&row),
+        Some(row) => Ok((from_row(&row)?, false)),
         None => Err(crate::error::Error::storage("creating a conversation returned no row")),
     }
 }
 
-fn resolve_locked(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<Conversation> {
+fn resolve_locked(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<(Conversation, bool)> {
     for _ in 0..RESOLVE_ROUNDS {
         if let Some(existing) = sql.query_row(FIND_ACTIVE_FOR_UPDATE_SQL, &[session_key.into()])? {
             let existing = from_row(&existing)?;
             if existing.session_id == session_id {
-                return Ok(existing);
+                return Ok((existing, true));
             }
             archive(sql, existing.id, "session-id-changed", now_ms)?;
         }
         let generation = next_generation(sql, session_key)?;
         if let Some(row) = sql.query_row(CREATE_SQL_POSTGRES, &[session_key.into(), session_id.into(), generation.into(), now_ms.into()])? {
-            return from_row(&row);
+            return Ok((from_row(&row)?, false));
         }
         // Another gateway created the key's conversation meanwhile; it has committed (ON CONFLICT
         // waited for it): the next round reads and locks that row.

@@ -18,7 +18,8 @@
 //!   replay, one writer per file); PostgreSQL ids come from identity sequences only, and a
 //!   turn's append finds them by `seq` instead of reading them back (`bulk_pg`);
 //! - round trips: where PostgreSQL saves a wait by folding reads into one statement (the stored
-//!   identities in the lock statement, `conversations::resolve_for_append`; the conversation with
+//!   identities, and for `commitTurn` the advancement key's record and the host facts, in the
+//!   lock statement, `conversations::lock_for_append`; the conversation with
 //!   its new items in `assemble`, `context::active_with_newer`; a skipped trigger decision in one
 //!   `WITH … INSERT`, `compaction::record_decision`), SQLite keeps its plain statements, which
 //!   are as fast or faster in process.

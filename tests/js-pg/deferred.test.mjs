@@ -187,7 +187,7 @@ describe("deferred statements", () => {
     });
   });
 
-  test("round trips per turn: a steady commitTurn waits 4 times (the conversation for the host facts, the advancement key, the lock statement, COMMIT)", async () => {
+  test("round trips per turn: a steady commitTurn waits twice (its lock statement, which also looks up the advancement key and returns the host facts, and COMMIT)", async () => {
     await withCountedEngine("commit_waits", "agent:main:commitwaits", 1_794_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [];
       const waits = [];
@@ -199,9 +199,33 @@ describe("deferred statements", () => {
         assert.equal(out?.status ?? "committed", "committed", JSON.stringify(out));
         await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
       }
-      assert.deepEqual(waits.slice(3), [4, 4, 4], `waits per commitTurn: ${waits}`);
+      assert.deepEqual(waits.slice(3), [2, 2, 2], `waits per commitTurn: ${waits}`);
+      // A retry of a committed turn is found by the same statement: stored nothing, twice again.
+      let again;
+      const retried = await waitsOf(async () => { again = await engine.commitTurn({ ...session, advancementKey: "turn-5", messages: messages.slice(-2) }); });
+      assert.equal(again?.status, "duplicate", JSON.stringify(again));
+      assert.equal(retried, 2, "a retry waits as often as a turn");
       const stored = await pgQuery(`SELECT COUNT(*) FROM ${schema}.messages`);
       assert.equal(Number(stored[0][0]), 12, "every turn stored once");
+    });
+  });
+
+  test("round trips per turn: a steady commitTurn + assemble (OpenClaw 2026.9's turn) waits 3 times", async () => {
+    await withCountedEngine("commit_turn_waits", "agent:main:committurn", 1_795_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
+      const messages = [];
+      const turn = async (i) => {
+        const fresh = [stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`))];
+        messages.push(...fresh);
+        return waitsOf(async () => {
+          const out = await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: fresh });
+          assert.equal(out?.status, "committed", JSON.stringify(out));
+          await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
+        });
+      };
+      for (let i = 0; i < 3; i++) await turn(i);
+      for (let i = 3; i < 6; i++) assert.equal(await turn(i), 3, `turn ${i}`);
+      const items = await pgQuery(`SELECT COUNT(*) FROM ${schema}.context_items`);
+      assert.equal(Number(items[0][0]), 12, "every turn stored");
     });
   });
 
