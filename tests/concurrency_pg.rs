@@ -354,3 +354,50 @@ fn the_lock_statement_answers_for_the_advancement_key_when_nothing_was_waited_fo
     assert_eq!(ask("t2").recorded, Some(None), "t2 is not");
     assert_eq!(ask("t2").host_facts_json.map(|j| j.is_some()), Some(true), "the row's facts come along");
 }
+
+/// Two gateways asking for the same conversation's summary: the request is claimed under the
+/// conversation's row lock (`summary_runs::load_for_update`). Another gateway has recorded its
+/// leased request, not committed yet, while this gateway's job starts: the job's claim waits for
+/// that transaction and then finds the lease — it asks for nothing and leaves the other's record
+/// as it is (a plain read would have found no request in flight, asked, and overwritten it).
+#[test]
+fn a_summary_request_recorded_while_another_gateway_claims_one_is_seen_not_overwritten() {
+    use lossless_wasm::engine::compaction::CompactionStep;
+    let schema = pg::fresh_schema();
+    let config = Config::from_json(&json!({"freshTailCount": 4, "leafChunkTokens": 1000, "leafBudgetHeadroomFactor": 0, "leafSkipReductionThreshold": 0})).unwrap();
+    let mut a = Engine::open(pg::connect(&schema), config, 1).expect("opening the store");
+    a.assemble(decode("assemble", json!({"sessionId": "s1", "sessionKey": KEY, "tokenBudget": 50_000})).unwrap(), 1).unwrap();
+    for t in 0..12 {
+        let texts = vec![format!("Request {t}: the harbour log number {t} {}", "detail ".repeat(40)), format!("Log {t} read: {}", "the tide was high ".repeat(20))];
+        a.commit_turn(turn(&format!("t{t}"), &texts), 10_000 + t * 10).unwrap();
+    }
+    let id = int(a.sql(), "SELECT id FROM conversations");
+    // Gateway B: its leased request recorded under the row lock, not committed yet.
+    let mut b = pg::connect(&schema);
+    b.execute("BEGIN", &[]).unwrap();
+    b.query_row("SELECT id FROM conversations WHERE id = ?1 FOR UPDATE", &[id.into()]).unwrap();
+    let theirs = r#"{"outstanding":{"runner":"gateway-b","sinceMs":20000,"leaseUntilMs":40000},"abandoned":0}"#;
+    b.execute("UPDATE conversations SET summary_runs_json = ?2 WHERE id = ?1", &[id.into(), theirs.into()]).unwrap();
+    // Gateway A (a long-lived process) starts a job that would ask.
+    let a_pid = int(a.sql(), "SELECT pg_backend_pid()");
+    let waiter = thread::spawn(move || {
+        let params = json!({"sessionId": "s1", "sessionKey": KEY, "mode": "pending", "summarizer": "host", "runner": "gateway-a", "runnerTurns": 2});
+        let step = a.compaction_start(decode("compactionStart", params).unwrap(), 21_000);
+        (step, a)
+    });
+    let mut watcher = pg::connect(&schema);
+    let waiting = format!("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = {a_pid} AND wait_event_type = 'Lock'");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while int(&mut watcher, &waiting) == 0 {
+        assert!(std::time::Instant::now() < deadline, "gateway A never waited for B's row lock");
+        thread::sleep(std::time::Duration::from_millis(10));
+    }
+    b.execute("COMMIT", &[]).unwrap();
+    let (step, _a) = waiter.join().expect("gateway A panicked");
+    match step.expect("the job failed") {
+        CompactionStep::Done(report) => assert!(report.reason.contains("being written by another process"), "{report:?}"),
+        CompactionStep::NeedSummary(request) => panic!("gateway A asked (job {}) although B's leased request was recorded", request.job_id),
+    }
+    let runs: serde_json::Value = serde_json::from_str(&watcher.query_row("SELECT summary_runs_json FROM conversations", &[]).unwrap().unwrap().text(0).unwrap()).unwrap();
+    assert_eq!(runs["outstanding"]["runner"], "gateway-b", "B's request stays recorded: {runs}");
+}

@@ -16,7 +16,27 @@ pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
     let Some(row) = sql.query_row(LOAD_SQL, &[conversation_id.into()])? else {
         return Ok(SummaryRuns::default());
     };
-    match row.opt_text(0)? {
+    parse(row.opt_text(0)?)
+}
+
+/// The record, read to be changed in the current write transaction: on PostgreSQL the row is
+/// locked first (`FOR UPDATE`), so two gateways that both find no request in flight cannot both
+/// record one — the second waits, then reads the first's (its lease). SQLite's `BEGIN IMMEDIATE`
+/// already holds the database: a plain read.
+pub fn load_for_update(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
+    if sql.dialect().is_postgres() {
+        let Some(row) = sql.query_row(LOAD_FOR_UPDATE_SQL, &[conversation_id.into()])? else {
+            return Ok(SummaryRuns::default());
+        };
+        return parse(row.opt_text(0)?);
+    }
+    load(sql, conversation_id)
+}
+
+const LOAD_FOR_UPDATE_SQL: &str = "SELECT summary_runs_json FROM conversations WHERE id = ?1 FOR UPDATE";
+
+fn parse(text: Option<String>) -> Result<SummaryRuns> {
+    match text {
         Some(text) => serde_json::from_str(&text).map_err(|e| Error::storage(format!("conversations.summary_runs_json is corrupt: {e}"))),
         None => Ok(SummaryRuns::default()),
     }

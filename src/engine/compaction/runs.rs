@@ -156,7 +156,7 @@ impl<S: Sql> Engine<S> {
         if let Some(runner) = &plan.runner {
             // Checked again in the write: another process may have asked since this job started.
             let taken = self.store.write(|sql| {
-                let mut runs = store::load(sql, conversation_id)?;
+                let mut runs = store::load_for_update(sql, conversation_id)?;
                 if let Some(other) = runs.leased_elsewhere(runner, now_ms) {
                     return Ok(Some(other.since_ms));
                 }
@@ -187,7 +187,7 @@ impl<S: Sql> Engine<S> {
         let awaited = plan.successor || (plan.catch_up && plan.sent == 1);
         let conversation_id = job.conversation_id();
         self.store.write(|sql| {
-            let mut runs = store::load(sql, conversation_id)?;
+            let mut runs = store::load_for_update(sql, conversation_id)?;
             let before = runs.clone();
             runs.answered(&runner, awaited);
             if runs == before {
@@ -206,7 +206,7 @@ impl<S: Sql> Engine<S> {
         let (plan, conversation_id) = (job.asking().clone(), job.conversation_id());
         let (Some(runner), Some(_)) = (plan.runner, plan.asked_at_ms) else { return Ok(false) };
         self.store.write(|sql| {
-            let mut runs = store::load(sql, conversation_id)?;
+            let mut runs = store::load_for_update(sql, conversation_id)?;
             let renewed = runs.renew(&runner, now_ms);
             if renewed {
                 store::save(sql, conversation_id, &runs)?;
