@@ -157,7 +157,7 @@ export function parseCommandLine(argv, env = process.env, { hostLlm = false } = 
  * Inside OpenClaw (`openclaw lcm …`) the plugin passes its config (engine settings; flags win)
  * and the host's LLM (summarize, repair).
  */
-export async function main(argv, { env = process.env, out = process.stdout, err = process.stderr, config = {}, llm } = {}) {
+export async function main(argv, { env = process.env, out = process.stdout, err = process.stderr, config = {}, llm, logger } = {}) {
   let cmd;
   try {
     cmd = parseCommandLine(argv, env, { hostLlm: typeof llm?.complete === "function" });
@@ -186,7 +186,7 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
     const handle = await openNodeEngine(cmd.dbPath, { ...config, ...engineConfig(cmd) });
     for (const warning of handle.configWarnings ?? []) err.write(`lossless-wasm-lcm: ${warning}\n`);
     if (cmd.command === "summarize") {
-      const result = await summarizeAsSuccessor(handle, { sessionId: cmd.sessionId, sessionKey: cmd.sessionKey }, { llm: cmdLlm, timeoutMs: cmd.timeoutMs ?? config.summaryTimeoutMs, choice: config.summarizer });
+      const result = await summarizeAsSuccessor(handle, { sessionId: cmd.sessionId, sessionKey: cmd.sessionKey }, { llm: cmdLlm, timeoutMs: cmd.timeoutMs ?? config.summaryTimeoutMs, choice: config.summarizer, logger });
       await handle.flush();
       out.write(`${result.text}\n`);
       return result.ok ? 0 : 1;

@@ -59,8 +59,9 @@ function registerLcmCli(api) {
         .helpOption(false)
         .action(async (args) => {
           const { main } = await import("./cli.js");
-          // The plugin's engine settings, and the host's LLM for summarize and repair.
-          process.exitCode = await main(["--db", resolveDbPath(api), ...(args ?? [])], { config: api.pluginConfig ?? {}, llm: hostLlm(api) });
+          // The plugin's engine settings, the host's LLM for summarize and repair, and its log
+          // (a successor reports there what the turns that handed over would have).
+          process.exitCode = await main(["--db", resolveDbPath(api), ...(args ?? [])], { config: api.pluginConfig ?? {}, llm: hostLlm(api), logger: api.logger });
         });
     },
     { descriptors: [{ name: "lcm", description: LCM_CLI_DESCRIPTION, hasSubcommands: true }] },

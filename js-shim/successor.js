@@ -14,13 +14,17 @@ import { runCompaction } from "./compaction-driver.js";
 import { RUNNER_ID } from "./summary-runner.js";
 
 /**
- * Runs the pending compaction of `session` as a successor and waits for all of it.
+ * Runs the pending compaction of `session` as a successor and waits for all of it. With a
+ * `logger` (the host's, under `openclaw lcm summarize`), its failures and what it wrote go to the
+ * host's log too, as the turns that handed over would have logged them.
  * @returns {Promise<{ok: boolean, text: string, report: object}>}
  */
-export async function summarizeAsSuccessor(handle, session, { llm, timeoutMs, choice } = {}) {
+export async function summarizeAsSuccessor(handle, session, { llm, timeoutMs, choice, logger } = {}) {
   const params = { ...session, mode: "pending", runner: RUNNER_ID, runnerTurns: 0, successor: true };
   // "host": the given LLM or nothing; a successor never stores extractive text in its place.
   const report = await runCompaction(handle, params, { choice: choice === "extractive" ? "extractive" : "host", llm, timeoutMs });
+  for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
+  if (report.compacted) logger?.info?.(`[lossless-wasm] successor for ${session.sessionKey ?? session.sessionId}: ${report.reason}`);
   const failures = report.failures?.length ? `\n${report.failures.join("\n")}` : "";
   return { ok: report.ok !== false, text: `summarize ${session.sessionKey ?? session.sessionId}: ${report.reason}${failures}`, report };
 }

@@ -9,7 +9,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { startMockLlm, systemPromptOf, contentText, stripHostEnvelope } from "./mock-llm.mjs";
-import { OPENCLAW_VERSION, locateHost, createHostSandbox, findFailureLines, hostVersionsUnderTest, logLineText } from "./openclaw-host.mjs";
+import { OPENCLAW_VERSION, locateHost, createHostSandbox, findFailureLines, grepLines, hostVersionsUnderTest, logLineText } from "./openclaw-host.mjs";
 
 export const PLUGIN_ID = "lossless-wasm";
 export const ENGINE_MARKER = "[lossless-wasm]";
@@ -127,6 +127,35 @@ const clip = (s, n = 3000) => {
  * sandbox is removed only when the test called `markPassed()` (and
  * LOSSLESS_E2E_KEEP is not "1").
  */
+/** The successor processes' log (js-shim/successor.js) in a sandbox's state directory. */
+export function successorLog(sandbox) {
+  const logPath = path.join(sandbox.stateDir, "lossless-wasm", "successor.log");
+  return fs.existsSync(logPath) ? fs.readFileSync(logPath, "utf8") : "";
+}
+
+/**
+ * Waits until every successor the sandbox's turns started (`openclaw lcm summarize`, detached;
+ * each start is logged "go on in a successor process") has reported ("summarize <key>: …" in
+ * the successor log). Returns how many were started. Fails after `timeoutMs` with the log.
+ */
+export async function successorsDone(sandbox, { timeoutMs = 180_000 } = {}) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    let log = "";
+    try {
+      log = sandbox.readLog();
+    } catch {
+      /* no log yet */
+    }
+    const started = grepLines(log, /go on in a successor process/).length;
+    const out = successorLog(sandbox);
+    const finished = out.split("\n").filter((l) => /^summarize \S+: /.test(l)).length;
+    if (finished >= started) return started;
+    assert.ok(Date.now() < end, `${started} successor(s) started, ${finished} reported after ${timeoutMs} ms; successor log:\n${out.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig } = {}) {
   assertHostNode();
   const { DatabaseSync } = await import("node:sqlite");
@@ -168,10 +197,13 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
   assert.notEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.enabled, false, "plugin entry is disabled");
 
   const turns = [];
-  /** One `openclaw agent --local` turn; records what the mock saw during it. */
-  async function turn(sessionKey, message, { label } = {}) {
+  /** One `openclaw agent --local` turn; records what the mock saw during it and, unless
+   *  `settle` is false, during the summaries it handed to a successor (waited for here, so that
+   *  the next turn starts from them, as it would after a user's pause). */
+  async function turn(sessionKey, message, { label, settle = true } = {}) {
     const before = llm.requests.length;
     const res = await sandbox.agentTurn({ sessionKey, message });
+    if (settle) await successorsDone(sandbox);
     const requests = llm.requests.slice(before);
     const rec = {
       index: turns.length + 1,

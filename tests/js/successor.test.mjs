@@ -176,3 +176,26 @@ test("only OpenClaw's one-shot `agent` command, at its first turn, on 2026.9 and
   assert.equal(oneShotHandOver(undefined), false);
   assert.equal(oneShotHandOver("dev"), false);
 });
+
+test("a successor reports its failures and what it wrote in the host's log, as the turns that handed over would have", async () => {
+  const { summarizeAsSuccessor } = await import(SUCCESSOR);
+  const lines = [];
+  const logger = { info: (l) => lines.push(["info", l]), warn: (l) => lines.push(["warn", l]) };
+  const script = (report) => ({
+    starts: [],
+    call(method, params) {
+      if (method !== "compactionStart") throw new Error(`unexpected ${method}`);
+      this.starts.push(params);
+      return { type: "done", ...report };
+    },
+  });
+  const failing = script({ ok: false, compacted: false, reason: "nothing compacted", summaryIds: [], failures: ["compaction failed (summarizer error: HTTP 500); all 3 original messages preserved"] });
+  const failed = await summarizeAsSuccessor(failing, { sessionId: "s", sessionKey: KEY }, { llm: { complete: async () => ({ text: "x" }) }, logger });
+  assert.equal(failing.starts[0].successor, true, "it runs as a successor");
+  assert.equal(failed.ok, false);
+  assert.deepEqual(lines, [["warn", "[lossless-wasm] compaction failed (summarizer error: HTTP 500); all 3 original messages preserved"]]);
+  lines.length = 0;
+  const writing = script({ ok: true, compacted: true, reason: "1 summaries written (2600 -> 1900 tokens)", summaryIds: [7], failures: [] });
+  await summarizeAsSuccessor(writing, { sessionId: "s", sessionKey: KEY }, { llm: { complete: async () => ({ text: "x" }) }, logger });
+  assert.deepEqual(lines, [["info", `[lossless-wasm] successor for ${KEY}: 1 summaries written (2600 -> 1900 tokens)`]]);
+});
