@@ -7,21 +7,29 @@
 // the small writes of a pipeline (one measured "one round trip" turn took 48 ms instead of ~3).
 // Listens on 127.0.0.1 only.
 //
+// The fault tests also use it as a network partition (tests/js-pg/partition.test.mjs):
+// `partition()` makes it silent in both directions, on the connections it carries and on new
+// ones, without closing any (what crosses is counted and dropped, as a network would lose it);
+// `heal()` resets the connections that lived through the partition (a real one ends them once
+// TCP gives up) and forwards again for new ones.
+//
 //   import { startDelayProxy } from "./pg-proxy.mjs";
 //   const proxy = await startDelayProxy({ target: { host: "127.0.0.1", port }, upMs: 1, downMs: 2 });
 //   … connect to 127.0.0.1:proxy.port … ; await proxy.close();
 import { createConnection, createServer } from "node:net";
 
 /** Forwards `from` to `to`, each chunk `delayMs` later. Timers of equal delay fire in the order
- *  they were set, so the byte stream stays in order. */
-function pipeDelayed(from, to, delayMs, counted) {
+ *  they were set, so the byte stream stays in order. While `link.silent`, nothing crosses: data
+ *  is counted as dropped, and an end or a close is not passed on. */
+function pipeDelayed(from, to, delayMs, counted, link) {
   from.on("data", (chunk) => {
+    if (link.silent) return counted.dropped(chunk.length);
     counted(chunk.length);
-    setTimeout(() => { if (!to.destroyed) to.write(chunk); }, delayMs);
+    setTimeout(() => { if (!to.destroyed && !link.silent) to.write(chunk); }, delayMs);
   });
-  from.on("end", () => setTimeout(() => to.end(), delayMs));
-  from.on("error", () => to.destroy());
-  from.on("close", () => setTimeout(() => to.destroy(), delayMs));
+  from.on("end", () => setTimeout(() => { if (!link.silent) to.end(); }, delayMs));
+  from.on("error", () => { if (!link.silent) to.destroy(); });
+  from.on("close", () => setTimeout(() => { if (!link.silent) to.destroy(); }, delayMs));
 }
 
 /**
@@ -35,18 +43,34 @@ export async function startDelayProxy({ target, upMs, downMs }) {
   if (!/^(127\.|::1$|localhost$)/.test(target.host)) throw new Error(`pg-proxy: only loopback targets, not ${target.host}`);
   const sockets = new Set();
   let bytes = 0;
+  let dropped = 0;
   let connections = 0;
+  let partitioned = false;
+  // Each connection's link: silent from the partition on, reset by the heal.
+  const links = new Set();
   const counted = (n) => { bytes += n; };
+  counted.dropped = (n) => { dropped += n; };
   const server = createServer((client) => {
     connections++;
-    const upstream = createConnection({ host: target.host, port: target.port });
-    for (const s of [client, upstream]) {
+    const link = { silent: partitioned, pair: [client] };
+    links.add(link);
+    // During a partition a new connection is accepted and hears nothing back; it is not even
+    // passed on to the server (its handshake would be lost).
+    const upstream = partitioned ? null : createConnection({ host: target.host, port: target.port });
+    if (upstream) link.pair.push(upstream);
+    for (const s of link.pair) {
       s.setNoDelay(true);
       sockets.add(s);
       s.on("close", () => sockets.delete(s));
     }
-    pipeDelayed(client, upstream, upMs, counted);
-    pipeDelayed(upstream, client, downMs, counted);
+    client.on("close", () => { if (!link.silent) links.delete(link); });
+    if (upstream) {
+      pipeDelayed(client, upstream, upMs, counted, link);
+      pipeDelayed(upstream, client, downMs, counted, link);
+    } else {
+      client.on("data", (chunk) => counted.dropped(chunk.length));
+      client.on("error", () => {});
+    }
   });
   await new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -54,8 +78,23 @@ export async function startDelayProxy({ target, upMs, downMs }) {
   });
   return {
     port: server.address().port,
-    /** What went through it so far (tests check their traffic really did). */
-    traffic: () => ({ connections, bytes }),
+    /** What went through it so far (tests check their traffic really did), and what a
+     *  partition dropped. */
+    traffic: () => ({ connections, bytes, dropped }),
+    /** From now on nothing crosses, on any connection, and nothing is closed. */
+    partition: () => {
+      partitioned = true;
+      for (const link of links) link.silent = true;
+    },
+    /** Resets every connection that lived through the partition; new ones are forwarded. */
+    heal: () => {
+      partitioned = false;
+      for (const link of links) {
+        if (!link.silent) continue;
+        for (const s of link.pair) s.destroy();
+        links.delete(link);
+      }
+    },
     close: () => new Promise((resolve) => {
       for (const s of sockets) s.destroy();
       server.close(() => resolve());

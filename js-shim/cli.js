@@ -248,5 +248,8 @@ async function copyCommand(cmd, out, err) {
 // Run when executed (also through npm's bin symlink), not when imported by a test.
 const invokedAs = process.argv[1];
 if (invokedAs && existsSync(invokedAs) && import.meta.url === pathToFileURL(realpathSync(invokedAs)).href) {
+  // Names the process (ps, and PostgreSQL's application_name: pg-lock-holders.js) by its
+  // command; never by its options, which may hold a password.
+  process.title = ["lossless-wasm-lcm", process.argv.slice(2).find((arg) => COMMANDS.includes(arg))].filter(Boolean).join(" ");
   main(process.argv.slice(2)).then((code) => process.exit(code));
 }

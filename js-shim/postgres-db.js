@@ -31,9 +31,10 @@ const READ_GRACE_MS = 5_000;
  * `lock_timeout` ends a wait for a row lock another connection holds (SQLSTATE 55P03),
  * `statement_timeout` any statement that runs too long, and `query_timeout` (the client's)
  * a wait on a server that stopped answering without closing the connection (a partition).
+ * `statementGraceMs` is not a config key: tests shorten it to reach the client's timeout soon.
  */
-export function timeoutsFor(lockTimeoutMs) {
-  const statement = lockTimeoutMs + STATEMENT_GRACE_MS;
+export function timeoutsFor(lockTimeoutMs, statementGraceMs = STATEMENT_GRACE_MS) {
+  const statement = lockTimeoutMs + statementGraceMs;
   // lock_timeout 0 means "no limit" to PostgreSQL; 1 ms is as close to "at once" as it has.
   return { lock_timeout: Math.max(1, lockTimeoutMs), statement_timeout: statement, query_timeout: statement + READ_GRACE_MS };
 }
@@ -47,9 +48,10 @@ export class PostgresDatabase {
    * Starts the I/O thread and connects (creating `schema` when missing); throws the
    * connection's error, with the password hidden, when the server cannot be reached.
    * @param {object} options `url` (with the password), `schema` (already validated), `defer`
-   *   (default: on unless the environment variable says 0), `lockTimeoutMs` (config; 30 s)
+   *   (default: on unless the environment variable says 0), `lockTimeoutMs` (config; 30 s),
+   *   `statementGraceMs` (not config: STATEMENT_GRACE_MS; see timeoutsFor)
    */
-  constructor({ url, schema, defer = process.env[DEFER_ENV] !== "0", lockTimeoutMs = 30_000 }) {
+  constructor({ url, schema, defer = process.env[DEFER_ENV] !== "0", lockTimeoutMs = 30_000, statementGraceMs = STATEMENT_GRACE_MS }) {
     if (isMainThread) {
       throw new Error("invalid config `storageThread`: storage \"postgres\" needs `storageThread: \"worker\"` (its statements wait for the server, which must never hold the host's thread)");
     }
@@ -60,7 +62,7 @@ export class PostgresDatabase {
     this.where = `${redactedUrl(url)} schema ${schema}`;
     this.nextId = 1;
     this.defer = defer;
-    this.timeouts = timeoutsFor(lockTimeoutMs);
+    this.timeouts = timeoutsFor(lockTimeoutMs, statementGraceMs);
     // Between BEGIN and COMMIT/ROLLBACK as the engine sent them: where `run` may defer.
     this.inTransaction = false;
     this.statements = 0;

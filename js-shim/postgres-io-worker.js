@@ -6,17 +6,22 @@
 // transaction) is written at once, pipelined, and never answered; the transaction's next
 // waited statement answers for it (its first failure). Owns the connection's life (connect,
 // schema, reconnect after a break, a transaction kept on its connection), the conversion of
-// values to and from SQLite's shapes, and error text.
+// values to and from SQLite's shapes, and error text. A waited statement that waits long is
+// watched from a side connection, so a lock timeout can name the holder (pg-lock-holders.js).
 import { createRequire } from "node:module";
 import { workerData } from "node:worker_threads";
 import { numberedPlaceholders } from "./pg-placeholders.js";
 import { redactedUrl } from "./pg-config.js";
 import { transactionControl } from "./pg-transaction.js";
+import { applicationName, holdersText, lookupApplicationName, lookupDelayFor, watchLockWait } from "./pg-lock-holders.js";
 
 const { port, flag: flagBuffer, url, schema, pgPath, connectTimeoutMs, pipeline, timeouts } = workerData;
 const pg = createRequire(import.meta.url)(pgPath);
 const flag = new Int32Array(flagBuffer);
 const where = redactedUrl(url);
+const lookupDelayMs = lookupDelayFor(timeouts?.lock_timeout);
+/** Bounds on the side connection that looks up lock holders: it must never wait long itself. */
+const LOOKUP_TIMEOUTS = { connectionTimeoutMillis: Math.min(connectTimeoutMs, 5_000), statement_timeout: 5_000, query_timeout: 6_000 };
 
 /** Named (server-side prepared) statements per connection at most; a search's text varies with
  *  its filters, so past this a statement runs unnamed (parsed each time) instead of growing the
@@ -93,10 +98,11 @@ function describe(err, during) {
 async function connection() {
   if (client) return client;
   connecting ??= (async () => {
-    // The application name lets an operator (and the tests) tell the store's connections apart.
+    // The application name lets an operator (and the tests) tell the store's connections apart,
+    // and names this process to a call that waits on its locks (pg-lock-holders.js).
     // Pipeline mode (pg >= 8.23) writes each query as it is given instead of after the previous
     // one's answer: the statements the engine does not wait for share a round trip.
-    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: `lossless-wasm ${schema}`, pipeline, ...timeouts });
+    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName(schema), pipeline, ...timeouts });
     // A connection that breaks while idle emits "error"; the next call finds it gone.
     // Its error is kept: a statement sent after it learns only that the client is unusable,
     // while this one carries the server's reason (a FATAL such as 57P01).
@@ -121,13 +127,34 @@ async function connection() {
   return connecting;
 }
 
+/** A side connection for looking up who blocks a waited statement (watchLockWait). */
+async function connectSide() {
+  const side = new pg.Client({ connectionString: url, application_name: lookupApplicationName(), ...LOOKUP_TIMEOUTS });
+  // Unhandled, a socket error would end this thread; the watch drops the connection instead.
+  side.on("error", () => {});
+  try {
+    await side.connect();
+  } catch (err) {
+    side.end().catch(() => {});
+    throw err;
+  }
+  return side;
+}
+
+/** Watches a waited statement on `c` until the returned function is called (pg-lock-holders.js). */
+const watch = (c) => (c ? watchLockWait(c, { delayMs: lookupDelayMs, connectSide }) : () => {});
+
 /** A failure as the engine is told it, an Error with the SQLSTATE as `code` when the server
  *  gave one; a broken connection is dropped here, so the next call (outside a transaction)
- *  connects again. */
+ *  connects again. A lock timeout (55P03) is about another connection, not the statement: its
+ *  code LOSSLESS_POSTGRES_LOCKED, like the connection failures' LOSSLESS_POSTGRES_*, keeps the
+ *  statement's text out of the engine's message (src/wasm/sqljs.rs, js_err). */
 function failureOf(err, c) {
   if (sqlstate(err) === "55P03") {
     const waited = timeouts?.lock_timeout ?? 0;
-    return Object.assign(new Error(`lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): another gateway's turn or compaction, or a lossless-wasm-lcm command (pg_stat_activity shows it); this call failed and wrote nothing`), { code: "55P03" });
+    const holders = holdersText(c?.lockHolders);
+    const who = holders ? `held by ${holders}` : "another gateway's turn or compaction, or a lossless-wasm-lcm command (pg_stat_activity shows it)";
+    return Object.assign(new Error(`lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): ${who}; this call failed and wrote nothing`), { code: "LOSSLESS_POSTGRES_LOCKED" });
   }
   if (broken(err)) {
     if (c && client === c) {
@@ -181,8 +208,9 @@ async function deferred(req, control) {
   t.sent.push(
     send(t.client, req).catch((err) => {
       const failure = failureOf(err, t.client);
-      // A lost connection is not the statement's doing: the failure is the connection's.
-      t.failure ??= failure.code === "LOSSLESS_POSTGRES_BROKEN" ? failure : deferredFailure(failure, req.sql);
+      // A lost connection or another connection's lock is not the statement's doing: the
+      // failure is not named after it.
+      t.failure ??= failure.code?.startsWith("LOSSLESS_POSTGRES_") ? failure : deferredFailure(failure, req.sql);
     }),
   );
 }
@@ -212,10 +240,17 @@ async function waitedInTransaction(req, control) {
   const failedBefore = t.failure !== null;
   const alive = t.client !== null && t.client === client;
   const toSend = !failedBefore ? req : ends && alive ? { op: "exec", sql: "ROLLBACK" } : null;
+  // Watched while unanswered: a deferred statement before it may be the one waiting on a lock.
+  const unwatch = watch(alive ? t.client : null);
   const own = toSend ? send(t.client, toSend).then((result) => ({ result }), (err) => ({ error: failureOf(err, t.client) })) : { result: null };
-  await Promise.all(t.sent);
-  t.sent = [];
-  const outcome = await own;
+  let outcome;
+  try {
+    await Promise.all(t.sent);
+    t.sent = [];
+    outcome = await own;
+  } finally {
+    unwatch();
+  }
   // ROLLBACK answers for itself; the engine discards its outcome, and a transaction whose
   // connection broke has nothing left to roll back.
   if (control === "rollback") {
@@ -263,10 +298,13 @@ async function handle(req) {
   }
   // Outside a transaction every statement waits (postgres-db.js defers none there).
   const c = await connection();
+  const unwatch = watch(c);
   try {
     return await send(c, req);
   } catch (err) {
     throw failureOf(err, c);
+  } finally {
+    unwatch();
   }
 }
 

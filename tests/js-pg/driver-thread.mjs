@@ -5,8 +5,10 @@
 import { parentPort, workerData } from "node:worker_threads";
 
 const { PostgresDatabase } = await import(workerData.driver);
-// `defer` (optional): the driver's deferral of unread statements inside a transaction.
-const db = new PostgresDatabase({ url: workerData.url, schema: workerData.schema, ...(workerData.defer === undefined ? {} : { defer: workerData.defer }) });
+// Optional: `defer` (the driver's deferral of unread statements inside a transaction),
+// `lockTimeoutMs` and `statementGraceMs` (its timeouts; partition.test.mjs shortens them).
+const options = Object.fromEntries(["defer", "lockTimeoutMs", "statementGraceMs"].filter((k) => workerData[k] !== undefined).map((k) => [k, workerData[k]]));
+const db = new PostgresDatabase({ url: workerData.url, schema: workerData.schema, ...options });
 
 const run = (sql) => {
   try {

@@ -4,7 +4,8 @@
 // reports each summary request and answers only once the test says "release" (never, when the
 // test kills the process first).
 //
-// Usage: node fault-gateway.mjs <schema> <name> <sessionKey> [openclaw]   (LCM_PG_TEST_URL set)
+// Usage: node fault-gateway.mjs <schema> <name> <sessionKey> [openclaw]   (LCM_PG_TEST_URL set;
+// LCM_PG_LOCK_TIMEOUT_MS, when set, is its config `lockTimeoutMs`)
 // Commands (stdin)                     Replies (stdout)
 //   turns N   N turns, one after another   "ack <key>" | "fail <key> <message>" each, then "turns-done"
 //   loop      turns until "stop"           the same per turn, then "stopped"
@@ -30,6 +31,7 @@ const oneLine = (text) => String(text).replaceAll("\n", "\\n");
 const config = {
   storage: "postgres", postgresUrl: process.env.LCM_PG_TEST_URL, postgresSchema: schema,
   freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0, summarizer: "host",
+  ...(process.env.LCM_PG_LOCK_TIMEOUT_MS ? { lockTimeoutMs: Number(process.env.LCM_PG_LOCK_TIMEOUT_MS) } : {}),
 };
 
 let released = false;

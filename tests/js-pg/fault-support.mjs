@@ -17,12 +17,14 @@ export const serverDown = () => run("bash", [SCRIPT, "down", DIR]);
 export const serverUp = () => run("bash", [SCRIPT, "up", DIR]);
 
 /**
- * A gateway process on `schema`, committing turns of `sessionKey` as `name` (keys `<name>-<n>`).
+ * A gateway process on `schema`, committing turns of `sessionKey` as `name` (keys `<name>-<n>`),
+ * with config `lockTimeoutMs` when given.
  * `lines` is everything it printed so far; `until(pred)` resolves with the lines once
  * pred(lines) holds (the test's timeout ends a wait that never does).
  */
-export function gateway(schema, name, sessionKey, { openclaw = false } = {}) {
-  const proc = spawn(process.execPath, [CHILD, schema, name, sessionKey, ...(openclaw ? ["openclaw"] : [])], { stdio: ["pipe", "pipe", "pipe"] });
+export function gateway(schema, name, sessionKey, { openclaw = false, lockTimeoutMs } = {}) {
+  const env = lockTimeoutMs === undefined ? process.env : { ...process.env, LCM_PG_LOCK_TIMEOUT_MS: String(lockTimeoutMs) };
+  const proc = spawn(process.execPath, [CHILD, schema, name, sessionKey, ...(openclaw ? ["openclaw"] : [])], { stdio: ["pipe", "pipe", "pipe"], env });
   const g = { proc, lines: [], stderr: "" };
   let waiters = [];
   let buffered = "";

@@ -18,7 +18,8 @@ const CANNOT_CONNECT = /^storage error: lossless-wasm: cannot connect to Postgre
 const BROKE = /^storage error: lossless-wasm: the connection to PostgreSQL at postgres:\/\/lcm:\*\*\*@127\.0\.0\.1:\d+\/postgres broke .*; this call failed, and the next one connects again$/;
 const wait = (ms) => new Promise((r) => setTimeout(r, ms));
 const count = async (schema, sql) => Number((await pgQuery(sql.replaceAll("S.", `${schema}.`)))[0][0]);
-const app = (schema) => `lossless-wasm ${schema}`;
+// The store's connections: their application_name starts with this (host, pid and command follow).
+const app = (schema) => `lossless-wasm ${schema} `;
 
 /** A failure as the host logs it: one line (the child shows a newline as "\n"), no password,
  *  no stack, no statement text. */
@@ -61,7 +62,7 @@ async function anotherGatewayCompacts(schema, key) {
 }
 
 async function connectionsGone(schema) {
-  while (Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1", [app(schema)]))[0][0]) > 0) await wait(20);
+  while (Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE starts_with(application_name, $1)", [app(schema)]))[0][0]) > 0) await wait(20);
 }
 
 // A test that fails while the server is down must not leave it down for the next one.
@@ -81,7 +82,7 @@ describe("storage postgres: faults", () => {
     const holder = await pgClient();
     holder.on("error", () => {});
     await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
-    const waiting = "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'";
+    const waiting = "SELECT COUNT(*) FROM pg_stat_activity WHERE starts_with(application_name, $1) AND wait_event_type = 'Lock'";
     while (Number((await pgQuery(waiting, [app(schema)]))[0][0]) === 0) await wait(10);
     const failsBefore = g.get("fail").length;
     await down();
@@ -168,7 +169,7 @@ describe("storage postgres: faults", () => {
     k.send("compact 2400");
     await k.until(() => k.get("asked").length === 1);
     // The fault: the request is out, unanswered, and no transaction is open across it.
-    const [[state]] = await pgQuery("SELECT state FROM pg_stat_activity WHERE application_name = $1", [app(schema)]);
+    const [[state]] = await pgQuery("SELECT state FROM pg_stat_activity WHERE starts_with(application_name, $1)", [app(schema)]);
     assert.equal(state, "idle", "no transaction is held while the LLM writes");
     k.proc.kill("SIGKILL");
     assert.equal((await k.exited).signal, "SIGKILL");
@@ -197,11 +198,11 @@ describe("storage postgres: faults", () => {
     const holder = await pgClient();
     await holder.query(`BEGIN; LOCK TABLE ${schema}.compaction_events IN EXCLUSIVE MODE`);
     k.send("release");
-    const stuck = `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND query LIKE '%compaction_events%'`;
+    const stuck = `SELECT COUNT(*) FROM pg_stat_activity WHERE starts_with(application_name, $1) AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND query LIKE '%compaction_events%'`;
     while (Number((await pgQuery(stuck, [app(schema)]))[0][0]) === 0) await wait(10);
     // The fault really is mid-apply: its transaction has written the summary and the context
     // items (it holds their tables' write locks), uncommitted.
-    const written = `SELECT COUNT(DISTINCT l.relation) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE a.application_name = $1 AND l.granted AND l.mode = 'RowExclusiveLock' AND l.relation IN ('${schema}.summaries'::regclass, '${schema}.summary_messages'::regclass, '${schema}.context_items'::regclass)`;
+    const written = `SELECT COUNT(DISTINCT l.relation) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE starts_with(a.application_name, $1) AND l.granted AND l.mode = 'RowExclusiveLock' AND l.relation IN ('${schema}.summaries'::regclass, '${schema}.summary_messages'::regclass, '${schema}.context_items'::regclass)`;
     assert.equal(Number((await pgQuery(written, [app(schema)]))[0][0]), 3, "summary, edges and context items written in the open transaction");
     k.proc.kill("SIGKILL");
     assert.equal((await k.exited).signal, "SIGKILL");
@@ -298,7 +299,7 @@ describe("storage postgres: faults", () => {
       try {
         assert.deepEqual(await send(["BEGIN", "INSERT INTO t VALUES (1)"]), ["ok", "ok"]);
         // The fault: the server ends the connection while it sits idle inside the transaction.
-        const [[ended]] = await pgQuery("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1 AND state = 'idle in transaction'", [app(schema)]);
+        const [[ended]] = await pgQuery("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE starts_with(application_name, $1) AND state = 'idle in transaction'", [app(schema)]);
         assert.equal(Number(ended), 1);
         await connectionsGone(schema);
         // Give the driver's I/O thread the time to read the server's goodbye while idle (the case

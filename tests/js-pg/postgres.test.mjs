@@ -70,11 +70,11 @@ async function turnOnHeldRow(label, config = {}) {
   messages.push(user("a question while another connection holds the conversation"), assistant("its answer"));
   const state = { settled: false };
   const turn = engine.afterTurn({ ...session, messages, prePromptMessageCount: 4 }).then(() => null, (e) => e).finally(() => { state.settled = true; });
-  return { schema, engine, session, messages, holder, turn, state, app: `lossless-wasm ${schema}` };
+  return { schema, engine, session, messages, holder, turn, state, app: `lossless-wasm ${schema} ` };
 }
 
 /** How many of the store's connections wait on a lock. */
-const lockWaiters = async (app) => Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [app]))[0][0]);
+const lockWaiters = async (app) => Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE starts_with(application_name, $1) AND wait_event_type = 'Lock'", [app]))[0][0]);
 
 describe("storage postgres", () => {
   test("turns through createContextEngine are stored and assembled in order", async () => {
@@ -211,7 +211,7 @@ describe("storage postgres", () => {
     const session = { sessionId: "s", sessionKey: "agent:main:reconnect" };
     const messages = history(4);
     await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
-    const ended = await pgQuery("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1", [`lossless-wasm ${schema}`]);
+    const ended = await pgQuery("SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE starts_with(application_name, $1)", [`lossless-wasm ${schema} `]);
     assert.equal(Number(ended[0][0]), 1, "the store's connection was ended");
     messages.push(user("after the server ended the connection"), assistant("still stored"));
     // The first call may meet the dead connection and fail with one sentence; the next one reconnects.
@@ -228,7 +228,7 @@ describe("storage postgres", () => {
   test("a connection that breaks during a call fails that call with one sentence, and the next call connects again", async () => {
     const { schema, engine, session, messages, holder, turn, app } = await turnOnHeldRow("midcall");
     while ((await lockWaiters(app)) === 0) await new Promise((r) => setTimeout(r, 10));
-    await pgQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [app]);
+    await pgQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE starts_with(application_name, $1)", [app]);
     const err = await turn;
     await holder.query("ROLLBACK");
     await holder.end();
@@ -311,6 +311,7 @@ describe("storage postgres", () => {
 
   test("a lock held past lockTimeoutMs fails the turn with one line and writes nothing; the next turn stores it", async () => {
     const { schema, engine, session, messages, holder, turn, app } = await turnOnHeldRow("locktimeout", { lockTimeoutMs: 1000 });
+    const holderPid = holder.processID;
     let failure;
     let waited = 0;
     try {
@@ -324,6 +325,8 @@ describe("storage postgres", () => {
     assert.equal(waited, 1, "the turn waited on the held lock");
     assert.ok(failure instanceof Error, "the turn failed instead of waiting for as long as the holder keeps the lock");
     assert.match(failure.message, /held a lock this call needs for over 1000 ms \(config `lockTimeoutMs`\).*wrote nothing/);
+    assert.match(failure.message, new RegExp(`held by pid ${holderPid} \\(from 127\\.0\\.0\\.1, idle in a transaction for \\d+ s\\)`), "the holder is named");
+    assert.doesNotMatch(failure.message, /running `|SELECT /, "no statement text");
     assert.equal(failure.message.split("\n").length, 1, failure.message);
     assert.ok(!failure.message.includes(PASSWORD), "no password in the error");
     assert.equal(await count(schema, "SELECT COUNT(*) FROM S.messages"), 4, "nothing of the failed turn was written");
