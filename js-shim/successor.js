@@ -13,20 +13,70 @@ import { basename, dirname, sep } from "node:path";
 import { runCompaction } from "./compaction-driver.js";
 import { RUNNER_ID } from "./summary-runner.js";
 
+/** How long a successor stays after its last job for more of its session's work (one-shot
+ *  turns keep coming: the next one then needs no new process), unless the environment variable
+ *  LOSSLESS_WASM_SUCCESSOR_STANDBY_MS says otherwise (0: leave at once). */
+export const STANDBY_MS = 45_000;
+export const STANDBY_ENV = "LOSSLESS_WASM_SUCCESSOR_STANDBY_MS";
+/** How often a standing successor looks for new work. */
+const STANDBY_POLL_MS = 1_000;
+
+/** The standby from the environment (STANDBY_ENV), else STANDBY_MS. */
+export function standbyFor(env = process.env) {
+  const raw = env[STANDBY_ENV];
+  if (raw === undefined || raw === "") return STANDBY_MS;
+  const ms = Number(raw);
+  return Number.isInteger(ms) && ms >= 0 ? ms : STANDBY_MS;
+}
+
 /**
- * Runs the pending compaction of `session` as a successor and waits for all of it. With a
- * `logger` (the host's, under `openclaw lcm summarize`), its failures and what it wrote go to the
- * host's log too, as the turns that handed over would have logged them.
+ * Runs the pending compaction of `session` as a successor and waits for all of it; then stands
+ * by for `standbyMs`, marked on the conversation (`successorStandby`: one-shot turns meanwhile
+ * start no other successor), running whatever compaction becomes pending, until it has been
+ * idle that long or a run failed (the next turn hands over anew, after the engine's backoff).
+ * With a `logger` (the host's, under `openclaw lcm summarize`), failures and what was written go
+ * to the host's log too, as the turns that handed over would have logged them.
  * @returns {Promise<{ok: boolean, text: string, report: object}>}
  */
-export async function summarizeAsSuccessor(handle, session, { llm, timeoutMs, choice, logger } = {}) {
+export async function summarizeAsSuccessor(handle, session, { llm, timeoutMs, choice, logger, standbyMs = standbyFor(), pollMs = STANDBY_POLL_MS } = {}) {
   const params = { ...session, mode: "pending", runner: RUNNER_ID, runnerTurns: 0, successor: true };
-  // "host": the given LLM or nothing; a successor never stores extractive text in its place.
-  const report = await runCompaction(handle, params, { choice: choice === "extractive" ? "extractive" : "host", llm, timeoutMs });
-  for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
-  if (report.compacted) logger?.info?.(`[lossless-wasm] successor for ${session.sessionKey ?? session.sessionId}: ${report.reason}`);
+  const key = session.sessionKey ?? session.sessionId;
+  const run = async () => {
+    // "host": the given LLM or nothing; a successor never stores extractive text in its place.
+    const report = await runCompaction(handle, params, { choice: choice === "extractive" ? "extractive" : "host", llm, timeoutMs });
+    for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
+    if (report.compacted) logger?.info?.(`[lossless-wasm] successor for ${key}: ${report.reason}`);
+    return report;
+  };
+  const reports = [await run()];
+  const failed = () => reports.at(-1).ok === false || reports.at(-1).failures?.length > 0;
+  if (standbyMs > 0 && !failed()) {
+    let idleSince = Date.now();
+    let nextRunAt = 0;
+    try {
+      while (!failed()) {
+        // Right after a run too: the run took the mark down, and a turn must not find it down.
+        const pending = await handle.call("successorStandby", { ...session, standing: true });
+        if (pending && Date.now() >= nextRunAt) {
+          reports.push(await run());
+          idleSince = Date.now();
+          // A run that found nothing it could do (another process's request out) leaves the
+          // work pending: the next run waits a poll.
+          nextRunAt = idleSince + pollMs;
+          continue;
+        }
+        if (!pending && Date.now() - idleSince >= standbyMs) break;
+        await new Promise((r) => setTimeout(r, pollMs));
+      }
+    } finally {
+      await handle.call("successorStandby", { ...session, standing: false });
+    }
+  }
+  const report = reports.at(-1);
+  const written = reports.reduce((n, r) => n + (r.summaryIds?.length ?? 0), 0);
+  const reason = reports.length === 1 ? report.reason : `${written} summaries written in ${reports.length} runs; the last: ${report.reason}`;
   const failures = report.failures?.length ? `\n${report.failures.join("\n")}` : "";
-  return { ok: report.ok !== false, text: `summarize ${session.sessionKey ?? session.sessionId}: ${report.reason}${failures}`, report };
+  return { ok: report.ok !== false, text: `summarize ${key}: ${reason}${failures}`, report };
 }
 
 /**

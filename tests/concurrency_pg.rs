@@ -28,6 +28,17 @@ fn int(sql: &mut PgSql, query: &str) -> i64 {
     sql.query_row(query, &[]).unwrap().unwrap().int(0).unwrap()
 }
 
+/// Returns once backend `pid` waits for a lock (`pg_stat_activity`), as seen from `watcher`;
+/// fails with `what` after 20 s.
+fn wait_for_lock_wait(watcher: &mut PgSql, pid: i64, what: &str) {
+    let waiting = format!("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = {pid} AND wait_event_type = 'Lock'");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while int(watcher, &waiting) == 0 {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Runs `work(gateway)` for gateways 0 and 1 at once, each with its own engine on `schema`.
 fn two_gateways<T: Send + 'static>(schema: &str, work: impl Fn(usize, &mut Engine<PgSql>) -> T + Send + Sync + 'static) -> Vec<T> {
     let work = Arc::new(work);
@@ -253,12 +264,7 @@ fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for(
         (locked, read)
     });
     let mut watcher = pg::connect(&schema);
-    let waiting = format!("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = {a_pid} AND wait_event_type = 'Lock'");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while int(&mut watcher, &waiting) == 0 {
-        assert!(std::time::Instant::now() < deadline, "gateway A never waited for B's lock");
-        thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for_lock_wait(&mut watcher, a_pid, "gateway A never waited for B's lock");
     b.execute("COMMIT", &[]).unwrap();
     let (locked, read) = waiter.join().expect("gateway A panicked");
     assert_eq!(locked.conversation.message_count, 4, "the row as B committed it");
@@ -304,12 +310,7 @@ fn a_key_committed_while_the_commit_waited_is_seen(other_takes_the_key_lock: boo
     let a_pid = int(a.sql(), "SELECT pg_backend_pid()");
     let waiter = thread::spawn(move || a.commit_turn(turn("t2", &retried), 30));
     let mut watcher = pg::connect(&schema);
-    let waiting = format!("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = {a_pid} AND wait_event_type = 'Lock'");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while int(&mut watcher, &waiting) == 0 {
-        assert!(std::time::Instant::now() < deadline, "gateway A never waited for B");
-        thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for_lock_wait(&mut watcher, a_pid, "gateway A never waited for B");
     b.execute("COMMIT", &[]).unwrap();
     let outcome = waiter.join().expect("gateway A panicked").expect("the retried commit failed");
     assert_eq!((outcome.status, outcome.stored_messages), (CommitStatus::Duplicate, 0), "{outcome:?}");
@@ -386,12 +387,7 @@ fn a_summary_request_recorded_while_another_gateway_claims_one_is_seen_not_overw
         (step, a)
     });
     let mut watcher = pg::connect(&schema);
-    let waiting = format!("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = {a_pid} AND wait_event_type = 'Lock'");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while int(&mut watcher, &waiting) == 0 {
-        assert!(std::time::Instant::now() < deadline, "gateway A never waited for B's row lock");
-        thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for_lock_wait(&mut watcher, a_pid, "gateway A never waited for B's row lock");
     b.execute("COMMIT", &[]).unwrap();
     let (step, _a) = waiter.join().expect("gateway A panicked");
     match step.expect("the job failed") {

@@ -395,6 +395,56 @@ fn a_process_that_ends_with_its_turn_hands_over_its_first_request_and_the_succes
 }
 
 #[test]
+fn a_successor_standing_by_takes_the_next_turns_work_and_no_turn_starts_another() {
+    use lossless_wasm::engine::compaction::SuccessorStandby;
+    let db = Db::new("standby");
+    let one_shot = |runner: &str| json!({"turnWaits": false, "runner": runner, "canHandOver": true, "endsWithTurn": true});
+    let standby = |standing: bool| -> SuccessorStandby { decode("successorStandby", json!({"sessionId": "s", "sessionKey": KEY, "standing": standing})).unwrap() };
+    let mut p1 = db.process();
+    due(&mut p1);
+    assert!(done(start(&mut p1, "pending", one_shot("p1"), 20_000)).hand_over);
+    drop(p1);
+    let mut successor = db.process();
+    let first = start(&mut successor, "pending", json!({"runner": "succ", "successor": true}), 24_000);
+    assert!(finish(&mut successor, first, 30_000).compacted);
+    // Done with what was pending, it stands by: nothing to do yet, and the mark is down.
+    assert!(!successor.successor_standby(&standby(true), 31_000).unwrap(), "nothing pending");
+    let runs: Value = serde_json::from_str(&text(&mut successor, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
+    assert_eq!(runs["handedOverAtMs"].as_i64(), Some(31_000), "{runs}");
+    // The next one-shot turn: compaction is due again, and it neither asks nor starts a successor.
+    let mut p2 = db.process();
+    fill(&mut p2, 12, 6);
+    let refrained = done(start(&mut p2, "pending", one_shot("p2"), 33_000));
+    assert!(!refrained.hand_over && refrained.reason.contains("handed to a successor process 2 s ago"), "{refrained:?}");
+    drop(p2);
+    // The standing successor finds the work and writes it.
+    assert!(successor.successor_standby(&standby(true), 34_000).unwrap(), "the turn's work is pending");
+    let next = start(&mut successor, "pending", json!({"runner": "succ", "successor": true}), 34_001);
+    let written = finish(&mut successor, next, 40_000);
+    assert!(written.compacted && !written.summary_ids.is_empty(), "{written:?}");
+    // Its run took the mark down (a successor that asks answers the hand-over); the next poll
+    // puts it up, polls within the refresh interval write nothing, a later one renews it.
+    let mark = |e: &mut Engine<NativeSql>| serde_json::from_str::<Value>(&text(e, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap()["handedOverAtMs"].as_i64();
+    assert_eq!(mark(&mut successor), None);
+    assert!(!successor.successor_standby(&standby(true), 41_000).unwrap());
+    assert!(!successor.successor_standby(&standby(true), 45_000).unwrap());
+    assert_eq!(mark(&mut successor), Some(41_000), "not rewritten within 10 s");
+    assert!(!successor.successor_standby(&standby(true), 51_500).unwrap());
+    assert_eq!(mark(&mut successor), Some(51_500), "renewed after 10 s");
+    // It leaves (its mark now older than the refresh interval): the mark is cleared, and the
+    // next turn with work hands over anew.
+    assert!(!successor.successor_standby(&standby(false), 80_000).unwrap());
+    assert_eq!(mark(&mut successor), None);
+    fill(&mut successor, 18, 6);
+    let mut p3 = db.process();
+    assert!(done(start(&mut p3, "pending", one_shot("p3"), 81_000)).hand_over, "a new successor is started");
+    assert_eq!(count(&mut p3, "SELECT COUNT(*) FROM messages"), 48, "every message is kept");
+    // Unknown sessions: nothing to stand by for.
+    let other: SuccessorStandby = decode("successorStandby", json!({"sessionId": "x", "sessionKey": "agent:main:nobody", "standing": true})).unwrap();
+    assert!(!p3.successor_standby(&other, 82_000).unwrap());
+}
+
+#[test]
 fn a_job_whose_next_request_finds_another_process_asking_meanwhile_asks_for_nothing_more() {
     let db = Db::new("lease-between-passes");
     let mut a = db.process();

@@ -219,6 +219,15 @@ impl WasmEngine {
         self.inner.compaction_renew(params.job_id, now(now_ms)).map_err(js_error)
     }
 
+    /// A successor between jobs: `{sessionId, sessionKey?, standing}`. Standing, it marks the
+    /// conversation's summaries as handed to it (one-shot turns refrain) and returns whether
+    /// compaction is pending; leaving (`standing: false`) clears the mark.
+    #[wasm_bindgen(js_name = successorStandby)]
+    pub fn successor_standby(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {
+        let params: crate::engine::compaction::SuccessorStandby = decode("successorStandby", from_js("successorStandby", params)?).map_err(js_error)?;
+        self.inner.successor_standby(&params, now(now_ms)).map_err(js_error)
+    }
+
     /// Archives the session key's active conversation (the host reported a reset):
     /// `{sessionId, sessionKey?, cause?}`. Returns whether there was one.
     pub fn reset(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {

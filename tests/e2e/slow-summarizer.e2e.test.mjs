@@ -167,7 +167,12 @@ for (const hostVersion of e2eHosts()) test(hostTitle(`a summarizer answering in 
   // Successors write after the last turn's process exited: wait for them before judging.
   assert.ok(await summariesSettle(slow.e2e), `summary requests were still open 4 minutes after the last turn:\n${describeRequests(slow.e2e.llm.summarizationRequests())}`);
   const successorLogPath = join(slow.e2e.sandbox.stateDir, "lossless-wasm", "successor.log");
-  const successorLog = existsSync(successorLogPath) ? readFileSync(successorLogPath, "utf8") : "";
+  const readSuccessorLog = () => (existsSync(successorLogPath) ? readFileSync(successorLogPath, "utf8") : "");
+  // A successor stands by for more work after its last (45 s by default) and reports on exit.
+  for (const end = Date.now() + 3 * 60_000; hostVersion !== "2026.7.1" && !/^summarize /m.test(readSuccessorLog()) && Date.now() < end;) {
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const successorLog = readSuccessorLog();
   t.diagnostic(`successor log (${successorLogPath}):\n${successorLog || "(none)"}`);
 
   // Both runs answer every turn and keep every note.

@@ -89,7 +89,8 @@ test("lcm summarize writes a session's pending summaries through the LLM and wai
     assert.match(noLlm.stderr, /summarize needs an LLM/);
     assert.equal(llm.requests.length, 0);
 
-    const out = await run([CLI, "--db", dbPath, "summarize", "--session", KEY, "--llm-url", llm.url, "--llm-model", "m"]);
+    const noStandby = { LOSSLESS_WASM_SUCCESSOR_STANDBY_MS: "0" };
+    const out = await run([CLI, "--db", dbPath, "summarize", "--session", KEY, "--llm-url", llm.url, "--llm-model", "m"], noStandby);
     assert.equal(out.code, 0, `${out.stdout}\n${out.stderr}`);
     assert.ok(llm.requests.length >= 1, "summaries were asked for");
     assert.ok(llm.requests.every((r) => r.answeredAt), "and every answer was awaited");
@@ -100,7 +101,7 @@ test("lcm summarize writes a session's pending summaries through the LLM and wai
     assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[history.length]], "every message is kept");
     // Nothing pending: a second run asks for nothing and says so.
     const before = llm.requests.length;
-    const again = await run([CLI, "--db", dbPath, "summarize", "--session", KEY, "--llm-url", llm.url, "--llm-model", "m"]);
+    const again = await run([CLI, "--db", dbPath, "summarize", "--session", KEY, "--llm-url", llm.url, "--llm-model", "m"], noStandby);
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /no compaction is pending/);
     assert.equal(llm.requests.length, before);
@@ -126,7 +127,7 @@ if (openclawCliEntry(${JSON.stringify(entry)}) !== ${JSON.stringify(entry)}) pro
 console.log(spawnSuccessor({ sessionId: "sess", sessionKey: ${JSON.stringify(KEY)} }, { entry: ${JSON.stringify(entry)}, logPath: ${JSON.stringify(logPath)} }));
 process.exit(0);`;
   try {
-    const started = await run(["--input-type=module", "-e", starter], { LOSSLESS_WASM_DB: dbPath, LOSSLESS_WASM_LLM_URL: llm.url, LOSSLESS_WASM_LLM_MODEL: "m" });
+    const started = await run(["--input-type=module", "-e", starter], { LOSSLESS_WASM_DB: dbPath, LOSSLESS_WASM_LLM_URL: llm.url, LOSSLESS_WASM_LLM_MODEL: "m", LOSSLESS_WASM_SUCCESSOR_STANDBY_MS: "4000" });
     assert.equal(started.code, 0, started.stderr);
     const pid = Number(started.stdout.trim());
     assert.ok(pid > 0, `the successor's pid: ${started.stdout}`);
@@ -137,7 +138,12 @@ process.exit(0);`;
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /summaries across processes: a request out since \S+ \(process \S+, leased until /);
     assert.ok(await until(async () => (await query(dbPath, "SELECT COUNT(*) FROM conversations WHERE compaction_pending_json IS NOT NULL"))[0][0] === 0, 90_000), "the successor finished the pending work");
+    // It stands by for more work (4 s here), marked on the conversation so that one-shot turns
+    // meanwhile start no other successor; then it leaves and clears the mark.
+    const mark = async () => JSON.parse((await query(dbPath, "SELECT summary_runs_json FROM conversations"))[0][0] ?? "{}").handedOverAtMs ?? null;
+    assert.ok(await until(async () => (await mark()) !== null, 10_000), "the successor stood by, marked on the conversation");
     assert.ok(await until(() => { try { process.kill(pid, 0); return false; } catch { return true; } }, 30_000), "the successor exited");
+    assert.equal(await mark(), null, "and cleared its mark");
     const [[stored]] = await query(dbPath, "SELECT COUNT(*) FROM summaries WHERE content LIKE '%harbour notes%'");
     assert.ok(stored >= 1, `summaries stored by the successor (${stored})`);
     assert.ok(existsSync(logPath), "the successor's output went to the log");
@@ -190,12 +196,39 @@ test("a successor reports its failures and what it wrote in the host's log, as t
     },
   });
   const failing = script({ ok: false, compacted: false, reason: "nothing compacted", summaryIds: [], failures: ["compaction failed (summarizer error: HTTP 500); all 3 original messages preserved"] });
-  const failed = await summarizeAsSuccessor(failing, { sessionId: "s", sessionKey: KEY }, { llm: { complete: async () => ({ text: "x" }) }, logger });
+  const failed = await summarizeAsSuccessor(failing, { sessionId: "s", sessionKey: KEY }, { llm: { complete: async () => ({ text: "x" }) }, logger, standbyMs: 0 });
   assert.equal(failing.starts[0].successor, true, "it runs as a successor");
   assert.equal(failed.ok, false);
   assert.deepEqual(lines, [["warn", "[lossless-wasm] compaction failed (summarizer error: HTTP 500); all 3 original messages preserved"]]);
   lines.length = 0;
   const writing = script({ ok: true, compacted: true, reason: "1 summaries written (2600 -> 1900 tokens)", summaryIds: [7], failures: [] });
-  await summarizeAsSuccessor(writing, { sessionId: "s", sessionKey: KEY }, { llm: { complete: async () => ({ text: "x" }) }, logger });
+  await summarizeAsSuccessor(writing, { sessionId: "s", sessionKey: KEY }, { llm: { complete: async () => ({ text: "x" }) }, logger, standbyMs: 0 });
   assert.deepEqual(lines, [["info", `[lossless-wasm] successor for ${KEY}: 1 summaries written (2600 -> 1900 tokens)`]]);
+});
+
+test("a standing successor runs the work that becomes pending while it waits, and leaves after a failed run", async () => {
+  const { summarizeAsSuccessor, standbyFor, STANDBY_MS } = await import(SUCCESSOR);
+  assert.equal(standbyFor({}), STANDBY_MS);
+  assert.equal(standbyFor({ LOSSLESS_WASM_SUCCESSOR_STANDBY_MS: "0" }), 0);
+  assert.equal(standbyFor({ LOSSLESS_WASM_SUCCESSOR_STANDBY_MS: "soon" }), STANDBY_MS, "an unreadable value keeps the default");
+  // The engine, scripted: work becomes pending at the second look; the third run fails.
+  const calls = [];
+  let looks = 0;
+  let runs = 0;
+  const handle = {
+    call(method, params) {
+      calls.push([method, params.standing]);
+      if (method === "successorStandby") return params.standing ? ++looks === 2 || looks === 4 : false;
+      if (method !== "compactionStart") throw new Error(`unexpected ${method}`);
+      runs += 1;
+      return runs < 3
+        ? { type: "done", ok: true, compacted: true, reason: `run ${runs}: 1 summaries written`, summaryIds: [runs], failures: [] }
+        : { type: "done", ok: false, compacted: false, reason: "run 3 failed", summaryIds: [], failures: ["compaction failed (summarizer error: HTTP 500); all 2 original messages preserved"] };
+    },
+  };
+  const out = await summarizeAsSuccessor(handle, { sessionId: "s", sessionKey: KEY }, { llm: { complete: async () => ({ text: "x" }) }, standbyMs: 60_000, pollMs: 5 });
+  assert.equal(runs, 3, "the first run, and one per pending look");
+  assert.deepEqual(calls.at(-1), ["successorStandby", false], "it left, clearing its mark");
+  assert.equal(out.ok, false);
+  assert.match(out.text, new RegExp(`^summarize ${KEY}: 2 summaries written in 3 runs; the last: run 3 failed\ncompaction failed`));
 });

@@ -27,8 +27,10 @@
 //!   take. No turn waits. A caller that knows its process ends with its turn (a one-shot
 //!   command: `openclaw agent --local`) hands over from its very first request: a request sent
 //!   there would die with the process, and the host's exit would wait for it (OpenClaw 2026.9's
-//!   CLI waits up to 5 s for a plugin's LLM call before it exits). Catch-ups remain for callers
-//!   that cannot start one (a browser, an embedder). A successor's answers, like a catch-up's, do not show that answers arrive in the
+//!   CLI waits up to 5 s for a plugin's LLM call before it exits). A successor done with its
+//!   work stands by a while, renewing the hand-over's mark ([`STANDBY_REFRESH_MS`]), so the
+//!   next one-shot turns start no other. Catch-ups remain for callers that cannot start one (a
+//!   browser, an embedder). A successor's answers, like a catch-up's, do not show that answers arrive in the
 //!   one-shot process itself.
 //! - A request sent by a process that outlives its turns (one that stored more than one turn: a
 //!   gateway; or a successor) holds a **lease** ([`LEASE_MS`]) that its sender renews while it
@@ -52,6 +54,9 @@ pub const LEASE_RENEW_MS: u32 = 5_000;
 /// How long a hand-over waits for its successor to ask before it counts as failed (a successor
 /// that could not start): another may then be started.
 pub const HAND_OVER_GRACE_MS: i64 = 60_000;
+/// How often a successor standing by for more work renews its mark (well within
+/// [`HAND_OVER_GRACE_MS`], so the mark of a successor that died runs out soon after).
+pub const STANDBY_REFRESH_MS: i64 = 10_000;
 
 /// A summary request that was sent and not yet answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

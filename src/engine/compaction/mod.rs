@@ -151,6 +151,16 @@ pub struct JobRef {
     pub job_id: u64,
 }
 
+/// A successor that has written what was pending and stays a while for more
+/// (`successorStandby`): `standing` while it waits, false when it leaves.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SuccessorStandby {
+    #[serde(flatten)]
+    pub session: crate::engine::params::SessionRef,
+    pub standing: bool,
+}
+
 /// The caller's answer to a [`SummaryRequest`].
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -214,4 +214,33 @@ impl<S: Sql> Engine<S> {
             Ok(renewed)
         })
     }
+
+    /// A successor between jobs (`standing`): records it as a hand-over made now, so one-shot
+    /// turns meanwhile refrain instead of starting another successor, and answers whether the
+    /// conversation has compaction pending (the successor then runs it). When it leaves
+    /// (`!standing`) the mark is cleared, so the next turn hands over anew. A successor that
+    /// dies standing leaves the mark to run out ([`hold::HAND_OVER_GRACE_MS`]).
+    pub fn successor_standby(&mut self, params: &crate::engine::compaction::SuccessorStandby, now_ms: i64) -> Result<bool> {
+        crate::engine::params::validate_session(&params.session)?;
+        let key = params.session.key().to_owned();
+        let Some(conversation) = crate::store::conversations::find_active(self.store.sql(), &key)? else { return Ok(false) };
+        let pending = params.standing && conversation.compaction_pending_json.is_some();
+        // A poll writes only to put the mark up, renew it, or take it down.
+        let mark = store::load(self.store.sql(), conversation.id)?.handed_over_at_ms;
+        let fresh = mark.is_some_and(|at| now_ms.saturating_sub(at) < hold::STANDBY_REFRESH_MS);
+        let write = if params.standing { !fresh } else { mark.is_some() };
+        if !write {
+            return Ok(pending);
+        }
+        self.store.write(|sql| {
+            let mut runs = store::load_for_update(sql, conversation.id)?;
+            if params.standing {
+                runs.handed_over(now_ms);
+            } else {
+                runs.successor_started();
+            }
+            store::save(sql, conversation.id, &runs)
+        })?;
+        Ok(pending)
+    }
 }
