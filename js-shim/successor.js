@@ -13,20 +13,19 @@ import { basename, dirname, sep } from "node:path";
 import { runCompaction } from "./compaction-driver.js";
 import { RUNNER_ID } from "./summary-runner.js";
 
-/** How long a successor stays after its last job for more of its session's work (one-shot
- *  turns keep coming: the next one then needs no new process), unless the environment variable
- *  LOSSLESS_WASM_SUCCESSOR_STANDBY_MS says otherwise (0: leave at once). */
+/** How long a successor the plugin starts stays after its last job for more of its session's
+ *  work (one-shot turns keep coming: the next one then needs no new process). It reaches the
+ *  successor as the environment variable STANDBY_ENV, which a user's environment may set
+ *  instead (0: leave at once); `lcm summarize` run by hand, without it, leaves at once. */
 export const STANDBY_MS = 45_000;
 export const STANDBY_ENV = "LOSSLESS_WASM_SUCCESSOR_STANDBY_MS";
 /** How often a standing successor looks for new work. */
 const STANDBY_POLL_MS = 1_000;
 
-/** The standby from the environment (STANDBY_ENV), else STANDBY_MS. */
+/** The standby from the environment (STANDBY_ENV, milliseconds), else none. */
 export function standbyFor(env = process.env) {
-  const raw = env[STANDBY_ENV];
-  if (raw === undefined || raw === "") return STANDBY_MS;
-  const ms = Number(raw);
-  return Number.isInteger(ms) && ms >= 0 ? ms : STANDBY_MS;
+  const ms = Number(env[STANDBY_ENV] || 0);
+  return Number.isInteger(ms) && ms >= 0 ? ms : 0;
 }
 
 /**
@@ -124,7 +123,8 @@ export function oneShotHandOver(hostVersion) {
 /**
  * Starts `<node> <host entry> lcm summarize --session <key> --session-id <id>` detached from
  * this process (its own process group, not waited for, outliving this one), with this
- * process's environment, so it finds the same config and state directory, at a lower CPU
+ * process's environment, so it finds the same config and state directory (plus its standby,
+ * STANDBY_ENV, when the environment sets none), at a lower CPU
  * priority (nice 10: booting the host's CLI must not slow the turns it runs beside). Its output
  * is appended to `logPath`.
  * @param {{sessionId?: string, sessionKey?: string}} session
@@ -141,7 +141,8 @@ export function spawnSuccessor(session, { entry, logPath, node = process.execPat
   const log = openSync(logPath, "a");
   try {
     const args = [entry, "lcm", "summarize", "--session", key, ...(session.sessionId && session.sessionId !== key ? ["--session-id", session.sessionId] : [])];
-    const child = spawn(node, args, { detached: true, stdio: ["ignore", log, log], env: process.env, cwd: process.cwd() });
+    const env = { ...process.env, [STANDBY_ENV]: process.env[STANDBY_ENV] || String(STANDBY_MS) };
+    const child = spawn(node, args, { detached: true, stdio: ["ignore", log, log], env, cwd: process.cwd() });
     child.on("error", () => {}); // a failed start leaves the hand-over pending until its grace ends
     try {
       if (child.pid) setPriority(child.pid, 10);
