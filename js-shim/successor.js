@@ -1,10 +1,12 @@
 // The successor: a detached process that writes a session's summaries after the process that
-// asked for them exits. `openclaw agent --local` ends its process right after the reply, so a
-// summary that takes longer than the turn could never be written there; the engine then hands
-// the session's summaries over (core/compaction/hold.rs) and the plugin starts
-// `openclaw lcm summarize --session <key>` detached. That process loads the same plugin config
-// and the host's LLM, runs the pending compaction, waits for every answer (renewing the
-// request's lease, so turns meanwhile neither ask again nor wait), and exits. Node only.
+// recorded them exits. `openclaw agent --local` ends its process right after the reply, so a
+// summary that takes longer than the turn could never be written there (and OpenClaw 2026.9's
+// exit would wait for it): such a process hands the session's summaries over from its first
+// request (core/compaction/hold.rs; recognised here: endsWithItsTurn), as any process does once
+// its requests were lost, and the plugin starts `openclaw lcm summarize --session <key>`
+// detached. That process loads the same plugin config and the host's LLM, runs the pending
+// compaction, waits for every answer (renewing the request's lease, so turns meanwhile neither
+// ask again nor wait), stands by a while for the next turns' work, and exits. Node only.
 
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, closeSync } from "node:fs";
