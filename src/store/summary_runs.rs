@@ -13,10 +13,7 @@ pub const SAVE_SQL: &str = "UPDATE conversations SET summary_runs_json = ?2 WHER
 
 /// The conversation's record (the default when none was written yet).
 pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
-    let Some(row) = sql.query_row(LOAD_SQL, &[conversation_id.into()])? else {
-        return Ok(SummaryRuns::default());
-    };
-    parse(row.opt_text(0)?)
+    read(sql, LOAD_SQL, conversation_id)
 }
 
 /// The record, read to be changed in the current write transaction: on PostgreSQL the row is
@@ -24,16 +21,18 @@ pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
 /// record one — the second waits, then reads the first's (its lease). SQLite's `BEGIN IMMEDIATE`
 /// already holds the database: a plain read.
 pub fn load_for_update(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
-    if sql.dialect().is_postgres() {
-        let Some(row) = sql.query_row(LOAD_FOR_UPDATE_SQL, &[conversation_id.into()])? else {
-            return Ok(SummaryRuns::default());
-        };
-        return parse(row.opt_text(0)?);
-    }
-    load(sql, conversation_id)
+    let query = if sql.dialect().is_postgres() { LOAD_FOR_UPDATE_SQL } else { LOAD_SQL };
+    read(sql, query, conversation_id)
 }
 
 const LOAD_FOR_UPDATE_SQL: &str = "SELECT summary_runs_json FROM conversations WHERE id = ?1 FOR UPDATE";
+
+fn read(sql: &mut impl Sql, query: &str, conversation_id: i64) -> Result<SummaryRuns> {
+    let Some(row) = sql.query_row(query, &[conversation_id.into()])? else {
+        return Ok(SummaryRuns::default());
+    };
+    parse(row.opt_text(0)?)
+}
 
 fn parse(text: Option<String>) -> Result<SummaryRuns> {
     match text {

@@ -22,8 +22,6 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 
 import { grepLines, logLineText, parseAgentJson, replyTextOf, metaErrorOf } from "./openclaw-host.mjs";
 import {
@@ -39,6 +37,7 @@ import {
   expectedMessages,
   hostTitle,
   longText,
+  successorLog,
   setupE2e,
 } from "./e2e-support.mjs";
 
@@ -166,14 +165,12 @@ for (const hostVersion of e2eHosts()) test(hostTitle(`a summarizer answering in 
   const slow = await runSession(t, hostVersion, DELAY_MS, turns);
   // Successors write after the last turn's process exited: wait for them before judging.
   assert.ok(await summariesSettle(slow.e2e), `summary requests were still open 4 minutes after the last turn:\n${describeRequests(slow.e2e.llm.summarizationRequests())}`);
-  const successorLogPath = join(slow.e2e.sandbox.stateDir, "lossless-wasm", "successor.log");
-  const readSuccessorLog = () => (existsSync(successorLogPath) ? readFileSync(successorLogPath, "utf8") : "");
   // A successor stands by for more work after its last (45 s by default) and reports on exit.
-  for (const end = Date.now() + 3 * 60_000; hostVersion !== "2026.7.1" && !/^summarize /m.test(readSuccessorLog()) && Date.now() < end;) {
+  for (const end = Date.now() + 3 * 60_000; hostVersion !== "2026.7.1" && !/^summarize /m.test(successorLog(slow.e2e.sandbox)) && Date.now() < end;) {
     await new Promise((r) => setTimeout(r, 1000));
   }
-  const successorLog = readSuccessorLog();
-  t.diagnostic(`successor log (${successorLogPath}):\n${successorLog || "(none)"}`);
+  const successorOutput = successorLog(slow.e2e.sandbox);
+  t.diagnostic(`successor log:\n${successorOutput || "(none)"}`);
 
   // Both runs answer every turn and keep every note.
   const fast = assertSessionHealthy(instant);
@@ -227,9 +224,9 @@ for (const hostVersion of e2eHosts()) test(hostTitle(`a summarizer answering in 
     const waitedOut = slow.recs.filter((rec) => /cleanup timed out/.test(rec.turn.stderr));
     assert.deepEqual(waitedOut.map((r) => r.index), [], `turns whose exit waited for the plugin's cleanup:\n${table.join("\n")}`);
     assert.deepEqual(caughtUp.map((r) => r.index), [], `catch-up turns although a successor could write the summaries:\n${table.join("\n")}`);
-    assert.ok(bySuccessor.length >= 1, `no summary request was answered outside the turns' processes (no successor wrote one):\n${table.join("\n")}\n${successorLog}`);
-    assert.match(successorLog, /summarize agent:main:e2e-slow-/, "the successor reported what it did");
-    assert.doesNotMatch(successorLog, /failed|Error/, "the successor ran cleanly");
+    assert.ok(bySuccessor.length >= 1, `no summary request was answered outside the turns' processes (no successor wrote one):\n${table.join("\n")}\n${successorOutput}`);
+    assert.match(successorOutput, /summarize agent:main:e2e-slow-/, "the successor reported what it did");
+    assert.doesNotMatch(successorOutput, /failed|Error/, "the successor ran cleanly");
   }
   if (hostVersion === "2026.7.1") {
     // Its agent --local outlives its reply until deferred maintenance ends: summaries land there,
