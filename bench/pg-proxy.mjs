@@ -101,3 +101,35 @@ export async function startDelayProxy({ target, upMs, downMs }) {
     }),
   };
 }
+
+/**
+ * Starts the precise proxy (`examples/delay_proxy.rs`, built here with cargo if needed) in a
+ * process of its own: delays in microseconds, kept to ~0.1 ms by the kernel's timers instead of
+ * Node's whole milliseconds, and none of its work on the caller's event loop. For measuring;
+ * the fault tests' partition needs `startDelayProxy`. Resolves to { port, close() }.
+ */
+export async function startPreciseProxy({ target, upUs, downUs }) {
+  const { execFileSync, spawn } = await import("node:child_process");
+  const { fileURLToPath } = await import("node:url");
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  execFileSync("cargo", ["build", "--quiet", "--example", "delay_proxy"], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+  const child = spawn(`${root}/target/debug/examples/delay_proxy`, [`${target.host}:${target.port}`, String(upUs), String(downUs)], { stdio: ["pipe", "pipe", "inherit"] });
+  const port = await new Promise((resolve, reject) => {
+    let out = "";
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`delay_proxy exited with ${code} before listening`)));
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      const m = /^listening (\d+)\n/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+  });
+  child.removeAllListeners("exit");
+  return {
+    port,
+    close: () => new Promise((resolve) => {
+      child.once("exit", () => resolve());
+      child.stdin.end();
+    }),
+  };
+}

@@ -4,12 +4,14 @@
 // timed turns of afterTurn (2 messages) + assemble, timed on the host's side (or commitTurn,
 // OpenClaw 2026.9's call, with the turn's 2 messages and a fresh advancement key + assemble). PostgreSQL runs
 // four ways, each on a schema imported afresh over the direct connection: direct (loopback) and
-// through bench/pg-proxy.mjs (a delay each way, ~3 ms round trip), each with the driver's
-// deferred statements off (every statement waits: LOSSLESS_WASM_POSTGRES_DEFER=0) and on.
+// through bench/pg-proxy.mjs (a delay each way, a 3 ms round trip), each with the driver's
+// deferred statements off (every statement waits: LOSSLESS_WASM_POSTGRES_DEFER=0) and on. The
+// proxy is the precise one (examples/delay_proxy.rs, a process of its own): it adds RTT_MS
+// (default 3), half each way, to every round trip.
 // Statements and waits per turn are the driver's own counts (storageStats); a wait is one round
 // trip to the server. Needs LCM_PG_TEST_URL (a loopback server):
-//   bash scripts/pg-server.sh run "$NODE26_BIN/node" bench/postgres-node.mjs [stored,…] [turns] [afterTurn|commitTurn]
-// e.g. bench/postgres-node.mjs 1000,10000 50 commitTurn
+//   bash scripts/pg-server.sh run "$NODE26_BIN/node" bench/postgres-node.mjs [stored,…] [turns] [afterTurn|commitTurn] [rtt ms]
+// e.g. bench/postgres-node.mjs 1000,10000 50 commitTurn 3
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -17,23 +19,23 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createContextEngine } from "../dist/pkg/shim/context-engine.js";
 import { openNodeEngine } from "../dist/pkg/shim/node-engine.js";
-import { startDelayProxy } from "./pg-proxy.mjs";
+import { startPreciseProxy } from "./pg-proxy.mjs";
 
 const SIZES = String(process.argv[2] ?? "1000,10000").split(",").map(Number);
 const TURNS = Number(process.argv[3] ?? 50);
 const CALL = process.argv[4] ?? "afterTurn";
 const WARMUP = 3;
-// 1 ms towards the server, 2 ms back: Node's timers count whole milliseconds (pg-proxy.mjs).
-const UP_MS = 1;
-const DOWN_MS = 2;
+// The round trip the proxy adds, half towards the server and half back.
+const RTT_MS = Number(process.argv[5] ?? 3);
+const HALF_US = Math.round((RTT_MS * 1000) / 2);
 const DEFER_ENV = "LOSSLESS_WASM_POSTGRES_DEFER";
 
 const url = process.env.LCM_PG_TEST_URL;
 if (!url) throw new Error("LCM_PG_TEST_URL is not set: run through bash scripts/pg-server.sh run");
 const server = new URL(url);
 if (!/^(127\.|::1$|\[::1\]$|localhost$)/.test(server.hostname)) throw new Error(`only a loopback server, not ${server.hostname}`);
-if (!SIZES.every((n) => Number.isInteger(n) && n > 0 && n <= 200_000) || !(TURNS > 0 && TURNS <= 1000) || !["afterTurn", "commitTurn"].includes(CALL)) {
-  throw new Error("usage: postgres-node.mjs [stored,… ≤ 200000] [turns ≤ 1000] [afterTurn|commitTurn]");
+if (!SIZES.every((n) => Number.isInteger(n) && n > 0 && n <= 200_000) || !(TURNS > 0 && TURNS <= 1000) || !["afterTurn", "commitTurn"].includes(CALL) || !(RTT_MS >= 0 && RTT_MS <= 100)) {
+  throw new Error("usage: postgres-node.mjs [stored,… ≤ 200000] [turns ≤ 1000] [afterTurn|commitTurn] [rtt ms ≤ 100]");
 }
 const pg = createRequire(import.meta.url)("pg");
 
@@ -48,7 +50,7 @@ async function admin(sql) {
 }
 for (const ext of ["pg_trgm", "unaccent"]) await admin(`CREATE EXTENSION IF NOT EXISTS ${ext} SCHEMA public`);
 
-const proxy = await startDelayProxy({ target: { host: server.hostname, port: Number(server.port) }, upMs: UP_MS, downMs: DOWN_MS });
+const proxy = await startPreciseProxy({ target: { host: server.hostname, port: Number(server.port) }, upUs: HALF_US, downUs: HALF_US });
 const proxied = new URL(url);
 proxied.port = String(proxy.port);
 
@@ -124,13 +126,13 @@ const row = (label, stored, importMs, r) => {
 
 const directRtt = await rtt(url);
 const proxyRtt = await rtt(proxied.href);
-console.error(`SELECT 1 round trip p50: direct ${directRtt.toFixed(2)} ms, through the proxy (+${UP_MS}/+${DOWN_MS} ms) ${proxyRtt.toFixed(2)} ms`);
+console.error(`SELECT 1 round trip p50: direct ${directRtt.toFixed(2)} ms, through the proxy (+${RTT_MS} ms) ${proxyRtt.toFixed(2)} ms`);
 
 const MODES = [
   { label: "postgres direct, deferral off", url, defer: "0" },
   { label: "postgres direct, deferral on", url, defer: "1" },
-  { label: `postgres ${proxyRtt.toFixed(1)} ms RTT, deferral off`, url: proxied.href, defer: "0" },
-  { label: `postgres ${proxyRtt.toFixed(1)} ms RTT, deferral on`, url: proxied.href, defer: "1" },
+  { label: `postgres +${RTT_MS} ms RTT, deferral off`, url: proxied.href, defer: "0" },
+  { label: `postgres +${RTT_MS} ms RTT, deferral on`, url: proxied.href, defer: "1" },
 ];
 
 try {
