@@ -195,6 +195,10 @@ export async function copyToPostgres({ source, url, schema }) {
       throw explain(err, current);
     }
     const ms = performance.now() - started;
+    // The planner's statistics still describe the tables before the copy; a gateway's first
+    // reads of a long conversation would be planned badly until autovacuum gets to them
+    // (src/store/statistics.rs). The rows are committed: a failure here changes nothing.
+    if (tables.some((t) => t.copied > 0)) await client.query(`ANALYZE ${tables.map((t) => t.name).join(", ")}`).catch(() => {});
     for (const t of tables) {
       const { rows: [[n]] } = await client.query({ text: `SELECT count(*) FROM ${t.name}`, rowMode: "array" });
       t.target = Number(n);

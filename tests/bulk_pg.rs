@@ -93,3 +93,35 @@ fn a_bulk_bootstrap_stores_the_same_rows_as_appending_one_message_at_a_time() {
     let stored = bulk.sql().query_row("SELECT COUNT(*), MAX(seq) FROM messages", &[]).unwrap().unwrap();
     assert_eq!((stored.int(0).unwrap(), stored.int(1).unwrap()), (121, 121), "{result:?}");
 }
+
+/// When the planner last learned about `table` in this store's schema (None: never).
+fn analyzed(sql: &mut impl Sql, table: &str) -> Option<String> {
+    let rows = sql
+        .query("SELECT CAST(last_analyze AS text) FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = ?1", &[table.into()])
+        .unwrap();
+    rows.into_iter().next().and_then(|r| r.opt_text(0).unwrap())
+}
+
+#[test]
+fn a_long_bootstrap_refreshes_the_planners_statistics_and_a_short_one_does_not() {
+    let tables = ["messages", "message_parts", "context_items"];
+    let mut engine = Engine::open(pg::fresh(), Config::default(), 1).unwrap();
+    let bootstrap = |engine: &mut Engine<PgSql>, key: &str, n: usize| {
+        let params = json!({"sessionId": key, "sessionKey": format!("agent:main:{key}"), "messages": history(n)});
+        let result = engine.bootstrap(decode("bootstrap", params).unwrap(), 2).unwrap();
+        assert_eq!(result.imported_messages, n, "the bootstrap imported {n} messages");
+    };
+    // Below the threshold: no ANALYZE (the statistics collector reports none).
+    bootstrap(&mut engine, "short", lossless_wasm::store::statistics::REFRESH_MIN_MESSAGES - 1);
+    for table in tables {
+        assert_eq!(analyzed(engine.sql(), table), None, "{table} was analyzed after a short bootstrap");
+    }
+    // At the threshold: every table the bulk write filled is analyzed, after its commit.
+    bootstrap(&mut engine, "long", lossless_wasm::store::statistics::REFRESH_MIN_MESSAGES);
+    for table in tables {
+        assert!(analyzed(engine.sql(), table).is_some(), "{table} was not analyzed after a long bootstrap");
+    }
+    let planned: i64 = engine.sql().query("SELECT CAST(reltuples AS bigint) FROM pg_class WHERE oid = CAST('messages' AS regclass)", &[]).unwrap()[0].int(0).unwrap();
+    let stored: i64 = engine.sql().query("SELECT count(*) FROM messages", &[]).unwrap()[0].int(0).unwrap();
+    assert_eq!(planned, stored, "the planner counts the messages stored");
+}

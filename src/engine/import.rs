@@ -73,6 +73,7 @@ impl<S: Sql> Engine<S> {
         for conversation in source::conversations(src)? {
             self.import_conversation(src, &conversation, now_ms, &mut report)?;
         }
+        self.store.refresh_statistics_after(report.messages);
         self.views = Default::default();
         Ok(report)
     }

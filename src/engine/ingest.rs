@@ -90,6 +90,8 @@ impl<S: Sql> Engine<S> {
             write(sql, &mut pending, &mut chunk_ends)?;
             Ok(appended)
         })?;
+        // A long history leaves the planner's statistics stale (PostgreSQL).
+        self.store.refresh_statistics_after(appended.inserted);
         let reason = if total == 0 {
             "no history passed; conversation ready".to_owned()
         } else {

@@ -28,6 +28,7 @@ pub mod search_pg;
 pub mod snippet;
 pub mod spend;
 pub mod sql;
+pub mod statistics;
 pub mod summary_runs;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -127,6 +128,13 @@ impl<S: Sql> Store<S> {
                 Err(err)
             }
         }
+    }
+
+    /// After a bulk write of `inserted` messages has committed: refreshes the planner's
+    /// statistics where the backend needs it ([`statistics`]). Returns whether it did. A failure
+    /// is dropped: the write is stored whatever happens here, and the statistics catch up later.
+    pub fn refresh_statistics_after(&mut self, inserted: usize) -> bool {
+        !self.batching && statistics::refresh_after_bulk_write(&mut self.sql, inserted).unwrap_or(false)
     }
 
     /// Whether a transaction committed since the last call; the shim persists when it did.

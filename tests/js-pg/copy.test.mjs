@@ -134,6 +134,9 @@ describe("copy-to-postgres", () => {
       assert.deepEqual([src, copied, there, target], [counts[name], counts[name], 0, counts[name]], name);
     }
     assert.deepEqual(await targetCounts(schema), counts);
+    // The planner learned about the copied rows at once (not a minute later, by autovacuum).
+    const analyzed = await pgQuery("SELECT relname FROM pg_stat_user_tables WHERE schemaname = $1 AND last_analyze IS NOT NULL ORDER BY 1", [schema]);
+    for (const table of ["context_items", "message_parts", "messages"]) assert.ok(analyzed.some(([name]) => name === table), `${table} analyzed after the copy (got ${analyzed.join(",")})`);
     const summaryItems = await pgQuery(`SELECT COUNT(*) FROM ${schema}.context_items WHERE summary_id IS NOT NULL`);
     assert.ok(Number(summaryItems[0][0]) >= 1, "a summary is in the copied context");
     // The same ids on both sides.
