@@ -119,7 +119,7 @@ impl<S: Sql> Engine<S> {
 
             let mut local_messages: HashMap<i64, (i64, u32)> = HashMap::new();
             for (m, stored) in fmessages.iter().zip(&parsed) {
-                let row = sql.query_row("SELECT id, token_count FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2", &[conversation.id.into(), messages::identity_key(&stored.identity)])?;
+                let row = sql.query_row("SELECT id, token_count FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2", &[conversation.id.into(), messages::identity_key(&stored.identity, sql.dialect())])?;
                 if let Some(row) = row {
                     local_messages.insert(m.id, (row.int(0)?, u32::try_from(row.int(1)?).unwrap_or(u32::MAX)));
                 }

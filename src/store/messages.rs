@@ -5,6 +5,7 @@
 use crate::core::message::{MessagePart, PartKind, Role, StoredMessage};
 use crate::error::Result;
 use crate::store::context;
+use crate::store::dialect::Dialect;
 use crate::store::conversations::{add_appended, Conversation};
 use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
@@ -45,16 +46,19 @@ pub fn search_text(text: &str) -> String {
 /// Per-turn statement: one block of a new message that links it to a tool call.
 pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)";
 
-/// How an identity is stored (migration 8): the 16 bytes its 32 hex digits spell; anything else
-/// (never written by this engine) as text.
-pub fn identity_key(identity: &str) -> SqlValue {
+/// How an identity is stored (migration 8): the 16 bytes its 32 hex digits spell. Anything else
+/// (never written by this engine) goes as text into SQLite's untyped column, and as its UTF-8
+/// bytes into PostgreSQL's `bytea` (as copy-to-postgres writes it): text bound there would be
+/// read as `bytea` escape syntax, so a backslash would change the key.
+pub fn identity_key(identity: &str, dialect: Dialect) -> SqlValue {
     let digits = identity.as_bytes();
-    if digits.len() != 32 {
-        return identity.into();
-    }
     let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let bytes: Option<Vec<u8>> = digits.chunks(2).map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?)).collect();
-    bytes.map_or_else(|| identity.into(), SqlValue::Blob)
+    let bytes: Option<Vec<u8>> = (digits.len() == 32).then(|| digits.chunks(2).map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?)).collect()).flatten();
+    match bytes {
+        Some(bytes) => SqlValue::Blob(bytes),
+        None if dialect.is_postgres() => SqlValue::Blob(digits.to_vec()),
+        None => identity.into(),
+    }
 }
 
 /// A `message_parts` row: a block of a message that names a tool call or a tool.
@@ -105,7 +109,7 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
             (seq + 1).into(),
             message.role.as_str().into(),
             message.tokens.into(),
-            identity_key(&message.identity),
+            identity_key(&message.identity, sql.dialect()),
             message.timestamp_ms.into(),
             message.raw_json.as_str().into(),
             now_ms.into(),
@@ -147,10 +151,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn identities_are_stored_as_their_sixteen_bytes_and_anything_else_as_text() {
-        let key = identity_key("00ff10a0000000000000000000000001");
+    fn identities_are_stored_as_their_sixteen_bytes_and_anything_else_as_text_or_on_postgresql_its_bytes() {
+        let key = identity_key("00ff10a0000000000000000000000001", Dialect::Sqlite);
         assert_eq!(key, SqlValue::Blob(vec![0, 0xff, 0x10, 0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]));
-        assert_eq!(identity_key("h1"), SqlValue::Text("h1".into()));
-        assert_eq!(identity_key("zz000000000000000000000000000000"), SqlValue::Text("zz000000000000000000000000000000".into()));
+        assert_eq!(identity_key("00ff10a0000000000000000000000001", Dialect::Postgres), key, "hex identities are the same bytes on both");
+        assert_eq!(identity_key("h1", Dialect::Sqlite), SqlValue::Text("h1".into()));
+        assert_eq!(identity_key("zz000000000000000000000000000000", Dialect::Sqlite), SqlValue::Text("zz000000000000000000000000000000".into()));
+        // PostgreSQL: raw bytes, never text a bytea slot would read as escapes.
+        assert_eq!(identity_key("a\\x41", Dialect::Postgres), SqlValue::Blob(b"a\\x41".to_vec()));
     }
 }

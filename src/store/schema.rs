@@ -95,6 +95,30 @@ pub fn migrate(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
     Ok(())
 }
 
+/// Creates `pg_trgm` and `unaccent` where they are missing: in `public` when this role may create
+/// there (every store of the database then shares them, and dropping one store's schema leaves
+/// the others' search intact), else in the store's own schema (the first on its path). Both are
+/// trusted extensions (PostgreSQL 13 on): a database owner may create them.
+const CREATE_EXTENSIONS_SQL: &str = "DO $lcm$ DECLARE ext text; BEGIN \
+     FOREACH ext IN ARRAY ARRAY['pg_trgm', 'unaccent'] LOOP \
+       CONTINUE WHEN EXISTS (SELECT 1 FROM pg_extension WHERE extname = ext); \
+       IF EXISTS (SELECT 1 FROM pg_namespace n WHERE n.nspname = 'public' AND has_schema_privilege(n.oid, 'CREATE')) THEN \
+         EXECUTE format('CREATE EXTENSION %I SCHEMA public', ext); \
+       ELSE \
+         EXECUTE format('CREATE EXTENSION %I', ext); \
+       END IF; \
+     END LOOP; END $lcm$";
+
+/// For the rest of the migration's transaction: the schemas holding `pg_trgm` and `unaccent`
+/// join the `search_path`. An extension exists once per database, in one schema: where
+/// [`CREATE_EXTENSIONS_SQL`] put it, or where an earlier version did (the schema first on the
+/// path of the store that created it). Another store's migration (path: its schema, public)
+/// would then find neither `unaccent` nor `gin_trgm_ops`. Nothing after the migration needs them on the path: the
+/// generated search vectors and the trigram indexes refer to them by oid.
+const EXTENSIONS_ON_PATH_SQL: &str = "SELECT set_config('search_path', current_setting('search_path') || \
+     COALESCE((SELECT string_agg(', ' || quote_ident(n.nspname), '') FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace \
+     WHERE e.extname IN ('pg_trgm', 'unaccent')), ''), true)";
+
 /// PostgreSQL: every missing migration in one transaction (PostgreSQL's DDL is transactional),
 /// under an advisory lock so two gateways opening a new database at once apply each once.
 fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
@@ -110,7 +134,12 @@ fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
                  refusing to open it rather than downgrade — upgrade lossless-wasm"
             )));
         }
-        for (version, script) in POSTGRES_MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+        let missing: Vec<_> = POSTGRES_MIGRATIONS.iter().filter(|(v, _)| *v > current).collect();
+        if !missing.is_empty() {
+            sql.execute_script(CREATE_EXTENSIONS_SQL)?;
+            sql.execute(EXTENSIONS_ON_PATH_SQL, &[])?;
+        }
+        for (version, script) in missing {
             sql.execute_script(script).map_err(|err| Error::storage(format!("PostgreSQL migration to schema version {version} failed: {err}")))?;
             sql.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)", &[(*version).into(), now_ms.into()])?;
         }
