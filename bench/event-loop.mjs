@@ -4,14 +4,18 @@
 // process holds the database's write lock, ordinary turns after the import, lcm_grep for a
 // common word over the whole history, and /lcm doctor. One fresh process per case; drives the
 // built plugin as OpenClaw does (bench/host-path/host.mjs). Asserts nothing about speed.
+// PostgreSQL (worker only: the driver refuses the main thread) runs when LCM_PG_TEST_URL names a
+// server (`bash scripts/pg-server.sh run node bench/event-loop.mjs --report`), in a schema of its
+// own; there the lock is another process's transaction holding the conversation's row.
 //
-//   node bench/event-loop.mjs [--size 20000] [--storage node:sqlite|sql.js] [--thread worker|main]
+//   node bench/event-loop.mjs [--size 20000] [--storage node:sqlite|sql.js|postgres] [--thread worker|main]
 //        [--lock-ms 3000] [--turns 30]       prints one JSON object
 //   node bench/event-loop.mjs --report [--size 20000]   runs every storage × thread, prints a table
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { assembleParams, endTurn, hostHistory, llm, loadPlugin, PKG, session } from "./host-path/host.mjs";
@@ -29,8 +33,8 @@ const { values: args } = parseArgs({
 
 if (args.report) {
   const rows = [];
-  for (const storage of ["node:sqlite", "sql.js"]) {
-    for (const thread of ["main", "worker"]) {
+  for (const storage of ["node:sqlite", "sql.js", ...(process.env.LCM_PG_TEST_URL ? ["postgres"] : [])]) {
+    for (const thread of storage === "postgres" ? ["worker"] : ["main", "worker"]) {
       const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--size", args.size, "--storage", storage, "--thread", thread, "--lock-ms", args["lock-ms"], "--turns", args.turns], { encoding: "utf8", maxBuffer: 1 << 24 });
       if (run.status !== 0) throw new Error(`${storage}/${thread} failed: ${run.stderr}`);
       rows.push(JSON.parse(run.stdout.trim().split("\n").pop()));
@@ -49,7 +53,9 @@ const size = Number(args.size);
 const lockMs = Number(args["lock-ms"]);
 const dir = mkdtempSync(join(tmpdir(), "lossless-event-loop-"));
 const dbPath = join(dir, "lossless.sqlite");
-process.env.LOSSLESS_WASM_CONFIG = JSON.stringify({ ...JSON.parse(process.env.LOSSLESS_WASM_CONFIG ?? "{}"), storageThread: args.thread });
+const postgres = args.storage === "postgres" ? { postgresUrl: process.env.LCM_PG_TEST_URL, postgresSchema: `event_loop_${process.pid}` } : {};
+if (args.storage === "postgres" && !postgres.postgresUrl) throw new Error("--storage postgres needs LCM_PG_TEST_URL: run through bash scripts/pg-server.sh run");
+process.env.LOSSLESS_WASM_CONFIG = JSON.stringify({ ...JSON.parse(process.env.LOSSLESS_WASM_CONFIG ?? "{}"), storageThread: args.thread, ...postgres });
 
 /** Runs `work` with a 1 ms probe timer; the longest gap between its ticks (beyond the 1 ms), and the call's wall time. */
 async function probed(work) {
@@ -82,6 +88,29 @@ function holdLock(ms) {
     setTimeout(() => { db.exec("COMMIT"); db.close(); }, Number(process.argv[2]));
   `;
   const child = spawn(process.execPath, ["-e", code, dbPath, String(ms)], { stdio: ["ignore", "pipe", "inherit"] });
+  return lockHeld(child);
+}
+
+/** A child process holding the PostgreSQL conversation's row for `ms` once it says "locked". */
+function holdRow(ms) {
+  const code = `
+    const pg = require(${JSON.stringify(createRequire(import.meta.url).resolve("pg"))});
+    const c = new pg.Client({ connectionString: process.env.LCM_PG_TEST_URL });
+    (async () => {
+      await c.connect();
+      await c.query("BEGIN");
+      const { rowCount } = await c.query("SELECT 1 FROM ${postgres.postgresSchema}.conversations WHERE session_key = $1 FOR UPDATE", [process.argv[1]]);
+      if (rowCount !== 1) throw new Error("no conversation row to lock");
+      process.stdout.write("locked\\n");
+      setTimeout(async () => { await c.query("COMMIT"); await c.end(); }, Number(process.argv[2]));
+    })();
+  `;
+  const child = spawn(process.execPath, ["-e", code, session.sessionKey, String(ms)], { stdio: ["ignore", "pipe", "inherit"] });
+  return lockHeld(child);
+}
+
+/** The lock holder `child`: `locked` resolves once it holds the lock, `exited` when it is done. */
+function lockHeld(child) {
   const locked = new Promise((resolve, reject) => {
     child.stdout.on("data", (c) => { if (String(c).includes("locked")) resolve(); });
     child.on("exit", (code) => reject(new Error(`lock holder exited (${code})`)));
@@ -116,8 +145,8 @@ const firstTurn = await probed(() => turn(true));
 stall.firstTurn = firstTurn.stall;
 wall.firstTurn = firstTurn.wall;
 
-if (args.storage === "node:sqlite") {
-  const holder = holdLock(lockMs);
+if (args.storage !== "sql.js") {
+  const holder = args.storage === "postgres" ? holdRow(lockMs) : holdLock(lockMs);
   await holder.locked;
   const locked = await probed(() => turn(false));
   stall.lockedTurn = locked.stall;
@@ -136,7 +165,7 @@ let tools;
 let command;
 plugin.register({
   id: "lossless-wasm", registrationMode: "full",
-  pluginConfig: { dbPath, storage: args.storage, storageThread: args.thread },
+  pluginConfig: { dbPath, storage: args.storage, storageThread: args.thread, ...postgres },
   logger: { debug() {}, info() {}, warn() {}, error() {} }, runtime: { version: "2026.9.6" }, on() {},
   registerTool(f) { tools = f(session); }, registerCommand(c) { command = c; }, registerContextEngine() {},
 });
