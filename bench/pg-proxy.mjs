@@ -12,31 +12,43 @@
 // ones, without closing any (what crosses is counted and dropped, as a network would lose it);
 // `heal()` resets the connections that lived through the partition (a real one ends them once
 // TCP gives up) and forwards again for new ones.
+// And as a COMMIT whose answer is lost (tests/js-pg/commit-lost.test.mjs):
+// `loseAnswersAfterCommit()` arms it for the next COMMIT on any connection (spotted on the wire
+// by pg-commit-watch.mjs: a simple query, or the Execute of a prepared statement). That
+// connection forwards what the client sends, the COMMIT included, so the server commits; from
+// the moment the COMMIT crossed, what the server sends back on it is counted and dropped, and
+// its end or close is not passed on; nothing is closed. Answers that reached the proxy before
+// are still delivered; those of statements pipelined in front of the COMMIT and answered after
+// it are lost with it. `heal()` resets that connection too, and disarms.
 //
 //   import { startDelayProxy } from "./pg-proxy.mjs";
 //   const proxy = await startDelayProxy({ target: { host: "127.0.0.1", port }, upMs: 1, downMs: 2 });
 //   … connect to 127.0.0.1:proxy.port … ; await proxy.close();
 import { createConnection, createServer } from "node:net";
+import { commitWatch } from "./pg-commit-watch.mjs";
 
 /** Forwards `from` to `to`, each chunk `delayMs` later. Timers of equal delay fire in the order
- *  they were set, so the byte stream stays in order. While `link.silent`, nothing crosses: data
- *  is counted as dropped, and an end or a close is not passed on. */
-function pipeDelayed(from, to, delayMs, counted, link) {
+ *  they were set, so the byte stream stays in order. While `link.silent`, or `lost()` (this
+ *  direction's answers are being lost), nothing crosses: data is counted as dropped, and an end
+ *  or a close is not passed on. `watch(chunk)` sees each chunk that is forwarded, before it is. */
+function pipeDelayed(from, to, delayMs, counted, link, { lost = () => false, watch } = {}) {
+  const quiet = () => link.silent || lost();
   from.on("data", (chunk) => {
-    if (link.silent) return counted.dropped(chunk.length);
+    if (quiet()) return counted.dropped(chunk.length);
+    watch?.(chunk);
     counted(chunk.length);
     setTimeout(() => { if (!to.destroyed && !link.silent) to.write(chunk); }, delayMs);
   });
-  from.on("end", () => setTimeout(() => { if (!link.silent) to.end(); }, delayMs));
-  from.on("error", () => { if (!link.silent) to.destroy(); });
-  from.on("close", () => setTimeout(() => { if (!link.silent) to.destroy(); }, delayMs));
+  from.on("end", () => setTimeout(() => { if (!quiet()) to.end(); }, delayMs));
+  from.on("error", () => { if (!quiet()) to.destroy(); });
+  from.on("close", () => setTimeout(() => { if (!quiet()) to.destroy(); }, delayMs));
 }
 
 /**
  * Starts the proxy. `target` is where the server listens (a loopback address); `upMs` is added
  * to what goes to the server and `downMs` to what comes back (whole milliseconds), so the round
  * trip grows by their sum (plus up to a millisecond of timer lateness).
- * Resolves to { port, traffic(), close() }.
+ * Resolves to { port, traffic(), partition(), loseAnswersAfterCommit(), heal(), close() }.
  */
 export async function startDelayProxy({ target, upMs, downMs }) {
   for (const ms of [upMs, downMs]) if (!Number.isInteger(ms) || ms < 0 || ms > 1000) throw new Error(`pg-proxy: a delay must be whole milliseconds in 0..1000, not ${ms}`);
@@ -46,13 +58,17 @@ export async function startDelayProxy({ target, upMs, downMs }) {
   let dropped = 0;
   let connections = 0;
   let partitioned = false;
-  // Each connection's link: silent from the partition on, reset by the heal.
+  // The lost-answer fault: armed for the next COMMIT; how many COMMITs lost their answers.
+  let commitArmed = false;
+  let lostCommits = 0;
+  // Each connection's link: silent from the partition on (or deaf to the server from its lost
+  // COMMIT on: `answersLost`), reset by the heal.
   const links = new Set();
   const counted = (n) => { bytes += n; };
   counted.dropped = (n) => { dropped += n; };
   const server = createServer((client) => {
     connections++;
-    const link = { silent: partitioned, pair: [client] };
+    const link = { silent: partitioned, answersLost: false, pair: [client] };
     links.add(link);
     // During a partition a new connection is accepted and hears nothing back; it is not even
     // passed on to the server (its handshake would be lost).
@@ -63,10 +79,16 @@ export async function startDelayProxy({ target, upMs, downMs }) {
       sockets.add(s);
       s.on("close", () => sockets.delete(s));
     }
-    client.on("close", () => { if (!link.silent) links.delete(link); });
+    client.on("close", () => { if (!link.silent && !link.answersLost) links.delete(link); });
     if (upstream) {
-      pipeDelayed(client, upstream, upMs, counted, link);
-      pipeDelayed(upstream, client, downMs, counted, link);
+      const onCommit = () => {
+        if (!commitArmed) return;
+        commitArmed = false;
+        lostCommits++;
+        link.answersLost = true;
+      };
+      pipeDelayed(client, upstream, upMs, counted, link, { watch: commitWatch(onCommit) });
+      pipeDelayed(upstream, client, downMs, counted, link, { lost: () => link.answersLost });
     } else {
       client.on("data", (chunk) => counted.dropped(chunk.length));
       client.on("error", () => {});
@@ -78,19 +100,27 @@ export async function startDelayProxy({ target, upMs, downMs }) {
   });
   return {
     port: server.address().port,
-    /** What went through it so far (tests check their traffic really did), and what a
-     *  partition dropped. */
-    traffic: () => ({ connections, bytes, dropped }),
+    /** What went through it so far (tests check their traffic really did), what a partition
+     *  or a lost answer dropped, and how many COMMITs crossed with their answers lost. */
+    traffic: () => ({ connections, bytes, dropped, lostCommits }),
     /** From now on nothing crosses, on any connection, and nothing is closed. */
     partition: () => {
       partitioned = true;
       for (const link of links) link.silent = true;
     },
-    /** Resets every connection that lived through the partition; new ones are forwarded. */
+    /** The next COMMIT sent on any connection reaches the server, and from then on nothing the
+     *  server sends on that connection reaches the client; nothing is closed. The store's driver
+     *  commits while it opens a connection too: arm this once the connection is open. */
+    loseAnswersAfterCommit: () => {
+      commitArmed = true;
+    },
+    /** Resets every connection that lived through the partition or lost its answers; new ones
+     *  are forwarded, and a lost-answer fault not yet met is disarmed. */
     heal: () => {
       partitioned = false;
+      commitArmed = false;
       for (const link of links) {
-        if (!link.silent) continue;
+        if (!link.silent && !link.answersLost) continue;
         for (const s of link.pair) s.destroy();
         links.delete(link);
       }

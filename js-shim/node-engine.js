@@ -62,8 +62,8 @@ function lockFor(path, storage) {
   }
 }
 
-async function openDatabase(path, storage, durability, lockTimeoutMs, { checkpointBytes } = {}, config) {
-  if (storage === "postgres") return { db: new PostgresDatabase({ url: postgresUrlFor(config), schema: postgresSchemaFor(config), lockTimeoutMs }) };
+async function openDatabase(path, storage, durability, lockTimeoutMs, { checkpointBytes, statementGraceMs } = {}, config) {
+  if (storage === "postgres") return { db: new PostgresDatabase({ url: postgresUrlFor(config), schema: postgresSchemaFor(config), lockTimeoutMs, statementGraceMs }) };
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") {
     if (existsSync(journalPath(path))) {
@@ -113,8 +113,10 @@ export function engineKey(dbPath, config) {
  * The engine for `dbPath`, opened on first use and shared afterwards: in a worker thread
  * (node-engine-thread.js) unless config `storageThread` is "main". Every call of the handle may
  * return a promise; callers await them.
- * @param {object} [options] `checkpointBytes`: the sql.js journal's least checkpoint size (tests
- *        make it small so kills land inside checkpoints); only the first open of a path uses it
+ * @param {object} [options] for tests, used only by the first open of a path: `checkpointBytes`,
+ *        the sql.js journal's least checkpoint size (made small so kills land inside
+ *        checkpoints); `statementGraceMs`, the PostgreSQL driver's (postgres-db.js timeoutsFor;
+ *        shortened so a server that stopped answering fails the call in seconds)
  */
 export function openNodeEngine(dbPath, config, options) {
   let path;
