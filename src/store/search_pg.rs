@@ -4,7 +4,8 @@
 //!   index, a shorter one scans the rows the conversation scope leaves), newest first in pages,
 //!   and each candidate is confirmed in Rust exactly as on SQLite (ILIKE folds more than ASCII).
 //! - `FullText`: the caller's FTS4 query syntax (words, `"phrases"`, `prefix*`, AND, OR, NOT,
-//!   parentheses), translated by [`tsquery`] into a `tsquery` over the generated search vector
+//!   parentheses, `NEAR` and `NEAR/N`, the column filter `content:`), translated by [`tsquery`]
+//!   into a `tsquery` over the generated search vector
 //!   (`lcm_simple`: words split and lowercased, diacritics folded, as SQLite's unicode61 does).
 //!   A malformed query is a clear error naming the pattern.
 //!
@@ -53,6 +54,30 @@ fn lexemes(term: &str) -> Vec<String> {
     term.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| format!("'{w}'")).collect()
 }
 
+/// FTS4's distance for a bare `NEAR`: at most 10 terms between the two operands.
+const NEAR_DEFAULT: usize = 10;
+/// The largest `NEAR/N` translated: each allowed distance is an alternative in the `tsquery`.
+const NEAR_MAX: usize = 100;
+
+/// `left NEAR/n right` as a `tsquery`: the two operands in either order with at most `n` words
+/// between them (FTS4's meaning), as the alternatives `<1>` to `<n+1>` each way.
+fn near(left: &str, right: &str, n: usize) -> String {
+    let ways: Vec<String> = (1..=n + 1).flat_map(|d| [format!("{left} <{d}> {right}"), format!("{right} <{d}> {left}")]).collect();
+    format!("({})", ways.join(" | "))
+}
+
+/// The distance a `NEAR` operator allows, when `term` is one (`NEAR`, `NEAR/N`).
+fn near_operator(term: &str) -> Option<std::result::Result<usize, String>> {
+    if term == "NEAR" {
+        return Some(Ok(NEAR_DEFAULT));
+    }
+    let digits = term.strip_prefix("NEAR/").filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))?;
+    Some(match digits.parse::<usize>() {
+        Ok(n) if n <= NEAR_MAX => Ok(n),
+        _ => Err(format!("{term}: PostgreSQL search takes NEAR/0 to NEAR/{NEAR_MAX}")),
+    })
+}
+
 /// Translates an FTS4 MATCH query into `to_tsquery` syntax, or says why it is not one.
 pub fn tsquery(query: &str) -> std::result::Result<String, String> {
     #[derive(PartialEq)]
@@ -65,12 +90,32 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
     let mut last = Last::Start;
     let mut depth = 0usize;
     let mut chars = query.chars().peekable();
-    let push_operand = |out: &mut Vec<String>, last: &mut Last, operand: String| {
-        if *last == Last::Operand {
-            out.push("&".to_owned());
+    // NEAR's operands are single terms or phrases: the last one pushed, while it is the last
+    // thing pushed; and a NEAR waiting for its right operand (its left one, its distance, and
+    // whether that left one ends a NEAR already in `out`, as `b` in `a NEAR b NEAR c`).
+    let mut nearable: Option<String> = None;
+    let mut pending_near: Option<(String, usize, bool)> = None;
+    const NEAR_OPERANDS: &str = "NEAR must stand between two terms or phrases";
+    let push_operand = |out: &mut Vec<String>, last: &mut Last, nearable: &mut Option<String>, pending: &mut Option<(String, usize, bool)>, operand: String| {
+        match pending.take() {
+            // FTS4's `a NEAR b NEAR c`: a near b, and b near c.
+            Some((left, n, true)) => {
+                out.push("&".to_owned());
+                out.push(near(&left, &operand, n));
+            }
+            Some((left, n, false)) => {
+                out.pop();
+                out.push(near(&left, &operand, n));
+            }
+            None => {
+                if *last == Last::Operand {
+                    out.push("&".to_owned());
+                }
+                out.push(operand.clone());
+            }
         }
-        out.push(operand);
         *last = Last::Operand;
+        *nearable = Some(operand);
     };
     while let Some(&c) = chars.peek() {
         if c.is_whitespace() {
@@ -93,10 +138,14 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
             }
             let words = lexemes(&phrase);
             if !words.is_empty() {
-                push_operand(&mut out, &mut last, format!("({})", words.join(" <-> ")));
+                push_operand(&mut out, &mut last, &mut nearable, &mut pending_near, format!("({})", words.join(" <-> ")));
             }
             continue;
         }
+        if pending_near.is_some() && (c == '(' || c == ')') {
+            return Err(NEAR_OPERANDS.to_owned());
+        }
+        nearable = nearable.filter(|_| c != '(' && c != ')');
         if c == '(' {
             chars.next();
             if last == Last::Operand {
@@ -125,8 +174,23 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
             term.push(d);
             chars.next();
         }
+        if let Some(n) = near_operator(&term) {
+            let n = n?;
+            let left = match (nearable.take(), &pending_near) {
+                (Some(left), None) if last == Last::Operand => left,
+                _ => return Err(NEAR_OPERANDS.to_owned()),
+            };
+            let chained = out.last().is_some_and(|o| *o != left);
+            pending_near = Some((left, n, chained));
+            last = Last::Operator;
+            continue;
+        }
+        if pending_near.is_some() && matches!(term.as_str(), "AND" | "OR" | "NOT") {
+            return Err(NEAR_OPERANDS.to_owned());
+        }
         match term.as_str() {
             "AND" | "OR" | "NOT" => {
+                nearable = None;
                 if last != Last::Operand {
                     return Err(format!("{term} must follow a term"));
                 }
@@ -137,6 +201,11 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
                 let (negated, body) = match term.strip_prefix('-') {
                     Some(rest) if last == Last::Operand => (true, rest),
                     _ => (false, term.as_str()),
+                };
+                // FTS4's column filter: the tables' one column is `content` (any case).
+                let body = match body.split_once(':') {
+                    Some((column, rest)) if column.eq_ignore_ascii_case("content") => rest,
+                    _ => body,
                 };
                 let (body, prefix) = match body.strip_suffix('*') {
                     Some(rest) => (rest, true),
@@ -156,11 +225,15 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
                     out.push("& !".to_owned());
                     out.push(operand);
                     last = Last::Operand;
+                    nearable = None;
                 } else {
-                    push_operand(&mut out, &mut last, operand);
+                    push_operand(&mut out, &mut last, &mut nearable, &mut pending_near, operand);
                 }
             }
         }
+    }
+    if pending_near.is_some() {
+        return Err(NEAR_OPERANDS.to_owned());
     }
     if depth != 0 {
         return Err("a parenthesis is not closed".to_owned());
@@ -262,7 +335,32 @@ mod tests {
     }
 
     #[test]
+    fn near_pairs_its_two_operands_in_either_order_within_its_distance() {
+        assert_eq!(tsquery("a NEAR/0 b").unwrap(), "('a' <1> 'b' | 'b' <1> 'a')");
+        assert_eq!(tsquery("a NEAR/1 b").unwrap(), "('a' <1> 'b' | 'b' <1> 'a' | 'a' <2> 'b' | 'b' <2> 'a')");
+        let bare = tsquery("a NEAR b").unwrap();
+        assert!(bare.contains("'a' <11> 'b'") && !bare.contains("<12>"), "a bare NEAR allows 10 words between: {bare}");
+        assert_eq!(tsquery("x \"a b\" NEAR/0 c* y").unwrap(), "'x' & (('a' <-> 'b') <1> 'c':* | 'c':* <1> ('a' <-> 'b')) & 'y'");
+        // A chain: a near b, and b near c.
+        assert_eq!(tsquery("a NEAR/0 b NEAR/0 c").unwrap(), "('a' <1> 'b' | 'b' <1> 'a') & ('b' <1> 'c' | 'c' <1> 'b')");
+        assert_eq!(tsquery("(a NEAR/0 b) OR c").unwrap(), "( ('a' <1> 'b' | 'b' <1> 'a') ) | 'c'");
+        // Lower case is a word, as in FTS4.
+        assert_eq!(tsquery("a near b").unwrap(), "'a' & 'near' & 'b'");
+    }
+
+    #[test]
+    fn the_content_column_filter_is_the_whole_text() {
+        assert_eq!(tsquery("content:alpha").unwrap(), "'alpha'");
+        assert_eq!(tsquery("CONTENT:alp* -content:beta").unwrap(), "'alp':* & ! 'beta'");
+        // Not a column: its words, as FTS4 reads them.
+        assert_eq!(tsquery("foo:bar").unwrap(), "('foo' <-> 'bar')");
+    }
+
+    #[test]
     fn malformed_fts4_queries_are_refused_with_a_reason() {
+        for bad in ["a NEAR", "NEAR a", "a NEAR NEAR b", "a NEAR (b)", "(a NEAR) b", "a NEAR OR b", "a OR NEAR b", "a NEAR/101 b", "a NEAR/99999999999999999999999 b"] {
+            assert_eq!(tsquery(bad), Err(if bad.contains("NEAR/") { format!("{}: PostgreSQL search takes NEAR/0 to NEAR/100", bad.split(' ').nth(1).unwrap()) } else { "NEAR must stand between two terms or phrases".to_owned() }), "{bad:?}");
+        }
         for bad in ["\"unbalanced", "(a", "a)", "OR a", "a AND", "()", "  ", "\"\""] {
             assert!(tsquery(bad).is_err(), "{bad:?} was accepted as {:?}", tsquery(bad));
         }

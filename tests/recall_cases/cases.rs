@@ -241,6 +241,41 @@ fn grep_treats_syntax_as_text_finds_cjk_and_emoji_and_rejects_bad_full_text_clea
 }
 
 #[test]
+fn full_text_near_and_the_content_column_filter_mean_what_they_mean_in_fts4() {
+    let mut e = engine();
+    e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 3000})).unwrap(), 1).unwrap();
+    // Each user message starts with a tag word; the expected sets are what SQLite's FTS4 answers.
+    let texts = ["kilo: alpha beta gamma delta", "lima: alpha x x x x x x x x x x x beta", "mike: beta one alpha", "november: foo bar baz"];
+    for (t, text) in texts.iter().enumerate() {
+        turn(&mut e, KEY, t, text);
+    }
+    let tags = |pattern: &str, e: &mut Engine<Db>| -> BTreeSet<String> {
+        let result = grep(e, KEY, json!({"pattern": pattern, "mode": "full_text", "limit": 50}));
+        result.hits.iter().filter_map(|h| ["kilo", "lima", "mike", "november"].into_iter().find(|tag| h.hit.snippet.contains(tag))).map(str::to_owned).collect()
+    };
+    assert_eq!(tags("alpha", &mut e).len(), 3, "the messages are searchable at all");
+    for (pattern, expected) in [
+        ("alpha NEAR beta", &["kilo", "mike"][..]),
+        ("alpha NEAR/0 beta", &["kilo"]),
+        ("beta NEAR/1 alpha", &["kilo", "mike"]),
+        ("alpha NEAR/10 beta", &["kilo", "mike"]),
+        ("alpha NEAR/11 beta", &["kilo", "lima", "mike"]),
+        ("alpha NEAR/2 delta", &["kilo"]),
+        ("\"alpha beta\" NEAR/0 gamma", &["kilo"]),
+        ("gamma NEAR/0 \"alpha beta\"", &["kilo"]),
+        ("alpha NEAR/0 beta NEAR/0 gamma", &["kilo"]),
+        ("(alpha NEAR/0 beta) OR foo", &["kilo", "november"]),
+        ("content:alpha", &["kilo", "lima", "mike"]),
+        ("CONTENT:foo", &["november"]),
+    ] {
+        let expected: BTreeSet<String> = expected.iter().map(|t| t.to_string()).collect();
+        assert_eq!(tags(pattern, &mut e), expected, "{pattern}");
+    }
+    let err = e.recall_grep(decode("grep", json!({"sessionId": "s", "sessionKey": KEY, "pattern": "alpha NEAR", "mode": "full_text"})).unwrap()).unwrap_err();
+    assert!(err.to_string().contains("pattern"), "{err}");
+}
+
+#[test]
 fn grep_honours_a_time_window() {
     let mut e = engine();
     e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 3000})).unwrap(), 1).unwrap();
