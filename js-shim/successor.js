@@ -92,12 +92,28 @@ export function openclawCliEntry(argv1 = process.argv[1]) {
   return name === "openclaw.mjs" || name === "openclaw" || installed ? argv1 : undefined;
 }
 
+/** OpenClaw's root options that take a value as the next argument (`--profile work agent …`;
+ *  the same on 2026.7 and 2026.9): that value is not the command. */
+const ROOT_VALUE_OPTIONS = new Set(["--profile", "--log-level", "--container"]);
+
 /**
  * The host CLI command this process runs (`agent`, `gateway`, `lcm`…): the first argument after
- * the entry script that is not an option; undefined when there is none.
+ * the entry script that is neither an option nor a root option's value; undefined when there is
+ * none.
  */
 export function hostCommand(argv = process.argv) {
-  return argv.slice(2).find((arg) => typeof arg === "string" && arg && !arg.startsWith("-"));
+  const args = argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (typeof arg !== "string" || !arg) continue;
+    if (ROOT_VALUE_OPTIONS.has(arg)) {
+      // The host takes the next argument as the value unless it is an option itself.
+      if (typeof args[i + 1] === "string" && args[i + 1] && !args[i + 1].startsWith("-")) i++;
+      continue;
+    }
+    if (!arg.startsWith("-")) return arg;
+  }
+  return undefined;
 }
 
 /**

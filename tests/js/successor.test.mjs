@@ -169,6 +169,12 @@ test("only OpenClaw's one-shot `agent` command, at its first turn, on 2026.9 and
   assert.equal(hostCommand(argv("agent", "--local", "--message", "hi")), "agent");
   assert.equal(hostCommand(argv("--no-color", "gateway", "run")), "gateway");
   assert.equal(hostCommand(argv("--json")), undefined);
+  // A root option's value is not the command (OpenClaw reads `--profile work` as one option).
+  assert.equal(hostCommand(argv("--profile", "work", "agent", "--local")), "agent");
+  assert.equal(hostCommand(argv("--log-level", "debug", "--container", "c1", "gateway", "run")), "gateway");
+  assert.equal(hostCommand(argv("--profile=work", "agent")), "agent");
+  assert.equal(hostCommand(argv("--profile", "--dev", "agent")), "agent", "a root option without its value");
+  assert.equal(endsWithItsTurn(1, argv("--profile", "work", "agent", "--local", "--message", "hi")), true);
   assert.equal(endsWithItsTurn(1, argv("agent", "--local", "--session-key", "k", "--message", "hi")), true);
   assert.equal(endsWithItsTurn(0, argv("agent", "--local")), true, "before its turn was stored");
   assert.equal(endsWithItsTurn(2, argv("agent", "--local")), false, "a process that stored two turns lives on");
