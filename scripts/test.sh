@@ -39,9 +39,10 @@ suite() {
 suite native cargo test
 # The store on a real PostgreSQL server that the suite starts and deletes itself
 # (scripts/pg-server.sh; installed by setup.sh): ~1.5 min warm, ~1 min more for its first build.
+# One `--test` per tests/*_pg.rs, so a new PostgreSQL test file runs without being listed here.
 pg_tests=""
-for t in store concurrency faults bulk recall operator compaction stubs lifecycle accounting view_follows_compaction inspect; do
-  pg_tests="$pg_tests --test ${t}_pg"
+for f in tests/*_pg.rs; do
+  pg_tests="$pg_tests --test $(basename "$f" .rs)"
 done
 # shellcheck disable=SC2086
 suite postgres bash scripts/pg-server.sh run cargo test --features postgres $pg_tests

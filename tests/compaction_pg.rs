@@ -12,8 +12,7 @@ fn open_db() -> Db {
 
 /// The store named `path` (a schema named after it), as a restarted process would open it again.
 fn reopen_db(path: &str) -> Db {
-    let name: String = path.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    pg::connect(&format!("reopen{}", name.to_ascii_lowercase()))
+    pg::reopen(path)
 }
 
 include!("compaction_cases/cases.rs");

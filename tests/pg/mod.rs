@@ -49,3 +49,13 @@ pub fn connect(schema: &str) -> PgSql {
 pub fn fresh() -> PgSql {
     connect(&fresh_schema())
 }
+
+/// The store a test names by file `path` on SQLite, as a restarted process (or a second one) opens
+/// it again: a schema named after the path, so every connection to one path shares one store.
+/// PostgreSQL cuts names at 63 bytes, so a long path keeps its end, where tests put what differs.
+pub fn reopen(path: &str) -> PgSql {
+    let name: String = path.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    const PREFIX: &str = "reopen";
+    let room = 63 - PREFIX.len();
+    connect(&format!("{PREFIX}{}", &name[name.len().saturating_sub(room)..]))
+}

@@ -1,0 +1,14 @@
+//! The lossless-claw import tests (`import_cases/cases.rs`) into PostgreSQL: the source stays a
+//! SQLite `lcm.db` file, the store imported into is a fresh schema of a real server. Run:
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test import_pg`.
+#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+
+mod pg;
+
+type Db = lossless_wasm::store::native_pg::PgSql;
+
+fn open_db() -> Db {
+    pg::fresh()
+}
+
+include!("import_cases/cases.rs");

@@ -1,0 +1,17 @@
+//! The slow-summarizer tests (`slow_summarizer_cases/cases.rs`) on PostgreSQL, where several
+//! gateways share one store: engines on one schema of a real server stand for the processes
+//! (hand-over to a successor, leases renewed and run out, a successor standing by, a late answer
+//! replanned). Run:
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test slow_summarizer_pg`.
+#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+
+mod pg;
+
+type Db = lossless_wasm::store::native_pg::PgSql;
+
+/// The store named `path` (a schema named after it), as one more process would open it.
+fn reopen_db(path: &str) -> Db {
+    pg::reopen(path)
+}
+
+include!("slow_summarizer_cases/cases.rs");
