@@ -60,10 +60,21 @@ fn has_word(text: &str) -> bool {
     text.chars().any(char::is_alphanumeric)
 }
 
-/// An FTS4 phrase matching the pattern's words in order. FTS4 has no escape for `"` inside a
-/// phrase; the tokenizer ignores quotes anyway, and the substring check keeps them literal.
+/// The shortest last word a literal search also finds as the start of a longer word (`pars`
+/// finds "parser", `deploy` "deployment"): FTS4 reads a prefix from its list of terms, and a one-
+/// or two-letter prefix would have it merge the lists of a large part of the vocabulary.
+const PREFIX_MIN_CHARS: usize = 3;
+
+/// An FTS4 phrase matching the pattern's words in order, its last word also as the start of a
+/// longer one when it has [`PREFIX_MIN_CHARS`] or more (a literal pattern is a substring, and
+/// the substring check confirms every candidate). FTS4 has no escape for `"` inside a phrase;
+/// the tokenizer ignores quotes anyway, and the substring check keeps them literal. A match
+/// still starts where a word does: the index knows words, not what is inside them.
 fn phrase(pattern: &str) -> String {
-    format!("\"{}\"", pattern.replace('"', " "))
+    let words = pattern.replace('"', " ");
+    let last_word = words.rsplit(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
+    let prefix = if last_word.chars().count() >= PREFIX_MIN_CHARS { "*" } else { "" };
+    format!("\"{words}{prefix}\"")
 }
 
 struct Source {
@@ -272,6 +283,10 @@ mod tests {
     #[test]
     fn phrases_escape_quotes_and_cjk_is_detected() {
         assert_eq!(phrase(r#"say "hi""#), r#""say  hi ""#);
+        assert_eq!(phrase("pars"), r#""pars*""#, "a last word of 3 letters or more is also a prefix");
+        assert_eq!(phrase("fix the parser"), r#""fix the parser*""#);
+        assert_eq!(phrase("ok"), r#""ok""#, "a shorter one is a whole word");
+        assert_eq!(phrase("parser."), r#""parser.""#, "a pattern ending in punctuation ends its last word");
         assert!(has_cjk("静默") && !has_cjk("plain"));
     }
 

@@ -241,6 +241,21 @@ fn grep_treats_syntax_as_text_finds_cjk_and_emoji_and_rejects_bad_full_text_clea
 }
 
 #[test]
+fn a_literal_pattern_also_finds_the_start_of_a_longer_word() {
+    let mut e = engine();
+    e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 3000})).unwrap(), 1).unwrap();
+    turn(&mut e, KEY, 0, "the deployment of the parser went well");
+    turn(&mut e, KEY, 1, "nothing to see");
+    for pattern in ["deployment", "deploym", "pars", "of the pars", "DEPLOY", "parser went"] {
+        let result = grep(&mut e, KEY, json!({"pattern": pattern}));
+        let texts: Vec<&str> = result.hits.iter().map(|h| h.hit.snippet.as_str()).collect();
+        assert_eq!(texts.len(), 1, "{pattern}: {texts:?}");
+        assert!(texts[0].contains("deployment of the parser"), "{pattern}: {texts:?}");
+    }
+    assert!(grep(&mut e, KEY, json!({"pattern": "parsers"})).hits.is_empty(), "a longer pattern is not found in a shorter word");
+}
+
+#[test]
 fn full_text_near_and_the_content_column_filter_mean_what_they_mean_in_fts4() {
     let mut e = engine();
     e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 3000})).unwrap(), 1).unwrap();
