@@ -5,8 +5,8 @@
 use crate::core::message::{MessagePart, PartKind, Role, StoredMessage};
 use crate::error::Result;
 use crate::store::context;
-use crate::store::dialect::Dialect;
 use crate::store::conversations::{add_appended, Conversation};
+use crate::store::dialect::Dialect;
 use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
 

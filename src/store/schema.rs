@@ -113,8 +113,8 @@ const CREATE_EXTENSIONS_SQL: &str = "DO $lcm$ DECLARE ext text; BEGIN \
 /// join the `search_path`. An extension exists once per database, in one schema: where
 /// [`CREATE_EXTENSIONS_SQL`] put it, or where an earlier version did (the schema first on the
 /// path of the store that created it). Another store's migration (path: its schema, public)
-/// would then find neither `unaccent` nor `gin_trgm_ops`. Nothing after the migration needs them on the path: the
-/// generated search vectors and the trigram indexes refer to them by oid.
+/// would then find neither `unaccent` nor `gin_trgm_ops`. Nothing after the migration needs
+/// them on the path: the generated search vectors and the trigram indexes refer to them by oid.
 const EXTENSIONS_ON_PATH_SQL: &str = "SELECT set_config('search_path', current_setting('search_path') || \
      COALESCE((SELECT string_agg(', ' || quote_ident(n.nspname), '') FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace \
      WHERE e.extname IN ('pg_trgm', 'unaccent')), ''), true)";
