@@ -11,6 +11,9 @@
 #                                             ended), keeps the cluster; the URL refuses connections
 #   bash scripts/pg-server.sh up DIR          starts it again, same port, password and data
 #
+# LCM_PG_EXTRA_OPTS adds server options to `start`/`up`/`run` (for a diagnosis, e.g.
+# "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on").
+#
 # `run` also sets LCM_PG_TEST_DIR (the cluster's directory), so a fault test can take the server
 # down and bring it back under the same URL (tests/js-pg/faults.test.mjs).
 #
@@ -113,7 +116,7 @@ server_up() {
   port="$(cat "$dir/port")" || die "$dir holds no cluster of this script"
   # fsync off: a throw-away test cluster, nothing to keep across a machine crash.
   as_server_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start \
-    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c fsync=off -c full_page_writes=off -c max_connections=100" \
+    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c fsync=off -c full_page_writes=off -c max_connections=100 ${LCM_PG_EXTRA_OPTS:-}" \
     >/dev/null || { cat "$dir/server.log" >&2; die "the server did not start"; }
 }
 
