@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { Worker } from "node:worker_threads";
 import { after, describe, test } from "node:test";
 import { doctor, gateway, serverDown, serverUp } from "./fault-support.mjs";
-import { pgClient, pgQuery, PKG, schemaFor, URL_ } from "./support.mjs";
+import { pgClient, pgQuery, PKG, schemaFor, URL_, waitUntil } from "./support.mjs";
 
 const PASSWORD = new globalThis.URL(URL_).password;
 const CANNOT_CONNECT = /^storage error: lossless-wasm: cannot connect to PostgreSQL at postgres:\/\/lcm:\*\*\*@127\.0\.0\.1:\d+\/postgres: .*; this call failed: check that the server is running and accepts this URL, the next call tries again$/;
@@ -62,7 +62,7 @@ async function anotherGatewayCompacts(schema, key) {
 }
 
 async function connectionsGone(schema) {
-  while (Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE starts_with(application_name, $1)", [app(schema)]))[0][0]) > 0) await wait(20);
+  await waitUntil(async () => Number((await pgQuery("SELECT COUNT(*) FROM pg_stat_activity WHERE starts_with(application_name, $1)", [app(schema)]))[0][0]) === 0, "the store's connections to end", { everyMs: 20 });
 }
 
 // A test that fails while the server is down must not leave it down for the next one.
@@ -83,7 +83,7 @@ describe("storage postgres: faults", () => {
     holder.on("error", () => {});
     await holder.query(`BEGIN; SELECT id FROM ${schema}.conversations FOR UPDATE`);
     const waiting = "SELECT COUNT(*) FROM pg_stat_activity WHERE starts_with(application_name, $1) AND wait_event_type = 'Lock'";
-    while (Number((await pgQuery(waiting, [app(schema)]))[0][0]) === 0) await wait(10);
+    await waitUntil(async () => Number((await pgQuery(waiting, [app(schema)]))[0][0]) > 0, "the turn to wait on the held row");
     const failsBefore = g.get("fail").length;
     await down();
     try {
@@ -199,7 +199,7 @@ describe("storage postgres: faults", () => {
     await holder.query(`BEGIN; LOCK TABLE ${schema}.compaction_events IN EXCLUSIVE MODE`);
     k.send("release");
     const stuck = `SELECT COUNT(*) FROM pg_stat_activity WHERE starts_with(application_name, $1) AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL AND query LIKE '%compaction_events%'`;
-    while (Number((await pgQuery(stuck, [app(schema)]))[0][0]) === 0) await wait(10);
+    await waitUntil(async () => Number((await pgQuery(stuck, [app(schema)]))[0][0]) > 0, "the apply to wait on the events table");
     // The fault really is mid-apply: its transaction has written the summary and the context
     // items (it holds their tables' write locks), uncommitted.
     const written = `SELECT COUNT(DISTINCT l.relation) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE starts_with(a.application_name, $1) AND l.granted AND l.mode = 'RowExclusiveLock' AND l.relation IN ('${schema}.summaries'::regclass, '${schema}.summary_messages'::regclass, '${schema}.context_items'::regclass)`;

@@ -11,10 +11,9 @@ import assert from "node:assert/strict";
 import { Worker } from "node:worker_threads";
 import { describe, test } from "node:test";
 import { startDelayProxy } from "../../bench/pg-proxy.mjs";
-import { pgQuery, PKG, schemaFor, URL_ } from "./support.mjs";
+import { pgQuery, PKG, schemaFor, URL_, waitUntil } from "./support.mjs";
 
 const PASSWORD = new globalThis.URL(URL_).password;
-const wait = (ms) => new Promise((r) => setTimeout(r, ms));
 const TIMEOUTS = { lockTimeoutMs: 200, statementGraceMs: 500 };
 const QUERY_TIMEOUT_MS = 200 + 500 + 5000;
 
@@ -36,10 +35,10 @@ describe("storage postgres: a network partition", () => {
         // The read takes the transaction's deferred INSERT to the server with it.
         assert.deepEqual(await send(["INSERT INTO t VALUES (1)", "BEGIN", "INSERT INTO t VALUES (2)", "read:SELECT n FROM t"]), ["ok", "ok", "ok", "ok"]);
         let seen = [];
-        while (!(seen.length === 1 && seen[0][0] === "idle in transaction" && seen[0][1].includes("SELECT n FROM t"))) {
+        await waitUntil(async () => {
           seen = await backends(schema);
-          await wait(10);
-        }
+          return seen.length === 1 && seen[0][0] === "idle in transaction" && seen[0][1].includes("SELECT n FROM t");
+        }, "the transaction to sit idle on the server after its read");
         assert.equal(proxy.traffic().connections, 1, "one connection so far: the statements looked nothing up on the side");
 
         // The fault: from here nothing crosses, in either direction, and nothing is closed.
@@ -61,7 +60,7 @@ describe("storage postgres: a network partition", () => {
         // The partition heals: the connections that lived through it are reset, the server ends
         // the transaction, and nothing of it is stored.
         proxy.heal();
-        while ((await backends(schema)).length) await wait(20);
+        await waitUntil(async () => (await backends(schema)).length === 0, "the server to end the partitioned connection", { everyMs: 20 });
         assert.deepEqual((await pgQuery(`SELECT n FROM ${schema}.t ORDER BY n`)).map(([n]) => n), [1], "nothing of the transaction was stored");
         const before = proxy.traffic().connections;
         assert.deepEqual(await send(["INSERT INTO t VALUES (3)"]), ["ok"], "the next call works");

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { createFakeHost } from "../js/fake-host.mjs";
 import { startDelayProxy } from "../../bench/pg-proxy.mjs";
-import { assistant, pgClient, pgConfig, pgQuery, PKG, schemaFor, URL_, user } from "./support.mjs";
+import { assistant, pgClient, pgConfig, pgQuery, PKG, schemaFor, URL_, user, waitUntil } from "./support.mjs";
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
@@ -192,7 +192,7 @@ describe("storage postgres", () => {
     const schema = schemaFor("kill");
     const sessionKey = "agent:main:kill";
     const g = gateway(schema, "K", sessionKey, 1000);
-    while (g.acks().length < 8) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => g.acks().length >= 8, "8 acknowledged turns", { timeoutMs: 60_000, everyMs: 20 });
     g.proc.kill("SIGKILL");
     const killed = await g.exited;
     assert.equal(killed.signal, "SIGKILL");
@@ -227,7 +227,7 @@ describe("storage postgres", () => {
 
   test("a connection that breaks during a call fails that call with one sentence, and the next call connects again", async () => {
     const { schema, engine, session, messages, holder, turn, app } = await turnOnHeldRow("midcall");
-    while ((await lockWaiters(app)) === 0) await new Promise((r) => setTimeout(r, 10));
+    await waitUntil(async () => (await lockWaiters(app)) > 0, "the turn to wait on the held row");
     await pgQuery("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE starts_with(application_name, $1)", [app]);
     const err = await turn;
     await holder.query("ROLLBACK");

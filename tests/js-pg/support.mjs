@@ -45,3 +45,16 @@ export const assistant = (text) => ({
   role: "assistant", content: [{ type: "text", text }], api: "openai-completions", provider: "mock", model: "m",
   usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: clock++,
 });
+
+/**
+ * Waits until `check()` (sync or async) is true, polling every `everyMs`; throws naming `what`
+ * after `timeoutMs`. A test whose fault never shows must fail, not hang the suite: a pending
+ * poll keeps the test file's process alive past the test's own timeout.
+ */
+export async function waitUntil(check, what, { timeoutMs = 20_000, everyMs = 10 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
