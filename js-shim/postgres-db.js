@@ -8,12 +8,9 @@
 // statements are waited for.
 //
 // Deferral: inside a transaction (BEGIN … COMMIT/ROLLBACK), a statement run through `run`, whose
-// result the engine never reads, is not waited for: it is held here and posted, in order, right
-// before the transaction's next waited statement (a read, an exec, COMMIT or ROLLBACK), which the
-// I/O thread writes in the same burst and whose answer reports the first failure among them. One
-// message burst and one wake-up of the I/O thread per round trip, instead of one per statement:
-// on a machine where waking a thread is slow that was ~0.4 ms a statement, in line before the
-// waited one. Outside a transaction every statement waits, so no failure can go
+// result the engine never reads, is posted and not waited for; the I/O thread pipelines it, and
+// the transaction's next waited statement (a read, an exec, COMMIT or ROLLBACK) reports the first
+// failure among them. Outside a transaction every statement waits, so no failure can go
 // unreported. LOSSLESS_WASM_POSTGRES_DEFER=0 (or the option `defer: false`) waits for every
 // statement, as before, for comparisons.
 //
@@ -68,8 +65,6 @@ export class PostgresDatabase {
     this.timeouts = timeoutsFor(lockTimeoutMs, statementGraceMs);
     // Between BEGIN and COMMIT/ROLLBACK as the engine sent them: where `run` may defer.
     this.inTransaction = false;
-    // Deferred statements not posted yet: they go with the next waited one.
-    this.held = [];
     this.statements = 0;
     this.waits = 0;
     this.io = null;
@@ -96,8 +91,6 @@ export class PostgresDatabase {
   }
 
   stopIo() {
-    // Held statements belonged to the connection's transaction, which ends with it.
-    this.held = [];
     this.port?.close();
     this.io?.terminate();
     this.io = null;
@@ -113,8 +106,6 @@ export class PostgresDatabase {
     if (!this.io) this.startIo();
     const id = this.nextId++;
     let seen = Atomics.load(this.flag, 0);
-    for (const held of this.held) this.port.postMessage(held);
-    this.held = [];
     this.port.postMessage({ ...req, id });
     for (;;) {
       const got = receiveMessageOnPort(this.port);
@@ -151,8 +142,8 @@ export class PostgresDatabase {
       if (this.inTransaction && !this.io) throw Object.assign(new Error(`lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped during a transaction; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
       if (!this.io) this.startIo();
       this.inTransaction = true;
-      // Blobs may be views on wasm memory, valid only during this call: held as copies.
-      this.held.push({ ...req, params: req.params?.map(owned), id: this.nextId++, deferred: true });
+      // Posting copies the values (views on wasm memory included) before this returns.
+      this.port.postMessage({ ...req, id: this.nextId++, deferred: true });
       return;
     }
     if (ends) this.inTransaction = false;
@@ -193,9 +184,6 @@ export class PostgresDatabase {
     }
   }
 }
-
-/** A value the engine passed, as a copy this side owns (a blob may be a view on wasm memory). */
-const owned = (value) => (value instanceof Uint8Array ? value.slice() : value);
 
 /** A statement: nothing is sent until it runs (the I/O thread prepares it on the server the
  *  first time, per connection). */

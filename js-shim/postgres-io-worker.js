@@ -3,8 +3,8 @@
 // MessagePort, in the order sent. A statement the engine waits for is answered on the port, then
 // counted in the shared array, which wakes the engine's thread (it blocks in Atomics.wait
 // meanwhile: the engine's calls are synchronous). A statement it does not wait for (inside a
-// transaction; postgres-db.js posts it with the next waited one) is written at once, pipelined,
-// and never answered; the transaction's next waited statement answers for it (its first failure). Owns the connection's life (connect,
+// transaction) is written at once, pipelined, and never answered; the transaction's next
+// waited statement answers for it (its first failure). Owns the connection's life (connect,
 // schema, reconnect after a break, a transaction kept on its connection), the conversion of
 // values to and from SQLite's shapes, and error text. A waited statement that waits long is
 // watched from a side connection, so a lock timeout can name the holder (pg-lock-holders.js).
@@ -167,43 +167,17 @@ function failureOf(err, c) {
   return Object.assign(new Error(describe(err, "talking to")), err?.code ? { code: err.code } : {});
 }
 
-/**
- * The socket whose writes are being held back, or null. `pg` writes each protocol message of a
- * statement (bind, execute, sync…) with a write of its own, and with Nagle off each was a packet
- * of its own: a deferred statement's messages are corked, with the deferred statements after it,
- * until the next waited statement is written or the event loop's turn ends (setImmediate),
- * whichever comes first, so a round trip's burst goes out in one write.
- */
-let corked = null;
-function releaseWrites() {
-  const stream = corked;
-  corked = null;
-  if (stream && !stream.destroyed) stream.uncork();
-}
-function holdWrites(c) {
-  const stream = c.connection?.stream;
-  if (!stream || corked === stream) return;
-  releaseWrites();
-  stream.cork();
-  corked = stream;
-  setImmediate(releaseWrites);
-}
-
 /** Puts one statement on `c`'s wire and returns its outcome. In pipeline mode `pg` writes it
- *  before this returns, behind whatever was sent before and without waiting for their answers
- *  (a deferred one is corked, see holdWrites); the answers come back in the order sent. */
+ *  before this returns, behind whatever was sent before and without waiting for their answers;
+ *  the answers come back in the order sent. */
 async function send(c, req) {
   if (req.op === "exec") {
-    releaseWrites();
     await c.query(req.sql);
     return null;
   }
   let name = names.get(req.sql);
   if (name === undefined && names.size < MAX_NAMED) names.set(req.sql, (name = `lw${names.size}`));
-  holdWrites(c);
-  const answer = c.query({ text: numberedPlaceholders(req.sql), values: req.params.map(param), rowMode: "array", ...(name ? { name } : {}) });
-  if (!req.deferred) releaseWrites();
-  const result = await answer;
+  const result = await c.query({ text: numberedPlaceholders(req.sql), values: req.params.map(param), rowMode: "array", ...(name ? { name } : {}) });
   return req.rows ? result.rows : null;
 }
 

@@ -2,7 +2,6 @@
 // faults.test.mjs: the driver only opens off the main thread, and this lets a test send
 // statements one by one, as the engine's store would, with faults injected between them.
 // Each message is a list of statements; the reply lists "ok" or "error <message>" for each.
-// A statement written "read:<sql>" is a read (`all`, always waited for), the rest are `run`s.
 import { parentPort, workerData } from "node:worker_threads";
 
 const { PostgresDatabase } = await import(workerData.driver);
@@ -13,8 +12,7 @@ const db = new PostgresDatabase({ url: workerData.url, schema: workerData.schema
 
 const run = (sql) => {
   try {
-    if (sql.startsWith("read:")) db.prepare(sql.slice(5)).all([]);
-    else db.prepare(sql).run([]);
+    db.prepare(sql).run([]);
     return "ok";
   } catch (err) {
     return `error ${err.message}`;
