@@ -1,0 +1,21 @@
+//! The engine's tests (`engine_cases/cases.rs`) on PostgreSQL, each on a fresh schema of a real
+//! server: commits idempotent by advancement key, the assembled view within its budget, bootstrap
+//! and ingest without duplicates, a new session id archiving the old conversation, migrations
+//! (a store reopened by name, a newer schema refused). Run:
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test engine_pg`.
+#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+
+mod pg;
+
+type Db = lossless_wasm::store::native_pg::PgSql;
+
+fn open_db() -> Db {
+    pg::fresh()
+}
+
+/// The store named `path` (a schema named after it), as a restarted process opens it.
+fn reopen_db(path: &str) -> Db {
+    pg::reopen(path)
+}
+
+include!("engine_cases/cases.rs");

@@ -1,0 +1,16 @@
+//! The context explorer's tests (`explorer_cases/cases.rs`) on PostgreSQL, each on a fresh schema
+//! of a real server, after real compactions by the extractive summarizer: an agent scope lists and
+//! opens only that agent's conversations, the DAG carries the fallback / failure / rejection
+//! warnings the store records, and expansion reaches the originals as `expand` shows them. Run:
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test explorer_pg`.
+#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+
+mod pg;
+
+type Db = lossless_wasm::store::native_pg::PgSql;
+
+fn open_db() -> Db {
+    pg::fresh()
+}
+
+include!("explorer_cases/cases.rs");

@@ -1,0 +1,22 @@
+//! The search index's backlog tests that go through the engine (`search_backlog_cases/cases.rs`)
+//! on PostgreSQL, each on a fresh schema of a real server: nothing waits for the index (the search
+//! vector is a generated column of the message row), yet the same appends (single ones up to the
+//! limit, a bulk one) and `maintain` calls leave every stored message found by a search, once, and
+//! the doctor finds the store sound. Run:
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test search_backlog_pg`.
+#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+
+mod pg;
+
+type Db = lossless_wasm::store::native_pg::PgSql;
+
+fn open_db() -> Db {
+    pg::fresh()
+}
+
+/// PostgreSQL's search vector is a generated column of the message row: no message waits for it.
+fn index_waits() -> bool {
+    false
+}
+
+include!("search_backlog_cases/cases.rs");
