@@ -4,106 +4,44 @@
 //! Every case must end in `Ok` or an error that names what is wrong, and a rejected call must
 //! leave what was stored before exactly as it was.
 //!
+//! The properties that go through a store (search patterns, rejected commits and imports) are in
+//! `fuzz_cases/cases.rs`, run here on SQLite and in fuzz_pg.rs on PostgreSQL; the parsing and
+//! config properties, below, open no store and run here only.
+//!
 //! Case counts: `LOSSLESS_FUZZ_CASES` (default 1,000 per property for parsing and config, a
 //! quarter of that for the engine-level properties); scripts/reliability.sh runs more.
 #![cfg(not(target_arch = "wasm32"))]
 
-use lossless_wasm::core::config::Config;
+type Db = lossless_wasm::store::native::NativeSql;
+
+fn open_db() -> Db {
+    let Ok(sql) = Db::in_memory() else { panic!("in-memory SQLite must open") };
+    sql
+}
+
+include!("fuzz_cases/cases.rs");
+
 use lossless_wasm::core::message::parse_message;
-use lossless_wasm::engine::*;
-use lossless_wasm::store::native::NativeSql;
-use lossless_wasm::store::Sql;
-use lossless_wasm::Error;
-use proptest::prelude::*;
-use serde_json::{json, Map, Value};
+
+fn search_config() -> ProptestConfig {
+    cases(4)
+}
+
+fn commit_config() -> ProptestConfig {
+    cases(4)
+}
+
+/// A new seeded engine per case.
+fn with_search_engine<R>(f: impl FnOnce(&mut Engine<Db>) -> R) -> R {
+    f(&mut seeded())
+}
 
 fn cases(divisor: u32) -> ProptestConfig {
     let n = std::env::var("LOSSLESS_FUZZ_CASES").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(1_000);
     ProptestConfig { cases: (n / divisor).max(1), failure_persistence: None, ..ProptestConfig::default() }
 }
 
-/// Any JSON value, up to a few levels deep, with strings from all of Unicode.
-fn any_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-        ".{0,40}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(4, 32, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::btree_map(".{0,12}", inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
-
-const ROLES: [&str; 9] = ["user", "assistant", "toolResult", "compactionSummary", "branchSummary", "bashExecution", "custom", "system", ""];
-const BLOCKS: [&str; 7] = ["text", "thinking", "toolCall", "image", "file", "tool_use", "Text"];
-const FIELDS: [&str; 10] = ["text", "thinking", "id", "name", "arguments", "toolCallId", "summary", "command", "output", "timestamp"];
-
-/// A content block that is usually nearly right.
-fn block() -> impl Strategy<Value = Value> {
-    (prop::sample::select(&BLOCKS[..]), prop::collection::vec((prop::sample::select(&FIELDS[..]), any_json()), 0..4), any::<bool>(), any_json()).prop_map(
-        |(kind, fields, well_formed, junk)| {
-            if !well_formed && junk.is_object() {
-                return junk;
-            }
-            let mut obj = Map::new();
-            obj.insert("type".into(), json!(kind));
-            for (k, v) in fields {
-                obj.insert(k.into(), v);
-            }
-            Value::Object(obj)
-        },
-    )
-}
-
-/// A host message that is usually nearly right, sometimes anything.
-fn message() -> impl Strategy<Value = Value> {
-    let content = prop_oneof![".{0,60}".prop_map(Value::String), prop::collection::vec(block(), 0..4).prop_map(Value::Array), any_json()];
-    let near = (prop::sample::select(&ROLES[..]), content, prop::collection::vec((prop::sample::select(&FIELDS[..]), any_json()), 0..3), any::<u32>()).prop_map(
-        |(role, content, fields, ts)| {
-            let mut obj = Map::new();
-            obj.insert("role".into(), json!(role));
-            obj.insert("content".into(), content);
-            for (k, v) in fields {
-                obj.insert(k.into(), v);
-            }
-            obj.entry("timestamp").or_insert(json!(ts));
-            Value::Object(obj)
-        },
-    );
-    prop_oneof![4 => near, 1 => any_json()]
-}
-
-fn engine() -> Engine<NativeSql> {
-    let Ok(sql) = NativeSql::in_memory() else { panic!("in-memory SQLite must open") };
-    match Engine::open(sql, Config::default(), 1_000) {
-        Ok(engine) => engine,
-        Err(err) => panic!("engine must open: {err}"),
-    }
-}
-
-fn count(engine: &mut Engine<NativeSql>, sql: &str) -> i64 {
-    engine.sql().query_row(sql, &[]).ok().flatten().and_then(|r| r.int(0).ok()).unwrap_or(-1)
-}
-
-/// The stored state a rejected call must not change.
-fn snapshot(engine: &mut Engine<NativeSql>) -> (i64, i64, i64) {
-    (count(engine, "SELECT COUNT(*) FROM messages"), count(engine, "SELECT COUNT(*) FROM turn_advancements"), count(engine, "SELECT COUNT(*) FROM context_items"))
-}
-
-fn seeded() -> Engine<NativeSql> {
-    let mut e = engine();
-    let params = json!({"sessionId": "s", "sessionKey": "k", "advancementKey": "seed", "messages": [
-        {"role": "user", "content": "keep me", "timestamp": 1},
-        {"role": "assistant", "content": [{"type": "text", "text": "kept"}], "timestamp": 2}]});
-    let seeded = decode::<CommitTurnParams>("commitTurn", params).and_then(|p| e.commit_turn(p, 10));
-    assert!(seeded.is_ok(), "{seeded:?}");
-    e
-}
+// The parsing and config properties: they open no store, so they run here only.
 
 proptest! {
     #![proptest_config(cases(1))]
@@ -135,47 +73,5 @@ proptest! {
                 other => prop_assert!(false, "config gave a non-config error: {other}"),
             }
         }
-    }
-}
-
-proptest! {
-    #![proptest_config(cases(4))]
-
-    #[test]
-    fn any_search_pattern_is_answered_or_refused_and_changes_nothing(pattern in ".{0,30}", mode in prop::sample::select(&["text", "full_text", "regex", ""][..])) {
-        let mut e = seeded();
-        let before = snapshot(&mut e);
-        let params = decode::<SearchParams>("search", json!({"sessionId": "s", "sessionKey": "k", "pattern": pattern, "mode": mode}));
-        match params.and_then(|p| e.search(p)) {
-            Ok(_) => {}
-            Err(Error::InvalidInput { .. }) => {}
-            Err(other) => prop_assert!(false, "search gave {other}"),
-        }
-        prop_assert_eq!(snapshot(&mut e), before);
-    }
-
-    #[test]
-    fn a_rejected_commit_or_import_stores_nothing(messages in prop::collection::vec(message(), 0..5), import in any::<bool>()) {
-        let mut e = seeded();
-        let before = snapshot(&mut e);
-        let n = messages.len() as i64;
-        let outcome = if import {
-            decode::<BootstrapParams>("bootstrap", json!({"sessionId": "s", "sessionKey": "k", "messages": messages})).and_then(|p| e.bootstrap(p, 20).map(|_| ()))
-        } else {
-            decode::<CommitTurnParams>("commitTurn", json!({"sessionId": "s", "sessionKey": "k", "advancementKey": "fuzz", "messages": messages})).and_then(|p| e.commit_turn(p, 20).map(|_| ()))
-        };
-        let after = snapshot(&mut e);
-        match outcome {
-            Ok(()) => prop_assert!(after.0 >= before.0 && after.0 <= before.0 + n, "{before:?} -> {after:?}"),
-            Err(Error::InvalidInput { field, .. }) => {
-                prop_assert!(!field.is_empty());
-                prop_assert_eq!(after, before, "a rejected call changed what was stored");
-            }
-            Err(other) => prop_assert!(false, "gave a non-input error: {other}"),
-        }
-        // Whatever happened, the engine keeps answering and the seed is still there.
-        let view = decode::<AssembleParams>("assemble", json!({"sessionId": "s", "sessionKey": "k", "tokenBudget": 100000})).and_then(|p| e.assemble(p, 30));
-        prop_assert!(view.is_ok(), "{view:?}");
-        prop_assert!(after.0 >= 2);
     }
 }
