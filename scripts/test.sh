@@ -29,14 +29,24 @@ count() {
   echo "--- $name: $p passed, $f failed (exit $status)"
 }
 
+# Runs one suite under a time limit (minutes), so that a hung suite fails on its own with a line
+# saying so, and the suites after it still run, instead of the whole run hanging; prints how
+# long each suite took.
 suite() {
-  local name="$1"; shift
-  echo "=== $name"
-  "$@" 2>&1 | tee "$logs/$name.log"
-  count "$name" "$logs/$name.log" "${PIPESTATUS[0]}"
+  local name="$1" minutes="$2" started status
+  shift 2
+  echo "=== $name (limit $minutes min)"
+  started=$SECONDS
+  timeout --kill-after=30 "${minutes}m" "$@" 2>&1 | tee "$logs/$name.log"
+  status="${PIPESTATUS[0]}"
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    echo "--- $name: stopped after its limit of $minutes min (exit $status)" | tee -a "$logs/$name.log"
+  fi
+  count "$name" "$logs/$name.log" "$status"
+  echo "--- $name took $((SECONDS - started)) s"
 }
 
-suite native cargo test
+suite native 25 cargo test
 # The store on a real PostgreSQL server that the suite starts and deletes itself
 # (scripts/pg-server.sh; installed by setup.sh): ~1.5 min warm, ~1 min more for its first build.
 # One `--test` per tests/*_pg.rs, so a new PostgreSQL test file runs without being listed here.
@@ -45,24 +55,24 @@ for f in tests/*_pg.rs; do
   pg_tests="$pg_tests --test $(basename "$f" .rs)"
 done
 # shellcheck disable=SC2086
-suite postgres bash scripts/pg-server.sh run cargo test --features postgres $pg_tests
-suite postgres-node bash scripts/pg-server.sh run "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/js-pg/
+suite postgres 20 bash scripts/pg-server.sh run cargo test --features postgres $pg_tests
+suite postgres-node 15 bash scripts/pg-server.sh run "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/js-pg/
 # Node 26 first on PATH: the node:sqlite storage cases run in it.
-suite wasm-node env PATH="$NODE26_BIN:$PATH" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+suite wasm-node 15 env PATH="$NODE26_BIN:$PATH" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
   bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_node'
-suite wasm-chromium env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
+suite wasm-chromium 15 env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
   bash -c 'source scripts/env.sh && wasm_cargo test --target wasm32-unknown-unknown --test wasm_browser'
 # The shim on both storage drivers (sql.js and node:sqlite) needs Node 26 too.
-suite shim "$NODE26_BIN/node" --test --test-reporter=tap tests/js/
-suite browser-package "$NODE26_BIN/node" --test --test-reporter=tap tests/browser/
-suite e2e-openclaw "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/e2e/
+suite shim 20 "$NODE26_BIN/node" --test --test-reporter=tap tests/js/
+suite browser-package 15 "$NODE26_BIN/node" --test --test-reporter=tap tests/browser/
+suite e2e-openclaw 55 "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/e2e/
 # A real small instruct model on the CPU (installed by setup.sh) as a session's summarizer:
 # about three minutes of model time on this project's 2-core machines (docs/summarization.md).
-suite real-model "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/model/
+suite real-model 15 "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/model/
 
 echo
 if [ ${#broken[@]} -gt 0 ]; then
   echo "suites that failed or ran no test: ${broken[*]}"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed in $((SECONDS / 60)) min"
 [ ${#broken[@]} -eq 0 ] && [ "$failed" = 0 ]

@@ -8,8 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { startMockLlm, systemPromptOf, contentText, stripHostEnvelope } from "./mock-llm.mjs";
-import { OPENCLAW_VERSION, locateHost, createHostSandbox, findFailureLines, grepLines, hostVersionsUnderTest, logLineText } from "./openclaw-host.mjs";
+import { SUMMARIZE_MARKER, startMockLlm, systemPromptOf, contentText, stripHostEnvelope } from "./mock-llm.mjs";
+import { OPENCLAW_VERSION, locateHost, createHostSandbox, findFailureLines, grepLines, hostVersionsUnderTest, killSandboxProcesses, logLineText } from "./openclaw-host.mjs";
 
 export const PLUGIN_ID = "lossless-wasm";
 export const ENGINE_MARKER = "[lossless-wasm]";
@@ -185,9 +185,16 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
   let passed = false;
   t.after(() => {
     if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") {
-      sandbox.cleanup();
+      // A test that passed is not failed by its cleanup: what could not be deleted is named.
+      try {
+        const killed = sandbox.cleanup();
+        if (killed.length) t.diagnostic(`cleanup stopped ${killed.length} process(es) still running in the sandbox: ${killed.join(", ")}`);
+      } catch (err) {
+        t.diagnostic(`cleanup could not delete ${sandbox.root}: ${err.message}`);
+      }
       return;
     }
+    killSandboxProcesses(sandbox.stateDir);
     // Everything the mock received, for a look at the exact requests.
     try {
       fs.writeFileSync(path.join(sandbox.root, "mock-requests.json"), JSON.stringify(llm.requests, null, 1));
@@ -325,6 +332,37 @@ export function assertEngineUsedForEveryAgentRequest(llm, output, { minRequests 
     [],
     `the mock rejected prompts as too large:\n${describeRequests(rejected)}`,
   );
+}
+
+/** What a summarization request looked like on the wire (for the diagnostics and the doc). */
+export function describeSummarizationRequest(r) {
+  const b = r.body ?? {};
+  const msgs = Array.isArray(b.messages) ? b.messages : [];
+  return (
+    `#${r.index} status=${r.status} model=${b.model} stream=${b.stream} ` +
+    `max_completion_tokens=${b.max_completion_tokens ?? b.max_tokens} temperature=${b.temperature} ` +
+    `tools=${Array.isArray(b.tools) ? b.tools.length : 0} roles=[${msgs.map((m) => m.role).join(",")}] ` +
+    `first line=${JSON.stringify(contentText(msgs[0]?.content).split("\n")[0])} ` +
+    `prompt chars=${msgs.reduce((n, m) => n + contentText(m.content).length, 0)} keys=[${Object.keys(b).join(",")}]`
+  );
+}
+
+/** Every summarization request is a plain completion of our prompt: its first non-system
+ *  message starts with our marker, and it does not carry the agent's system prompt. */
+export function assertSummarizationRequestShape(requests) {
+  for (const r of requests) {
+    const first = historyTexts(r.body)[0]?.raw ?? "";
+    assert.ok(
+      first.startsWith(SUMMARIZE_MARKER),
+      `summarization request #${r.index}: its first non-system message does not start with ${SUMMARIZE_MARKER}:\n` +
+        JSON.stringify(first.slice(0, 300)),
+    );
+    assert.ok(
+      !systemPromptOf(r.body).includes("[lossless-wasm]"),
+      `summarization request #${r.index} carries the agent's system prompt (with our engine marker); ` +
+        `it should be a plain completion:\n${describeSummarizationRequest(r)}`,
+    );
+  }
 }
 
 /** Conversations of a session key, oldest first (id, generation, status, archive_cause, …). */

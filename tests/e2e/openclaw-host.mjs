@@ -574,10 +574,51 @@ export async function createHostSandbox({
       }
       return parts.join("\n") + "\n" + log;
     },
+    /**
+     * Stops every process still running in this sandbox (a gateway, a detached successor
+     * standing by), then deletes it. A process left running would keep writing into the
+     * directory being deleted (ENOTEMPTY) and keep the test file's process alive.
+     * Returns the pids it killed.
+     */
     cleanup() {
-      fs.rmSync(root, { recursive: true, force: true });
+      const killed = killSandboxProcesses(stateDir);
+      fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+      return killed;
     },
   };
+}
+
+/**
+ * SIGKILLs every process whose environment names `stateDir` as its OPENCLAW_STATE_DIR (what the
+ * sandbox gives each command it runs, and what the processes they start inherit). Linux only
+ * (reads /proc); elsewhere it finds nothing. Returns the pids it killed.
+ */
+export function killSandboxProcesses(stateDir) {
+  const marker = `OPENCLAW_STATE_DIR=${stateDir}\0`;
+  const killed = [];
+  let pids = [];
+  try {
+    pids = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number);
+  } catch {
+    return killed;
+  }
+  for (const pid of pids) {
+    if (pid === process.pid) continue;
+    let environ;
+    try {
+      environ = fs.readFileSync(`/proc/${pid}/environ`, "latin1");
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    if (!environ.includes(marker)) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+      killed.push(pid);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return killed;
 }
 
 function findOnPath(name, pathVar = process.env.PATH ?? "") {

@@ -31,6 +31,7 @@ import {
   locateHost,
   createHostSandbox,
   grepLines,
+  killSandboxProcesses,
   logLineText,
 } from "./openclaw-host.mjs";
 import {
@@ -72,8 +73,16 @@ for (const hostVersion of e2eHosts()) test(
     });
     let passed = false;
     t.after(() => {
-      if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") sandbox.cleanup();
-      else t.diagnostic(`sandbox kept for inspection: ${sandbox.root}`);
+      if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") {
+        try {
+          sandbox.cleanup();
+        } catch (err) {
+          t.diagnostic(`cleanup could not delete ${sandbox.root}: ${err.message}`);
+        }
+      } else {
+        killSandboxProcesses(sandbox.stateDir);
+        t.diagnostic(`sandbox kept for inspection: ${sandbox.root}`);
+      }
     });
     t.diagnostic(`sandbox: ${sandbox.root}; mock LLM: ${llm.url}`);
 
