@@ -174,6 +174,26 @@ export async function successorsSettled(sandbox, openDb, llm, { timeoutMs = 180_
   }
 }
 
+/**
+ * Ends a test's sandbox: a passed test's is deleted (a cleanup failure is a diagnostic, not a
+ * failure of the test), a failed one's (or any with LOSSLESS_E2E_KEEP=1) is kept for
+ * inspection; either way every process still running in it is stopped first. Returns
+ * "deleted" or "kept".
+ */
+export function endSandbox(t, sandbox, passed) {
+  if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") {
+    try {
+      const killed = sandbox.cleanup();
+      if (killed.length) t.diagnostic(`cleanup stopped ${killed.length} process(es) still running in the sandbox: ${killed.join(", ")}`);
+    } catch (err) {
+      t.diagnostic(`cleanup could not delete ${sandbox.root}: ${err.message}`);
+    }
+    return "deleted";
+  }
+  killSandboxProcesses(sandbox.stateDir);
+  return "kept";
+}
+
 export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig } = {}) {
   assertHostNode();
   const { DatabaseSync } = await import("node:sqlite");
@@ -184,17 +204,7 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
   const sandbox = await createHostSandbox({ host, mockUrl: llm.url, contextWindow, maxTokens, agentDefaults, extraConfig });
   let passed = false;
   t.after(() => {
-    if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") {
-      // A test that passed is not failed by its cleanup: what could not be deleted is named.
-      try {
-        const killed = sandbox.cleanup();
-        if (killed.length) t.diagnostic(`cleanup stopped ${killed.length} process(es) still running in the sandbox: ${killed.join(", ")}`);
-      } catch (err) {
-        t.diagnostic(`cleanup could not delete ${sandbox.root}: ${err.message}`);
-      }
-      return;
-    }
-    killSandboxProcesses(sandbox.stateDir);
+    if (endSandbox(t, sandbox, passed) === "deleted") return;
     // Everything the mock received, for a look at the exact requests.
     try {
       fs.writeFileSync(path.join(sandbox.root, "mock-requests.json"), JSON.stringify(llm.requests, null, 1));

@@ -31,7 +31,6 @@ import {
   locateHost,
   createHostSandbox,
   grepLines,
-  killSandboxProcesses,
   logLineText,
 } from "./openclaw-host.mjs";
 import {
@@ -40,6 +39,7 @@ import {
   assertNoFailureLines,
   contextEngineLines,
   e2eHosts,
+  endSandbox,
   findPluginTarball,
   hostTitle,
 } from "./e2e-support.mjs";
@@ -73,16 +73,7 @@ for (const hostVersion of e2eHosts()) test(
     });
     let passed = false;
     t.after(() => {
-      if (passed && process.env.LOSSLESS_E2E_KEEP !== "1") {
-        try {
-          sandbox.cleanup();
-        } catch (err) {
-          t.diagnostic(`cleanup could not delete ${sandbox.root}: ${err.message}`);
-        }
-      } else {
-        killSandboxProcesses(sandbox.stateDir);
-        t.diagnostic(`sandbox kept for inspection: ${sandbox.root}`);
-      }
+      if (endSandbox(t, sandbox, passed) === "kept") t.diagnostic(`sandbox kept for inspection: ${sandbox.root}`);
     });
     t.diagnostic(`sandbox: ${sandbox.root}; mock LLM: ${llm.url}`);
 
