@@ -217,15 +217,24 @@ test("a standing successor runs the work that becomes pending while it waits, an
   assert.equal(standbyFor({}), 0, "run by hand, it leaves at once");
   assert.equal(standbyFor({ LOSSLESS_WASM_SUCCESSOR_STANDBY_MS: String(STANDBY_MS) }), 45_000, "as the plugin starts it");
   assert.equal(standbyFor({ LOSSLESS_WASM_SUCCESSOR_STANDBY_MS: "soon" }), 0, "an unreadable value: none");
-  // The engine, scripted: work becomes pending at the second look; the third run fails.
+  // The engine, scripted: work becomes pending at the second and the fourth look and stays
+  // pending until a run takes it (as the engine's does: a look that comes too soon after a run
+  // must find it still there); the third run fails.
   const calls = [];
   let looks = 0;
   let runs = 0;
+  let pending = false;
   const handle = {
     call(method, params) {
       calls.push([method, params.standing]);
-      if (method === "successorStandby") return params.standing ? ++looks === 2 || looks === 4 : false;
+      if (method === "successorStandby") {
+        if (!params.standing) return false;
+        looks += 1;
+        if (looks === 2 || looks === 4) pending = true;
+        return pending;
+      }
       if (method !== "compactionStart") throw new Error(`unexpected ${method}`);
+      pending = false;
       runs += 1;
       return runs < 3
         ? { type: "done", ok: true, compacted: true, reason: `run ${runs}: 1 summaries written`, summaryIds: [runs], failures: [] }
