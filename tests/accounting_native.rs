@@ -3,10 +3,9 @@
 //! always makes progress or says, in words the host accepts, that nothing can.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 include!("accounting_cases/cases.rs");

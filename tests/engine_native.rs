@@ -5,15 +5,9 @@
 //! `cargo test --test engine_native`.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
-
-/// The database file `path`, as a restarted process opens it.
-fn reopen_db(path: &str) -> Db {
-    Db::open(path).unwrap()
-}
+sqlite_store!();
 
 include!("engine_cases/cases.rs");

@@ -5,17 +5,9 @@
 //! `bash scripts/pg-server.sh run cargo test --features postgres --test engine_pg`.
 #![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 
+#[macro_use]
 mod pg;
 
-type Db = lossless_wasm::store::native_pg::PgSql;
-
-fn open_db() -> Db {
-    pg::fresh()
-}
-
-/// The store named `path` (a schema named after it), as a restarted process opens it.
-fn reopen_db(path: &str) -> Db {
-    pg::reopen(path)
-}
+pg_store!();
 
 include!("engine_cases/cases.rs");

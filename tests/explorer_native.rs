@@ -6,10 +6,9 @@
 //! `cargo test --test explorer_native`.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 include!("explorer_cases/cases.rs");

@@ -15,13 +15,10 @@
 //! this file is for. The two run in parallel; the file stays well under a minute.
 #![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 
+#[macro_use]
 mod pg;
 
-type Db = lossless_wasm::store::native_pg::PgSql;
-
-fn open_db() -> Db {
-    pg::fresh()
-}
+pg_store!();
 
 include!("fuzz_cases/cases.rs");
 

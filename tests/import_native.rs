@@ -6,10 +6,9 @@
 //! (`import_cases/cases.rs`) also import into PostgreSQL (import_pg.rs).
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 include!("import_cases/cases.rs");

@@ -2,10 +2,9 @@
 //! native SQLite, after real compactions by the extractive summarizer.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 include!("inspect_cases/cases.rs");

@@ -10,13 +10,10 @@
 //! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test lossless_property_pg`.
 #![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 
+#[macro_use]
 mod pg;
 
-type Db = lossless_wasm::store::native_pg::PgSql;
-
-fn open_db() -> Db {
-    pg::fresh()
-}
+pg_store!();
 
 const CASES: u32 = 64;
 const REGRESSIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lossless_property_pg.proptest-regressions");

@@ -3,10 +3,9 @@
 //! only what can be rebuilt from the rows (indexes, running totals), never content.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 include!("operator_cases/cases.rs");

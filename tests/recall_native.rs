@@ -3,10 +3,9 @@
 //! another agent's conversations whatever ids or scope it passes.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 include!("recall_cases/cases.rs");

@@ -7,11 +7,10 @@
 //! SQLite and in redaction_pg.rs on PostgreSQL; the redactor's own cases, below, open no store.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 include!("redaction_cases/cases.rs");
 

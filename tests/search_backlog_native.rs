@@ -10,11 +10,10 @@
 
 use lossless_wasm::store::SqlValue;
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 /// SQLite's FTS4 index is filled in batches: a stored message waits for it.
 fn index_waits() -> bool {

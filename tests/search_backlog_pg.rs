@@ -6,13 +6,10 @@
 //! `bash scripts/pg-server.sh run cargo test --features postgres --test search_backlog_pg`.
 #![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 
+#[macro_use]
 mod pg;
 
-type Db = lossless_wasm::store::native_pg::PgSql;
-
-fn open_db() -> Db {
-    pg::fresh()
-}
+pg_store!();
 
 /// PostgreSQL's search vector is a generated column of the message row: no message waits for it.
 fn index_waits() -> bool {

@@ -7,11 +7,9 @@
 //! too, where several gateways share one store (slow_summarizer_pg.rs).
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-/// The database file `path`, as one more process would open it.
-fn reopen_db(path: &str) -> Db {
-    Db::open(path).unwrap()
-}
+sqlite_store!();
 
 include!("slow_summarizer_cases/cases.rs");

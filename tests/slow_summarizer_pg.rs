@@ -5,13 +5,9 @@
 //! `bash scripts/pg-server.sh run cargo test --features postgres --test slow_summarizer_pg`.
 #![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 
+#[macro_use]
 mod pg;
 
-type Db = lossless_wasm::store::native_pg::PgSql;
-
-/// The store named `path` (a schema named after it), as one more process would open it.
-fn reopen_db(path: &str) -> Db {
-    pg::reopen(path)
-}
+pg_store!();
 
 include!("slow_summarizer_cases/cases.rs");

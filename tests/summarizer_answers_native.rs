@@ -5,10 +5,9 @@
 //! long for its chunk changes what the next attempt asks for instead of repeating the call.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-fn open_db() -> Db {
-    Db::in_memory().unwrap()
-}
+sqlite_store!();
 
 include!("summarizer_answers_cases/cases.rs");

@@ -4,12 +4,9 @@
 //! `bash scripts/pg-server.sh run cargo test --features postgres --test summarizer_answers_pg`.
 #![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 
+#[macro_use]
 mod pg;
 
-type Db = lossless_wasm::store::native_pg::PgSql;
-
-fn open_db() -> Db {
-    pg::fresh()
-}
+pg_store!();
 
 include!("summarizer_answers_cases/cases.rs");

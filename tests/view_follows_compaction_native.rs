@@ -4,11 +4,9 @@
 //! of the engine that compacted equals the view a fresh engine builds from the same database.
 #![cfg(not(target_arch = "wasm32"))]
 
-type Db = lossless_wasm::store::native::NativeSql;
+#[macro_use]
+mod sqlite;
 
-/// The store named `path`, as a process that restarted would open it again.
-fn reopen_db(path: &str) -> Db {
-    Db::open(path).unwrap()
-}
+sqlite_store!();
 
 include!("view_follows_compaction_cases/cases.rs");

@@ -59,3 +59,23 @@ pub fn reopen(path: &str) -> PgSql {
     let room = 63 - PREFIX.len();
     connect(&format!("{PREFIX}{}", &name[name.len().saturating_sub(room)..]))
 }
+
+/// What a shared case file (`*_cases/cases.rs`) expects of its backend, on PostgreSQL: `Db`,
+/// `open_db()` (a new, empty store) and `reopen_db(path)` (the store named `path`, as a restarted
+/// process, or one more, opens it again). Used as `#[macro_use] mod pg;` then `pg_store!();`.
+#[allow(unused_macros)] // the crates that open no shared case file do not use it
+macro_rules! pg_store {
+    () => {
+        type Db = lossless_wasm::store::native_pg::PgSql;
+
+        #[allow(dead_code)]
+        fn open_db() -> Db {
+            pg::fresh()
+        }
+
+        #[allow(dead_code)]
+        fn reopen_db(path: &str) -> Db {
+            pg::reopen(path)
+        }
+    };
+}
