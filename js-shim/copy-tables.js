@@ -3,14 +3,14 @@
 // types, its key, the columns that tell two stores apart, and whether its id comes from an
 // identity sequence. Owns the mapping between the two schemas and nothing else.
 //
-// Written for SQLite schema version 15 and PostgreSQL schema version 1 (the same tables; see
-// src/store/migrations/postgres/001_schema.sql). A migration on either side must update this
+// Written for SQLite schema version 15 and PostgreSQL schema version 2 (the same tables; see
+// src/store/migrations/postgres/001_schema.sql; version 2 only adds a function). A migration on either side must update this
 // file and the two constants below; until then the copy refuses the other version.
 // Not copied: SQLite's FTS4 tables and views and `messages_fts_progress` (PostgreSQL's
 // `search_tsv` columns are generated), and `schema_migrations` (each side numbers its own).
 
 export const SQLITE_VERSION = 15;
-export const POSTGRES_VERSION = 1;
+export const POSTGRES_VERSION = 2;
 
 /**
  * @typedef {object} CopyTable

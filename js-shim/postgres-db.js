@@ -146,6 +146,9 @@ export class PostgresDatabase {
       this.port.postMessage({ ...req, id: this.nextId++, deferred: true });
       return;
     }
+    // The engine rolls back after a COMMIT that failed, which already ended the transaction
+    // (the I/O thread sent ROLLBACK in its place): there is nothing left to end on the server.
+    if (control === "rollback" && !this.inTransaction) return;
     if (ends) this.inTransaction = false;
     this.waits++;
     const result = this.request(req);

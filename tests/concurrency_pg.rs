@@ -258,7 +258,7 @@ fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for(
     let waiter = thread::spawn(move || {
         a.execute("BEGIN", &[]).unwrap();
         let a_turn = parse_messages(&[json!({"role": "user", "content": "a's question", "timestamp": 5})], 0).unwrap();
-        let locked = conversations::resolve_for_append(&mut a, KEY, "s1", &a_turn, 100, 30).unwrap();
+        let locked = conversations::resolve_for_append(&mut a, KEY, "s1", &a_turn, 100, None, 30).unwrap();
         let read = masking::scan(&mut a, locked.conversation.id, locked.conversation.stubbed_through, 100).unwrap();
         a.execute("ROLLBACK", &[]).unwrap();
         (locked, read)
@@ -275,7 +275,7 @@ fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for(
     let mut a = pg::connect(&schema);
     a.execute("BEGIN", &[]).unwrap();
     let a_turn = parse_messages(&[json!({"role": "user", "content": "a's question", "timestamp": 5})], 0).unwrap();
-    let locked = conversations::resolve_for_append(&mut a, KEY, "s1", &a_turn, 100, 40).unwrap();
+    let locked = conversations::resolve_for_append(&mut a, KEY, "s1", &a_turn, 100, None, 40).unwrap();
     let read = masking::scan(&mut a, locked.conversation.id, locked.conversation.stubbed_through, 100).unwrap();
     a.execute("ROLLBACK", &[]).unwrap();
     assert_eq!(locked.unstubbed, Some(read), "uncontended, the lock's items are the stored ones");

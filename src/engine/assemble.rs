@@ -88,7 +88,11 @@ impl<S: Sql> Engine<S> {
         validate_session(&params.session)?;
         let known = self.views.known(params.session.key());
         let (mut conversation, mut newer) = match context::active_with_newer(self.store.sql(), params.session.key(), known)? {
-            Some(read) => (Some(read.conversation), read.newer),
+            Some(read) => {
+                // What the next turn may claim instead of reading (PostgreSQL; see `claims`).
+                self.claims.row_read(&read.conversation, read.version, self.store.commits());
+                (Some(read.conversation), read.newer)
+            }
             None => (None, None),
         };
         // A new session id under the same key is a rollover: the old conversation must not be

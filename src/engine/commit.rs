@@ -12,6 +12,7 @@ use crate::core::accounting::HostFacts;
 use crate::core::message::{parse_messages, StoredMessage};
 use crate::error::{Error, Result};
 use crate::store::advancements::{self, CommitLock};
+use crate::store::claim::{self, Claim};
 use crate::store::{bulk, Sql};
 
 /// The turn's conversation before the turn, as its transaction found it.
@@ -45,17 +46,25 @@ impl<S: Sql> Engine<S> {
         }
         let payload_hash = fp.hex();
         // The turn's messages, its advancement record, what it taught about the host's prompt
-        // and the trigger's decision: one transaction.
-        self.in_turn_transaction(|e| e.commit_parsed(&params, &parsed, &payload_hash, now_ms))
+        // and the trigger's decision: one transaction. A steady turn on PostgreSQL first tries
+        // it on a claim (`claims`); a claim that did not hold wrote nothing, and the turn runs
+        // again, reading under the lock.
+        if let Some(claim) = self.claims.take(params.session.key(), &params.session.session_id, self.store.commits()) {
+            match self.in_turn_transaction(|e| e.commit_parsed(&params, &parsed, &payload_hash, Some(claim), now_ms)) {
+                Err(err) if claim::is_conflict(&err) => {}
+                outcome => return outcome,
+            }
+        }
+        self.in_turn_transaction(|e| e.commit_parsed(&params, &parsed, &payload_hash, None, now_ms))
     }
 
-    fn commit_parsed(&mut self, params: &CommitTurnParams, parsed: &[StoredMessage], payload_hash: &str, now_ms: i64) -> Result<CommitTurnResult> {
+    fn commit_parsed(&mut self, params: &CommitTurnParams, parsed: &[StoredMessage], payload_hash: &str, claim: Option<Claim>, now_ms: i64) -> Result<CommitTurnResult> {
         let (key, session) = (params.advancement_key.as_str(), &params.session);
         let (mut result, learned) = self.store.write(|sql| {
             // The key's lookup and the conversation's lock, in one statement when the store can
             // (it also says which identities are stored and returns the items the stubs
-            // consider, as for `afterTurn`: ingest.rs `store_parsed`).
-            let (locked, existed) = match advancements::lock_for_commit(sql, key, session.key(), &session.session_id, parsed, TurnItems::lock_limit(parsed.len()), now_ms)? {
+            // consider, as for `afterTurn`: ingest.rs `store_parsed`), or none on a claim.
+            let (locked, existed) = match advancements::lock_for_commit(sql, key, session.key(), &session.session_id, parsed, TurnItems::lock_limit(parsed.len()), claim, now_ms)? {
                 CommitLock::Recorded(recorded) => {
                     let warning = (recorded != payload_hash).then(|| {
                         format!("advancementKey {key:?} was committed before with different messages; the first commit is kept")

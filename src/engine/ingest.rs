@@ -10,6 +10,7 @@ use super::Engine;
 use crate::core::message::{parse_host_messages, parse_messages, HostMessage, StoredMessage};
 use crate::error::Result;
 use crate::store::bulk;
+use crate::store::claim::{self, Claim};
 use crate::store::messages::Appended;
 use crate::store::conversations::Conversation;
 use crate::store::{conversations, Sql};
@@ -20,16 +21,16 @@ impl<S: Sql> Engine<S> {
     pub fn ingest_from(&mut self, session: &SessionRef, values: &[Value], first_index: usize, now_ms: i64) -> Result<Appended> {
         validate_session(session)?;
         let parsed = parse_messages(values, first_index)?;
-        Ok(self.store_parsed(session, &parsed, 0, now_ms)?.0)
+        Ok(self.store_parsed(session, &parsed, 0, None, now_ms)?.0)
     }
 
     /// Stores already parsed messages, as [`Engine::ingest_from`] does; also returns the
     /// conversation as the append left it (valid while the transaction that stored them is open)
     /// and, when `scan_limit` > 0 and the lock statement could tell, the items the stub pass
     /// would read after the append ([`TurnItems`]).
-    fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], scan_limit: i64, now_ms: i64) -> Result<(Appended, Conversation, Option<TurnItems>)> {
+    fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], scan_limit: i64, claim: Option<Claim>, now_ms: i64) -> Result<(Appended, Conversation, Option<TurnItems>)> {
         self.store.write(|sql| {
-            let locked = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, scan_limit, now_ms)?;
+            let locked = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, scan_limit, claim, now_ms)?;
             let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
             let after = appended.applied_to(&locked.conversation);
             let items = locked.unstubbed.and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
@@ -118,15 +119,28 @@ impl<S: Sql> Engine<S> {
     pub fn ingest_turn_tail(&mut self, session: &SessionRef, tail: &[Value], first_index: usize, window: Option<f64>, now_ms: i64) -> Result<usize> {
         validate_session(session)?;
         let parsed = parse_messages(tail, first_index)?;
+        // A steady turn on PostgreSQL first tries on a claim (`claims`); one that did not hold
+        // wrote nothing, and the turn runs again, reading under the lock.
+        if let Some(claim) = self.claims.take(session.key(), &session.session_id, self.store.commits()) {
+            match self.store_turn_tail(session, tail, &parsed, window, Some(claim), now_ms) {
+                Err(err) if claim::is_conflict(&err) => {}
+                outcome => return outcome,
+            }
+        }
+        self.store_turn_tail(session, tail, &parsed, window, None, now_ms)
+    }
+
+    /// The turn's transaction of [`Engine::ingest_turn_tail`], on `claim` when there is one.
+    fn store_turn_tail(&mut self, session: &SessionRef, tail: &[Value], parsed: &[StoredMessage], window: Option<f64>, claim: Option<Claim>, now_ms: i64) -> Result<usize> {
         self.in_turn_transaction(|e| {
             // The conversation as the append left it, not read again: this transaction holds it
             // (learning writes no conversation column that the steps below read).
-            let (appended, conversation, items) = e.store_parsed(session, &parsed, TurnItems::lock_limit(parsed.len()), now_ms)?;
-            e.learn_after_turn(session, Some(&conversation), tail, &parsed, window, now_ms)?;
+            let (appended, conversation, items) = e.store_parsed(session, parsed, TurnItems::lock_limit(parsed.len()), claim, now_ms)?;
+            e.learn_after_turn(session, Some(&conversation), tail, parsed, window, now_ms)?;
             if let Some(conversation) = Some(conversation).filter(|_| appended.inserted > 0) {
                 // Stubs first: the trigger then sees the smaller context.
                 let conversation = e.stub_after_turn(conversation, appended.inserted, items, now_ms)?;
-                e.evaluate_trigger(&conversation, appended_tokens(&parsed, &appended).as_deref(), now_ms)?;
+                e.evaluate_trigger(&conversation, appended_tokens(parsed, &appended).as_deref(), now_ms)?;
             }
             Ok(appended.inserted)
         })

@@ -5,6 +5,7 @@
 mod accounting;
 mod ask;
 mod assemble;
+mod claims;
 mod commit;
 pub mod explorer;
 pub mod handover;
@@ -49,6 +50,8 @@ pub struct Engine<S: Sql> {
     /// The tool-output stub decision of each conversation's latest stored turn, until the
     /// trigger records it.
     masks: std::collections::HashMap<i64, crate::core::masking::MaskDecision>,
+    /// What a steady turn on PostgreSQL claims instead of reading it ([`claims`]).
+    claims: claims::Claims,
     jobs: std::collections::HashMap<u64, compaction::Job>,
     repairs: std::collections::HashMap<u64, repair::RepairJob>,
     next_job: u64,
@@ -60,7 +63,7 @@ impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
         let redactor = std::sync::Arc::new(Redactor::new(&config.redact_patterns)?);
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), tails: Default::default(), masks: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0, redactor })
+        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), tails: Default::default(), masks: Default::default(), claims: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0, redactor })
     }
 
     pub fn config(&self) -> &Config {
@@ -78,6 +81,7 @@ impl<S: Sql> Engine<S> {
             self.accounting.facts.clear();
             self.tails.clear();
             self.masks.clear();
+            self.claims.clear();
         }
         committed
     }

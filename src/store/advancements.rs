@@ -4,6 +4,7 @@
 
 use crate::core::message::StoredMessage;
 use crate::error::Result;
+use crate::store::claim::{self, Claim};
 use crate::store::conversations::{self, LockedForAppend};
 use crate::store::sql::Sql;
 
@@ -44,8 +45,15 @@ pub enum CommitLock {
 /// lock statement (`conversations::lock_for_append`): one round trip for both. Otherwise the
 /// key is looked up on its own *before* the conversation is resolved, so a retried turn never
 /// creates or rotates a conversation.
-pub fn lock_for_commit(sql: &mut impl Sql, key: &str, session_key: &str, session_id: &str, messages: &[StoredMessage], scan_limit: i64, now_ms: i64) -> Result<CommitLock> {
+///
+/// With a `claim` (PostgreSQL, a steady turn: `store::claim`), nothing is read: the claim's
+/// guard and the key's primary key decide at `COMMIT`.
+pub fn lock_for_commit(sql: &mut impl Sql, key: &str, session_key: &str, session_id: &str, messages: &[StoredMessage], scan_limit: i64, claim: Option<Claim>, now_ms: i64) -> Result<CommitLock> {
     lock_key(sql, key)?;
+    if let Some(claim) = claim.filter(|_| claim::may_append(messages)) {
+        let locked = claim::lock_claimed(sql, claim, scan_limit, Some(key))?;
+        return Ok(CommitLock::Locked { locked: Box::new(locked), existed: true });
+    }
     let early = conversations::lock_for_append(sql, session_key, session_id, messages, scan_limit, Some(key))?;
     let recorded = match early.as_ref().and_then(|locked| locked.recorded.clone()) {
         Some(answer) => answer,

@@ -59,6 +59,8 @@ fn item_at(row: &Row, at: usize) -> Result<ContextItem> {
 
 /// The item columns [`item_at`] reads, in order.
 const ITEM_COLUMNS: &str = "ci.ordinal, ci.token_count, m.role, COALESCE(ci.view_json, m.raw_json), s.id, s.depth, s.content, s.earliest_at, s.latest_at, s.descendant_message_count, ci.message_id, ci.stub";
+/// How many columns [`ITEM_COLUMNS`] names.
+const ITEM_COLUMN_COUNT: usize = 12;
 
 /// A session key's active conversation, with the items of it appended after an ordinal.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +69,8 @@ pub struct ActiveWithNewer {
     /// When the conversation is the one asked about: its items with `ordinal > after`, oldest
     /// first, read in the same statement as the row (so they agree with its `next_ordinal`).
     pub newer: Option<Newer>,
+    /// PostgreSQL: the row's version, for a later optimistic claim (`store::claim`).
+    pub version: Option<crate::store::claim::RowVersion>,
 }
 
 /// Items with `ordinal > after` of conversation `conversation_id`, oldest first.
@@ -80,19 +84,23 @@ pub struct Newer {
 /// Per-turn query of `assemble`: [`conversations::find_active`], and when the active
 /// conversation is `known.0`, also what [`newer_than`]`(known.0, known.1)` reads, in one
 /// statement (one round trip to a server instead of two). Rows: the conversation's columns,
-/// then an item's (NULL when there is none).
+/// then an item's (NULL when there is none), then the row's `xmin` and host facts (the same in
+/// every row).
 pub fn active_with_newer(sql: &mut impl Sql, session_key: &str, known: Option<(i64, i64)>) -> Result<Option<ActiveWithNewer>> {
-    let Some((id, after)) = known else {
-        return Ok(conversations::find_active(sql, session_key)?.map(|conversation| ActiveWithNewer { conversation, newer: None }));
+    let postgres = sql.dialect().is_postgres();
+    // PostgreSQL reads the row's version even without a view to bring up to date (no
+    // conversation has id 0, so no item comes along).
+    let Some((id, after)) = known.or(postgres.then_some((0, 0))) else {
+        return Ok(conversations::find_active(sql, session_key)?.map(|conversation| ActiveWithNewer { conversation, newer: None, version: None }));
     };
-    if !sql.dialect().is_postgres() {
+    if !postgres {
         // In-process SQLite has no round trip to save, and its two plain statements are faster.
         let Some(conversation) = conversations::find_active(sql, session_key)? else { return Ok(None) };
         let newer = if conversation.id == id { Some(Newer { conversation_id: id, after, items: newer_than(sql, id, after)? }) } else { None };
-        return Ok(Some(ActiveWithNewer { conversation, newer }));
+        return Ok(Some(ActiveWithNewer { conversation, newer, version: None }));
     }
     let query = format!(
-        "SELECT {}, {ITEM_COLUMNS} FROM conversations c \
+        "SELECT {}, {ITEM_COLUMNS}, CAST(CAST(c.xmin AS text) AS bigint), c.host_facts_json FROM conversations c \
          LEFT JOIN context_items ci ON ci.conversation_id = c.id AND c.id = ?2 AND ci.ordinal > ?3 \
          LEFT JOIN messages m ON m.id = ci.message_id \
          LEFT JOIN summaries s ON s.id = ci.summary_id \
@@ -103,13 +111,15 @@ pub fn active_with_newer(sql: &mut impl Sql, session_key: &str, known: Option<(i
     let Some(first) = rows.first() else { return Ok(None) };
     let conversation = conversations::from_row(first)?;
     let at = conversations::COLUMN_COUNT;
+    let version_at = at + ITEM_COLUMN_COUNT;
+    let version = crate::store::claim::RowVersion { xmin: first.int(version_at)?, host_facts_json: first.opt_text(version_at + 1)? };
     let newer = if conversation.id == id {
         let items = rows.iter().filter(|r| r.0.get(at).is_some_and(|v| *v != SqlValue::Null)).map(|r| item_at(r, at)).collect::<Result<Vec<_>>>()?;
         Some(Newer { conversation_id: id, after, items })
     } else {
         None
     };
-    Ok(Some(ActiveWithNewer { conversation, newer }))
+    Ok(Some(ActiveWithNewer { conversation, newer, version: Some(version) }))
 }
 
 /// Per-turn query: a page of the view, through the primary key and the rowid joins. A stubbed

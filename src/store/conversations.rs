@@ -191,14 +191,20 @@ impl LockedForAppend {
 /// a conversation's context items (an append, a stub batch, a compaction's apply, an import's
 /// view, a summary's repair) also updates its row, so the row's unchanged `xmin` means none
 /// committed between the statement's snapshot and its lock, and the lock keeps them out after.
+///
+/// With a `claim` (PostgreSQL, a steady turn: `store::claim`), nothing is read.
 pub fn resolve_for_append(
     sql: &mut impl Sql,
     session_key: &str,
     session_id: &str,
     messages: &[crate::core::message::StoredMessage],
     scan_limit: i64,
+    claim: Option<crate::store::claim::Claim>,
     now_ms: i64,
 ) -> Result<LockedForAppend> {
+    if let Some(claim) = claim.filter(|_| crate::store::claim::may_append(messages)) {
+        return crate::store::claim::lock_claimed(sql, claim, scan_limit, None);
+    }
     match lock_for_append(sql, session_key, session_id, messages, scan_limit, None)? {
         Some(locked) => Ok(locked),
         // Rotation or creation (the row the statement locked, if any, stays locked): as always.

@@ -7,6 +7,7 @@ pub mod accounting;
 pub mod advancements;
 pub mod bulk;
 pub mod bulk_pg;
+pub mod claim;
 pub mod compaction;
 pub mod context;
 pub mod conversations;
@@ -63,6 +64,9 @@ pub const TURN_STATEMENTS: &[&str] = &[
 pub struct Store<S: Sql> {
     sql: S,
     dirty: bool,
+    /// Transactions committed since opening: a picture of the store taken at one count is
+    /// known to be this process's latest while the count stays the same.
+    commits: u64,
     /// Between [`Store::begin_batch`] and [`Store::end_batch`]: writes join its transaction instead of opening their own.
     batching: bool,
 }
@@ -77,7 +81,7 @@ impl<S: Sql> Store<S> {
                 sql.prepare(statement)?;
             }
         }
-        Ok(Store { sql, dirty: true, batching: false })
+        Ok(Store { sql, dirty: true, commits: 0, batching: false })
     }
 
     pub fn sql(&mut self) -> &mut S {
@@ -120,6 +124,7 @@ impl<S: Sql> Store<S> {
                     return Err(err);
                 }
                 self.dirty = true;
+                self.commits += 1;
                 Ok(value)
             }
             Err(err) => {
@@ -135,6 +140,11 @@ impl<S: Sql> Store<S> {
     /// is dropped: the write is stored whatever happens here, and the statistics catch up later.
     pub fn refresh_statistics_after(&mut self, inserted: usize) -> bool {
         !self.batching && statistics::refresh_after_bulk_write(&mut self.sql, inserted).unwrap_or(false)
+    }
+
+    /// How many write transactions this store has committed since it opened.
+    pub fn commits(&self) -> u64 {
+        self.commits
     }
 
     /// Whether a transaction committed since the last call; the shim persists when it did.

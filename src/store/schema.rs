@@ -28,7 +28,10 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
 ];
 
 /// Every PostgreSQL migration, in order. Append only.
-pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/postgres/001_schema.sql"))];
+pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("migrations/postgres/001_schema.sql")),
+    (2, include_str!("migrations/postgres/002_unchanged_guard.sql")),
+];
 
 /// Serializes migrations of one PostgreSQL database (gateways starting at once), and the creation
 /// of a store's schema: the key of a transaction-level advisory lock, released at COMMIT or

@@ -171,7 +171,7 @@ describe("deferred statements", () => {
     assert.deepEqual(rows["1"], rows["0"]);
   });
 
-  test("round trips per turn: a steady afterTurn waits twice (its lock statement, which also returns what the stubs consider, and COMMIT) and assemble once", async () => {
+  test("round trips per turn: a steady afterTurn waits once (COMMIT: it claims the conversation its last view read instead of reading it) and assemble once", async () => {
     await withCountedEngine("turn_waits", "agent:main:waits", 1_793_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [];
       const turn = async (i) => {
@@ -181,13 +181,13 @@ describe("deferred statements", () => {
         return { after, assemble };
       };
       for (let i = 0; i < 3; i++) await turn(i);
-      for (let i = 3; i < 6; i++) assert.deepEqual(await turn(i), { after: 2, assemble: 1 }, `turn ${i}`);
+      for (let i = 3; i < 6; i++) assert.deepEqual(await turn(i), { after: 1, assemble: 1 }, `turn ${i}`);
       const items = await pgQuery(`SELECT COUNT(*) FROM ${schema}.context_items`);
       assert.equal(Number(items[0][0]), 12, "every turn stored");
     });
   });
 
-  test("round trips per turn: a steady commitTurn waits twice (its lock statement, which also looks up the advancement key and returns the host facts, and COMMIT)", async () => {
+  test("round trips per turn: a steady commitTurn waits once (COMMIT, on a claim); a retried key costs the refused claim and the two waits of a turn that reads under the lock", async () => {
     await withCountedEngine("commit_waits", "agent:main:commitwaits", 1_794_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [];
       const waits = [];
@@ -199,18 +199,19 @@ describe("deferred statements", () => {
         assert.equal(out?.status ?? "committed", "committed", JSON.stringify(out));
         await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
       }
-      assert.deepEqual(waits.slice(3), [2, 2, 2], `waits per commitTurn: ${waits}`);
-      // A retry of a committed turn is found by the same statement: stored nothing, twice again.
+      assert.deepEqual(waits.slice(3), [1, 1, 1], `waits per commitTurn: ${waits}`);
+      // A retry of a committed turn: the claim is refused at COMMIT (the key's primary key), and
+      // the turn runs again, its lock statement finding the key: stored nothing.
       let again;
       const retried = await waitsOf(async () => { again = await engine.commitTurn({ ...session, advancementKey: "turn-5", messages: messages.slice(-2) }); });
       assert.equal(again?.status, "duplicate", JSON.stringify(again));
-      assert.equal(retried, 2, "a retry waits as often as a turn");
+      assert.equal(retried, 3, "a retry waits for the refused claim and for the two of a reading turn");
       const stored = await pgQuery(`SELECT COUNT(*) FROM ${schema}.messages`);
       assert.equal(Number(stored[0][0]), 12, "every turn stored once");
     });
   });
 
-  test("round trips per turn: a steady commitTurn + assemble (OpenClaw 2026.9's turn) waits 3 times", async () => {
+  test("round trips per turn: a steady commitTurn + assemble (OpenClaw 2026.9's turn) waits twice", async () => {
     await withCountedEngine("commit_turn_waits", "agent:main:committurn", 1_795_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [];
       const turn = async (i) => {
@@ -223,7 +224,7 @@ describe("deferred statements", () => {
         });
       };
       for (let i = 0; i < 3; i++) await turn(i);
-      for (let i = 3; i < 6; i++) assert.equal(await turn(i), 3, `turn ${i}`);
+      for (let i = 3; i < 6; i++) assert.equal(await turn(i), 2, `turn ${i}`);
       const items = await pgQuery(`SELECT COUNT(*) FROM ${schema}.context_items`);
       assert.equal(Number(items[0][0]), 12, "every turn stored");
     });

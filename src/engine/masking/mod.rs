@@ -115,12 +115,22 @@ impl<S: Sql> Engine<S> {
         let settled = planned.candidates.first().map(|c| c.ordinal).or(planned.protected_from).map_or(read_from, |o| o - 1);
         let floor = read_from.max(settled);
         if !decision.applies() {
-            if floor > frontier {
+            let conversation = if floor > frontier {
                 self.store.write(|sql| store::apply_held(sql, conversation.id, &[], floor).map(|_| ()))?;
-                return Ok(Conversation { stubbed_through: floor, ..conversation });
+                Conversation { stubbed_through: floor, ..conversation }
+            } else {
+                conversation
+            };
+            if self.store.sql().dialect().is_postgres() {
+                // Every item after the frontier is among `items` (a truncated read moved the
+                // frontier to its oldest): what the next turn may claim (`claims`).
+                let after: Vec<ScanItem> = items.into_iter().filter(|i| i.ordinal > conversation.stubbed_through).collect();
+                self.claims.turn_stored(&conversation, after);
             }
             return Ok(conversation);
         }
+        // Stubs change items this process does not keep a picture of.
+        self.claims.forget(conversation.id);
         let batch = render::batch(self.store.sql(), conversation.id, &items, &planned, &decision, rules.excerpt_tokens)?;
         // Everything before the protected turns has been considered once the candidates are stubbed.
         let new_frontier = match (decision.stub, planned.protected_from) {
