@@ -121,12 +121,11 @@ impl<S: Sql> Engine<S> {
             } else {
                 conversation
             };
-            if self.store.sql().dialect().is_postgres() {
-                // Every item after the frontier is among `items` (a truncated read moved the
-                // frontier to its oldest): what the next turn may claim (`claims`).
-                let after: Vec<ScanItem> = items.into_iter().filter(|i| i.ordinal > conversation.stubbed_through).collect();
-                self.claims.turn_stored(&conversation, after);
-            }
+            // Every item after the frontier is among `items` (a truncated read moved the
+            // frontier to its oldest): what the next turn may claim (`claims`; a store that
+            // cannot check a claim never gets one).
+            let after: Vec<ScanItem> = items.into_iter().filter(|i| i.ordinal > conversation.stubbed_through).collect();
+            self.claims.turn_stored(&conversation, after);
             return Ok(conversation);
         }
         // Stubs change items this process does not keep a picture of.
