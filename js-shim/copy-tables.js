@@ -4,8 +4,9 @@
 // identity sequence. Owns the mapping between the two schemas and nothing else.
 //
 // Written for SQLite schema version 15 and PostgreSQL schema version 2 (the same tables; see
-// src/store/migrations/postgres/001_schema.sql; version 2 only adds a function). A migration on either side must update this
-// file and the two constants below; until then the copy refuses the other version.
+// src/store/migrations/postgres/001_schema.sql; version 2 only adds a function). A migration on
+// either side must update this file and the two constants below; until then the copy refuses
+// the other version.
 // Not copied: SQLite's FTS4 tables and views and `messages_fts_progress` (PostgreSQL's
 // `search_tsv` columns are generated), and `schema_migrations` (each side numbers its own).
 

@@ -1,5 +1,5 @@
--- PostgreSQL version 2: the guard of an optimistic turn (docs/scale-out.md, "Two round trips a
--- turn"). A gateway that read a conversation's row (with its xmin) in `assemble`, and wrote
+-- PostgreSQL version 2: the guard of an optimistic turn (docs/scale-out.md, The Node driver, "A
+-- steady turn claims its conversation"; src/store/claim.rs). A gateway that read a conversation's row (with its xmin) in `assemble`, and wrote
 -- nothing of it since, commits its next turn without reading anything first: the transaction's
 -- first statement is this call, which locks the row and fails the transaction with SQLSTATE
 -- LW409 unless the row is still the active one at the xmin the gateway read. Every transaction
