@@ -65,7 +65,8 @@ const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") 
  * @param {() => ({complete: Function}|undefined)} [options.hostLlm] the plugin-wide LLM, used
  *        when a call's runtimeContext carries none
  * @param {boolean} [options.fullHistory] the host passes its whole visible history to assemble
- *        (OpenClaw does), so an empty history while we hold messages means a reset
+ *        (OpenClaw does), so an empty history while we hold messages means a reset, when the
+ *        host also holds a transcript of the session (it called `bootstrap` for it first)
  * @param {string} [options.hostVersion] the host's version (OpenClaw: `api.runtime.version`)
  * @param {boolean} [options.summariesInBackground] true (OpenClaw): the host runs turn maintenance
  *        in the background, and a call its turn waits on (maintenance before a turn, preflight
@@ -80,6 +81,12 @@ const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") 
  */
 export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion, summariesInBackground = false, startSuccessor, endsWithTurn } = {}) {
   const call = async (method, params) => (await openHandle()).call(method, params);
+  // The sessions the host holds a transcript of: OpenClaw calls `bootstrap` before `assemble`
+  // only for a session with transcript state. Without one (a session new to this host, such as
+  // one continued from another gateway sharing a PostgreSQL store) its empty history says
+  // nothing about a reset, and the stored conversation goes on.
+  const hostTranscripts = new Set();
+  const sessionTag = (p) => `${p?.sessionKey ?? ""}\u0000${p?.sessionId ?? ""}`;
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
   const onLeaseError = (err) => logger?.warn?.(`[lossless-wasm] could not renew a summary request's lease (another process may start its own): ${err?.message ?? err}`);
   /** Runs a compaction job for the call's session; `turnWaits`: the host's turn waits on this call. */
@@ -127,6 +134,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
     },
 
     async bootstrap(p) {
+      hostTranscripts.add(sessionTag(p));
       const messages = Array.isArray(p.messages) ? p.messages : [];
       return call("bootstrap", { ...session(p), messages });
     },
@@ -174,7 +182,7 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         ...session(p),
         messages,
         tokenBudget: budget,
-        historyIsComplete: fullHistory && Array.isArray(p.messages),
+        historyIsComplete: fullHistory && Array.isArray(p.messages) && hostTranscripts.has(sessionTag(p)),
         // The prompt and the reply share the window with our view (docs/prompt-accounting.md).
         prompt: typeof p.prompt === "string" ? p.prompt : undefined,
         maxOutputTokens: replyRoom(p, hostVersion),

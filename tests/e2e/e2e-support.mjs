@@ -234,10 +234,11 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
   const turns = [];
   /** One `openclaw agent --local` turn; records what the mock saw during it and, unless
    *  `settle` is false, during the summaries it handed to a successor (waited for here, so that
-   *  the next turn starts from them, as it would after a user's pause). */
-  async function turn(sessionKey, message, { label, settle = true } = {}) {
+   *  the next turn starts from them, as it would after a user's pause). `extraArgs` go to
+   *  `openclaw agent` (e.g. `--session-id`). */
+  async function turn(sessionKey, message, { label, settle = true, extraArgs } = {}) {
     const before = llm.requests.length;
-    const res = await sandbox.agentTurn({ sessionKey, message });
+    const res = await sandbox.agentTurn({ sessionKey, message, extraArgs });
     if (settle) await successorsSettled(sandbox, () => (fs.existsSync(dbPath) ? new DatabaseSync(dbPath, { readOnly: true }) : null), llm);
     const requests = llm.requests.slice(before);
     const rec = {

@@ -81,11 +81,13 @@ export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
      *  deferred work (`allowDeferredCompactionExecution`), which the host lets finish before the
      *  session's next turn: it waits for its summaries. Without it, maintain is the inline kind
      *  whose wait for a summary is held to `summaryTurnWaitMs`. */
-    async runTurn(id, { sessionId, sessionKey, history, turn, tokenBudget = 100_000, advancementKey, deferredMaintenance = false }) {
+    async runTurn(id, { sessionId, sessionKey, history, turn, tokenBudget = 100_000, advancementKey, deferredMaintenance = false, hasTranscript = history.length > 0 }) {
       const engine = await resolveEngine(id);
       try {
         const sessionFile = `sqlite:main:${sessionId}:/fake/agent.sqlite`;
-        if (history.length) await engine.bootstrap?.({ sessionId, sessionKey, sessionFile });
+        // As OpenClaw: bootstrap only for a session the host holds a transcript of (after a
+        // reset it still does, with an empty visible history).
+        if (hasTranscript) await engine.bootstrap?.({ sessionId, sessionKey, sessionFile });
         const view = await engine.assemble({ sessionId, sessionKey, messages: history, tokenBudget, availableTools: new Set(), model: "fake", prompt: "hi" });
         if (!Array.isArray(view?.messages)) throw new Error("assemble result must have a messages array");
         const commit = await engine.commitTurn({

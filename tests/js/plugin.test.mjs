@@ -122,9 +122,23 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const next = [user("third generation")];
     const second = [user("after reset")];
     await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:r", history: second, turn: [assistant("x")], advancementKey: "r3" });
-    const again = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:r", history: [], turn: next, advancementKey: "r4" });
+    const again = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:r", history: [], turn: next, advancementKey: "r4", hasTranscript: true });
     assert.deepEqual(again.view.messages, []);
     assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM conversations WHERE archive_cause = 'host-history-reset'"), [[1]]);
+  });
+
+  test("a session new to this host (no transcript, so no bootstrap) continues the stored conversation", async () => {
+    // Another gateway sharing the store (PostgreSQL) stored two turns of the session; this host
+    // has no transcript of it, so its history is empty and it calls no bootstrap: not a reset.
+    const { h, dbPath } = host();
+    const first = [user("told on the other gateway"), assistant("noted there")];
+    await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:moved", history: [], turn: first, advancementKey: "m1" });
+    const { view } = await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: "agent:main:moved", history: [], turn: [user("and here?")], advancementKey: "m2" });
+    const shown = view.messages.map((m) => JSON.stringify(m.content));
+    assert.equal(shown.length, 2, `the stored turn is shown: ${shown.join(" | ")}`);
+    assert.ok(shown[0].includes("told on the other gateway") && shown[1].includes("noted there"), shown.join(" | "));
+    assert.deepEqual(await query(dbPath, "SELECT generation, status FROM conversations ORDER BY id"), [[1, "active"]], "the conversation was not archived");
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[3]]);
   });
 
   test("compact with nothing stored reports ok and not compacted", async () => {
