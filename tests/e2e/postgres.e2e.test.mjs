@@ -37,9 +37,9 @@ import {
   hostTitle,
   setupE2e,
 } from "./e2e-support.mjs";
+import { PG_VERSION, POSTGRES_URL_ENV } from "../../js-shim/pg-config.js";
 
 const pg = createRequire(import.meta.url)("pg");
-const PG_VERSION = "8.23.1";
 const PG_SERVER = path.join(REPO, "scripts", "pg-server.sh");
 const CONTEXT_WINDOW = 64000;
 
@@ -73,7 +73,7 @@ async function gateway(t, { hostVersion, url, schema }) {
     timeout: 300_000,
   });
   assert.ok(fs.existsSync(path.join(dir, "node_modules", "pg", "package.json")), `pg was not installed in ${dir}`);
-  e2e.sandbox.env.LOSSLESS_WASM_POSTGRES_URL = url;
+  e2e.sandbox.env[POSTGRES_URL_ENV] = url;
   return e2e;
 }
 
