@@ -22,7 +22,7 @@ const GREP_SCHEMA = {
   additionalProperties: false,
   required: ["pattern"],
   properties: {
-    pattern: { type: "string", minLength: 1, description: "What to find. Plain text by default: matched literally, case-insensitive; quotes, operators and symbols are just characters." },
+    pattern: { type: "string", minLength: 1, description: "What to find. Plain text by default: matched literally, case-insensitive, from the start of a word (\"pars\" finds \"parser\"; \"Error\" does not find \"TypeError\"; CJK anywhere); quotes, operators and symbols are just characters." },
     mode: { type: "string", enum: ["text", "full_text"], description: "text (default) or full_text (SQLite FTS4 query syntax: AND, OR, NOT, \"phrases\", prefix*)." },
     kind: { type: "string", enum: ["both", "messages", "summaries"], description: "both (default: original messages and summaries; neither crowds the other out), messages or summaries." },
     scope: { type: "string", enum: ["conversation", "agent"], description: "conversation (default: this session's history, archived segments included) or agent (every conversation of this agent)." },

@@ -16,6 +16,7 @@ pub mod doctor;
 pub mod explorer;
 pub mod import;
 pub mod inspect;
+pub mod literal;
 pub mod lossless_claw;
 pub mod masking;
 pub mod messages;

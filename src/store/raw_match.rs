@@ -9,7 +9,8 @@
 //! inside one piece, or is (part of) the glue word "tool" or "call". Hence for any run `s` of the
 //! pattern between glue characters: if the text contains the pattern, `raw_json` contains `s`
 //! escaped, or `s` verbatim, or the message has a tool call. The filter uses the longest run;
-//! the caller confirms every candidate on the derived text. Case: ASCII-insensitive, as search is.
+//! the caller confirms every candidate on the derived text
+//! ([`super::literal`]). Case: ASCII-insensitive, as search is.
 
 use crate::store::sql::SqlValue;
 
@@ -48,11 +49,6 @@ impl RawFilter {
         }
         (format!("({})", terms.join(" OR ")), params)
     }
-}
-
-/// Whether `text` contains `pattern`, ignoring ASCII case (what `instr(lower(..), lower(..))` did).
-pub fn contains(text: &str, pattern: &str) -> bool {
-    text.to_ascii_lowercase().contains(&pattern.to_ascii_lowercase())
 }
 
 #[cfg(test)]

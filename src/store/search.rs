@@ -1,11 +1,11 @@
 //! Search over stored messages and summaries. Patterns are always bound parameters, never spliced
 //! into SQL. Two modes:
-//! - `Text`: a literal string, case-insensitive for ASCII. Word-like patterns go through the FTS4
-//!   index as a phrase and are confirmed by a substring check; patterns with CJK text (which the
-//!   unicode61 tokenizer does not split into words) take a substring path over the conversation.
-//!   Message text is not stored (migration 7): SQL narrows the candidates (the index, and a
-//!   necessary condition on `raw_json` from [`raw_match`]), newest first in pages, and each
-//!   candidate is confirmed on the text derived from its `raw_json`.
+//! - `Text`: a literal string, matched as [`literal`] says (ASCII case-insensitive, from a word's
+//!   start). Word-like patterns go through the FTS4 index as a phrase; patterns with CJK text
+//!   (which the unicode61 tokenizer does not split into words) take a substring path over the
+//!   conversation. SQL only narrows the candidates (the index, and for messages, whose text is not
+//!   stored (migration 7), a necessary condition on `raw_json` from [`raw_match`]), newest first
+//!   in pages; each candidate is confirmed by [`literal::find`] on its text.
 //! - `FullText`: the caller's FTS4 query syntax; a malformed query is a clear error, not a crash.
 //!
 //! On PostgreSQL the same checks run here and the search itself is [`super::search_pg`]'s.
@@ -15,7 +15,8 @@ use serde::Serialize;
 use crate::core::message::text_of_raw_json;
 use crate::core::tokens::is_cjk;
 use crate::error::{Error, Result};
-use crate::store::raw_match::{self, RawFilter};
+use crate::store::literal::{self, PREFIX_MIN_CHARS};
+use crate::store::raw_match::RawFilter;
 use crate::store::snippet;
 use crate::store::sql::{Row, Sql, SqlValue};
 
@@ -60,16 +61,10 @@ fn has_word(text: &str) -> bool {
     text.chars().any(char::is_alphanumeric)
 }
 
-/// The shortest last word a literal search also finds as the start of a longer word (`pars`
-/// finds "parser", `deploy` "deployment"): FTS4 reads a prefix from its list of terms, and a one-
-/// or two-letter prefix would have it merge the lists of a large part of the vocabulary.
-const PREFIX_MIN_CHARS: usize = 3;
-
 /// An FTS4 phrase matching the pattern's words in order, its last word also as the start of a
-/// longer one when it has [`PREFIX_MIN_CHARS`] or more (a literal pattern is a substring, and
-/// the substring check confirms every candidate). FTS4 has no escape for `"` inside a phrase;
-/// the tokenizer ignores quotes anyway, and the substring check keeps them literal. A match
-/// still starts where a word does: the index knows words, not what is inside them.
+/// longer one when it has [`PREFIX_MIN_CHARS`] or more: every text [`literal`] matches is among
+/// the phrase's matches, and [`literal::find`] confirms each. FTS4 has no escape for `"` inside a
+/// phrase; the tokenizer ignores quotes anyway, and the confirmation keeps them literal.
 fn phrase(pattern: &str) -> String {
     let words = pattern.replace('"', " ");
     let last_word = words.rsplit(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
@@ -94,7 +89,7 @@ const SOURCES: [Source; 2] = [
     Source { kind: "summary", table: "summaries", fts: "summaries_fts", role: "'summary'", time: "COALESCE(t.latest_at, t.created_at)", derived: false },
 ];
 
-/// Candidates read per query while confirming message matches in Rust.
+/// Candidates read per query while confirming literal matches in Rust.
 const PAGE_MIN: i64 = 64;
 
 /// A time window in ms since the epoch: `since` inclusive, `before` exclusive.
@@ -114,8 +109,6 @@ struct PageQuery {
     sql: String,
     params: Vec<SqlValue>,
     page: i64,
-    /// Whether a row SQL returns still has to be confirmed on the text.
-    confirm: bool,
 }
 
 /// The page query of `source` for `pattern` in `mode`, within `scope` (extra SQL conditions).
@@ -140,7 +133,6 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
     } else {
         (format!("{table} t"), "1 = 1".to_owned(), Vec::new())
     };
-    let confirm = mode == SearchMode::Text && source.derived;
     if mode == SearchMode::Text {
         if source.derived {
             if let Some(filter) = RawFilter::new(pattern) {
@@ -153,7 +145,8 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
             params.push(pattern.into());
         }
     }
-    let page = if confirm { (limit * 2).max(PAGE_MIN) } else { limit };
+    // A literal search confirms each candidate, so it reads pages larger than it needs.
+    let page = if mode == SearchMode::Text { (limit * 2).max(PAGE_MIN) } else { limit };
     let (before, size) = (params.len() + 1, params.len() + 2);
     // Newest first by the index's own docid when the index drives the query: FTS4 returns
     // matches in docid order and takes the bound itself, so the query stops after a page. By
@@ -161,13 +154,13 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
     // common word over 100K messages took minutes.
     let order = if index_driven { format!("{fts}.docid") } else { "t.id".to_owned() };
     let sql = format!("SELECT {columns} FROM {from} WHERE {order} < ?{before}{scope} AND {condition} ORDER BY {order} DESC LIMIT ?{size}");
-    PageQuery { sql, params, page, confirm }
+    PageQuery { sql, params, page }
 }
 
-/// The hits of one source, newest first, at most `limit`. Messages are read in pages newest
-/// first and confirmed on their derived text; summaries are confirmed in SQL.
+/// The hits of one source, newest first, at most `limit`. A literal search reads candidates in
+/// pages newest first and confirms each on its text (for messages, derived from `raw_json`).
 fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
-    let PageQuery { sql: query, params, page, confirm } = page_query(source, scope, pattern, mode, limit);
+    let PageQuery { sql: query, params, page } = page_query(source, scope, pattern, mode, limit);
     let mut found = 0;
     let mut below = i64::MAX;
     loop {
@@ -188,13 +181,13 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
                 (SearchMode::Text, true) => text_of_raw_json(&row.text(3)?)?,
                 (SearchMode::Text, false) => row.text(3)?,
             };
-            if confirm && !raw_match::contains(&content, pattern) {
-                continue;
-            }
             let snippet = match mode {
                 // From the index's content table (for messages, the view `messages_text`).
                 SearchMode::FullText => row.text(5)?,
-                SearchMode::Text => snippet::around(&content, pattern),
+                SearchMode::Text => match literal::find(&content, pattern) {
+                    Some(at) => snippet::around(&content, at, pattern),
+                    None => continue,
+                },
             };
             hits.push(hit(source.kind, row, snippet)?);
             found += 1;
@@ -202,7 +195,7 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
                 return Ok(());
             }
         }
-        if !confirm || (rows.len() as i64) < page {
+        if mode == SearchMode::FullText || (rows.len() as i64) < page {
             return Ok(());
         }
     }

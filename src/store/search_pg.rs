@@ -1,8 +1,9 @@
 //! Search on PostgreSQL, with the tool semantics of [`super::search`] on SQLite:
-//! - `Text`: a literal substring, ASCII case-insensitive. The trigram index narrows the
-//!   candidates (`ILIKE`, which also serves CJK: a pattern of 3 or more characters uses the
-//!   index, a shorter one scans the rows the conversation scope leaves), newest first in pages,
-//!   and each candidate is confirmed in Rust exactly as on SQLite (ILIKE folds more than ASCII).
+//! - `Text`: a literal string, matched as [`literal`] says. The trigram index narrows the
+//!   candidates to those containing the pattern anywhere (`ILIKE`, which also serves CJK: a
+//!   pattern of 3 or more characters uses the index, a shorter one scans the rows the
+//!   conversation scope leaves), newest first in pages, and each candidate is confirmed by
+//!   [`literal::find`] exactly as on SQLite (ILIKE folds more than ASCII and ignores words).
 //! - `FullText`: the caller's FTS4 query syntax (words, `"phrases"`, `prefix*`, AND, OR, NOT,
 //!   parentheses, `NEAR` and `NEAR/N`, the column filter `content:`), translated by [`tsquery`]
 //!   into a `tsquery` over the generated search vector
@@ -13,7 +14,7 @@
 //! here go into the SQL text), or be reached on SQLite.
 
 use crate::error::{Error, Result};
-use crate::store::raw_match;
+use crate::store::literal;
 use crate::store::search::{SearchHit, SearchMode};
 use crate::store::snippet;
 use crate::store::sql::{Sql, SqlValue};
@@ -280,12 +281,10 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
             let content = row.text(3)?;
             let snippet = match mode {
                 SearchMode::FullText => content,
-                SearchMode::Text => {
-                    if !raw_match::contains(&content, pattern) {
-                        continue;
-                    }
-                    snippet::around(&content, pattern)
-                }
+                SearchMode::Text => match literal::find(&content, pattern) {
+                    Some(at) => snippet::around(&content, at, pattern),
+                    None => continue,
+                },
             };
             hits.push(SearchHit { kind: source.kind, id: row.int(0)?, conversation_id: row.int(1)?, role: row.text(2)?, snippet, created_at: row.int(4)? });
             found += 1;

@@ -255,6 +255,28 @@ fn a_literal_pattern_also_finds_the_start_of_a_longer_word() {
     assert!(grep(&mut e, KEY, json!({"pattern": "parsers"})).hits.is_empty(), "a longer pattern is not found in a shorter word");
 }
 
+/// The word rule holds for summaries as for messages, on every backend: `Error` is not found in
+/// "TypeError" (PostgreSQL's trigram index finds it there; the confirmation drops it), and
+/// `parser` is found in "my_parser".
+#[test]
+fn a_literal_pattern_starts_at_a_word_in_messages_and_summaries_alike() {
+    let mut e = engine();
+    e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 3000})).unwrap(), 1).unwrap();
+    for t in 0..10 {
+        turn(&mut e, KEY, t, &format!("Turn {t}: the build raised TypeError in my_parser, okay. {}", "context ".repeat(40)));
+    }
+    sweep(&mut e, KEY);
+    let kinds = |e: &mut Engine<Db>, pattern: &str| -> (usize, usize) {
+        let hits = grep(e, KEY, json!({"pattern": pattern, "limit": 200})).hits;
+        let summaries = hits.iter().filter(|h| h.hit.kind == "summary").count();
+        (hits.len() - summaries, summaries)
+    };
+    let (messages, summaries) = kinds(&mut e, "TypeError");
+    assert!(messages > 0 && summaries > 0, "the fact is in messages ({messages}) and in summaries ({summaries})");
+    assert_eq!(kinds(&mut e, "parser"), (messages, summaries), "an underscore starts a word");
+    assert_eq!(kinds(&mut e, "Error"), (0, 0), "a match never starts inside a word");
+}
+
 #[test]
 fn full_text_near_and_the_content_column_filter_mean_what_they_mean_in_fts4() {
     let mut e = engine();

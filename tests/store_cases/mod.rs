@@ -279,6 +279,83 @@ pub fn literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments<S
     assert!(hit[0].contains("静默模式"), "{hit:?}");
 }
 
+/// Words run together, split by punctuation, in several cases and scripts, so that patterns cut
+/// from them start and end inside words as often as on a word's edge.
+const SCAN_WORDS: [&str; 30] = [
+    "TypeError", "error", "Error:", "parser", "my_parser", "reparse", "parse", "ok", "okay", "OK", "deploy", "deployment", "a4", "a4b", "x.y",
+    "main.rs", "静默", "安静默认", "模式", "🚀", "100%", "f(1)", "café", "ÉCOLE", "école", "foo-bar", "snake_case", "CamelCase", "\"quoted\"", "path/to/file",
+];
+const SCAN_JOINS: [&str; 7] = [" ", " ", "\n", ", ", "", "-", "_"];
+
+/// A small deterministic generator (xorshift64), so every backend sees the same messages.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// Every literal search answers exactly what a scan of every stored text with
+/// `literal::matches` answers: the index (FTS4 words on SQLite, trigrams on PostgreSQL) never
+/// drops a match and the confirmation keeps nothing else. Patterns are cut at random from the
+/// stored texts, so many begin or end inside a word. Fails, too, if too few patterns found
+/// anything or too few were refused only for starting or ending inside a word.
+pub fn literal_search_answers_what_a_scan_of_every_text_answers<S: Sql>(open: impl Fn() -> S) {
+    use lossless_wasm::store::literal;
+    let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
+    let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15);
+    for t in 0..10 {
+        let messages: Vec<Value> = (0..20)
+            .map(|i| {
+                let mut text = String::new();
+                for w in 0..4 + rng.below(6) {
+                    if w > 0 {
+                        text.push_str(SCAN_JOINS[rng.below(SCAN_JOINS.len())]);
+                    }
+                    text.push_str(SCAN_WORDS[rng.below(SCAN_WORDS.len())]);
+                }
+                json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": text, "timestamp": t * 100 + i})
+            })
+            .collect();
+        engine.commit_turn(turn(&format!("t{t}"), messages), 2 + t as i64).unwrap();
+    }
+    let stored: Vec<(i64, String)> = engine
+        .sql()
+        .query("SELECT id, raw_json FROM messages ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|row| (row.int(0).unwrap(), lossless_wasm::core::message::text_of_raw_json(&row.text(1).unwrap()).unwrap()))
+        .collect();
+    assert_eq!(stored.len(), 200, "every generated message was stored");
+    let mut patterns: Vec<String> = SCAN_WORDS.iter().map(|w| w.to_string()).collect();
+    patterns.extend(["Error", "ERROR", "pars", "ok", "o", "rs", "parse", "静", "_", "y", "ment"].map(str::to_owned));
+    while patterns.len() < 300 {
+        let chars: Vec<char> = stored[rng.below(stored.len())].1.chars().collect();
+        let start = rng.below(chars.len());
+        let end = (start + 1 + rng.below(12)).min(chars.len());
+        let pattern: String = chars[start..end].iter().collect();
+        if !pattern.trim().is_empty() {
+            patterns.push(pattern);
+        }
+    }
+    let (mut with_hits, mut narrowed_by_edges) = (0, 0);
+    for pattern in &patterns {
+        let params = decode::<SearchParams>("search", json!({"sessionId": "s1", "sessionKey": "k", "pattern": pattern, "limit": 500})).unwrap();
+        let found: std::collections::BTreeSet<i64> = engine.search(params).unwrap().iter().map(|hit| hit.id).collect();
+        let scanned: std::collections::BTreeSet<i64> = stored.iter().filter(|(_, text)| literal::matches(text, pattern)).map(|(id, _)| *id).collect();
+        assert_eq!(found, scanned, "pattern {pattern:?}: the search (left) and the scan (right) differ");
+        let anywhere = stored.iter().filter(|(_, text)| text.to_ascii_lowercase().contains(&pattern.to_ascii_lowercase())).count();
+        with_hits += usize::from(!found.is_empty());
+        narrowed_by_edges += usize::from(anywhere > found.len());
+    }
+    assert!(with_hits >= 100, "only {with_hits} of {} patterns found anything", patterns.len());
+    assert!(narrowed_by_edges >= 100, "only {narrowed_by_edges} patterns matched inside a word somewhere: the word rule was hardly tested");
+}
+
 pub fn the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it<S: Sql>(open: impl Fn() -> S) {
     let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
     engine.commit_turn(turn("t1", varied_messages()), 2).unwrap();
@@ -379,5 +456,6 @@ macro_rules! for_each_store_case {
         $run!(a_version_11_database_keeps_its_state_advancements_and_summary_search);
         $run!(literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments);
         $run!(the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it);
+        $run!(literal_search_answers_what_a_scan_of_every_text_answers);
     };
 }
