@@ -11,15 +11,19 @@
 //! - read every column back as a [`SqlValue`]: integers and `numeric` (what `SUM(bigint)` gives)
 //!   as `Int`, booleans as 0/1 (as SQLite has them), `bytea` as `Blob`;
 //! - name the failing statement's SQLSTATE and message in its errors, never the connection string
-//!   (it holds the password).
+//!   (it holds the password);
+//! - never wait without end: [`PgTimeouts`] bounds the connection's set-up, each lock wait and
+//!   each statement, and TCP keepalives end a connection to a server that has gone silent.
 //!
 //! Must not: decide anything about the dialect beyond the placeholders (that is `store::dialect`).
 
 use std::collections::HashMap;
 use std::error::Error as StdError;
+use std::sync::mpsc;
+use std::time::Duration;
 
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Config, NoTls, Statement};
 
 use crate::error::{Error, Result};
 use crate::store::dialect::Dialect;
@@ -28,6 +32,48 @@ use crate::store::sql::{Row, Sql, SqlValue};
 /// Prepared statements kept per connection; past this many the cache starts over (dynamic search
 /// statements would otherwise grow it without bound).
 const STATEMENT_CACHE: usize = 256;
+
+/// How long a connection waits, at most. The defaults are the Node product's
+/// (`js-shim/postgres-db.js`: a 10 s connection set-up, a 30 s lock wait, the lock wait plus 60 s
+/// for any statement).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PgTimeouts {
+    /// Connecting and the start-up exchange, all of it: a server that accepts the connection and
+    /// never answers is given up after this long.
+    pub connect: Duration,
+    /// A wait for a lock another connection holds (the server's `lock_timeout`; SQLSTATE 55P03).
+    /// Zero fails at once.
+    pub lock: Duration,
+    /// Any one statement (the server's `statement_timeout`; SQLSTATE 57014).
+    pub statement: Duration,
+}
+
+impl Default for PgTimeouts {
+    fn default() -> Self {
+        PgTimeouts { connect: Duration::from_secs(10), lock: Duration::from_secs(30), statement: Duration::from_secs(90) }
+    }
+}
+
+/// Probes of an idle connection (waiting for an answer counts as idle): a server that went away
+/// without closing it, or a network that stopped carrying it, ends the connection after about
+/// `KEEPALIVE_IDLE + KEEPALIVE_INTERVAL * KEEPALIVE_RETRIES` instead of never.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+const KEEPALIVE_RETRIES: u32 = 3;
+/// Sent data left unacknowledged this long ends the connection (Linux; elsewhere ignored).
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The server settings for `timeouts`, ahead of any the connection string asks for (which win).
+fn server_options(timeouts: &PgTimeouts, from_url: Option<&str>) -> String {
+    // lock_timeout 0 means "no limit" to PostgreSQL; 1 ms is as close to "at once" as it has.
+    let lock_ms = timeouts.lock.as_millis().max(1);
+    let statement_ms = timeouts.statement.as_millis().max(1);
+    let ours = format!("-c lock_timeout={lock_ms} -c statement_timeout={statement_ms}");
+    match from_url {
+        Some(theirs) if !theirs.trim().is_empty() => format!("{ours} {theirs}"),
+        _ => ours,
+    }
+}
 
 /// A PostgreSQL connection with a prepared-statement cache.
 pub struct PgSql {
@@ -60,21 +106,57 @@ fn storage_err(err: postgres::Error) -> Error {
 }
 
 impl PgSql {
-    /// Connects to `url` (`postgres://user:password@host:port/db`). An error names the server
-    /// with its password hidden.
+    /// Connects to `url` (`postgres://user:password@host:port/db`) with the default
+    /// [`PgTimeouts`]. An error names the server with its password hidden.
     pub fn connect(url: &str) -> Result<Self> {
-        let client = Client::connect(url, NoTls)
-            .map_err(|err| Error::storage(format!("cannot connect to PostgreSQL at {}: {}", redacted(url), storage_err(err))))?;
+        Self::connect_with(url, PgTimeouts::default())
+    }
+
+    /// Connects to `url` with `timeouts`. An error names the server with its password hidden.
+    pub fn connect_with(url: &str, timeouts: PgTimeouts) -> Result<Self> {
+        let failed = |why: String| Error::storage(format!("cannot connect to PostgreSQL at {}: {why}", redacted(url)));
+        // The parser's errors name an option or a value's kind, never the value.
+        let mut config: Config = url.parse().map_err(|err: postgres::Error| failed(format!("invalid connection string ({err})")))?;
+        let options = server_options(&timeouts, config.get_options());
+        config
+            .options(&options)
+            .connect_timeout(timeouts.connect)
+            .keepalives(true)
+            .keepalives_idle(KEEPALIVE_IDLE)
+            .keepalives_interval(KEEPALIVE_INTERVAL)
+            .keepalives_retries(KEEPALIVE_RETRIES)
+            .tcp_user_timeout(TCP_USER_TIMEOUT);
+        // The driver bounds only the socket's connect; the start-up exchange after it could wait
+        // for ever on a server that accepts and stays silent. So the whole set-up runs on a
+        // thread given `timeouts.connect`; one that overruns is left to end with its socket.
+        let (done, outcome) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("lossless-wasm-pg-connect".to_owned())
+            .spawn(move || {
+                let _ = done.send(config.connect(NoTls));
+            })
+            .map_err(|err| failed(format!("cannot start the connecting thread ({err})")))?;
+        let client = match outcome.recv_timeout(timeouts.connect) {
+            Ok(Ok(client)) => client,
+            Ok(Err(err)) => return Err(failed(storage_err(err).to_string())),
+            Err(_) => return Err(failed(format!("no answer within {} ms", timeouts.connect.as_millis()))),
+        };
         Ok(PgSql { client, statements: HashMap::new() })
     }
 
-    /// Connects and works inside `schema` (created when missing), ahead of `public`, where the
-    /// extensions live: a fresh, empty store per test on one server.
+    /// Connects with the default [`PgTimeouts`] and works inside `schema` (created when
+    /// missing), ahead of `public`, where the extensions live: a fresh, empty store per test on
+    /// one server.
     pub fn connect_in_schema(url: &str, schema: &str) -> Result<Self> {
+        Self::connect_in_schema_with(url, schema, PgTimeouts::default())
+    }
+
+    /// [`Self::connect_in_schema`] with `timeouts`.
+    pub fn connect_in_schema_with(url: &str, schema: &str, timeouts: PgTimeouts) -> Result<Self> {
         if !schema.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(Error::storage(format!("schema name {schema:?} must be letters, digits and _")));
         }
-        let mut sql = Self::connect(url)?;
+        let mut sql = Self::connect_with(url, timeouts)?;
         // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
         // catalog's unique index), so the creation runs under the migrations' advisory lock.
         sql.execute_script(&format!(
@@ -313,6 +395,13 @@ mod tests {
         assert_eq!(redacted("postgres://lcm:s3cret@db.example:5432/lcm"), "postgres://lcm:***@db.example:5432/lcm");
         assert_eq!(redacted("postgres://lcm@db/lcm"), "postgres://lcm@db/lcm");
         assert_eq!(redacted("host=db password=x"), "<connection string>");
+    }
+
+    #[test]
+    fn the_timeouts_go_to_the_server_ahead_of_the_connection_strings_own_options() {
+        let short = PgTimeouts { lock: Duration::ZERO, statement: Duration::from_millis(2_500), ..PgTimeouts::default() };
+        assert_eq!(server_options(&short, None), "-c lock_timeout=1 -c statement_timeout=2500");
+        assert_eq!(server_options(&PgTimeouts::default(), Some("-c lock_timeout=5s")), "-c lock_timeout=30000 -c statement_timeout=90000 -c lock_timeout=5s");
     }
 
     #[test]
