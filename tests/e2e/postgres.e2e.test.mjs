@@ -1,4 +1,4 @@
-// End-to-end test of `storage: "postgres"` in the real OpenClaw host (2026.9.6): two gateways
+// End-to-end test of `storage: "postgres"` in the real OpenClaw hosts (2026.9.6 and 2026.7.1): two gateways
 // (two sandboxes, each its own state directory, as two machines would have) share one store on
 // a real PostgreSQL server that this test starts (scripts/pg-server.sh; nothing preinstalled).
 // Each gateway gets `pg` the way the README says (`npm install --prefix <plugin dir> pg@8.23.1`,
@@ -96,7 +96,7 @@ function promptTexts(rec) {
   return historyTexts(body).map((h) => h.text).join("\n");
 }
 
-for (const hostVersion of e2eHosts({ only: ["2026.9.6"] })) test(
+for (const hostVersion of e2eHosts({ only: ["2026.9.6", "2026.7.1"] })) test(
   hostTitle("postgres: two gateways share one store; a session continues on the other gateway", hostVersion),
   { timeout: 20 * 60_000 },
   async (t) => {
