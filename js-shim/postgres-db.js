@@ -14,6 +14,13 @@
 // unreported. LOSSLESS_WASM_POSTGRES_DEFER=0 (or the option `defer: false`) waits for every
 // statement, as before, for comparisons.
 //
+// Read after commit: the engine names, before a turn's transaction, the read its next
+// `assemble` starts with (`readAfterCommit`). The COMMIT carries it to the I/O thread, which
+// puts it on the wire right behind the COMMIT; its rows come back with the COMMIT's answer,
+// and the next `all` of that statement with those values is answered from them, if nothing
+// else was sent in between. A steady turn then waits once for its COMMIT and not again for
+// `assemble`'s read, whose rows are as of just after the COMMIT.
+//
 // `dialect` is "postgres": the engine reads it once and writes PostgreSQL's statements.
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { redactedUrl, resolvePg } from "./pg-config.js";
@@ -38,6 +45,12 @@ export function timeoutsFor(lockTimeoutMs, statementGraceMs = STATEMENT_GRACE_MS
   // lock_timeout 0 means "no limit" to PostgreSQL; 1 ms is as close to "at once" as it has.
   return { lock_timeout: Math.max(1, lockTimeoutMs), statement_timeout: statement, query_timeout: statement + READ_GRACE_MS };
 }
+/** Whether two statements' values are the same (numbers, strings, null; a blob never is). */
+function sameValues(a, b) {
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  return a.every((v, i) => (v === null || typeof v !== "object") && v === b[i]);
+}
+
 /** The wait is cut into slices this long, so a vanished I/O thread is noticed. */
 const WAIT_SLICE_MS = 1000;
 /** Setting this environment variable to 0 turns deferral off (measurements compare both). */
@@ -65,6 +78,10 @@ export class PostgresDatabase {
     this.timeouts = timeoutsFor(lockTimeoutMs, statementGraceMs);
     // Between BEGIN and COMMIT/ROLLBACK as the engine sent them: where `run` may defer.
     this.inTransaction = false;
+    // The read to send behind the next COMMIT ({sql, params}), and the rows of the one sent
+    // behind the last COMMIT ({sql, params, rows}) until another statement is sent.
+    this.afterCommit = null;
+    this.readAhead = null;
     this.statements = 0;
     this.waits = 0;
     this.io = null;
@@ -114,6 +131,7 @@ export class PostgresDatabase {
         // Only a reply to this call ends the wait (a failure report outside any call is not one).
         if (message.id !== id) continue;
         if (message.error) throw Object.assign(new Error(message.error.message), message.error.code ? { code: message.error.code } : {});
+        this.lastAfterCommit = message.afterCommit;
         return message.result;
       }
       if (Atomics.load(this.flag, 1) === 1) {
@@ -132,9 +150,14 @@ export class PostgresDatabase {
    * waited statement.
    */
   send(req, mayDefer) {
+    const ahead = this.readAhead;
+    this.readAhead = null;
+    if (ahead && req.op === "query" && req.rows && req.sql === ahead.sql && sameValues(req.params, ahead.params)) return ahead.rows;
     this.statements++;
     const control = transactionControl(req.sql);
     const ends = control === "commit" || control === "rollback";
+    // The read named for after a COMMIT belongs to the transaction about to begin.
+    if (control === "rollback" || (!this.inTransaction && control !== "begin")) this.afterCommit = null;
     if (mayDefer && this.defer && !ends && (this.inTransaction || control === "begin")) {
       if (this.closed) throw new Error("lossless-wasm: this PostgreSQL connection was closed");
       // An I/O thread that stopped took the transaction's connection with it: the transaction
@@ -151,6 +174,16 @@ export class PostgresDatabase {
     if (control === "rollback" && !this.inTransaction) return;
     if (ends) this.inTransaction = false;
     this.waits++;
+    const then = control === "commit" ? this.afterCommit : null;
+    this.afterCommit = null;
+    if (then) {
+      this.statements++;
+      this.lastAfterCommit = undefined;
+      const result = this.request({ ...req, afterCommit: then });
+      // Rows, or nothing when the read failed (the query is then sent when it comes).
+      if (Array.isArray(this.lastAfterCommit)) this.readAhead = { ...then, rows: this.lastAfterCommit };
+      return result;
+    }
     const result = this.request(req);
     // A waited BEGIN counts only once it has succeeded (the engine does not roll back a BEGIN
     // that failed).
@@ -160,6 +193,12 @@ export class PostgresDatabase {
 
   prepare(sql) {
     return new Statement(this, sql);
+  }
+
+  /** Names the read to send right behind the next COMMIT (see the file's comment). A hint:
+   *  without deferral every statement waits for its own round trip, and this does nothing. */
+  readAfterCommit(sql, params) {
+    this.afterCommit = this.defer ? { sql, params: Array.from(params) } : null;
   }
 
   exec(sql) {

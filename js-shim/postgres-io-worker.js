@@ -243,6 +243,9 @@ async function waitedInTransaction(req, control) {
   // Watched while unanswered: a deferred statement before it may be the one waiting on a lock.
   const unwatch = watch(alive ? t.client : null);
   const own = toSend ? send(t.client, toSend).then((result) => ({ result }), (err) => ({ error: failureOf(err, t.client) })) : { result: null };
+  // The read named to follow this COMMIT, on the wire right behind it (pg's pipeline): its rows
+  // come back in the same round trip. Its failure is nobody's: the engine sends it again.
+  const next = toSend === req && control === "commit" && req.afterCommit ? send(t.client, { op: "query", ...req.afterCommit, rows: true }).catch(() => undefined) : null;
   let outcome;
   try {
     await Promise.all(t.sent);
@@ -260,10 +263,20 @@ async function waitedInTransaction(req, control) {
   if (outcome.error) t.failure ??= outcome.error;
   // COMMIT of a failed transaction: the server answers ROLLBACK, not an error; this reports it.
   if (t.failure) throw t.failure;
+  if (next) return new WithReadAfterCommit(outcome.result, await next);
   return outcome.result;
 }
 
-/** Runs one request: `{op: "query", sql, params, rows, deferred}` or `{op: "exec", sql}` or
+/** A COMMIT's answer with the rows of the read sent behind it (undefined if that failed). */
+class WithReadAfterCommit {
+  constructor(result, rows) {
+    this.result = result;
+    this.rows = rows;
+  }
+}
+
+/** Runs one request: `{op: "query", sql, params, rows, deferred, afterCommit}` (`afterCommit`:
+ *  on a COMMIT, `{sql, params}` of a read to send behind it) or `{op: "exec", sql}` or
  *  `{op: "connect"}` or `{op: "close"}`. Returns NO_REPLY for a deferred statement. */
 const NO_REPLY = Symbol("no reply");
 async function handle(req) {
@@ -326,7 +339,8 @@ async function serve(req) {
   current = req.id;
   try {
     const result = await handle(req);
-    if (result !== NO_REPLY) reply({ id: req.id, result });
+    if (result instanceof WithReadAfterCommit) reply({ id: req.id, result: result.result, afterCommit: result.rows });
+    else if (result !== NO_REPLY) reply({ id: req.id, result });
   } catch (err) {
     if (req.deferred) {
       // Only a bug gets here (deferred() keeps its failures); the next waited call reports it.

@@ -21,11 +21,14 @@ use serde_json::{json, Value};
 
 const KEY: &str = "agent:main:claims";
 
-/// One statement as the engine sent it: whether it read rows (`query`), and its text.
+/// One statement as the engine sent it: whether it read rows (`query`), or was only named to
+/// follow the next COMMIT (`read_after_commit`), its text and its values.
 #[derive(Debug, Clone)]
 struct Sent {
     read: bool,
+    hint: bool,
     sql: String,
+    params: Vec<SqlValue>,
 }
 
 /// A connection that logs every statement the engine sends through it.
@@ -35,19 +38,22 @@ struct Logged {
 }
 
 impl Logged {
-    fn note(&self, read: bool, sql: &str) {
-        self.log.lock().unwrap().push(Sent { read, sql: sql.to_owned() });
+    fn note(&self, read: bool, hint: bool, sql: &str, params: &[SqlValue]) {
+        self.log.lock().unwrap().push(Sent { read, hint, sql: sql.to_owned(), params: params.to_vec() });
     }
 }
 
 impl Sql for Logged {
     fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<()> {
-        self.note(false, sql);
+        self.note(false, false, sql, params);
         self.inner.execute(sql, params)
     }
     fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>> {
-        self.note(true, sql);
+        self.note(true, false, sql, params);
         self.inner.query(sql, params)
+    }
+    fn read_after_commit(&mut self, sql: &str, params: &[SqlValue]) {
+        self.note(false, true, sql, params);
     }
     fn execute_script(&mut self, sql: &str) -> Result<()> {
         self.inner.execute_script(sql)
@@ -141,6 +147,41 @@ fn a_steady_turn_claims_its_conversation_and_reads_nothing_before_its_commit() {
     let shown = view(&mut a);
     let expected: Vec<String> = (0..4).flat_map(|t| texts(&format!("turn {t}"))).collect();
     assert!(shown.ends_with(&expected), "the view shows every turn in order: {shown:?}");
+}
+
+/// What a turn names to follow its COMMIT (`read_after_commit`; the Node driver sends it in the
+/// COMMIT's round trip) is exactly the statement, with the same values, that the next
+/// `assemble` sends first, on the first turn (no view yet), on claims, and on a turn whose
+/// claim was refused. A difference would cost a steady turn a round trip, never correctness:
+/// the driver answers only an identical query from it.
+#[test]
+fn the_read_named_to_follow_a_turns_commit_is_the_one_assemble_sends_first() {
+    let schema = pg::fresh_schema();
+    let (mut a, log) = gateway(&schema);
+    let (mut b, _) = gateway(&schema);
+    let mut checked = 0;
+    for t in 0..5 {
+        if t == 3 {
+            // Another gateway's turn: a's next claim is refused and its turn runs again.
+            b.commit_turn(commit("s1", "b0", &texts("b 0")), 50).unwrap();
+        }
+        let (_, sent) = sent_by(&log, || a.commit_turn(commit("s1", &format!("a{t}"), &texts(&format!("a {t}"))), 10 + t).unwrap());
+        let hints: Vec<&Sent> = sent.iter().filter(|s| s.hint).collect();
+        assert!(!hints.is_empty(), "turn {t} named no read to follow its COMMIT: {sent:?}");
+        assert_eq!(sent.iter().position(|s| s.hint), Some(0), "turn {t}: the hint comes before the transaction begins");
+        let (_, assembled) = sent_by(&log, || view(&mut a));
+        let first = assembled.iter().find(|s| s.read).expect("assemble reads");
+        let last_hint = hints.last().unwrap();
+        assert_eq!((&last_hint.sql, &last_hint.params), (&first.sql, &first.params), "turn {t}");
+        if t == 3 {
+            assert_eq!(claimed(&sent), 1, "turn 3 claimed: {sent:?}");
+            assert!(sent.iter().any(|s| s.sql == "ROLLBACK"), "and was refused: {sent:?}");
+            assert_eq!(hints.len(), 2, "the turn run again names the read again");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 5);
+    assert_consistent(&schema, 12);
 }
 
 #[test]

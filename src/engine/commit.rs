@@ -13,7 +13,7 @@ use crate::core::message::{parse_messages, StoredMessage};
 use crate::error::{Error, Result};
 use crate::store::advancements::{self, CommitLock};
 use crate::store::claim::{self, Claim};
-use crate::store::{bulk, Sql};
+use crate::store::{bulk, context, Sql};
 
 /// The turn's conversation before the turn, as its transaction found it.
 enum Prior {
@@ -49,12 +49,16 @@ impl<S: Sql> Engine<S> {
         // and the trigger's decision: one transaction. A steady turn on PostgreSQL first tries
         // it on a claim (`claims`); a claim that did not hold wrote nothing, and the turn runs
         // again, reading under the lock.
+        // `assemble`'s read follows the turn: on PostgreSQL it may travel with the COMMIT.
+        let known = self.views.known(params.session.key());
         if let Some(claim) = self.claims.take(params.session.key(), &params.session.session_id, self.store.commits()) {
+            context::read_active_after_commit(self.store.sql(), params.session.key(), known);
             match self.in_turn_transaction(|e| e.commit_parsed(&params, &parsed, &payload_hash, Some(claim), now_ms)) {
                 Err(err) if claim::is_conflict(&err) => {}
                 outcome => return outcome,
             }
         }
+        context::read_active_after_commit(self.store.sql(), params.session.key(), known);
         self.in_turn_transaction(|e| e.commit_parsed(&params, &parsed, &payload_hash, None, now_ms))
     }
 

@@ -132,6 +132,8 @@ impl<S: Sql> Engine<S> {
 
     /// The turn's transaction of [`Engine::ingest_turn_tail`], on `claim` when there is one.
     fn store_turn_tail(&mut self, session: &SessionRef, tail: &[Value], parsed: &[StoredMessage], window: Option<f64>, claim: Option<Claim>, now_ms: i64) -> Result<usize> {
+        // `assemble`'s read follows the turn: on PostgreSQL it may travel with the COMMIT.
+        crate::store::context::read_active_after_commit(self.store.sql(), session.key(), self.views.known(session.key()));
         self.in_turn_transaction(|e| {
             // The conversation as the append left it, not read again: this transaction holds it
             // (learning writes no conversation column that the steps below read).

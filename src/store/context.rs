@@ -81,6 +81,29 @@ pub struct Newer {
     pub items: Vec<ContextItem>,
 }
 
+/// [`active_with_newer`]'s statement on PostgreSQL; parameters: the session key, the known
+/// conversation's id and the ordinal its view has been read through.
+fn active_with_newer_postgres() -> String {
+    format!(
+        "SELECT {}, {ITEM_COLUMNS}, CAST(CAST(c.xmin AS text) AS bigint), c.host_facts_json FROM conversations c \
+         LEFT JOIN context_items ci ON ci.conversation_id = c.id AND c.id = ?2 AND ci.ordinal > ?3 \
+         LEFT JOIN messages m ON m.id = ci.message_id \
+         LEFT JOIN summaries s ON s.id = ci.summary_id \
+         WHERE c.session_key = ?1 AND c.status = 'active' ORDER BY ci.ordinal ASC",
+        conversations::columns_of("c")
+    )
+}
+
+/// Before a turn's transaction on PostgreSQL: tells the driver that `assemble`'s read
+/// ([`active_with_newer`] with the same `known`) follows the `COMMIT`, so it may travel in the
+/// `COMMIT`'s round trip ([`Sql::read_after_commit`]). Nothing on SQLite.
+pub fn read_active_after_commit(sql: &mut impl Sql, session_key: &str, known: Option<(i64, i64)>) {
+    if sql.dialect().is_postgres() {
+        let (id, after) = known.unwrap_or((0, 0));
+        sql.read_after_commit(&active_with_newer_postgres(), &[session_key.into(), id.into(), after.into()]);
+    }
+}
+
 /// Per-turn query of `assemble`: [`conversations::find_active`], and when the active
 /// conversation is `known.0`, also what [`newer_than`]`(known.0, known.1)` reads, in one
 /// statement (one round trip to a server instead of two). Rows: the conversation's columns,
@@ -99,15 +122,7 @@ pub fn active_with_newer(sql: &mut impl Sql, session_key: &str, known: Option<(i
         let newer = if conversation.id == id { Some(Newer { conversation_id: id, after, items: newer_than(sql, id, after)? }) } else { None };
         return Ok(Some(ActiveWithNewer { conversation, newer, version: None }));
     }
-    let query = format!(
-        "SELECT {}, {ITEM_COLUMNS}, CAST(CAST(c.xmin AS text) AS bigint), c.host_facts_json FROM conversations c \
-         LEFT JOIN context_items ci ON ci.conversation_id = c.id AND c.id = ?2 AND ci.ordinal > ?3 \
-         LEFT JOIN messages m ON m.id = ci.message_id \
-         LEFT JOIN summaries s ON s.id = ci.summary_id \
-         WHERE c.session_key = ?1 AND c.status = 'active' ORDER BY ci.ordinal ASC",
-        conversations::columns_of("c")
-    );
-    let rows = sql.query(&query, &[session_key.into(), id.into(), after.into()])?;
+    let rows = sql.query(&active_with_newer_postgres(), &[session_key.into(), id.into(), after.into()])?;
     let Some(first) = rows.first() else { return Ok(None) };
     let conversation = conversations::from_row(first)?;
     let at = conversations::COLUMN_COUNT;

@@ -105,6 +105,13 @@ pub trait Sql {
         Dialect::Sqlite
     }
 
+    /// A hint that `sql` with `params` is the next query after the next `COMMIT` (`assemble`'s
+    /// read after a turn): a driver that talks to a server may send it right behind that
+    /// `COMMIT`, in the same round trip, and answer that query from it when nothing else ran in
+    /// between. Its answer is then as of just after the `COMMIT`, not as of the query. The
+    /// others ignore it.
+    fn read_after_commit(&mut self, _sql: &str, _params: &[SqlValue]) {}
+
     /// The first row, if any.
     fn query_row(&mut self, sql: &str, params: &[SqlValue]) -> Result<Option<Row>> {
         Ok(self.query(sql, params)?.into_iter().next())

@@ -29,6 +29,10 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = exec)]
     fn exec_script(this: &SqlJsDatabase, sql: &str) -> std::result::Result<JsValue, JsValue>;
 
+    /// PostgreSQL's driver only (`js-shim/postgres-db.js`); see [`Sql::read_after_commit`].
+    #[wasm_bindgen(method, catch, js_name = readAfterCommit)]
+    fn read_after_commit_js(this: &SqlJsDatabase, sql: &str, values: &Array) -> std::result::Result<JsValue, JsValue>;
+
     #[wasm_bindgen(method, catch, js_name = export)]
     fn export_bytes(this: &SqlJsDatabase) -> std::result::Result<Uint8Array, JsValue>;
 
@@ -81,6 +85,8 @@ pub struct SqlJsSql {
     db: SqlJsDatabase,
     dialect: Dialect,
     statements: HashMap<String, Prepared>,
+    /// Whether the driver takes [`Sql::read_after_commit`]'s hint (has `readAfterCommit`).
+    reads_after_commit: bool,
 }
 
 fn js_err(context: &str, err: JsValue) -> Error {
@@ -160,7 +166,8 @@ impl SqlJsSql {
     pub fn new(db: SqlJsDatabase) -> Result<Self> {
         let postgres = js_sys::Reflect::get(&db, &"dialect".into()).ok().and_then(|d| d.as_string()).is_some_and(|d| d == "postgres");
         let dialect = if postgres { Dialect::Postgres } else { Dialect::Sqlite };
-        let mut sql = SqlJsSql { db, dialect, statements: HashMap::new() };
+        let reads_after_commit = js_sys::Reflect::get(&db, &"readAfterCommit".into()).is_ok_and(|f| f.is_function());
+        let mut sql = SqlJsSql { db, dialect, statements: HashMap::new(), reads_after_commit };
         sql.setup_connection()?;
         Ok(sql)
     }
@@ -257,5 +264,12 @@ impl Sql for SqlJsSql {
 
     fn execute_script(&mut self, sql: &str) -> Result<()> {
         self.db.exec_script(sql).map(|_| ()).map_err(|e| js_err("running script", e))
+    }
+
+    fn read_after_commit(&mut self, sql: &str, params: &[SqlValue]) {
+        if self.reads_after_commit {
+            // A hint: a driver that refuses it still answers the query when it comes.
+            let _ = self.db.read_after_commit_js(sql, &bind_values(params, false));
+        }
     }
 }

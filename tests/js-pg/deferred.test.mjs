@@ -46,6 +46,9 @@ async function withCountedEngine(name, sessionKey, clock, body) {
   }
 }
 
+/** A view's messages as their texts. */
+const texts = (view) => view.messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text).join("")));
+
 const table = (schema) => [["exec", `CREATE TABLE ${schema}.t (id int PRIMARY KEY, note text)`]];
 const insert = (schema, id) => ["run", `INSERT INTO ${schema}.t (id, note) VALUES (?1, ?2)`, [id, `row ${id}`]];
 
@@ -171,17 +174,19 @@ describe("deferred statements", () => {
     assert.deepEqual(rows["1"], rows["0"]);
   });
 
-  test("round trips per turn: a steady afterTurn waits once (COMMIT: it claims the conversation its last view read instead of reading it) and assemble once", async () => {
+  test("round trips per turn: a steady afterTurn waits once (COMMIT: it claims the conversation its last view read instead of reading it) and assemble not at all (its read came back with the COMMIT), showing the turn", async () => {
     await withCountedEngine("turn_waits", "agent:main:waits", 1_793_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [];
       const turn = async (i) => {
         messages.push(stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`)));
         const after = await waitsOf(() => engine.afterTurn({ ...session, messages, prePromptMessageCount: messages.length - 2 }));
-        const assemble = await waitsOf(() => engine.assemble({ ...session, messages, tokenBudget: 100_000 }));
+        let view;
+        const assemble = await waitsOf(async () => { view = await engine.assemble({ ...session, messages, tokenBudget: 100_000 }); });
+        assert.deepEqual(texts(view), texts({ messages }), `turn ${i}: the view is every message, this turn's included`);
         return { after, assemble };
       };
       for (let i = 0; i < 3; i++) await turn(i);
-      for (let i = 3; i < 6; i++) assert.deepEqual(await turn(i), { after: 1, assemble: 1 }, `turn ${i}`);
+      for (let i = 3; i < 6; i++) assert.deepEqual(await turn(i), { after: 1, assemble: 0 }, `turn ${i}`);
       const items = await pgQuery(`SELECT COUNT(*) FROM ${schema}.context_items`);
       assert.equal(Number(items[0][0]), 12, "every turn stored");
     });
@@ -211,20 +216,23 @@ describe("deferred statements", () => {
     });
   });
 
-  test("round trips per turn: a steady commitTurn + assemble (OpenClaw 2026.9's turn) waits twice", async () => {
+  test("round trips per turn: a steady commitTurn + assemble (OpenClaw 2026.9's turn) waits once: assemble's read travels behind the COMMIT, and its view shows the turn", async () => {
     await withCountedEngine("commit_turn_waits", "agent:main:committurn", 1_795_000_000_000, async ({ schema, engine, session, stamp, waitsOf }) => {
       const messages = [];
       const turn = async (i) => {
         const fresh = [stamp(user(`question ${i}`)), stamp(assistant(`answer ${i}`))];
         messages.push(...fresh);
-        return waitsOf(async () => {
+        let view;
+        const waits = await waitsOf(async () => {
           const out = await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: fresh });
           assert.equal(out?.status, "committed", JSON.stringify(out));
-          await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
+          view = await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
         });
+        assert.deepEqual(texts(view), texts({ messages }), `turn ${i}: the view is every message, this turn's included`);
+        return waits;
       };
       for (let i = 0; i < 3; i++) await turn(i);
-      for (let i = 3; i < 6; i++) assert.equal(await turn(i), 2, `turn ${i}`);
+      for (let i = 3; i < 6; i++) assert.equal(await turn(i), 1, `turn ${i}`);
       const items = await pgQuery(`SELECT COUNT(*) FROM ${schema}.context_items`);
       assert.equal(Number(items[0][0]), 12, "every turn stored");
     });
@@ -274,7 +282,6 @@ describe("deferred statements", () => {
       const stamp = (m) => ({ ...m, timestamp: clock++ });
       const messages = [stamp(user("question 0")), stamp(assistant("answer 0"))];
       await a.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
-      const texts = (view) => view.messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text).join("")));
       assert.deepEqual(texts(await a.assemble({ ...session, messages, tokenBudget: 100_000 })), ["question 0", "answer 0"]);
       // Another gateway stores a turn of the same session.
       messages.push(stamp(user("question 1")), stamp(assistant("answer 1")));
@@ -286,6 +293,70 @@ describe("deferred statements", () => {
       assert.equal(after.waits - before.waits, 1, "one statement: the conversation and its new items");
       // A fresh engine (no cached view) shows the same.
       assert.deepEqual(texts(await b.assemble({ ...session, messages, tokenBudget: 100_000 })), texts(view));
+    } finally {
+      await handle.close();
+      await (await openNodeEngine("unused", other)).close();
+    }
+  });
+
+  test("the read behind a COMMIT: used only by an assemble right after it; another engine call in between, or another gateway's turn, costs at most a round trip or a turn's delay, never a message", async () => {
+    const schema = schemaFor("read_after_commit");
+    const config = pgConfig(schema);
+    const a = createContextEngine(() => openNodeEngine("unused", config));
+    const other = { ...config, postgresUrl: `${URL_}${URL_.includes("?") ? "&" : "?"}connect_timeout=10` };
+    const b = createContextEngine(() => openNodeEngine("unused", other));
+    const handle = await openNodeEngine("unused", config);
+    assert.notEqual(await openNodeEngine("unused", other), handle);
+    const waitsOf = async (call) => {
+      const before = await handle.storageStats();
+      await call();
+      return (await handle.storageStats()).waits - before.waits;
+    };
+    try {
+      const session = { sessionId: "s", sessionKey: "agent:main:readahead" };
+      let clock = 1_796_000_000_000;
+      const stamp = (m) => ({ ...m, timestamp: clock++ });
+      // Every message in the order stored, and the history a's host holds (its own turns: b's
+      // turn happens on another machine).
+      const messages = [];
+      const aHistory = [];
+      const commit = async (engine, key, words) => {
+        const fresh = [stamp(user(`${words} question`)), stamp(assistant(`${words} answer`))];
+        messages.push(...fresh);
+        if (engine === a) aHistory.push(...fresh);
+        const out = await engine.commitTurn({ ...session, advancementKey: key, messages: fresh });
+        assert.equal(out?.status, "committed", JSON.stringify(out));
+      };
+      const assemble = async () => {
+        let view;
+        const waits = await waitsOf(async () => { view = await a.assemble({ ...session, messages: aHistory, tokenBudget: 100_000 }); });
+        return { waits, texts: texts(view) };
+      };
+      for (let i = 0; i < 3; i++) {
+        await commit(a, `a${i}`, `a ${i}`);
+        await assemble();
+      }
+      // Steady: the read came with the COMMIT.
+      await commit(a, "a3", "a 3");
+      assert.deepEqual(await assemble(), { waits: 0, texts: texts({ messages }) });
+      // An engine call between the turn and assemble (a search): the read is dropped, and
+      // assemble reads again, seeing the same.
+      await commit(a, "a4", "a 4");
+      const hits = await a.search({ ...session, pattern: "a 4 question" });
+      assert.ok(hits.length > 0, `the search ran: ${JSON.stringify(hits)}`);
+      assert.deepEqual(await assemble(), { waits: 1, texts: texts({ messages }) });
+      // Another gateway's turn between a's COMMIT and a's assemble: a's view is as of its
+      // COMMIT (as if b's turn had come a moment later) ...
+      await commit(a, "a5", "a 5");
+      const beforeB = texts({ messages });
+      await commit(b, "b0", "b 0");
+      assert.deepEqual(await assemble(), { waits: 0, texts: beforeB });
+      // ... and a's next turn finds the row changed (its claim is refused), so the view after it
+      // shows b's turn, every message once.
+      await commit(a, "a6", "a 6");
+      assert.deepEqual((await assemble()).texts, texts({ messages }));
+      const stored = await pgQuery(`SELECT COUNT(*), COUNT(DISTINCT identity_hash) FROM ${schema}.messages`);
+      assert.deepEqual(stored[0].map(Number), [16, 16], "every message stored once");
     } finally {
       await handle.close();
       await (await openNodeEngine("unused", other)).close();
