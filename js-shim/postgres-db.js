@@ -18,8 +18,11 @@
 // `assemble` starts with (`readAfterCommit`). The COMMIT carries it to the I/O thread, which
 // puts it on the wire right behind the COMMIT; its rows come back with the COMMIT's answer,
 // and the next `all` of that statement with those values is answered from them, if nothing
-// else was sent in between. A steady turn then waits once for its COMMIT and not again for
-// `assemble`'s read, whose rows are as of just after the COMMIT.
+// else was sent in between and it comes within READ_AHEAD_MS of the COMMIT's answer. A steady
+// turn followed at once by `assemble` (OpenClaw's tool loop: `afterTurn` then `assemble` before
+// each model call) then waits once for its COMMIT and not again for `assemble`'s read, whose
+// rows are as of just after the COMMIT. A later `assemble` (the next prompt, after the user's
+// pause) reads afresh: another gateway may have continued the session meanwhile.
 //
 // `dialect` is "postgres": the engine reads it once and writes PostgreSQL's statements.
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
@@ -45,6 +48,9 @@ export function timeoutsFor(lockTimeoutMs, statementGraceMs = STATEMENT_GRACE_MS
   // lock_timeout 0 means "no limit" to PostgreSQL; 1 ms is as close to "at once" as it has.
   return { lock_timeout: Math.max(1, lockTimeoutMs), statement_timeout: statement, query_timeout: statement + READ_GRACE_MS };
 }
+/** How long after a COMMIT's answer the read sent behind it may answer the query it names. */
+export const READ_AHEAD_MS = 500;
+
 /** Whether two statements' values are the same (numbers, strings, null; a blob never is). */
 function sameValues(a, b) {
   if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
@@ -79,7 +85,7 @@ export class PostgresDatabase {
     // Between BEGIN and COMMIT/ROLLBACK as the engine sent them: where `run` may defer.
     this.inTransaction = false;
     // The read to send behind the next COMMIT ({sql, params}), and the rows of the one sent
-    // behind the last COMMIT ({sql, params, rows}) until another statement is sent.
+    // behind the last COMMIT ({sql, params, rows, at}) until another statement is sent.
     this.afterCommit = null;
     this.readAhead = null;
     this.statements = 0;
@@ -152,7 +158,7 @@ export class PostgresDatabase {
   send(req, mayDefer) {
     const ahead = this.readAhead;
     this.readAhead = null;
-    if (ahead && req.op === "query" && req.rows && req.sql === ahead.sql && sameValues(req.params, ahead.params)) return ahead.rows;
+    if (ahead && req.op === "query" && req.rows && req.sql === ahead.sql && sameValues(req.params, ahead.params) && performance.now() - ahead.at <= READ_AHEAD_MS) return ahead.rows;
     this.statements++;
     const control = transactionControl(req.sql);
     const ends = control === "commit" || control === "rollback";
@@ -181,7 +187,7 @@ export class PostgresDatabase {
       this.lastAfterCommit = undefined;
       const result = this.request({ ...req, afterCommit: then });
       // Rows, or nothing when the read failed (the query is then sent when it comes).
-      if (Array.isArray(this.lastAfterCommit)) this.readAhead = { ...then, rows: this.lastAfterCommit };
+      if (Array.isArray(this.lastAfterCommit)) this.readAhead = { ...then, rows: this.lastAfterCommit, at: performance.now() };
       return result;
     }
     const result = this.request(req);

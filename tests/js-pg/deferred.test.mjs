@@ -12,6 +12,7 @@ import { assistant, pgConfig, pgQuery, PKG, schemaFor, URL_, user } from "./supp
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
+const { READ_AHEAD_MS } = await import(new URL("shim/postgres-db.js", PKG));
 
 /** Runs `steps` through the driver in a worker; returns each step's outcome and the stats. */
 async function drive(schema, steps, { defer = true } = {}) {
@@ -299,7 +300,7 @@ describe("deferred statements", () => {
     }
   });
 
-  test("the read behind a COMMIT: used only by an assemble right after it; another engine call in between, or another gateway's turn, costs at most a round trip or a turn's delay, never a message", async () => {
+  test("the read behind a COMMIT: used only by an assemble right after it; another engine call in between, a later assemble, or another gateway's turn costs at most a round trip or a turn's delay, never a message", async () => {
     const schema = schemaFor("read_after_commit");
     const config = pgConfig(schema);
     const a = createContextEngine(() => openNodeEngine("unused", config));
@@ -355,8 +356,14 @@ describe("deferred statements", () => {
       // shows b's turn, every message once.
       await commit(a, "a6", "a 6");
       assert.deepEqual((await assemble()).texts, texts({ messages }));
+      // An assemble that comes later than READ_AHEAD_MS after the COMMIT (the next prompt, after
+      // the user's pause) reads afresh, and shows what another gateway stored meanwhile.
+      await commit(a, "a7", "a 7");
+      await new Promise((resolve) => setTimeout(resolve, READ_AHEAD_MS + 100));
+      await commit(b, "b1", "b 1");
+      assert.deepEqual(await assemble(), { waits: 1, texts: texts({ messages }) });
       const stored = await pgQuery(`SELECT COUNT(*), COUNT(DISTINCT identity_hash) FROM ${schema}.messages`);
-      assert.deepEqual(stored[0].map(Number), [16, 16], "every message stored once");
+      assert.deepEqual(stored[0].map(Number), [20, 20], "every message stored once");
     } finally {
       await handle.close();
       await (await openNodeEngine("unused", other)).close();
