@@ -47,6 +47,27 @@ async function withCountedEngine(name, sessionKey, clock, body) {
   }
 }
 
+/**
+ * Runs `body` with two gateways on a fresh schema (`name`): `a` and `b`, OpenClaw-shaped
+ * engines on connections of their own (engines are shared per URL and schema, so b's URL
+ * differs by a harmless parameter), and `handle`, a's engine, whose driver counts its waits.
+ */
+async function withTwoGateways(name, body) {
+  const schema = schemaFor(name);
+  const config = pgConfig(schema);
+  const a = createContextEngine(() => openNodeEngine("unused", config));
+  const other = { ...config, postgresUrl: `${URL_}${URL_.includes("?") ? "&" : "?"}connect_timeout=10` };
+  const b = createContextEngine(() => openNodeEngine("unused", other));
+  const handle = await openNodeEngine("unused", config);
+  assert.notEqual(await openNodeEngine("unused", other), handle);
+  try {
+    await body({ schema, a, b, handle });
+  } finally {
+    await handle.close();
+    await (await openNodeEngine("unused", other)).close();
+  }
+}
+
 /** A view's messages as their texts. */
 const texts = (view) => view.messages.map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => c.text).join("")));
 
@@ -269,15 +290,7 @@ describe("deferred statements", () => {
   });
 
   test("assemble reads the conversation and what was appended since its last view in one round trip, including another gateway's turn", async () => {
-    const schema = schemaFor("assemble_one");
-    const config = pgConfig(schema);
-    const a = createContextEngine(() => openNodeEngine("unused", config));
-    // Another gateway: an engine of its own (engines are shared per URL and schema).
-    const other = { ...config, postgresUrl: `${URL_}${URL_.includes("?") ? "&" : "?"}connect_timeout=10` };
-    const b = createContextEngine(() => openNodeEngine("unused", other));
-    const handle = await openNodeEngine("unused", config);
-    assert.notEqual(await openNodeEngine("unused", other), handle);
-    try {
+    await withTwoGateways("assemble_one", async ({ a, b, handle }) => {
       const session = { sessionId: "s", sessionKey: "agent:main:assemble" };
       let clock = 1_792_000_000_000;
       const stamp = (m) => ({ ...m, timestamp: clock++ });
@@ -294,26 +307,16 @@ describe("deferred statements", () => {
       assert.equal(after.waits - before.waits, 1, "one statement: the conversation and its new items");
       // A fresh engine (no cached view) shows the same.
       assert.deepEqual(texts(await b.assemble({ ...session, messages, tokenBudget: 100_000 })), texts(view));
-    } finally {
-      await handle.close();
-      await (await openNodeEngine("unused", other)).close();
-    }
+    });
   });
 
   test("the read behind a COMMIT: used only by an assemble right after it; another engine call in between, a later assemble, or another gateway's turn costs at most a round trip or a turn's delay, never a message", async () => {
-    const schema = schemaFor("read_after_commit");
-    const config = pgConfig(schema);
-    const a = createContextEngine(() => openNodeEngine("unused", config));
-    const other = { ...config, postgresUrl: `${URL_}${URL_.includes("?") ? "&" : "?"}connect_timeout=10` };
-    const b = createContextEngine(() => openNodeEngine("unused", other));
-    const handle = await openNodeEngine("unused", config);
-    assert.notEqual(await openNodeEngine("unused", other), handle);
-    const waitsOf = async (call) => {
-      const before = await handle.storageStats();
-      await call();
-      return (await handle.storageStats()).waits - before.waits;
-    };
-    try {
+    await withTwoGateways("read_after_commit", async ({ schema, a, b, handle }) => {
+      const waitsOf = async (call) => {
+        const before = await handle.storageStats();
+        await call();
+        return (await handle.storageStats()).waits - before.waits;
+      };
       const session = { sessionId: "s", sessionKey: "agent:main:readahead" };
       let clock = 1_796_000_000_000;
       const stamp = (m) => ({ ...m, timestamp: clock++ });
@@ -364,9 +367,6 @@ describe("deferred statements", () => {
       assert.deepEqual(await assemble(), { waits: 1, texts: texts({ messages }) });
       const stored = await pgQuery(`SELECT COUNT(*), COUNT(DISTINCT identity_hash) FROM ${schema}.messages`);
       assert.deepEqual(stored[0].map(Number), [20, 20], "every message stored once");
-    } finally {
-      await handle.close();
-      await (await openNodeEngine("unused", other)).close();
-    }
+    });
   });
 });
