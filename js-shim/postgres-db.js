@@ -228,6 +228,9 @@ export class PostgresDatabase {
       if (this.io) this.request({ op: "close" });
     } finally {
       this.closed = true;
+      // A closed connection answers nothing, not even from rows it already holds.
+      this.readAhead = null;
+      this.afterCommit = null;
       this.stopIo();
     }
   }
