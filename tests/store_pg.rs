@@ -22,3 +22,4 @@ pg_case!(search_finds_words_cjk_and_rejects_bad_fts_syntax);
 pg_case!(duplicate_tool_call_ids_and_parts_are_recorded);
 pg_case!(literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments);
 pg_case!(literal_search_answers_what_a_scan_of_every_text_answers);
+pg_case!(a_pattern_found_only_inside_words_costs_one_page_per_source);

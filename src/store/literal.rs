@@ -25,13 +25,17 @@ fn is_word_char(c: Option<char>) -> bool {
 }
 
 /// Which ends of an occurrence must sit on a word's edge.
-struct Edges {
-    start: bool,
-    end: bool,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edges {
+    /// The character before must not be a letter or digit (or there is none).
+    pub start: bool,
+    /// The character after must not be a letter or digit (or there is none).
+    pub end: bool,
 }
 
 impl Edges {
-    fn of(pattern: &str) -> Edges {
+    /// The edges `pattern`'s occurrences must sit on.
+    pub fn of(pattern: &str) -> Edges {
         if pattern.chars().any(is_cjk) {
             return Edges { start: false, end: false };
         }

@@ -49,6 +49,35 @@ fn like_anywhere(pattern: &str) -> String {
     out
 }
 
+/// A POSIX regular expression (for `~*`) that every text [`literal`] matches `pattern` in
+/// also matches: the pattern's characters taken literally, after a character that is not a
+/// letter or digit (or the start) when its first must start a word, and before one (or the end)
+/// when its last must end one. None when neither edge is checked (`ILIKE` says as much). It
+/// keeps a pattern found only inside words (`rror`) from paging through every row that
+/// contains it; [`literal::find`] still decides.
+fn word_regex(pattern: &str) -> Option<String> {
+    let edges = literal::Edges::of(pattern);
+    if !edges.start && !edges.end {
+        return None;
+    }
+    let mut out = String::with_capacity(pattern.len() + 32);
+    if edges.start {
+        out.push_str("(^|[^[:alnum:]])");
+    }
+    for c in pattern.chars() {
+        // Every character that means something in an ARE, escaped; a backslash before a
+        // letter or digit would itself mean something, and none is escaped.
+        if "\\^$.|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    if edges.end {
+        out.push_str("([^[:alnum:]]|$)");
+    }
+    Some(out)
+}
+
 /// The words of a term as the tokenizer splits them (runs of letters and digits), quoted for
 /// `to_tsquery`.
 fn lexemes(term: &str) -> Vec<String> {
@@ -251,13 +280,19 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
 /// One source's hits, newest first, at most `limit`; `scope` is extra SQL conditions.
 fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
     let Source { table, text, role, .. } = source;
-    let (query, first, page) = match mode {
-        SearchMode::Text => (
-            format!("SELECT t.id, t.conversation_id, {role}, {text}, t.created_at FROM {table} t \
-                     WHERE {text} ILIKE ?1 ESCAPE '\\' AND t.id < ?2{scope} ORDER BY t.id DESC LIMIT ?3"),
-            SqlValue::from(like_anywhere(pattern)),
-            (limit * 2).max(PAGE_MIN),
-        ),
+    let (query, mut params, page) = match mode {
+        SearchMode::Text => {
+            let (words, regex) = match word_regex(pattern) {
+                Some(regex) => (format!(" AND {text} ~* ?4"), vec![SqlValue::from(regex)]),
+                None => (String::new(), Vec::new()),
+            };
+            (
+                format!("SELECT t.id, t.conversation_id, {role}, {text}, t.created_at FROM {table} t \
+                         WHERE {text} ILIKE ?1 ESCAPE '\\'{words} AND t.id < ?2{scope} ORDER BY t.id DESC LIMIT ?3"),
+                [vec![SqlValue::from(like_anywhere(pattern))], regex].concat(),
+                (limit * 2).max(PAGE_MIN),
+            )
+        }
         SearchMode::FullText => {
             let translated = tsquery(pattern).map_err(|why| {
                 Error::input("pattern", format!("invalid full-text query {pattern:?} ({why}); use mode \"text\" to search for a literal string"))
@@ -267,7 +302,7 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
                            ts_headline('lcm_simple', {text}, to_tsquery('lcm_simple', ?1), 'StartSel=[, StopSel=], MaxWords=16, MinWords=4, MaxFragments=1, FragmentDelimiter=…'), \
                            t.created_at FROM {table} t \
                          WHERE t.search_tsv @@ to_tsquery('lcm_simple', ?1) AND t.id < ?2{scope} ORDER BY t.id DESC LIMIT ?3"),
-                SqlValue::from(translated),
+                vec![SqlValue::from(translated)],
                 limit,
             )
         }
@@ -275,7 +310,10 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
     let mut found = 0;
     let mut below = i64::MAX;
     loop {
-        let rows = sql.query(&query, &[first.clone(), below.into(), page.into()])?;
+        // ?1 the pattern, ?2 the bound, ?3 the page, ?4 the word regex when there is one.
+        params.splice(1..1, [below.into(), page.into()]);
+        let rows = sql.query(&query, &params)?;
+        params.drain(1..3);
         for row in &rows {
             below = row.int(0)?;
             let content = row.text(3)?;
@@ -363,6 +401,17 @@ mod tests {
         for bad in ["\"unbalanced", "(a", "a)", "OR a", "a AND", "()", "  ", "\"\""] {
             assert!(tsquery(bad).is_err(), "{bad:?} was accepted as {:?}", tsquery(bad));
         }
+    }
+
+    #[test]
+    fn word_regexes_take_the_pattern_literally_between_the_edges_it_needs() {
+        assert_eq!(word_regex("Error").as_deref(), Some("(^|[^[:alnum:]])Error"));
+        assert_eq!(word_regex("ok").as_deref(), Some("(^|[^[:alnum:]])ok([^[:alnum:]]|$)"));
+        assert_eq!(word_regex("f(1) *x").as_deref(), Some("(^|[^[:alnum:]])f\\(1\\) \\*x([^[:alnum:]]|$)"));
+        assert_eq!(word_regex(".rs").as_deref(), Some("\\.rs([^[:alnum:]]|$)"), "a short last word ends one");
+        assert_eq!(word_regex("(main.rs)").as_deref(), None, "no edge to check");
+        assert_eq!(word_regex("a.b\\c^$|?+[]{}").as_deref(), Some("(^|[^[:alnum:]])a\\.b\\\\c\\^\\$\\|\\?\\+\\[\\]\\{\\}"));
+        assert_eq!(word_regex("静默"), None, "CJK matches anywhere");
     }
 
     #[test]

@@ -356,6 +356,59 @@ pub fn literal_search_answers_what_a_scan_of_every_text_answers<S: Sql>(open: im
     assert!(narrowed_by_edges >= 100, "only {narrowed_by_edges} patterns matched inside a word somewhere: the word rule was hardly tested");
 }
 
+/// A connection that counts the search's page queries (each ends `DESC LIMIT ?n` on every
+/// backend) it passes on.
+struct CountingPages<S: Sql> {
+    inner: S,
+    pages: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl<S: Sql> Sql for CountingPages<S> {
+    fn execute(&mut self, sql: &str, params: &[lossless_wasm::store::SqlValue]) -> lossless_wasm::error::Result<()> {
+        self.inner.execute(sql, params)
+    }
+    fn query(&mut self, sql: &str, params: &[lossless_wasm::store::SqlValue]) -> lossless_wasm::error::Result<Vec<lossless_wasm::store::Row>> {
+        if sql.contains(" DESC LIMIT ?") {
+            self.pages.set(self.pages.get() + 1);
+        }
+        self.inner.query(sql, params)
+    }
+    fn execute_script(&mut self, sql: &str) -> lossless_wasm::error::Result<()> {
+        self.inner.execute_script(sql)
+    }
+    fn prepare(&mut self, sql: &str) -> lossless_wasm::error::Result<()> {
+        self.inner.prepare(sql)
+    }
+    fn dialect(&self) -> lossless_wasm::store::Dialect {
+        self.inner.dialect()
+    }
+}
+
+/// A pattern that occurs in many texts but only inside words (`Error` in "TypeError") finds
+/// nothing with one page query per source (messages, summaries), not a page after page of
+/// candidates each refused in Rust: SQL already keeps to word starts (FTS4's words on SQLite, a
+/// regular expression beside the trigram index on PostgreSQL). Checked to count at all: a
+/// pattern that does match pages as usual.
+pub fn a_pattern_found_only_inside_words_costs_one_page_per_source<S: Sql>(open: impl Fn() -> S) {
+    let pages = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mut engine = Engine::open(CountingPages { inner: open(), pages: pages.clone() }, Config::default(), 1).unwrap();
+    for t in 0..4 {
+        let messages: Vec<Value> = (0..100).map(|i| json!({"role": "user", "content": format!("step {t}.{i}: TypeError raised in handler_{i}"), "timestamp": t * 100 + i})).collect();
+        engine.commit_turn(turn(&format!("t{t}"), messages), 2 + t as i64).unwrap();
+    }
+    let mut search = |pattern: &str| {
+        let params = decode::<SearchParams>("search", json!({"sessionId": "s1", "sessionKey": "k", "pattern": pattern, "limit": 5})).unwrap();
+        pages.set(0);
+        let hits = engine.search(params).unwrap().len();
+        (hits, pages.get())
+    };
+    let (hits, counted) = search("TypeError");
+    assert_eq!(hits, 5, "the words are there to find");
+    assert!(counted >= 1, "the page queries are counted ({counted})");
+    assert_eq!(search("Error"), (0, 2), "a pattern found only inside words: no hit, one page per source");
+    assert_eq!(search("andler"), (0, 2));
+}
+
 pub fn the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it<S: Sql>(open: impl Fn() -> S) {
     let mut engine = Engine::open(open(), Config::default(), 1).unwrap();
     engine.commit_turn(turn("t1", varied_messages()), 2).unwrap();
@@ -457,5 +510,6 @@ macro_rules! for_each_store_case {
         $run!(literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments);
         $run!(the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it);
         $run!(literal_search_answers_what_a_scan_of_every_text_answers);
+        $run!(a_pattern_found_only_inside_words_costs_one_page_per_source);
     };
 }
