@@ -119,12 +119,18 @@ export class PostgresDatabase {
     this.io = null;
   }
 
+  /** Sends `req` and blocks until its reply (see `exchange`); returns its result or throws. */
+  request(req) {
+    return this.exchange(req).result;
+  }
+
   /**
-   * Sends `req` to the I/O thread and blocks until its reply; returns its result or throws.
+   * Sends `req` to the I/O thread and blocks until its reply; returns the reply (its `result`, and
+   * `afterCommit` for a COMMIT that carried a read) or throws.
    * The shared array's slot 0 counts the replies the I/O thread has posted (each one wakes this
    * thread); slot 1 turns 1 when that thread exits.
    */
-  request(req) {
+  exchange(req) {
     if (this.closed) throw new Error("lossless-wasm: this PostgreSQL connection was closed");
     if (!this.io) this.startIo();
     const id = this.nextId++;
@@ -137,8 +143,7 @@ export class PostgresDatabase {
         // Only a reply to this call ends the wait (a failure report outside any call is not one).
         if (message.id !== id) continue;
         if (message.error) throw Object.assign(new Error(message.error.message), message.error.code ? { code: message.error.code } : {});
-        this.lastAfterCommit = message.afterCommit;
-        return message.result;
+        return message;
       }
       if (Atomics.load(this.flag, 1) === 1) {
         this.stopIo();
@@ -184,10 +189,9 @@ export class PostgresDatabase {
     this.afterCommit = null;
     if (then) {
       this.statements++;
-      this.lastAfterCommit = undefined;
-      const result = this.request({ ...req, afterCommit: then });
+      const { result, afterCommit: rows } = this.exchange({ ...req, afterCommit: then });
       // Rows, or nothing when the read failed (the query is then sent when it comes).
-      if (Array.isArray(this.lastAfterCommit)) this.readAhead = { ...then, rows: this.lastAfterCommit, at: performance.now() };
+      if (Array.isArray(rows)) this.readAhead = { ...then, rows, at: performance.now() };
       return result;
     }
     const result = this.request(req);

@@ -289,7 +289,7 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
             (
                 format!("SELECT t.id, t.conversation_id, {role}, {text}, t.created_at FROM {table} t \
                          WHERE {text} ILIKE ?1 ESCAPE '\\'{words} AND t.id < ?2{scope} ORDER BY t.id DESC LIMIT ?3"),
-                [vec![SqlValue::from(like_anywhere(pattern))], regex].concat(),
+                [vec![SqlValue::from(like_anywhere(pattern)), SqlValue::Null, SqlValue::Null], regex].concat(),
                 (limit * 2).max(PAGE_MIN),
             )
         }
@@ -302,7 +302,7 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
                            ts_headline('lcm_simple', {text}, to_tsquery('lcm_simple', ?1), 'StartSel=[, StopSel=], MaxWords=16, MinWords=4, MaxFragments=1, FragmentDelimiter=…'), \
                            t.created_at FROM {table} t \
                          WHERE t.search_tsv @@ to_tsquery('lcm_simple', ?1) AND t.id < ?2{scope} ORDER BY t.id DESC LIMIT ?3"),
-                vec![SqlValue::from(translated)],
+                vec![SqlValue::from(translated), SqlValue::Null, SqlValue::Null],
                 limit,
             )
         }
@@ -311,9 +311,9 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
     let mut below = i64::MAX;
     loop {
         // ?1 the pattern, ?2 the bound, ?3 the page, ?4 the word regex when there is one.
-        params.splice(1..1, [below.into(), page.into()]);
+        params[1] = below.into();
+        params[2] = page.into();
         let rows = sql.query(&query, &params)?;
-        params.drain(1..3);
         for row in &rows {
             below = row.int(0)?;
             let content = row.text(3)?;
