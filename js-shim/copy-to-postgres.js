@@ -22,7 +22,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { initSync, messageSearchText } from "../wasm/lossless_wasm.js";
 import { POSTGRES_VERSION, SQLITE_VERSION, TABLES } from "./copy-tables.js";
-import { redactedUrl, resolvePg } from "./pg-config.js";
+import { redactedUrl, resolvePg, tlsAdvice } from "./pg-config.js";
 
 /** Rows per INSERT, and the JSON size past which a batch is sent early (long messages). */
 const BATCH_ROWS = 1000;
@@ -165,11 +165,14 @@ export async function copyToPostgres({ source, url, schema }) {
   const version = checkSourceVersion(source);
   initSync({ module: readFileSync(new URL("../wasm/lossless_wasm_bg.wasm", import.meta.url)) });
   const pg = createRequire(import.meta.url)(resolvePg());
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: `lossless-wasm copy ${schema}` });
+  let client;
   try {
+    // The client reads the files the URL names (sslrootcert, sslcert, sslkey) as it is made.
+    client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: `lossless-wasm copy ${schema}` });
     await client.connect();
   } catch (err) {
-    throw new Error(`cannot connect to PostgreSQL at ${redactedUrl(url)}: ${String(err?.message ?? err).replaceAll(url, redactedUrl(url)).split("\n")[0]}`);
+    client?.end().catch(() => {});
+    throw new Error(`cannot connect to PostgreSQL at ${redactedUrl(url)}: ${String(err?.message ?? err).replaceAll(url, redactedUrl(url)).split("\n")[0]}${tlsAdvice(err)}`);
   }
   const started = performance.now();
   try {

@@ -11,7 +11,7 @@
 import { createRequire } from "node:module";
 import { workerData } from "node:worker_threads";
 import { numberedPlaceholders } from "./pg-placeholders.js";
-import { redactedUrl } from "./pg-config.js";
+import { redactedUrl, tlsAdvice } from "./pg-config.js";
 import { transactionControl } from "./pg-transaction.js";
 import { applicationName, holdersText, lookupApplicationName, lookupDelayFor, watchLockWait } from "./pg-lock-holders.js";
 
@@ -102,13 +102,15 @@ async function connection() {
     // and names this process to a call that waits on its locks (pg-lock-holders.js).
     // Pipeline mode (pg >= 8.23) writes each query as it is given instead of after the previous
     // one's answer: the statements the engine does not wait for share a round trip.
-    const c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName(schema), pipeline, ...timeouts });
-    // A connection that breaks while idle emits "error"; the next call finds it gone.
-    // Its error is kept: a statement sent after it learns only that the client is unusable,
-    // while this one carries the server's reason (a FATAL such as 57P01).
-    c.on("error", (err) => { c.lostWith = err; if (client === c) client = null; });
-    c.on("end", () => { if (client === c) client = null; });
+    let c;
     try {
+      // The client reads the files the URL names (sslrootcert, sslcert, sslkey) as it is made.
+      c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName(schema), pipeline, ...timeouts });
+      // A connection that breaks while idle emits "error"; the next call finds it gone.
+      // Its error is kept: a statement sent after it learns only that the client is unusable,
+      // while this one carries the server's reason (a FATAL such as 57P01).
+      c.on("error", (err) => { c.lostWith = err; if (client === c) client = null; });
+      c.on("end", () => { if (client === c) client = null; });
       await c.connect();
       // The store lives in its own schema; the extensions (pg_trgm, unaccent) may live in public.
       // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
@@ -116,9 +118,9 @@ async function connection() {
       // (POSTGRES_MIGRATION_LOCK in src/store/schema.rs).
       await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS ${schema}; COMMIT; SET search_path = ${schema}, public`);
     } catch (err) {
-      c.end().catch(() => {});
+      c?.end().catch(() => {});
       const reason = describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "");
-      throw Object.assign(new Error(`lossless-wasm: cannot connect to PostgreSQL at ${where}: ${reason}; this call failed: check that the server is running and accepts this URL, the next call tries again`), { code: "LOSSLESS_POSTGRES_CONNECT" });
+      throw Object.assign(new Error(`lossless-wasm: cannot connect to PostgreSQL at ${where}: ${reason}${tlsAdvice(err)}; this call failed: check that the server is running and accepts this URL, the next call tries again`), { code: "LOSSLESS_POSTGRES_CONNECT" });
     }
     client = c;
     names.clear();

@@ -14,6 +14,12 @@
 # LCM_PG_EXTRA_OPTS adds server options to `start`/`up`/`run` (for a diagnosis, e.g.
 # "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on").
 #
+# LCM_PG_TLS=1 with `start` (or `run`) makes a cluster that accepts TCP connections only over TLS:
+# a throw-away CA and a server certificate for 127.0.0.1 (that address only) are made in DIR/tls
+# (openssl), `ssl = on`, and pg_hba's host lines become hostssl lines, so a connection without
+# TLS is refused. The CA is DIR/tls/ca.crt (`run` exports it as LCM_PG_TEST_CA). Connect with
+# ?sslmode=verify-full&sslrootcert=DIR/tls/ca.crt (tests/js-pg/tls.test.mjs).
+#
 # `run` also sets LCM_PG_TEST_DIR (the cluster's directory), so a fault test can take the server
 # down and bring it back under the same URL (tests/js-pg/faults.test.mjs).
 #
@@ -102,11 +108,37 @@ start() {
   as_server_user "$bin/initdb" -D "$dir/data" -U lcm --pwfile="$dir/pwfile" --auth-local=trust --auth-host=scram-sha-256 \
     --encoding=UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
   rm -f "$dir/pwfile"
+  [ "${LCM_PG_TLS:-}" = 1 ] && tls_only "$dir"
   port="$(free_port)"
   echo "$port" > "$dir/port"
   server_up "$dir"
   echo "postgres://lcm:$password@127.0.0.1:$port/postgres" > "$dir/url"
   cat "$dir/url"
+}
+
+# Makes the cluster in DIR accept TCP connections only over TLS, with a certificate for
+# 127.0.0.1 (not localhost) signed by a CA made here (DIR/tls/ca.crt; its key is deleted).
+tls_only() {
+  local dir="$1" tls="$1/tls"
+  command -v openssl >/dev/null || die "LCM_PG_TLS=1 needs openssl to make the test certificates"
+  mkdir -p "$tls"
+  chmod 755 "$tls"
+  {
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3 -subj "/CN=lossless-wasm test CA" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+      -keyout "$tls/ca.key" -out "$tls/ca.crt"
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$tls/server.key" -out "$tls/server.csr"
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$tls/server.ext"
+    openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 3 \
+      -extfile "$tls/server.ext" -out "$tls/server.crt"
+  } >"$tls/openssl.log" 2>&1 || { cat "$tls/openssl.log" >&2; die "openssl could not make the test certificates"; }
+  rm -f "$tls/ca.key" "$tls/server.csr" "$tls/server.ext" "$tls/ca.srl"
+  chmod 644 "$tls/ca.crt" "$tls/server.crt"
+  chmod 600 "$tls/server.key"
+  [ "$(id -u)" = 0 ] && chown "$RUN_USER" "$tls/server.key" "$tls/server.crt"
+  printf "ssl = on\nssl_cert_file = '%s'\nssl_key_file = '%s'\n" "$tls/server.crt" "$tls/server.key" \
+    | as_server_user tee -a "$dir/data/postgresql.conf" >/dev/null
+  as_server_user sed -i -E 's/^host([[:space:]])/hostssl\1/' "$dir/data/pg_hba.conf"
 }
 
 # Starts the server of the cluster in DIR on the port `start` chose.
@@ -143,6 +175,7 @@ run() {
   LCM_PG_TEST_URL="$(start "$RUN_DIR")"
   LCM_PG_TEST_DIR="$RUN_DIR"
   export LCM_PG_TEST_URL LCM_PG_TEST_DIR
+  if [ "${LCM_PG_TLS:-}" = 1 ]; then export LCM_PG_TEST_CA="$RUN_DIR/tls/ca.crt"; fi
   "$@" || status=$?
   return "$status"
 }

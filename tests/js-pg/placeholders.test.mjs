@@ -25,6 +25,14 @@ test("a connection string is shown without its password", () => {
   assert.equal(redactedUrl("postgres://lcm@db/lcm"), "postgres://lcm@db/lcm");
   assert.equal(redactedUrl("host=db password=x"), "<connection string>");
   assert.equal(redactedUrl("postgresql://u:p@ss:w@h/db"), "postgresql://u:***@h/db");
+  // Unencoded / or ? in the password (pg cannot use such a URL, but its error must not show it).
+  assert.equal(redactedUrl("postgres://u:pa/ss@h/db"), "postgres://u:***@h/db");
+  assert.equal(redactedUrl("postgres://u:p?ss@h/db"), "postgres://u:***@h/db");
+  // pg reads a `password` query parameter as the password.
+  assert.equal(redactedUrl("postgres://lcm@h:5432/db?password=s3cret&sslmode=verify-full"), "postgres://lcm@h:5432/db?password=***&sslmode=verify-full");
+  assert.equal(redactedUrl("postgres://u:pw@h/db?application_name=a@b&PASSWORD=x#y"), "postgres://u:***@h/db?application_name=a@b&PASSWORD=***#y");
+  // An @ in a query parameter is not the end of a user part.
+  assert.equal(redactedUrl("postgres://h:5432/db?sslrootcert=/certs/a@b/ca.crt"), "postgres://h:5432/db?sslrootcert=/certs/a@b/ca.crt");
 });
 
 test("the config's URL and schema are checked, naming the key and never the value", () => {
