@@ -52,6 +52,12 @@ pg_bin() {
 }
 
 install() {
+  # The TLS test's certificates (LCM_PG_TLS=1) are made with openssl.
+  if ! command -v openssl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "pg-server: installing openssl (the TLS test's certificates)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null
+  fi
   if bin="$(pg_bin)"; then echo "pg-server: PostgreSQL binaries present ($bin)"; return; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "pg-server: installing Debian's postgresql (server + contrib)"
