@@ -99,15 +99,17 @@ export function lookupDelayFor(lockTimeoutMs) {
 }
 
 /**
- * Watches a waited statement on `client` (a connected `pg` Client; its backend's pid is
- * `client.processID`) until the returned function is called. Past `delayMs` and every
+ * Watches a waited statement on `client` (a connected `pg` Client; its server process's pid
+ * is `client.backendPid`, else the start-up's `client.processID`) until the returned function
+ * is called. Past `delayMs` and every
  * `delayMs` after, asks through a side connection (`connectSide()` resolves to a connected
  * Client, reused for the whole wait and ended with it) who blocks it, and keeps the latest
  * answer as `client.lockHolders` (rows, or null when no one blocks it).
  */
 export function watchLockWait(client, { delayMs, connectSide }) {
   client.lockHolders = null;
-  if (!delayMs || !client.processID) return () => {};
+  const pid = client.backendPid ?? client.processID;
+  if (!delayMs || !pid) return () => {};
   let stopped = false;
   let busy = false;
   let side = null;
@@ -122,7 +124,7 @@ export function watchLockWait(client, { delayMs, connectSide }) {
     try {
       side ??= await connectSide();
       if (!stopped) {
-        const { rows } = await side.query({ text: HOLDERS_SQL, values: [client.processID], rowMode: "array" });
+        const { rows } = await side.query({ text: HOLDERS_SQL, values: [pid], rowMode: "array" });
         if (!stopped) client.lockHolders = rows.length ? rows : null;
       }
     } catch {

@@ -21,7 +21,8 @@ const flag = new Int32Array(flagBuffer);
 const where = redactedUrl(url);
 const lookupDelayMs = lookupDelayFor(timeouts?.lock_timeout);
 /** Bounds on the side connection that looks up lock holders: it must never wait long itself. */
-const LOOKUP_TIMEOUTS = { connectionTimeoutMillis: Math.min(connectTimeoutMs, 5_000), statement_timeout: 5_000, query_timeout: 6_000 };
+const LOOKUP_TIMEOUTS = { connectionTimeoutMillis: Math.min(connectTimeoutMs, 5_000), query_timeout: 6_000 };
+const LOOKUP_STATEMENT_TIMEOUT_MS = 5_000;
 
 /** Named (server-side prepared) statements per connection at most; a search's text varies with
  *  its filters, so past this a statement runs unnamed (parsed each time) instead of growing the
@@ -105,7 +106,9 @@ async function connection() {
     let c;
     try {
       // The client reads the files the URL names (sslrootcert, sslcert, sslkey) as it is made.
-      c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName(schema), pipeline, ...timeouts });
+      // The server's timeouts are set by the first statement, not sent as start-up parameters:
+      // a pooler (PgBouncer) refuses a connection whose start-up carries them.
+      c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName(schema), pipeline, query_timeout: timeouts?.query_timeout });
       // A connection that breaks while idle emits "error"; the next call finds it gone.
       // Its error is kept: a statement sent after it learns only that the client is unusable,
       // while this one carries the server's reason (a FATAL such as 57P01).
@@ -116,7 +119,10 @@ async function connection() {
       // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
       // catalog's unique index), so it runs under the migrations' advisory lock
       // (POSTGRES_MIGRATION_LOCK in src/store/schema.rs).
-      await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS ${schema}; COMMIT; SET search_path = ${schema}, public`);
+      // Its server process is asked for, not taken from the start-up's key: behind a pooler
+      // that key is the pooler's (pg-lock-holders.js looks the process's blockers up by it).
+      const setUp = await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS ${schema}; COMMIT; SET search_path = ${schema}, public${serverTimeouts(timeouts)}; SELECT pg_backend_pid() AS pid`);
+      c.backendPid = Number(setUp.at(-1).rows[0].pid);
     } catch (err) {
       c?.end().catch(() => {});
       const reason = describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "");
@@ -129,6 +135,11 @@ async function connection() {
   return connecting;
 }
 
+/** `; SET lock_timeout = …; SET statement_timeout = …` for the server's timeouts in `t` (ms). */
+function serverTimeouts(t) {
+  return ["lock_timeout", "statement_timeout"].filter((name) => Number.isFinite(t?.[name])).map((name) => `; SET ${name} = ${Math.round(t[name])}`).join("");
+}
+
 /** A side connection for looking up who blocks a waited statement (watchLockWait). */
 async function connectSide() {
   const side = new pg.Client({ connectionString: url, application_name: lookupApplicationName(), ...LOOKUP_TIMEOUTS });
@@ -136,6 +147,7 @@ async function connectSide() {
   side.on("error", () => {});
   try {
     await side.connect();
+    await side.query(`SET statement_timeout = ${LOOKUP_STATEMENT_TIMEOUT_MS}`);
   } catch (err) {
     side.end().catch(() => {});
     throw err;
@@ -145,6 +157,12 @@ async function connectSide() {
 
 /** Watches a waited statement on `c` until the returned function is called (pg-lock-holders.js). */
 const watch = (c) => (c ? watchLockWait(c, { delayMs: lookupDelayMs, connectSide }) : () => {});
+
+/** Whether `err` says the server session under this connection changed between its statements:
+ *  a statement this connection prepared (`lwN`) is unknown to the server or prepared twice, or
+ *  is bound with another statement's values. Only a pooler in transaction mode does that. */
+const sessionSwapped = (err) => (["26000", "42P05"].includes(sqlstate(err)) && /"lw\d+"/.test(err.message)) || (sqlstate(err) === "08P01" && /bind message supplies/.test(err.message));
+const NEEDS_SESSION = "a connection pooler in transaction mode is in between (PgBouncer pool_mode = transaction); lossless-wasm keeps its prepared statements and its schema's search_path on the server session, so it needs session pooling (pool_mode = session) or a direct connection";
 
 /** A failure as the engine is told it, an Error with the SQLSTATE as `code` when the server
  *  gave one; a broken connection is dropped here, so the next call (outside a transaction)
@@ -158,6 +176,13 @@ function failureOf(err, c) {
     const who = holders ? `held by ${holders}` : "another gateway's turn or compaction, or a lossless-wasm-lcm command (pg_stat_activity shows it)";
     return Object.assign(new Error(`lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): ${who}; this call failed and wrote nothing`), { code: "LOSSLESS_POSTGRES_LOCKED" });
   }
+  if (sessionSwapped(err)) {
+    if (c && client === c) {
+      client = null;
+      c.end().catch(() => {});
+    }
+    return Object.assign(new Error(`lossless-wasm: the server session under the connection to PostgreSQL at ${where} changed between statements (${describe(err)}): ${NEEDS_SESSION}; this call failed`), { code: "LOSSLESS_POSTGRES_POOLED" });
+  }
   if (broken(err)) {
     if (c && client === c) {
       client = null;
@@ -166,7 +191,9 @@ function failureOf(err, c) {
     const cause = !sqlstate(err) && sqlstate(c?.lostWith) ? c.lostWith : err;
     return Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(cause, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
   }
-  return Object.assign(new Error(describe(err, "talking to")), err?.code ? { code: err.code } : {});
+  // A lost search_path reads as a table of the store missing.
+  const pooled = sqlstate(err) === "42P01" ? "; if a connection pooler is in between, it must pool sessions (PgBouncer pool_mode = session), not transactions" : "";
+  return Object.assign(new Error(`${describe(err, "talking to")}${pooled}`), err?.code ? { code: err.code } : {});
 }
 
 /** Puts one statement on `c`'s wire and returns its outcome. In pipeline mode `pg` writes it

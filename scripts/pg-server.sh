@@ -20,6 +20,16 @@
 # TLS is refused. The CA is DIR/tls/ca.crt (`run` exports it as LCM_PG_TEST_CA). Connect with
 # ?sslmode=verify-full&sslrootcert=DIR/tls/ca.crt (tests/js-pg/tls.test.mjs).
 #
+#   bash scripts/pg-server.sh pooler-start DIR URL MODE [SIZE]   PgBouncer in DIR (created) in front
+#                                             of the server at URL, pool_mode MODE (session or
+#                                             transaction), SIZE server connections (default 20);
+#                                             prints the URL through it (same user and password)
+#   bash scripts/pg-server.sh pooler-stop DIR  stops that PgBouncer and deletes DIR
+#
+# PgBouncer comes from $LCM_PGBOUNCER_BIN, else the PATH or /usr/sbin (Debian's pgbouncer,
+# installed by `install` when running as root with apt-get). Its admin console (database
+# "pgbouncer") admits the URL's user, so a test can ask it SHOW CLIENTS.
+#
 # `run` also sets LCM_PG_TEST_DIR (the cluster's directory), so a fault test can take the server
 # down and bring it back under the same URL (tests/js-pg/faults.test.mjs).
 #
@@ -57,6 +67,11 @@ install() {
     echo "pg-server: installing openssl (the TLS test's certificates)"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null
+  fi
+  if ! pgbouncer_bin >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "pg-server: installing Debian's pgbouncer (the pooler test)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null
   fi
   if bin="$(pg_bin)"; then echo "pg-server: PostgreSQL binaries present ($bin)"; return; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -173,6 +188,70 @@ stop() {
   rm -rf "$dir"
 }
 
+pgbouncer_bin() {
+  if [ -n "${LCM_PGBOUNCER_BIN:-}" ]; then echo "$LCM_PGBOUNCER_BIN"; return 0; fi
+  command -v pgbouncer 2>/dev/null && return 0
+  [ -x /usr/sbin/pgbouncer ] && { echo /usr/sbin/pgbouncer; return 0; }
+  return 1
+}
+
+# PgBouncer in DIR in front of the server at URL (postgres://user:password@127.0.0.1:port/db),
+# pool_mode MODE; prints the URL through it.
+pooler_start() {
+  local dir="$1" url="$2" mode="$3" size="${4:-20}" bin user password port db pooler_port
+  bin="$(pgbouncer_bin)" || die "PgBouncer is not installed: run bash scripts/pg-server.sh install as root (apt-get install pgbouncer), or set LCM_PGBOUNCER_BIN"
+  case "$mode" in session|transaction) ;; *) die "pool mode must be session or transaction (got $mode)" ;; esac
+  [[ "$size" =~ ^[1-9][0-9]*$ ]] || die "pool size must be a positive number (got $size)"
+  [[ "$url" =~ ^postgres(ql)?://([^:@/]+):([^@/]+)@127\.0\.0\.1:([0-9]+)/([^?/]+)$ ]] \
+    || die "pooler-start needs a URL of this script's server (postgres://user:password@127.0.0.1:port/db)"
+  user="${BASH_REMATCH[2]}" password="${BASH_REMATCH[3]}" port="${BASH_REMATCH[4]}" db="${BASH_REMATCH[5]}"
+  ensure_user
+  mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"
+  chmod 755 "$dir"
+  pooler_port="$(free_port)"
+  cat > "$dir/pgbouncer.ini" <<INI
+[databases]
+$db = host=127.0.0.1 port=$port dbname=$db
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $pooler_port
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $dir/userlist.txt
+admin_users = $user
+pool_mode = $mode
+max_client_conn = 200
+default_pool_size = $size
+logfile = $dir/pgbouncer.log
+pidfile = $dir/pgbouncer.pid
+INI
+  printf '"%s" "%s"\n' "$user" "$password" > "$dir/userlist.txt"
+  chmod 600 "$dir/userlist.txt"
+  [ "$(id -u)" = 0 ] && chown -R "$RUN_USER" "$dir"
+  as_server_user "$bin" -d "$dir/pgbouncer.ini" >"$dir/start.log" 2>&1 || { cat "$dir/start.log" "$dir/pgbouncer.log" >&2 2>/dev/null; die "PgBouncer did not start"; }
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$pooler_port") 2>/dev/null; then
+      echo "postgres://$user:$password@127.0.0.1:$pooler_port/$db"
+      return 0
+    fi
+    sleep 0.1
+  done
+  cat "$dir/pgbouncer.log" >&2 2>/dev/null
+  die "PgBouncer did not listen on 127.0.0.1:$pooler_port"
+}
+
+pooler_stop() {
+  local dir="$1" pid
+  if [ -f "$dir/pgbouncer.pid" ]; then
+    pid="$(cat "$dir/pgbouncer.pid")"
+    kill -INT "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$dir"
+}
+
 RUN_DIR=""
 run() {
   local status=0
@@ -192,6 +271,8 @@ case "${1:-}" in
   stop) [ -n "${2:-}" ] || die "usage: pg-server.sh stop DIR"; stop "$2" ;;
   down) [ -n "${2:-}" ] || die "usage: pg-server.sh down DIR"; server_down "$2" ;;
   up) [ -n "${2:-}" ] || die "usage: pg-server.sh up DIR"; server_up "$2" ;;
+  pooler-start) [ $# -eq 4 ] || [ $# -eq 5 ] || die "usage: pg-server.sh pooler-start DIR URL MODE [SIZE]"; pooler_start "$2" "$3" "$4" "${5:-}" ;;
+  pooler-stop) [ -n "${2:-}" ] || die "usage: pg-server.sh pooler-stop DIR"; pooler_stop "$2" ;;
   run) shift; [ $# -gt 0 ] || die "usage: pg-server.sh run CMD [ARGS...]"; run "$@" ;;
-  *) die "usage: pg-server.sh install | start DIR | stop DIR | down DIR | up DIR | run CMD [ARGS...]" ;;
+  *) die "usage: pg-server.sh install | start DIR | stop DIR | down DIR | up DIR | run CMD [ARGS...] | pooler-start DIR URL MODE [SIZE] | pooler-stop DIR" ;;
 esac
