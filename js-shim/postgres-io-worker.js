@@ -24,6 +24,16 @@ const lookupDelayMs = lookupDelayFor(timeouts?.lock_timeout);
 const LOOKUP_TIMEOUTS = { connectionTimeoutMillis: Math.min(connectTimeoutMs, 5_000), query_timeout: 6_000 };
 const LOOKUP_STATEMENT_TIMEOUT_MS = 5_000;
 
+/**
+ * TCP keepalive on the store's connection: an idle connection is probed after 10 s, every 5 s,
+ * and given up after 3 unanswered probes. The probes keep a NAT's or firewall's mapping of an
+ * idle connection alive (many drop one after 4-10 minutes without traffic, silently, and the
+ * next statement would then wait for the client's query timeout), and a server host that
+ * vanished while the connection was idle is noticed within ~25 s, so the next call connects
+ * again at once. The interval and count need Node >= 26 (older Nodes take the idle time only).
+ */
+export const KEEPALIVE = { idleMs: 10_000, intervalMs: 5_000, count: 3 };
+
 /** Named (server-side prepared) statements per connection at most; a search's text varies with
  *  its filters, so past this a statement runs unnamed (parsed each time) instead of growing the
  *  server's memory for as long as the connection lives. */
@@ -108,13 +118,14 @@ async function connection() {
       // The client reads the files the URL names (sslrootcert, sslcert, sslkey) as it is made.
       // The server's timeouts are set by the first statement, not sent as start-up parameters:
       // a pooler (PgBouncer) refuses a connection whose start-up carries them.
-      c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName(schema), pipeline, query_timeout: timeouts?.query_timeout });
+      c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName(schema), pipeline, query_timeout: timeouts?.query_timeout, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE.idleMs });
       // A connection that breaks while idle emits "error"; the next call finds it gone.
       // Its error is kept: a statement sent after it learns only that the client is unusable,
       // while this one carries the server's reason (a FATAL such as 57P01).
       c.on("error", (err) => { c.lostWith = err; if (client === c) client = null; });
       c.on("end", () => { if (client === c) client = null; });
       await c.connect();
+      c.connection.stream.setKeepAlive(true, KEEPALIVE.idleMs, KEEPALIVE.intervalMs, KEEPALIVE.count);
       // The store lives in its own schema; the extensions (pg_trgm, unaccent) may live in public.
       // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
       // catalog's unique index), so it runs under the migrations' advisory lock

@@ -1,6 +1,7 @@
 // Shared helpers for the PostgreSQL shim tests: the server's URL (from scripts/pg-server.sh; a
 // run without it fails and says how to run), a fresh schema per test, and reading the store
 // with `pg` directly, rows as arrays.
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 export const PKG = new URL("../../dist/pkg/", import.meta.url);
@@ -57,4 +58,20 @@ export async function waitUntil(check, what, { timeoutMs = 20_000, everyMs = 10 
     if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * Whether this machine's TCP socket from 127.0.0.1:`localPort` to port `remotePort` has its
+ * keepalive timer running (/proc/net/tcp's timer_active 2: an idle connection with SO_KEEPALIVE
+ * set; 0 without it). Throws when no such established socket exists.
+ */
+export function keepaliveRunning(localPort, remotePort) {
+  const hex = (port) => Number(port).toString(16).toUpperCase().padStart(4, "0");
+  const lines = readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1);
+  for (const line of lines) {
+    const f = line.trim().split(/\s+/);
+    // f[1] local "0100007F:PORT", f[2] remote, f[3] state (01 established), f[5] "timer:when"
+    if (f[1]?.endsWith(`:${hex(localPort)}`) && f[2]?.endsWith(`:${hex(remotePort)}`) && f[3] === "01") return f[5].split(":")[0] === "02";
+  }
+  throw new Error(`no established TCP socket from port ${localPort} to port ${remotePort} in /proc/net/tcp`);
 }

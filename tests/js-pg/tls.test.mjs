@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { createFakeHost } from "../js/fake-host.mjs";
-import { assistant, PKG, schemaFor, URL_, user } from "./support.mjs";
+import { assistant, keepaliveRunning, PKG, schemaFor, URL_, user } from "./support.mjs";
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
@@ -98,6 +98,9 @@ describe("storage postgres over TLS", () => {
     const connections = await storeConnections(schema);
     assert.ok(connections.length >= 1, "the store holds a connection open");
     for (const [name, ssl, version] of connections) assert.ok(ssl === true && /^TLS/.test(version), `${name} is encrypted (${ssl}, ${version})`);
+    // Keepalive is set on the TCP socket under TLS too.
+    const [[clientPort]] = await query("SELECT client_port FROM pg_stat_activity WHERE starts_with(application_name, $1)", [`lossless-wasm ${schema} `]);
+    assert.equal(keepaliveRunning(Number(clientPort), Number(new globalThis.URL(plain).port)), true, "the TLS connection is probed while idle");
   });
 
   test("a lock wait past lockTimeoutMs names its holder over TLS too (the side connection)", { timeout: 60_000 }, async () => {
