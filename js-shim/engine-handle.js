@@ -32,7 +32,7 @@ const BULK_WRITES = new Set(["bootstrap", "ingest", "importLosslessClaw"]);
 export function createHandle({ db, config, save, persist }) {
   let engine;
   try {
-    engine = new WasmEngine(db, config ?? {}, Date.now());
+    engine = new WasmEngine(db, config ?? {}, Date.now() + (db.clockOffsetMs ?? 0));
   } catch (err) {
     db.close();
     throw err;
@@ -45,10 +45,11 @@ export function createHandle({ db, config, save, persist }) {
     /** Config values the engine clamped, one sentence each. */
     configWarnings: engine.configWarnings(),
     /** Calls an engine method with the current time (methods that need none ignore it; a
-     *  handle in another thread passes the time of the caller's thread), then persists what it
-     *  committed; a promise when the save is asynchronous. */
+     *  handle in another thread passes the time of the caller's thread; a database with a clock
+     *  of its own, PostgreSQL, moves it by `db.clockOffsetMs` to the server's), then persists
+     *  what it committed; a promise when the save is asynchronous. */
     call(method, params, now = Date.now()) {
-      const out = engine[method](params, now);
+      const out = engine[method](params, now + (db.clockOffsetMs ?? 0));
       if (BULK_WRITES.has(method)) db.afterBulkWrite?.();
       const saving = handle.flush();
       return saving ? saving.then(() => out) : out;
@@ -61,7 +62,7 @@ export function createHandle({ db, config, save, persist }) {
     /** The engine's raw view for `assemble` (keys, fresh flags, the JSON of the entries new to
      *  `held`), persisted first; what a handle in another thread hands back (node-engine-thread.js). */
     assembleView(params, held, now = Date.now()) {
-      const out = engine.assembleView(params, held, now);
+      const out = engine.assembleView(params, held, now + (db.clockOffsetMs ?? 0));
       const saving = handle.flush();
       return saving ? saving.then(() => out) : out;
     },

@@ -90,6 +90,10 @@ export class PostgresDatabase {
     this.readAhead = null;
     this.statements = 0;
     this.waits = 0;
+    // How far the server's clock is ahead of this machine's (ms), measured by the I/O thread at
+    // each connection: engine-handle.js adds it to the engine's time, so every gateway sharing
+    // the store keeps the server's time for leases and retries whatever its own clock says.
+    this.clockOffsetMs = 0;
     this.io = null;
     try {
       this.request({ op: "connect" });
@@ -142,6 +146,7 @@ export class PostgresDatabase {
         const { message } = got;
         // Only a reply to this call ends the wait (a failure report outside any call is not one).
         if (message.id !== id) continue;
+        this.clockOffsetMs = message.clockOffsetMs ?? this.clockOffsetMs;
         if (message.error) throw Object.assign(new Error(message.error.message), message.error.code ? { code: message.error.code } : {});
         return message;
       }

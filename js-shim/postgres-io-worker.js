@@ -132,8 +132,12 @@ async function connection() {
       // (POSTGRES_MIGRATION_LOCK in src/store/schema.rs).
       // Its server process is asked for, not taken from the start-up's key: behind a pooler
       // that key is the pooler's (pg-lock-holders.js looks the process's blockers up by it).
-      const setUp = await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS ${schema}; COMMIT; SET search_path = ${schema}, public${serverTimeouts(timeouts)}; SELECT pg_backend_pid() AS pid`);
-      c.backendPid = Number(setUp.at(-1).rows[0].pid);
+      // The server's clock too: the engine's time on a shared store is the server's
+      // (clockOffsetMs), so gateways whose machines' clocks disagree agree on leases and retries.
+      const setUp = await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS ${schema}; COMMIT; SET search_path = ${schema}, public${serverTimeouts(timeouts)}; SELECT pg_backend_pid() AS pid, extract(epoch from clock_timestamp()) * 1000 AS ms`);
+      const { pid, ms } = setUp.at(-1).rows[0];
+      c.backendPid = Number(pid);
+      clockOffsetMs = Math.round(Number(ms) - Date.now());
     } catch (err) {
       c?.end().catch(() => {});
       const reason = describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "");
@@ -361,9 +365,14 @@ async function handle(req) {
   }
 }
 
+/** How far the server's clock is ahead of this machine's, in ms, as of the last connection
+ *  (read when its answer arrived, so short by at most the answer's way back); every reply
+ *  carries it (postgres-db.js `clockOffsetMs`). */
+let clockOffsetMs = 0;
+
 function reply(message) {
   try {
-    port.postMessage(message);
+    port.postMessage({ ...message, clockOffsetMs });
   } catch (err) {
     port.postMessage({ id: message.id, error: { message: `lossless-wasm: a PostgreSQL reply could not be sent: ${err.message}` } });
   }

@@ -7,6 +7,7 @@ import { PKG, URL_ } from "./support.mjs";
 
 const run = promisify(execFile);
 const CHILD = new URL("./fault-gateway.mjs", import.meta.url).pathname;
+const SKEW = new URL("./clock-skew.cjs", import.meta.url).pathname;
 const SCRIPT = new URL("../../scripts/pg-server.sh", import.meta.url).pathname;
 const DIR = process.env.LCM_PG_TEST_DIR;
 if (!DIR) throw new Error("LCM_PG_TEST_DIR is not set: the fault tests stop and start the server; run them with bash scripts/pg-server.sh run <node> --test tests/js-pg/faults.test.mjs");
@@ -18,13 +19,17 @@ export const serverUp = () => run("bash", [SCRIPT, "up", DIR]);
 
 /**
  * A gateway process on `schema`, committing turns of `sessionKey` as `name` (keys `<name>-<n>`),
- * with config `lockTimeoutMs` when given.
+ * with config `lockTimeoutMs` when given, on a clock `skewMs` ahead (behind, negative) when given.
  * `lines` is everything it printed so far; `until(pred)` resolves with the lines once
  * pred(lines) holds (the test's timeout ends a wait that never does).
  */
-export function gateway(schema, name, sessionKey, { openclaw = false, lockTimeoutMs } = {}) {
-  const env = lockTimeoutMs === undefined ? process.env : { ...process.env, LCM_PG_LOCK_TIMEOUT_MS: String(lockTimeoutMs) };
-  const proc = spawn(process.execPath, [CHILD, schema, name, sessionKey, ...(openclaw ? ["openclaw"] : [])], { stdio: ["pipe", "pipe", "pipe"], env });
+export function gateway(schema, name, sessionKey, { openclaw = false, lockTimeoutMs, skewMs } = {}) {
+  const env = { ...process.env };
+  if (lockTimeoutMs !== undefined) env.LCM_PG_LOCK_TIMEOUT_MS = String(lockTimeoutMs);
+  // A machine whose clock is `skewMs` off: Date.now() moved in every thread of the process.
+  const skew = skewMs === undefined ? [] : ["--require", SKEW];
+  if (skewMs !== undefined) env.LCM_TEST_CLOCK_SKEW_MS = String(skewMs);
+  const proc = spawn(process.execPath, [...skew, CHILD, schema, name, sessionKey, ...(openclaw ? ["openclaw"] : [])], { stdio: ["pipe", "pipe", "pipe"], env });
   const g = { proc, lines: [], stderr: "" };
   let waiters = [];
   let buffered = "";
