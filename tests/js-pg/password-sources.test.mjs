@@ -3,15 +3,12 @@
 // `pg` reads them in the store's I/O thread. Each case is a gateway child process
 // (gateway-child.mjs) with its own environment; a wrong password fails in one line without it.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, test } from "node:test";
-import { pgQuery, schemaFor, URL_ } from "./support.mjs";
+import { pgQuery, runGateway, schemaFor, URL_ } from "./support.mjs";
 
-const child = fileURLToPath(new URL("./gateway-child.mjs", import.meta.url));
 const server = new globalThis.URL(URL_);
 const PASSWORD = decodeURIComponent(server.password);
 /** The server's URL without its password. */
@@ -21,15 +18,7 @@ const withoutPassword = `postgres://${server.username}@${server.host}${server.pa
 function gateway(schema, env, turns = 2) {
   const clean = { ...process.env };
   for (const key of Object.keys(clean)) if (key.startsWith("PG")) delete clean[key];
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [child, schema, "G", "agent:main:pw", String(turns)], { stdio: ["ignore", "pipe", "pipe"], env: { ...clean, LCM_PG_GATEWAY_URL: withoutPassword, ...env } });
-    let out = "";
-    let err = "";
-    proc.stdout.on("data", (d) => (out += d));
-    proc.stderr.on("data", (d) => (err += d));
-    proc.on("error", reject);
-    proc.on("exit", (code) => resolve({ code, err, acks: out.split("\n").filter((l) => l.startsWith("ack ")).length }));
-  });
+  return runGateway({ schema, name: "G", sessionKey: "agent:main:pw", turns, env: { ...clean, LCM_PG_GATEWAY_URL: withoutPassword, ...env } });
 }
 
 const stored = async (schema) => Number((await pgQuery(`SELECT COUNT(*) FROM ${schema}.messages`))[0][0]);

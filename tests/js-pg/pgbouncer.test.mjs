@@ -10,20 +10,19 @@
 // transaction mode with one server connection makes the second store's first statement meet the
 // first store's prepared statement, and the call fails in one line saying what to change.
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { assistant, pgClient, pgQuery, PKG, schemaFor, URL_, user } from "./support.mjs";
+import { assistant, pgClient, pgQuery, PKG, runGateway, schemaFor, URL_, user } from "./support.mjs";
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
 const pg = createRequire(import.meta.url)("pg");
 const SERVER = fileURLToPath(new URL("../../scripts/pg-server.sh", import.meta.url));
-const child = fileURLToPath(new URL("./gateway-child.mjs", import.meta.url));
 
 // PgBouncer may run as another user (as root, pg-server.sh runs it as lcm-pg), who must reach DIR.
 const parent = mkdtempSync(join(tmpdir(), "lcm-pgbouncer-"));
@@ -131,15 +130,7 @@ describe("storage postgres through PgBouncer (session pooling)", () => {
   test("two gateway processes through the pooler, committing one session at once, store every message exactly once", { timeout: 300_000 }, async () => {
     const schema = schemaFor("pooledtwo");
     const TURNS = 15;
-    const run = (name) => new Promise((resolve, reject) => {
-      const proc = spawn(process.execPath, [child, schema, name, "agent:main:pooledtwo", String(TURNS)], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LCM_PG_GATEWAY_URL: pooled } });
-      let out = "";
-      let err = "";
-      proc.stdout.on("data", (d) => (out += d));
-      proc.stderr.on("data", (d) => (err += d));
-      proc.on("error", reject);
-      proc.on("exit", (code) => resolve({ code, err, acks: out.split("\n").filter((l) => l.startsWith("ack ")).length }));
-    });
+    const run = (name) => runGateway({ schema, name, sessionKey: "agent:main:pooledtwo", turns: TURNS, env: { ...process.env, LCM_PG_GATEWAY_URL: pooled } });
     const runs = await Promise.all(["P", "Q"].map(run));
     for (const g of runs) {
       assert.equal(g.code, 0, `a gateway failed: ${g.err}`);

@@ -1,6 +1,7 @@
 // Shared helpers for the PostgreSQL shim tests: the server's URL (from scripts/pg-server.sh; a
 // run without it fails and says how to run), a fresh schema per test, and reading the store
 // with `pg` directly, rows as arrays.
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
@@ -74,4 +75,22 @@ export function keepaliveRunning(localPort, remotePort) {
     if (f[1]?.endsWith(`:${hex(localPort)}`) && f[2]?.endsWith(`:${hex(remotePort)}`) && f[3] === "01") return f[5].split(":")[0] === "02";
   }
   throw new Error(`no established TCP socket from port ${localPort} to port ${remotePort} in /proc/net/tcp`);
+}
+
+/**
+ * Runs a gateway child process (gateway-child.mjs: `turns` turns of `sessionKey` as `name` on
+ * `schema`) with `env` as its whole environment; resolves {code, err, acks} once it exits (acks:
+ * how many turns it acknowledged).
+ */
+export function runGateway({ schema, name, sessionKey, turns, env }) {
+  const child = new URL("./gateway-child.mjs", import.meta.url).pathname;
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [child, schema, name, sessionKey, String(turns)], { stdio: ["ignore", "pipe", "pipe"], env });
+    let out = "";
+    let err = "";
+    proc.stdout.on("data", (d) => (out += d));
+    proc.stderr.on("data", (d) => (err += d));
+    proc.on("error", reject);
+    proc.on("exit", (code) => resolve({ code, err, acks: out.split("\n").filter((l) => l.startsWith("ack ")).length }));
+  });
 }
