@@ -53,7 +53,17 @@ function summaryRunsText(runs, now) {
   return parts.join("; ");
 }
 
-function statusText(s) {
+/** A line when the engine's time (a shared store's: the server's) is over a second away from
+ *  this machine's clock read at `asked`, when the status was asked for; else null. */
+function clockLine(asOfMs, asked) {
+  const ahead = (asOfMs ?? asked) - asked;
+  if (Math.abs(ahead) < CLOCK_NOTE_MS) return null;
+  return `clock: the store keeps its server's time, ${(Math.abs(ahead) / 1000).toFixed(1)} s ${ahead > 0 ? "ahead of" : "behind"} this machine's clock (leases and retry times below are in the server's time)`;
+}
+/** How far the store's clock may be from this machine's before status says so. */
+const CLOCK_NOTE_MS = 1_000;
+
+function statusText(s, asked = Date.now()) {
   const t = s.totals;
   const byLevel = t.summaries.length ? t.summaries.map(([level, depth, n]) => `${level} d${depth}: ${n}`).join(", ") : "none";
   const lines = [
@@ -63,6 +73,8 @@ function statusText(s) {
     `summaries by level and depth: ${byLevel}`,
     `database: ${kib(t.dbBytes)}, schema version ${t.schemaVersion}`,
   ];
+  const clock = clockLine(s.asOfMs, asked);
+  if (clock) lines.push(clock);
   if (s.session) {
     const c = s.session;
     const r = c.retry;
@@ -73,7 +85,8 @@ function statusText(s) {
       `this session: conversation ${c.conversationId} (${c.sessionKey}), ${c.messages} messages, view ${c.contextTokens} tokens of which summaries ${c.contextSummaryTokens}`,
       `  compaction: ${backoff}${c.compactionPending ? "; work pending" : ""}`,
     );
-    const runs = summaryRunsText(c.summaryRuns, Date.now());
+    // The engine's time (on PostgreSQL the server's, which the stored lease times are in).
+    const runs = summaryRunsText(c.summaryRuns, s.asOfMs ?? Date.now());
     if (runs) lines.push(`  summaries across processes: ${runs}`);
   }
   if (s.session) lines.push(...spendLines("  summarizer spend (this session)", s.session.spend));
@@ -155,9 +168,11 @@ export async function runLcmCommand(handle, args, { sessionId, sessionKey, llm, 
   if (unknown.length) return usage(`unknown option ${unknown.join(" ")}\n${USAGE}`);
   const dryRun = flags.includes("--dry-run");
   switch (command) {
-    case "status":
+    case "status": {
       // Absent, not undefined: the engine reads an undefined sessionId as a missing required one.
-      return done(statusText(await handle.call("status", { ...(sessionId ? { sessionId } : {}), ...(sessionKey ? { sessionKey } : {}) })));
+      const asked = Date.now();
+      return done(statusText(await handle.call("status", { ...(sessionId ? { sessionId } : {}), ...(sessionKey ? { sessionKey } : {}) }), asked));
+    }
     case "doctor": {
       const report = await handle.call("doctor", { fix: !dryRun });
       return done(doctorText(report, dryRun), report.ok);

@@ -101,10 +101,10 @@ export function lookupDelayFor(lockTimeoutMs) {
 /**
  * Watches a waited statement on `client` (a connected `pg` Client; its server process's pid
  * is `client.backendPid`, else the start-up's `client.processID`) until the returned function
- * is called. Past `delayMs` and every
- * `delayMs` after, asks through a side connection (`connectSide()` resolves to a connected
- * Client, reused for the whole wait and ended with it) who blocks it, and keeps the latest
- * answer as `client.lockHolders` (rows, or null when no one blocks it).
+ * is called. Past `delayMs` and every `delayMs` after, asks through a side connection
+ * (`connectSide()` resolves to a connected Client, reused for the whole wait and ended with
+ * it) who blocks it, and keeps the latest answer as `client.lockHolders` (rows, or null when
+ * no one blocks it).
  */
 export function watchLockWait(client, { delayMs, connectSide }) {
   client.lockHolders = null;

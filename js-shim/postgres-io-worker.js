@@ -30,9 +30,10 @@ const LOOKUP_STATEMENT_TIMEOUT_MS = 5_000;
  * idle connection alive (many drop one after 4-10 minutes without traffic, silently, and the
  * next statement would then wait for the client's query timeout), and a server host that
  * vanished while the connection was idle is noticed within ~25 s, so the next call connects
- * again at once. The interval and count need Node >= 26 (older Nodes take the idle time only).
+ * again at once. The interval and count need Node >= 26 (older Nodes take the idle time, and
+ * libuv's own interval and count).
  */
-export const KEEPALIVE = { idleMs: 10_000, intervalMs: 5_000, count: 3 };
+const KEEPALIVE = { idleMs: 10_000, intervalMs: 5_000, count: 3 };
 
 /** Named (server-side prepared) statements per connection at most; a search's text varies with
  *  its filters, so past this a statement runs unnamed (parsed each time) instead of growing the

@@ -68,6 +68,15 @@ fn host_history(messages: Array) -> impl FnOnce() -> crate::error::Result<Vec<Va
     move || json_messages::messages_from_js("assemble", &messages, 0)
 }
 
+/// A status with the time it was taken at.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusAsOf<'a> {
+    #[serde(flatten)]
+    status: &'a crate::engine::Status,
+    as_of_ms: i64,
+}
+
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
@@ -287,10 +296,12 @@ impl WasmEngine {
     }
 
     /// `/lcm status`: `{sessionId?, sessionKey?}`: totals, this session's conversation, the
-    /// latest compactions and failures.
-    pub fn status(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    /// latest compactions and failures, and `asOfMs`, the engine's time they are read against (on
+    /// a shared store the server's, which the stored leases and retry times are in).
+    pub fn status(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
         let params = decode("status", from_js("status", params)?).map_err(js_error)?;
-        to_js(&self.inner.status(params).map_err(js_error)?)
+        let status = self.inner.status(params).map_err(js_error)?;
+        to_js(&StatusAsOf { status: &status, as_of_ms: now(now_ms) })
     }
 
     /// `/lcm doctor`: `{fix?}`: the integrity checks, and the safe fixes when asked.

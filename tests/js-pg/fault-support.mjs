@@ -56,13 +56,19 @@ export function gateway(schema, name, sessionKey, { openclaw = false, lockTimeou
   return g;
 }
 
-/** `lossless-wasm-lcm --storage postgres … doctor --dry-run` on `schema`: {code, stdout, stderr}. */
-export async function doctor(schema) {
+/** `lossless-wasm-lcm --storage postgres …` on `schema` with `args` (on a machine whose clock is
+ *  `skewMs` off, when given): {code, stdout, stderr}. */
+export async function lcm(schema, args, { skewMs } = {}) {
   const cli = new URL("shim/cli.js", PKG).pathname;
+  const skew = skewMs === undefined ? [] : ["--require", SKEW];
+  const env = skewMs === undefined ? process.env : { ...process.env, LCM_TEST_CLOCK_SKEW_MS: String(skewMs) };
   try {
-    const { stdout, stderr } = await run(process.execPath, [cli, "--storage", "postgres", "--postgres-url", URL_, "--postgres-schema", schema, "doctor", "--dry-run"]);
+    const { stdout, stderr } = await run(process.execPath, [...skew, cli, "--storage", "postgres", "--postgres-url", URL_, "--postgres-schema", schema, ...args], { env });
     return { code: 0, stdout, stderr };
   } catch (err) {
     return { code: err.code, stdout: err.stdout, stderr: err.stderr };
   }
 }
+
+/** `lossless-wasm-lcm --storage postgres … doctor --dry-run` on `schema`: {code, stdout, stderr}. */
+export const doctor = (schema) => lcm(schema, ["doctor", "--dry-run"]);

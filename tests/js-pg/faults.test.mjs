@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { Worker } from "node:worker_threads";
 import { after, describe, test } from "node:test";
-import { doctor, gateway, serverDown, serverUp } from "./fault-support.mjs";
+import { doctor, gateway, lcm, serverDown, serverUp } from "./fault-support.mjs";
 import { pgClient, pgQuery, PKG, schemaFor, URL_, waitUntil } from "./support.mjs";
 
 const PASSWORD = new globalThis.URL(URL_).password;
@@ -248,6 +248,12 @@ describe("storage postgres: faults", () => {
       // A has stored more than one turn: a gateway whose request outlives its turns, leased.
       const [[runs]] = await pgQuery(`SELECT summary_runs_json FROM ${schema}.conversations`);
       assert.ok(JSON.parse(runs).outstanding?.leaseUntilMs > Date.now(), `A's request is leased: ${runs}`);
+      // `status` on B's machine reads the lease against the server's time too.
+      const status = await lcm(schema, ["status", "--session", "agent:main:lease"], { skewMs });
+      assert.match(status.stdout, /summaries across processes: a request out since \S+ \(process \S+, leased until /, status.stdout + status.stderr);
+      // And says how far that machine's clock is from the server's (here, 120 s ahead of it).
+      if (skewMs) assert.match(status.stdout, /^clock: the store keeps its server's time, 1(19\.\d|20\.\d) s behind this machine's clock/m, status.stdout);
+      else assert.doesNotMatch(status.stdout, /^clock:/m, status.stdout);
       b.send("compact 2400");
       const finished = (g) => g.until(() => g.lines.some((x) => /^(compacted|fail compact) /.test(x)));
       // B's own request would be held (its LLM answers on "release"): stop at whichever comes.
