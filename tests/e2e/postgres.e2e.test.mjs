@@ -1,6 +1,9 @@
 // End-to-end test of `storage: "postgres"` in the real OpenClaw hosts (2026.9.6 and 2026.7.1): two gateways
 // (two sandboxes, each its own state directory, as two machines would have) share one store on
 // a real PostgreSQL server that this test starts (scripts/pg-server.sh; nothing preinstalled).
+// The server accepts connections only over TLS, as one on another machine should (LCM_PG_TLS=1:
+// a throw-away CA and a certificate for 127.0.0.1); the URL asks for `sslmode=verify-full`
+// with that CA, so every turn below also shows the real hosts' plugin working over TLS.
 // Each gateway gets `pg` the way the README says (`npm install --prefix <plugin dir> pg@8.23.1`,
 // the plugin dir being the "Install path" of `openclaw plugins inspect lossless-wasm`)
 // and the URL from the environment (`LOSSLESS_WASM_POSTGRES_URL`), so its password is in no
@@ -43,14 +46,15 @@ const pg = createRequire(import.meta.url)("pg");
 const PG_SERVER = path.join(REPO, "scripts", "pg-server.sh");
 const CONTEXT_WINDOW = 64000;
 
-/** Starts a throw-away server (stopped and deleted after the test); resolves its URL. */
+/** Starts a throw-away server that accepts only TLS (stopped and deleted after the test);
+ *  resolves its URL, verified TLS settings included. */
 function startServer(t) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lcm-pg-e2e-"));
   t.after(() => execFileSync("bash", [PG_SERVER, "stop", dir], { stdio: "ignore" }));
-  const out = execFileSync("bash", [PG_SERVER, "start", dir], { encoding: "utf8" }).trim().split("\n");
+  const out = execFileSync("bash", [PG_SERVER, "start", dir], { encoding: "utf8", env: { ...process.env, LCM_PG_TLS: "1" } }).trim().split("\n");
   const url = out.at(-1);
   assert.match(url, /^postgres:\/\/lcm:[0-9a-f]+@127\.0\.0\.1:\d+\/postgres$/, `pg-server.sh start printed ${JSON.stringify(out)}`);
-  return url;
+  return `${url}?sslmode=verify-full&sslrootcert=${path.join(dir, "tls", "ca.crt")}`;
 }
 
 /** The directory the host installed the plugin in, as a user finds it: the "Install path" that
@@ -102,6 +106,8 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6", "2026.7.1"] })) test(
   async (t) => {
     const url = startServer(t);
     const password = new URL(url).password;
+    // The premise: the server refuses a connection without TLS.
+    await assert.rejects(query(url.split("?")[0], "public", "SELECT 1"), /no pg_hba\.conf entry .*no encryption/);
     const nonce = Date.now().toString(36);
     const schema = `e2e_${nonce}`;
     const a = await gateway(t, { hostVersion, url, schema });
