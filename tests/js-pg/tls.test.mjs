@@ -36,10 +36,12 @@ let ca;
 const withTls = (query) => `${plain}?${query}`;
 const verified = () => withTls(`sslmode=verify-full&sslrootcert=${ca}`);
 
-before(() => {
+before(async () => {
   plain = execFileSync("bash", [SERVER, "start", dir], { env: { ...process.env, LCM_PG_TLS: "1" }, encoding: "utf8" }).trim();
   password = new globalThis.URL(plain).password;
   ca = join(dir, "tls", "ca.crt");
+  // As on the suite's server (support.mjs): the stores of every test share the extensions.
+  await query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public; CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public");
 });
 after(() => {
   execFileSync("bash", [SERVER, "stop", dir]);
@@ -80,7 +82,6 @@ describe("storage postgres over TLS", () => {
 
   test("turns, assemble and recall over a verified TLS connection, every connection of the store encrypted", async () => {
     const schema = schemaFor("tls");
-    await query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public; CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public");
     const engine = createContextEngine(() => openNodeEngine("unused.sqlite", { storage: "postgres", postgresUrl: verified(), postgresSchema: schema }));
     const session = { sessionId: "s", sessionKey: "agent:main:tls" };
     const messages = [];
