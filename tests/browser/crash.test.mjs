@@ -153,8 +153,14 @@ test("every acknowledged turn survives the browser being killed mid-write", asyn
     await context.close().catch(() => {});
 
     const reopened = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS, headless: true });
-    const check = await inspectStored(await openPage(reopened));
-    await reopened.close();
+    // Closed whatever the reading does: a browser left open keeps the test file from ending, and
+    // the suite would wait out its limit instead of reporting the failure.
+    let check;
+    try {
+      check = await inspectStored(await openPage(reopened));
+    } finally {
+      await reopened.close();
+    }
     assert.equal(check.integrity, "ok", `round ${round}: integrity`);
     assert.equal(check.contents.length % 2, 0, `round ${round}: no half-stored turn`);
     const stored = check.contents.length / 2;
