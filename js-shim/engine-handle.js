@@ -30,9 +30,12 @@ const BULK_WRITES = new Set(["bootstrap", "ingest", "importLosslessClaw"]);
  *        decides to checkpoint
  */
 export function createHandle({ db, config, save, persist }) {
+  // The engine's time for a caller's `now`: a database with a clock of its own (PostgreSQL) moves
+  // it by `db.clockOffsetMs` to the server's.
+  const engineTime = (now) => now + (db.clockOffsetMs ?? 0);
   let engine;
   try {
-    engine = new WasmEngine(db, config ?? {}, Date.now() + (db.clockOffsetMs ?? 0));
+    engine = new WasmEngine(db, config ?? {}, engineTime(Date.now()));
   } catch (err) {
     db.close();
     throw err;
@@ -45,11 +48,11 @@ export function createHandle({ db, config, save, persist }) {
     /** Config values the engine clamped, one sentence each. */
     configWarnings: engine.configWarnings(),
     /** Calls an engine method with the current time (methods that need none ignore it; a
-     *  handle in another thread passes the time of the caller's thread; a database with a clock
-     *  of its own, PostgreSQL, moves it by `db.clockOffsetMs` to the server's), then persists
-     *  what it committed; a promise when the save is asynchronous. */
+     *  handle in another thread passes the time of the caller's thread; `engineTime` moves it
+     *  to a shared store's clock), then persists what it committed; a promise when the save is
+     *  asynchronous. */
     call(method, params, now = Date.now()) {
-      const out = engine[method](params, now + (db.clockOffsetMs ?? 0));
+      const out = engine[method](params, engineTime(now));
       if (BULK_WRITES.has(method)) db.afterBulkWrite?.();
       const saving = handle.flush();
       return saving ? saving.then(() => out) : out;
@@ -62,7 +65,7 @@ export function createHandle({ db, config, save, persist }) {
     /** The engine's raw view for `assemble` (keys, fresh flags, the JSON of the entries new to
      *  `held`), persisted first; what a handle in another thread hands back (node-engine-thread.js). */
     assembleView(params, held, now = Date.now()) {
-      const out = engine.assembleView(params, held, now + (db.clockOffsetMs ?? 0));
+      const out = engine.assembleView(params, held, engineTime(now));
       const saving = handle.flush();
       return saving ? saving.then(() => out) : out;
     },

@@ -63,7 +63,7 @@ function clockLine(asOfMs, asked) {
 /** How far the store's clock may be from this machine's before status says so. */
 const CLOCK_NOTE_MS = 1_000;
 
-function statusText(s, asked = Date.now()) {
+function statusText(s, asked) {
   const t = s.totals;
   const byLevel = t.summaries.length ? t.summaries.map(([level, depth, n]) => `${level} d${depth}: ${n}`).join(", ") : "none";
   const lines = [

@@ -180,6 +180,14 @@ const watch = (c) => (c ? watchLockWait(c, { delayMs: lookupDelayMs, connectSide
 const sessionSwapped = (err) => (["26000", "42P05"].includes(sqlstate(err)) && /"lw\d+"/.test(err.message)) || (sqlstate(err) === "08P01" && /bind message supplies/.test(err.message));
 const NEEDS_SESSION = "a connection pooler in transaction mode is in between (PgBouncer pool_mode = transaction); lossless-wasm keeps its prepared statements and its schema's search_path on the server session, so it needs session pooling (pool_mode = session) or a direct connection";
 
+/** Ends `c` when it is the current connection, so the next call connects again. */
+function drop(c) {
+  if (c && client === c) {
+    client = null;
+    c.end().catch(() => {});
+  }
+}
+
 /** A failure as the engine is told it, an Error with the SQLSTATE as `code` when the server
  *  gave one; a broken connection is dropped here, so the next call (outside a transaction)
  *  connects again. A lock timeout (55P03) is about another connection, not the statement: its
@@ -193,17 +201,11 @@ function failureOf(err, c) {
     return Object.assign(new Error(`lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): ${who}; this call failed and wrote nothing`), { code: "LOSSLESS_POSTGRES_LOCKED" });
   }
   if (sessionSwapped(err)) {
-    if (c && client === c) {
-      client = null;
-      c.end().catch(() => {});
-    }
+    drop(c);
     return Object.assign(new Error(`lossless-wasm: the server session under the connection to PostgreSQL at ${where} changed between statements (${describe(err)}): ${NEEDS_SESSION}; this call failed`), { code: "LOSSLESS_POSTGRES_POOLED" });
   }
   if (broken(err)) {
-    if (c && client === c) {
-      client = null;
-      c.end().catch(() => {});
-    }
+    drop(c);
     const cause = !sqlstate(err) && sqlstate(c?.lostWith) ? c.lostWith : err;
     return Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(cause, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
   }

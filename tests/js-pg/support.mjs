@@ -1,6 +1,7 @@
 // Shared helpers for the PostgreSQL shim tests: the server's URL (from scripts/pg-server.sh; a
 // run without it fails and says how to run), a fresh schema per test, and reading the store
 // with `pg` directly, rows as arrays.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -93,4 +94,24 @@ export function runGateway({ schema, name, sessionKey, turns, env }) {
     proc.on("error", reject);
     proc.on("exit", (code) => resolve({ code, err, acks: out.split("\n").filter((l) => l.startsWith("ack ")).length }));
   });
+}
+
+/** A message's text, whether its content is a string or text parts. */
+export const textOf = (m) => (typeof m.content === "string" ? m.content : m.content[0].text);
+
+/**
+ * `turns` host turns of `session` on `engine`: each a `commitTurn` of a question and its answer,
+ * then an `assemble` whose view must hold every message so far, in order. Turn `at`'s question
+ * carries `word` (for a search). Resolves the messages.
+ */
+export async function turnsWithViews(engine, session, { turns = 5, word, at }) {
+  const messages = [];
+  for (let i = 0; i < turns; i++) {
+    const pre = messages.length;
+    messages.push(user(`question ${i} about the ${i === at ? word : "harbor"} plan`), assistant(`answer ${i}`));
+    await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: messages.slice(pre) });
+    const view = await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
+    assert.deepEqual(view.messages.map(textOf), messages.map(textOf), `the view after turn ${i}`);
+  }
+  return messages;
 }

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { createFakeHost } from "../js/fake-host.mjs";
-import { assistant, keepaliveRunning, PKG, schemaFor, URL_, user } from "./support.mjs";
+import { assistant, keepaliveRunning, PKG, schemaFor, turnsWithViews, URL_, user } from "./support.mjs";
 
 const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
@@ -62,8 +62,6 @@ async function query(sql, params = []) {
 /** The store's connections on the server (by application_name) and whether each is encrypted. */
 const storeConnections = (schema) => query("SELECT a.application_name, s.ssl, s.version FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE starts_with(a.application_name, $1)", [`lossless-wasm ${schema} `]);
 
-const text = (m) => (typeof m.content === "string" ? m.content : m.content[0].text);
-
 /** The error a first turn of a store at `url` fails with. */
 async function firstTurnError(url, label) {
   const engine = createContextEngine(() => openNodeEngine("unused.sqlite", { storage: "postgres", postgresUrl: url, postgresSchema: schemaFor(label) }));
@@ -84,14 +82,7 @@ describe("storage postgres over TLS", () => {
     const schema = schemaFor("tls");
     const engine = createContextEngine(() => openNodeEngine("unused.sqlite", { storage: "postgres", postgresUrl: verified(), postgresSchema: schema }));
     const session = { sessionId: "s", sessionKey: "agent:main:tls" };
-    const messages = [];
-    for (let i = 0; i < 5; i++) {
-      const pre = messages.length;
-      messages.push(user(`question ${i} about the ${i === 2 ? "lighthouse-8812" : "harbor"} plan`), assistant(`answer ${i}`));
-      await engine.commitTurn({ ...session, advancementKey: `turn-${i}`, messages: messages.slice(pre) });
-      const view = await engine.assemble({ ...session, messages, tokenBudget: 100_000 });
-      assert.deepEqual(view.messages.map(text), messages.map(text), `the view after turn ${i}`);
-    }
+    await turnsWithViews(engine, session, { word: "lighthouse-8812", at: 2 });
     assert.equal(Number((await query(`SELECT COUNT(*) FROM ${schema}.messages`))[0][0]), 10);
     const found = await engine.search({ ...session, pattern: "lighthouse-8812" });
     assert.equal(found.length, 1, JSON.stringify(found));
