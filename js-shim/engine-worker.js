@@ -38,7 +38,7 @@ async function open({ sqlJsUrl, libraryUrl, options, hasLlm, useLease }) {
     llm: hasLlm ? pageLlm : undefined,
     ...(useLease ? { lockManager: null } : {}),
   });
-  return { info: engine.info };
+  return { info: engine.info, dataLoss: engine.dataLoss };
 }
 
 self.onmessage = async ({ data }) => {

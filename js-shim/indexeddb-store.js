@@ -13,6 +13,12 @@
 // which checks the lease in the same transaction (IndexedDB runs overlapping read-write
 // transactions one at a time) and renews it, so a writer whose lease another tab took over can
 // never write again. This module only stores; store-lock.js decides when to take a lease.
+//
+// Chromium discards an origin's IndexedDB data that it finds corrupt when opening it (a crash
+// can leave LevelDB so) and recreates it empty; the only word of it is `dataLoss: "total"` on
+// the upgrade event of the first open after. That open records it in "databases" under
+// ["loss"] ({at, message}), so every later open of the store still knows that what was stored
+// before `at` is gone, instead of taking the empty store for a new one.
 
 const DATABASES = "databases";
 const JOURNAL = "journal";
@@ -34,6 +40,7 @@ function done(tx) {
 
 const journalRange = (key) => IDBKeyRange.bound([key, 0], [key, Infinity]);
 const leaseKey = (key) => ["lease", key];
+const LOSS_KEY = ["loss"];
 
 /** Thrown by a fenced write whose lease is no longer its own. */
 export class LeaseLostError extends Error {
@@ -74,14 +81,21 @@ function fenced(tx, key, fence, writes) {
 export async function openIndexedDbStore(dbName = "lossless-wasm") {
   if (typeof indexedDB === "undefined") throw new Error("IndexedDB is not available in this environment");
   const open = indexedDB.open(dbName, 2);
-  open.onupgradeneeded = () => {
+  let observedLoss;
+  open.onupgradeneeded = (event) => {
     const idb = open.result;
     if (!idb.objectStoreNames.contains(DATABASES)) idb.createObjectStore(DATABASES);
     if (!idb.objectStoreNames.contains(JOURNAL)) idb.createObjectStore(JOURNAL);
+    if (event.dataLoss === "total") {
+      observedLoss = { at: Date.now(), message: event.dataLossMessage || "the browser reported that it discarded this database" };
+      open.transaction.objectStore(DATABASES).put(observedLoss, LOSS_KEY);
+    }
   };
   const idb = await request(open);
   const write = (stores) => idb.transaction(stores, "readwrite", { durability: "strict" });
   return {
+    /** The browser's report that it discarded this database, when this open received it. */
+    observedLoss,
     /** The saved database file (snapshot) for `key`, or undefined. */
     async load(key) {
       const value = await request(idb.transaction(DATABASES, "readonly").objectStore(DATABASES).get(key));
@@ -91,16 +105,18 @@ export async function openIndexedDbStore(dbName = "lossless-wasm") {
     save(key, bytes) {
       return this.checkpoint(key, bytes);
     },
-    /** The snapshot and the journal entries after it, read in one transaction. */
+    /** The snapshot and the journal entries after it, read in one transaction, and the record
+     *  of a loss the browser reported (`{at, message}`, or undefined). */
     async loadJournaled(key) {
       const tx = idb.transaction([DATABASES, JOURNAL], "readonly");
-      const [snapshot, keys, entries] = await Promise.all([
+      const [snapshot, keys, entries, loss] = await Promise.all([
         request(tx.objectStore(DATABASES).get(key)),
         request(tx.objectStore(JOURNAL).getAllKeys(journalRange(key))),
         request(tx.objectStore(JOURNAL).getAll(journalRange(key))),
+        request(tx.objectStore(DATABASES).get(LOSS_KEY)),
       ]);
       const lastSeq = keys.length ? keys[keys.length - 1][1] : 0;
-      return { snapshot: snapshot === undefined ? undefined : new Uint8Array(snapshot), entries, lastSeq };
+      return { snapshot: snapshot === undefined ? undefined : new Uint8Array(snapshot), entries, lastSeq, loss };
     },
     /** Appends journal entries at `firstSeq`, `firstSeq + 1`, …; resolves once committed.
      *  With `fence` ({owner, ttlMs}) it writes only while that owner holds the key's lease. */

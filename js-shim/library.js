@@ -91,6 +91,8 @@ export async function openEngine({ SQL, bytes, config, save, wasm, llm } = {}) {
  * everything stored by earlier page loads. Each write is appended to a journal in one durable
  * IndexedDB transaction before the call resolves; the whole database is written only at
  * checkpoints (when the journal outgrows a sixteenth of it and `checkpointBytes`, default 2 MiB).
+ * `engine.dataLoss` is `{at, message}` once the browser has discarded the IndexedDB database as
+ * corrupt (indexeddb-store.js), null otherwise.
  */
 export async function openBrowserEngine({
   SQL, config, wasm, llm, idbName = "lossless-wasm", key = "default", checkpointBytes,
@@ -114,6 +116,7 @@ export async function openBrowserEngine({
   };
   let db;
   let persister;
+  let dataLoss = null;
   // A write refused because the lease moved on leaves this engine behind the store for good.
   let lostWrite;
   const fenced = (write) => write.catch((err) => {
@@ -124,7 +127,11 @@ export async function openBrowserEngine({
     // The lock comes first: what is read below is then everything the last writer committed.
     // A reader takes none: it reads snapshot and journal in one transaction, committed state only.
     if (!readOnly) lock = await acquireStoreLock({ store, idbName, key, timeoutMs: lockTimeoutMs, locks: lockManager, leaseMs });
-    const { snapshot, entries, lastSeq } = await store.loadJournaled(key);
+    const { snapshot, entries, lastSeq, loss } = await store.loadJournaled(key);
+    dataLoss = loss ?? null;
+    if (store.observedLoss) {
+      console.warn(`lossless-wasm: the browser discarded IndexedDB "${idbName}" (${store.observedLoss.message}) and recreated it empty; what was stored there before is gone (engine.dataLoss)`);
+    }
     db = new SQL.Database(snapshot);
     // In slices: a reopen may replay ~1,000 turns, about a second of work on the tab's thread.
     await replaySliced(db, entries);
@@ -145,5 +152,6 @@ export async function openBrowserEngine({
     await release();
     throw err;
   }
-  return openOn({ db: persister.db, config, persist: persister.persist, wasm, llm, readOnly, broken: () => lostWrite ?? lock?.lost(), release });
+  const engine = await openOn({ db: persister.db, config, persist: persister.persist, wasm, llm, readOnly, broken: () => lostWrite ?? lock?.lost(), release });
+  return Object.defineProperty(engine, "dataLoss", { value: dataLoss, enumerable: true });
 }

@@ -67,7 +67,7 @@ export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lock
     worker.terminate();
     throw err;
   }
-  const engine = { info: opened.info };
+  const engine = { info: opened.info, dataLoss: opened.dataLoss ?? null };
   let closing;
   for (const method of CALLS) {
     engine[method] = (params) =>

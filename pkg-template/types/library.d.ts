@@ -286,6 +286,13 @@ export interface LosslessEngine {
   expand(params: ExpandParams): Promise<Expansion>;
   /** The compaction log, oldest first. */
   compactionEvents(params: SessionRef & { afterId?: number; limit?: number }): Promise<CompactionEvent[]>;
+  /**
+   * Browser engines only: set once the browser has discarded this IndexedDB database as corrupt
+   * and recreated it empty (Chromium does so on open, e.g. after a crash left LevelDB damaged,
+   * and reports it only to that open, which the engine records in the store). Everything stored
+   * before `at` is gone; `message` is the browser's reason. null while nothing was discarded.
+   */
+  readonly dataLoss?: { at: number; message: string } | null;
 }
 
 /** An engine over an in-memory sql.js database; `save` receives the whole database after each write. */
