@@ -70,7 +70,7 @@ const turn = (i) => `engine.commitTurn({ ...${s}, advancementKey: "t${i}", messa
 test("a database the browser discarded as corrupt is reported, not opened as a new one", async () => {
   const written = await inBrowser(`
     const engine = await ${OPEN};
-    for (const t of [${[0, 1, 2].map(turn).map((c) => `() => ${c}`).join(", ")}]) await t();
+    ${[0, 1, 2].map((i) => `await ${turn(i)};`).join("\n")}
     const count = (await engine.describe(${s})).messageCount;
     const dataLoss = engine.dataLoss;
     await engine.close();
