@@ -10,10 +10,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
+import { launchOnProfile } from "./chromium.mjs";
 import { startStaticServer } from "./static-server.mjs";
 
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 const ROUNDS = 5;
 let server;
 let profile;
@@ -130,7 +129,7 @@ test("every acknowledged turn survives the browser being killed mid-write", asyn
   let lossAt = null;
   let discarded = 0;
   for (let round = 0; round < ROUNDS; round++) {
-    const context = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS, headless: true });
+    const context = await launchOnProfile(profile);
     const pid = browserPid(profile);
     assert.ok(pid, "found the browser process we launched");
     const page = await openPage(context);
@@ -159,7 +158,7 @@ test("every acknowledged turn survives the browser being killed mid-write", asyn
     await killBrowser(pid);
     await context.close().catch(() => {});
 
-    const reopened = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS, headless: true });
+    const reopened = await launchOnProfile(profile);
     // Closed whatever the reading does: a browser left open keeps the test file from ending, and
     // the suite would wait out its limit instead of reporting the failure.
     let check;

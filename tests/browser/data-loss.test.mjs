@@ -9,10 +9,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
+import { launchOnProfile } from "./chromium.mjs";
 import { startStaticServer } from "./static-server.mjs";
 
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 let server;
 let profile;
 
@@ -29,7 +28,7 @@ after(async () => {
 /** Runs `body` (the source of an async function of `lib`, the library module, and `SQL`) in a
  *  page of a browser on the test's profile, then closes that browser. */
 async function inBrowser(body) {
-  const context = await chromium.launchPersistentContext(profile, { executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS, headless: true });
+  const context = await launchOnProfile(profile);
   const warnings = [];
   try {
     const page = await context.newPage();

@@ -5,10 +5,8 @@
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { startStaticServer } from "./static-server.mjs";
+import { startServerAndBrowser, stopServerAndBrowser } from "./chromium.mjs";
 
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 const TURNS = 40;
 // The first user message of the bundled transcript; nothing else contains this text.
 const MARKER = "(request 1)";
@@ -16,15 +14,8 @@ const FIRST_MESSAGE = "Add support for trailing commas in arrays (request 1)";
 let server;
 let browser;
 
-before(async () => {
-  server = await startStaticServer();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+before(async () => ({ server, browser } = await startServerAndBrowser()));
+after(() => stopServerAndBrowser({ server, browser }));
 
 /** What the engine behind the page reports, read through the page's own engine. */
 const engineState = (page) =>

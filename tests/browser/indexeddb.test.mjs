@@ -2,22 +2,13 @@
 // survives a page reload with every message and stays idempotent.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { startStaticServer } from "./static-server.mjs";
+import { startServerAndBrowser, stopServerAndBrowser } from "./chromium.mjs";
 
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 let server;
 let browser;
 
-before(async () => {
-  server = await startStaticServer();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+before(async () => ({ server, browser } = await startServerAndBrowser()));
+after(() => stopServerAndBrowser({ server, browser }));
 
 /** Opens the engine in the page (fresh module state) and runs `steps` against it. */
 async function inPage(page, steps) {

@@ -5,24 +5,14 @@
 // next writer opens with every acknowledged turn, none lost and none twice.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { startStaticServer } from "./static-server.mjs";
+import { startServerAndBrowser, stopServerAndBrowser, UNTHROTTLED_FLAGS } from "./chromium.mjs";
 
-// Background tabs' timers are not throttled here: the lease tests use leases of well under a
-// second, which a throttled renewal timer (once a second in a hidden tab) would miss.
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic", "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"];
 let server;
 let browser;
 
-before(async () => {
-  server = await startStaticServer();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+// Background tabs' timers at full rate: the lease tests use leases of well under a second.
+before(async () => ({ server, browser } = await startServerAndBrowser(UNTHROTTLED_FLAGS)));
+after(() => stopServerAndBrowser({ server, browser }));
 
 /** A tab with the library loaded: `window.openStore(opts)` opens key "chat" of `idbName`,
  *  `window.turn(engine, i, tag)` commits turn i (a question and its answer). */

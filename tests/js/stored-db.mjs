@@ -20,7 +20,9 @@ export const hasJournal = (dbPath) => existsSync(journalPath(dbPath));
  */
 export function openStored(dbPath, { readOnly = true } = {}) {
   if (nodeSqlite && !hasJournal(dbPath)) {
-    const db = new nodeSqlite.DatabaseSync(dbPath, { readOnly });
+    // The timeout: a process of the test may still be closing the file (its last connection
+    // checkpoints under an exclusive lock), and a read then would fail at once as "locked".
+    const db = new nodeSqlite.DatabaseSync(dbPath, { readOnly, timeout: 15_000 });
     return {
       all: (sql) => db.prepare(sql).all(),
       values: (sql) => {
