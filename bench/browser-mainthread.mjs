@@ -6,15 +6,12 @@
 // With `--worker`, the same calls go through openBrowserEngineInWorker, so the page's own main
 // thread is what is measured there too. Prints JSON rows; asserts nothing. Usage (after
 // bash scripts/build.sh):   node bench/browser-mainthread.mjs [messages] [--worker]
-import { chromium } from "playwright-core";
-import { startStaticServer } from "../tests/browser/static-server.mjs";
+import { startServerAndBrowser, stopServerAndBrowser } from "../tests/browser/chromium.mjs";
 
 const args = process.argv.slice(2);
 const size = Number(args.find((a) => /^\d+$/.test(a)) ?? 20_000);
 const worker = args.includes("--worker");
-const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
-const server = await startStaticServer();
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: FLAGS });
+const { server, browser } = await startServerAndBrowser();
 const page = await browser.newPage();
 page.on("console", (m) => console.error(`[page] ${m.text()}`));
 await page.goto(`${server.url}/tests/browser/blank.html`);
@@ -82,5 +79,4 @@ for (const row of rows) {
   }
 }
 console.log(JSON.stringify({ size, worker, chromium: browser.version(), rows: [...merged.values()] }, null, 1));
-await browser.close();
-await server.close();
+await stopServerAndBrowser({ server, browser });

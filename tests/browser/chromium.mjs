@@ -6,7 +6,7 @@ import { startStaticServer } from "./static-server.mjs";
 
 /** No sandbox (root in CI), no GPU, /tmp instead of a small /dev/shm, nothing fetched from
  *  the network behind the test's back. */
-export const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
+const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"];
 
 /** Background tabs' timers at full rate: a hidden tab's are otherwise throttled to once a
  *  second, which a lease renewed every few hundred milliseconds would miss. */
@@ -15,7 +15,7 @@ export const UNTHROTTLED_FLAGS = ["--disable-background-timer-throttling", "--di
 const executablePath = () => process.env.CHROMIUM ?? "/usr/bin/chromium";
 
 /** A browser with a fresh, throwaway profile. */
-export function launchBrowser(extraFlags = []) {
+function launchBrowser(extraFlags = []) {
   return chromium.launch({ executablePath: executablePath(), args: [...CHROMIUM_FLAGS, ...extraFlags] });
 }
 
