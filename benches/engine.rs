@@ -21,7 +21,11 @@ fn engine_with(n: usize) -> Engine<NativeSql> {
     let mut engine = Engine::open(NativeSql::in_memory().unwrap(), Config::default(), 0).unwrap();
     for start in (0..n).step_by(500) {
         let batch: Vec<Value> = (start..(start + 500).min(n)).map(message).collect();
-        let params: IngestParams = decode("ingest", json!({"sessionId": "s", "sessionKey": "k", "messages": batch})).unwrap();
+        let params: IngestParams = decode(
+            "ingest",
+            json!({"sessionId": "s", "sessionKey": "k", "messages": batch}),
+        )
+        .unwrap();
         engine.ingest(params, 0).unwrap();
     }
     engine
@@ -59,7 +63,11 @@ fn ingest(c: &mut Criterion) {
         b.iter(|| {
             let batch: Vec<Value> = (next..next + 100).map(message).collect();
             next += 100;
-            let params: IngestParams = decode("ingest", json!({"sessionId": "s", "sessionKey": "k", "messages": batch})).unwrap();
+            let params: IngestParams = decode(
+                "ingest",
+                json!({"sessionId": "s", "sessionKey": "k", "messages": batch}),
+            )
+            .unwrap();
             engine.ingest(params, 0).unwrap();
         })
     });
@@ -71,10 +79,14 @@ fn ingest(c: &mut Criterion) {
 /// with `credentials`, the credential fixtures too.
 fn leaf_sources(tokens: u32, credentials: bool) -> Vec<Value> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let demo: Value = serde_json::from_str(&std::fs::read_to_string(root.join("demo/transcript.json")).unwrap()).unwrap();
+    let demo: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("demo/transcript.json")).unwrap())
+            .unwrap();
     let mut pool: Vec<Value> = demo["messages"].as_array().unwrap().clone();
     let tool = |text: String| json!({"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": [{"type": "text", "text": text}], "isError": false});
-    let clean = std::fs::read_to_string(root.join("tests/fixtures/no-credentials/coding-session.txt")).unwrap();
+    let clean =
+        std::fs::read_to_string(root.join("tests/fixtures/no-credentials/coding-session.txt"))
+            .unwrap();
     pool.extend(clean.split("\n=====\n").map(|chunk| tool(chunk.to_owned())));
     if credentials {
         let dir = root.join("tests/fixtures/credentials");
@@ -86,7 +98,8 @@ fn leaf_sources(tokens: u32, credentials: bool) -> Vec<Value> {
         }
     }
     // Interleave: a tool output of the fixtures after every few transcript messages.
-    let (transcript, extra): (Vec<Value>, Vec<Value>) = pool.into_iter().partition(|m| m["toolCallId"] != "c");
+    let (transcript, extra): (Vec<Value>, Vec<Value>) =
+        pool.into_iter().partition(|m| m["toolCallId"] != "c");
     let mut pool = Vec::new();
     let mut extras = extra.iter().cycle();
     for (i, m) in transcript.into_iter().enumerate() {
@@ -100,7 +113,9 @@ fn leaf_sources(tokens: u32, credentials: bool) -> Vec<Value> {
         if total >= tokens {
             break;
         }
-        total += lossless_wasm::core::tokens::estimate_text(&lossless_wasm::core::message::text_of_raw_json(&m.to_string()).unwrap());
+        total += lossless_wasm::core::tokens::estimate_text(
+            &lossless_wasm::core::message::text_of_raw_json(&m.to_string()).unwrap(),
+        );
         out.push(m.clone());
     }
     out
@@ -116,8 +131,15 @@ fn redaction(c: &mut Criterion) {
     let redactor = Redactor::builtin().unwrap();
     for credentials in [false, true] {
         let sources = leaf_sources(20_000, credentials);
-        let rows: Vec<(String, String)> = sources.iter().map(|m| (m.to_string(), text_of_raw_json(&m.to_string()).unwrap())).collect();
-        let name = if credentials { "with_credentials" } else { "no_credentials" };
+        let rows: Vec<(String, String)> = sources
+            .iter()
+            .map(|m| (m.to_string(), text_of_raw_json(&m.to_string()).unwrap()))
+            .collect();
+        let name = if credentials {
+            "with_credentials"
+        } else {
+            "no_credentials"
+        };
         eprintln!("{name}: {} messages", rows.len());
         // As a pass loads its sources: parse, redact the JSON, rebuild the text when it changed,
         // then one look at the text.
@@ -128,23 +150,37 @@ fn redaction(c: &mut Criterion) {
                     let mut value: Value = serde_json::from_str(raw).unwrap();
                     let counts = redactor.redact_json(&mut value);
                     found += counts.total();
-                    let text = if counts.is_empty() { text.clone() } else { text_of_raw_json(&value.to_string()).unwrap() };
+                    let text = if counts.is_empty() {
+                        text.clone()
+                    } else {
+                        text_of_raw_json(&value.to_string()).unwrap()
+                    };
                     found += redactor.redact(&text).counts.total();
                 }
                 found
             })
         });
-        let prompt: String = sources.iter().map(|m| text_of_raw_json(&m.to_string()).unwrap()).collect::<Vec<_>>().join("\n\n");
-        group.bench_function(format!("prompt_text_{name}"), |b| b.iter(|| redactor.redact(&prompt).counts.total()));
+        let prompt: String = sources
+            .iter()
+            .map(|m| text_of_raw_json(&m.to_string()).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        group.bench_function(format!("prompt_text_{name}"), |b| {
+            b.iter(|| redactor.redact(&prompt).counts.total())
+        });
     }
-    group.bench_function("compile_the_built_in_patterns", |b| b.iter(|| Redactor::builtin().unwrap()));
+    group.bench_function("compile_the_built_in_patterns", |b| {
+        b.iter(|| Redactor::builtin().unwrap())
+    });
     group.finish();
 }
 
 /// A tool turn: a request, two tool rounds of ~1,000-token outputs, an answer.
 fn tool_turn(t: usize) -> Vec<Value> {
     let output = |k: usize| format!("out{t}.{k}: {}", "let x = compute(input);\n".repeat(160));
-    let mut messages = vec![json!({"role": "user", "content": format!("turn {t}: run the tests"), "timestamp": t})];
+    let mut messages = vec![
+        json!({"role": "user", "content": format!("turn {t}: run the tests"), "timestamp": t}),
+    ];
     for k in 0..2 {
         let id = format!("c{t}_{k}");
         messages.push(json!({"role": "assistant", "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": "cargo test"}}], "timestamp": t}));
@@ -162,11 +198,23 @@ fn tool_turn(t: usize) -> Vec<Value> {
 fn per_turn_tool_outputs(c: &mut Criterion) {
     let mut group = c.benchmark_group("per_turn_tool_session_1k");
     group.sample_size(20);
-    for (name, config) in [("stubs", json!({})), ("no_stubs", json!({"toolOutputStubs": false}))] {
-        let mut engine = Engine::open(NativeSql::in_memory().unwrap(), Config::from_json(&config).unwrap(), 0).unwrap();
+    for (name, config) in [
+        ("stubs", json!({})),
+        ("no_stubs", json!({"toolOutputStubs": false})),
+    ] {
+        let mut engine = Engine::open(
+            NativeSql::in_memory().unwrap(),
+            Config::from_json(&config).unwrap(),
+            0,
+        )
+        .unwrap();
         let mut next = 0;
         let assemble = |engine: &mut Engine<NativeSql>| {
-            let view: AssembleParams = decode("assemble", json!({"sessionId": "s", "sessionKey": "k", "tokenBudget": 128_000})).unwrap();
+            let view: AssembleParams = decode(
+                "assemble",
+                json!({"sessionId": "s", "sessionKey": "k", "tokenBudget": 128_000}),
+            )
+            .unwrap();
             engine.assemble(view, 0).unwrap();
         };
         let mut commit = |engine: &mut Engine<NativeSql>| {
@@ -200,8 +248,12 @@ fn per_turn_tool_outputs(c: &mut Criterion) {
             }
             spent
         };
-        group.bench_function(format!("assemble_and_commit/{name}"), |b| b.iter_custom(|iters| timed(&mut engine, iters, true)));
-        group.bench_function(format!("commit/{name}"), |b| b.iter_custom(|iters| timed(&mut engine, iters, false)));
+        group.bench_function(format!("assemble_and_commit/{name}"), |b| {
+            b.iter_custom(|iters| timed(&mut engine, iters, true))
+        });
+        group.bench_function(format!("commit/{name}"), |b| {
+            b.iter_custom(|iters| timed(&mut engine, iters, false))
+        });
     }
     group.finish();
 }

@@ -40,14 +40,25 @@ fn run() -> Result<(), String> {
     let [target, up, down] = args.as_slice() else {
         return Err("usage: delay_proxy <target host:port on loopback> <up µs> <down µs>".into());
     };
-    if !(target.starts_with("127.") || target.starts_with("localhost:") || target.starts_with("[::1]:")) {
+    if !(target.starts_with("127.")
+        || target.starts_with("localhost:")
+        || target.starts_with("[::1]:"))
+    {
         return Err(format!("only a loopback target, not {target}"));
     }
-    let micros = |s: &str| s.parse::<u64>().ok().filter(|us| *us <= 1_000_000).map(Duration::from_micros);
-    let (Some(up), Some(down)) = (micros(up), micros(down)) else {
-        return Err(format!("a delay must be whole microseconds in 0..=1000000, not {up} / {down}"));
+    let micros = |s: &str| {
+        s.parse::<u64>()
+            .ok()
+            .filter(|us| *us <= 1_000_000)
+            .map(Duration::from_micros)
     };
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
+    let (Some(up), Some(down)) = (micros(up), micros(down)) else {
+        return Err(format!(
+            "a delay must be whole microseconds in 0..=1000000, not {up} / {down}"
+        ));
+    };
+    let listener =
+        TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     println!("listening {port}");
     std::io::stdout().flush().map_err(|e| e.to_string())?;
@@ -103,7 +114,10 @@ fn forward(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
             match from.read(&mut buffer) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    if send.send(Piece::Chunk(Instant::now() + delay, buffer[..n].to_vec())).is_err() {
+                    if send
+                        .send(Piece::Chunk(Instant::now() + delay, buffer[..n].to_vec()))
+                        .is_err()
+                    {
                         return;
                     }
                 }

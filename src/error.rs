@@ -23,11 +23,17 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     pub fn input(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::InvalidInput { field: field.into(), reason: reason.into() }
+        Error::InvalidInput {
+            field: field.into(),
+            reason: reason.into(),
+        }
     }
 
     pub fn config(key: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::InvalidConfig { key: key.into(), reason: reason.into() }
+        Error::InvalidConfig {
+            key: key.into(),
+            reason: reason.into(),
+        }
     }
 
     pub fn storage(reason: impl Into<String>) -> Self {
@@ -38,7 +44,9 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::InvalidInput { field, reason } => write!(f, "invalid input at `{field}`: {reason}"),
+            Error::InvalidInput { field, reason } => {
+                write!(f, "invalid input at `{field}`: {reason}")
+            }
             Error::InvalidConfig { key, reason } => write!(f, "invalid config `{key}`: {reason}"),
             Error::Storage(reason) => write!(f, "storage error: {reason}"),
             Error::Stale(reason) => write!(f, "stale plan: {reason}"),

@@ -31,7 +31,12 @@ fn history() -> Vec<Value> {
 }
 
 fn dump(e: &mut Engine<NativeSql>, sql: &str) -> Vec<Vec<SqlValue>> {
-    e.sql().query(sql, &[]).unwrap().into_iter().map(|Row(values)| values).collect()
+    e.sql()
+        .query(sql, &[])
+        .unwrap()
+        .into_iter()
+        .map(|Row(values)| values)
+        .collect()
 }
 
 fn tables(e: &mut Engine<NativeSql>) -> Vec<Vec<Vec<SqlValue>>> {
@@ -65,14 +70,20 @@ fn bulk_and_row_by_row_appends_store_the_same_rows() {
     // Row by row: one message per call.
     let mut rows = engine();
     for message in &all {
-        rows.ingest(batch(std::slice::from_ref(message)), 5).unwrap();
+        rows.ingest(batch(std::slice::from_ref(message)), 5)
+            .unwrap();
     }
     // In bulk: a first batch, then the whole history again (the first 40 are already stored).
     let mut bulk = engine();
     assert!(first.len() >= lossless_wasm::store::bulk::BULK_MIN_MESSAGES);
     bulk.ingest(batch(first), 5).unwrap();
     let again = bulk.ingest(batch(&all), 5).unwrap();
-    assert_eq!(again, rest.len() - rest.iter().filter(|m| first.contains(m)).count() - duplicates_within(rest, first));
+    assert_eq!(
+        again,
+        rest.len()
+            - rest.iter().filter(|m| first.contains(m)).count()
+            - duplicates_within(rest, first)
+    );
 
     assert_eq!(tables(&mut bulk), tables(&mut rows));
     let ok = dump(&mut bulk, "PRAGMA integrity_check");
@@ -100,17 +111,36 @@ fn duplicates_within(rest: &[Value], first: &[Value]) -> usize {
 fn a_bootstrap_indexes_each_chunk_as_its_own_segment_and_every_message_is_found() {
     // Five chunks of 40 small messages: one write, but five search-index segments, as when each
     // chunk was written alone. A duplicate chunk adds nothing and no segment.
-    let chunk = |c: i64| (0..40i64).map(|i| json!({"role": "user", "content": format!("needle{} words", c * 40 + i), "timestamp": c * 40 + i})).collect::<Vec<Value>>();
+    let chunk = |c: i64| {
+        (0..40i64).map(|i| json!({"role": "user", "content": format!("needle{} words", c * 40 + i), "timestamp": c * 40 + i})).collect::<Vec<Value>>()
+    };
     let mut queue = vec![chunk(0), chunk(1), chunk(2), chunk(1), chunk(3), chunk(4)].into_iter();
-    let session = SessionRef { session_id: "s".into(), session_key: Some("agent:main:bulk".into()) };
+    let session = SessionRef {
+        session_id: "s".into(),
+        session_key: Some("agent:main:bulk".into()),
+    };
     let mut e = engine();
-    let report = e.bootstrap_chunked(&session, || Ok(queue.next()), 5).unwrap();
+    let report = e
+        .bootstrap_chunked(&session, || Ok(queue.next()), 5)
+        .unwrap();
     assert_eq!(report.imported_messages, 200, "{}", report.reason);
-    assert_eq!(dump(&mut e, "SELECT COUNT(*) FROM messages_fts_segdir"), vec![vec![SqlValue::Int(5)]]);
+    assert_eq!(
+        dump(&mut e, "SELECT COUNT(*) FROM messages_fts_segdir"),
+        vec![vec![SqlValue::Int(5)]]
+    );
     for i in [0, 39, 40, 120, 199] {
-        let hits = dump(&mut e, &format!("SELECT docid FROM messages_fts WHERE messages_fts MATCH 'needle{i}'"));
+        let hits = dump(
+            &mut e,
+            &format!("SELECT docid FROM messages_fts WHERE messages_fts MATCH 'needle{i}'"),
+        );
         assert_eq!(hits, vec![vec![SqlValue::Int(i + 1)]]);
     }
-    assert_eq!(dump(&mut e, "SELECT indexed_through FROM messages_fts_progress"), vec![vec![SqlValue::Int(200)]]);
-    assert_eq!(dump(&mut e, "PRAGMA integrity_check"), vec![vec![SqlValue::Text("ok".into())]]);
+    assert_eq!(
+        dump(&mut e, "SELECT indexed_through FROM messages_fts_progress"),
+        vec![vec![SqlValue::Int(200)]]
+    );
+    assert_eq!(
+        dump(&mut e, "PRAGMA integrity_check"),
+        vec![vec![SqlValue::Text("ok".into())]]
+    );
 }

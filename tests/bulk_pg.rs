@@ -64,24 +64,42 @@ fn rows(sql: &mut impl Sql) -> Vec<Vec<SqlValue>> {
 fn a_bulk_bootstrap_stores_the_same_rows_as_appending_one_message_at_a_time() {
     let messages = history(120);
     let session = json!({"sessionId": "s", "sessionKey": "agent:main:b"});
-    let mut bulk = Engine::open(Counted { inner: pg::fresh(), statements: 0 }, Config::default(), 1).unwrap();
+    let mut bulk = Engine::open(
+        Counted {
+            inner: pg::fresh(),
+            statements: 0,
+        },
+        Config::default(),
+        1,
+    )
+    .unwrap();
     let mut params = session.clone();
     params["messages"] = json!(messages);
     let before = bulk.sql().statements;
-    bulk.bootstrap(decode("bootstrap", params).unwrap(), 2).unwrap();
+    bulk.bootstrap(decode("bootstrap", params).unwrap(), 2)
+        .unwrap();
     let spent = bulk.sql().statements - before;
     // Row by row it would be a statement per message, per tool-call link and per context item.
-    assert!(spent < 20, "the bootstrap took the bulk path: {spent} statements for 120 messages");
+    assert!(
+        spent < 20,
+        "the bootstrap took the bulk path: {spent} statements for 120 messages"
+    );
 
     let mut single = Engine::open(pg::fresh(), Config::default(), 1).unwrap();
     for (i, m) in messages.iter().enumerate() {
         let mut p = session.clone();
         p["advancementKey"] = json!(format!("t{i}"));
         p["messages"] = json!([m]);
-        single.commit_turn(decode("commitTurn", p).unwrap(), 2).unwrap();
+        single
+            .commit_turn(decode("commitTurn", p).unwrap(), 2)
+            .unwrap();
     }
     let (a, b) = (rows(bulk.sql()), rows(single.sql()));
-    assert_eq!(a.len(), 120 + 40 + 40 + 120 + 1, "every message, part, item and the totals were stored");
+    assert_eq!(
+        a.len(),
+        120 + 40 + 40 + 120 + 1,
+        "every message, part, item and the totals were stored"
+    );
     assert_eq!(a, b);
 
     // A second bootstrap of the same history (and one new message) stores only the new one.
@@ -89,9 +107,19 @@ fn a_bulk_bootstrap_stores_the_same_rows_as_appending_one_message_at_a_time() {
     let mut more = messages.clone();
     more.push(json!({"role": "user", "content": "one more", "timestamp": 999}));
     again["messages"] = json!(more);
-    let result = bulk.bootstrap(decode("bootstrap", again).unwrap(), 3).unwrap();
-    let stored = bulk.sql().query_row("SELECT COUNT(*), MAX(seq) FROM messages", &[]).unwrap().unwrap();
-    assert_eq!((stored.int(0).unwrap(), stored.int(1).unwrap()), (121, 121), "{result:?}");
+    let result = bulk
+        .bootstrap(decode("bootstrap", again).unwrap(), 3)
+        .unwrap();
+    let stored = bulk
+        .sql()
+        .query_row("SELECT COUNT(*), MAX(seq) FROM messages", &[])
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (stored.int(0).unwrap(), stored.int(1).unwrap()),
+        (121, 121),
+        "{result:?}"
+    );
 }
 
 /// When the planner last learned about `table` in this store's schema (None: never).
@@ -108,20 +136,45 @@ fn a_long_bootstrap_refreshes_the_planners_statistics_and_a_short_one_does_not()
     let mut engine = Engine::open(pg::fresh(), Config::default(), 1).unwrap();
     let bootstrap = |engine: &mut Engine<PgSql>, key: &str, n: usize| {
         let params = json!({"sessionId": key, "sessionKey": format!("agent:main:{key}"), "messages": history(n)});
-        let result = engine.bootstrap(decode("bootstrap", params).unwrap(), 2).unwrap();
-        assert_eq!(result.imported_messages, n, "the bootstrap imported {n} messages");
+        let result = engine
+            .bootstrap(decode("bootstrap", params).unwrap(), 2)
+            .unwrap();
+        assert_eq!(
+            result.imported_messages, n,
+            "the bootstrap imported {n} messages"
+        );
     };
     // Below the threshold: no ANALYZE (the statistics collector reports none).
-    bootstrap(&mut engine, "short", lossless_wasm::store::statistics::REFRESH_MIN_MESSAGES - 1);
+    bootstrap(
+        &mut engine,
+        "short",
+        lossless_wasm::store::statistics::REFRESH_MIN_MESSAGES - 1,
+    );
     for table in tables {
-        assert_eq!(analyzed(engine.sql(), table), None, "{table} was analyzed after a short bootstrap");
+        assert_eq!(
+            analyzed(engine.sql(), table),
+            None,
+            "{table} was analyzed after a short bootstrap"
+        );
     }
     // At the threshold: every table the bulk write filled is analyzed, after its commit.
-    bootstrap(&mut engine, "long", lossless_wasm::store::statistics::REFRESH_MIN_MESSAGES);
+    bootstrap(
+        &mut engine,
+        "long",
+        lossless_wasm::store::statistics::REFRESH_MIN_MESSAGES,
+    );
     for table in tables {
-        assert!(analyzed(engine.sql(), table).is_some(), "{table} was not analyzed after a long bootstrap");
+        assert!(
+            analyzed(engine.sql(), table).is_some(),
+            "{table} was not analyzed after a long bootstrap"
+        );
     }
     let planned: i64 = engine.sql().query("SELECT CAST(reltuples AS bigint) FROM pg_class WHERE oid = CAST('messages' AS regclass)", &[]).unwrap()[0].int(0).unwrap();
-    let stored: i64 = engine.sql().query("SELECT count(*) FROM messages", &[]).unwrap()[0].int(0).unwrap();
+    let stored: i64 = engine
+        .sql()
+        .query("SELECT count(*) FROM messages", &[])
+        .unwrap()[0]
+        .int(0)
+        .unwrap();
     assert_eq!(planned, stored, "the planner counts the messages stored");
 }

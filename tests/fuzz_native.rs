@@ -15,7 +15,9 @@
 type Db = lossless_wasm::store::native::NativeSql;
 
 fn open_db() -> Db {
-    let Ok(sql) = Db::in_memory() else { panic!("in-memory SQLite must open") };
+    let Ok(sql) = Db::in_memory() else {
+        panic!("in-memory SQLite must open")
+    };
     sql
 }
 
@@ -37,8 +39,15 @@ fn with_search_engine<R>(f: impl FnOnce(&mut Engine<Db>) -> R) -> R {
 }
 
 fn cases(divisor: u32) -> ProptestConfig {
-    let n = std::env::var("LOSSLESS_FUZZ_CASES").ok().and_then(|v| v.parse::<u32>().ok()).unwrap_or(1_000);
-    ProptestConfig { cases: (n / divisor).max(1), failure_persistence: None, ..ProptestConfig::default() }
+    let n = std::env::var("LOSSLESS_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(1_000);
+    ProptestConfig {
+        cases: (n / divisor).max(1),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 // The parsing and config properties: they open no store, so they run here only.

@@ -26,17 +26,28 @@ const SEARCH_CASES: u32 = 4_000;
 const COMMIT_CASES: u32 = 100;
 
 fn search_config() -> ProptestConfig {
-    ProptestConfig { cases: SEARCH_CASES, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: SEARCH_CASES,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 fn commit_config() -> ProptestConfig {
-    ProptestConfig { cases: COMMIT_CASES, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: COMMIT_CASES,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 /// One seeded engine, reused by every search case. A static, never dropped: the PostgreSQL
 /// client's runtime is gone by the time a thread-local would drop it.
 fn with_search_engine<R>(f: impl FnOnce(&mut Engine<Db>) -> R) -> R {
     static ENGINE: std::sync::OnceLock<std::sync::Mutex<Engine<Db>>> = std::sync::OnceLock::new();
-    let mut engine = ENGINE.get_or_init(|| std::sync::Mutex::new(seeded())).lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut engine = ENGINE
+        .get_or_init(|| std::sync::Mutex::new(seeded()))
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     f(&mut engine)
 }

@@ -14,6 +14,9 @@ fn open_db() -> Db {
 }
 
 const CASES: u32 = 128;
-const REGRESSIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lossless_property.proptest-regressions");
+const REGRESSIONS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/lossless_property.proptest-regressions"
+);
 
 include!("lossless_property_cases/cases.rs");

@@ -16,6 +16,9 @@ mod pg;
 pg_store!();
 
 const CASES: u32 = 64;
-const REGRESSIONS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lossless_property_pg.proptest-regressions");
+const REGRESSIONS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/lossless_property_pg.proptest-regressions"
+);
 
 include!("lossless_property_cases/cases.rs");

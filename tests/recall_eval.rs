@@ -45,21 +45,40 @@ fn ids(e: &mut Engine<NativeSql>, fact: &str) -> Vec<i64> {
 fn compact(e: &mut Engine<NativeSql>, mode: &str, now: i64) {
     let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": mode, "summarizer": "extractive", "tokenBudget": BUDGET})).unwrap();
     let step = e.compaction_start(p, now).unwrap();
-    assert!(matches!(step, CompactionStep::Done(_)), "the extractive summarizer answers inline");
+    assert!(
+        matches!(step, CompactionStep::Done(_)),
+        "the extractive summarizer answers inline"
+    );
 }
 
 #[test]
 fn planted_facts_are_all_found_by_grep_and_reached_by_expand_after_compaction() {
-    let config = Config::from_json(&json!({"freshTailCount": 8, "leafChunkTokens": 3000, "contextThreshold": 0.75})).unwrap();
+    let config = Config::from_json(
+        &json!({"freshTailCount": 8, "leafChunkTokens": 3000, "contextThreshold": 0.75}),
+    )
+    .unwrap();
     let mut e = Engine::open(NativeSql::in_memory().unwrap(), config, 0).unwrap();
-    e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": BUDGET})).unwrap(), 1).unwrap();
+    e.assemble(
+        decode(
+            "assemble",
+            json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": BUDGET}),
+        )
+        .unwrap(),
+        1,
+    )
+    .unwrap();
     let facts = facts();
     let every = TURNS / facts.len();
     for t in 0..TURNS {
         let ts = 1_790_000_000_000 + (t as i64) * 60_000;
         let user = match (t % every == 3).then(|| &facts[t / every]) {
-            Some((fact, _)) => format!("Turn {t}. {fact} Now continue with the refactor of module {t}."),
-            None => format!("Turn {t}: continue the refactor of module {t}; run the tests and report. {}", "context ".repeat(30)),
+            Some((fact, _)) => {
+                format!("Turn {t}. {fact} Now continue with the refactor of module {t}.")
+            }
+            None => format!(
+                "Turn {t}: continue the refactor of module {t}; run the tests and report. {}",
+                "context ".repeat(30)
+            ),
         };
         let messages = vec![
             json!({"role": "user", "content": user, "timestamp": ts}),
@@ -73,13 +92,37 @@ fn planted_facts_are_all_found_by_grep_and_reached_by_expand_after_compaction() 
         }
     }
     compact(&mut e, "sweep", 2_000_000_000_000);
-    let view = e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": BUDGET})).unwrap(), 2_000_000_000_001).unwrap();
+    let view = e
+        .assemble(
+            decode(
+                "assemble",
+                json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": BUDGET}),
+            )
+            .unwrap(),
+            2_000_000_000_001,
+        )
+        .unwrap();
     let view_text = view.messages.join("\n");
 
     // Everything reachable from the view through expand.
-    let q = |e: &mut Engine<NativeSql>, sql: &str| e.sql().query(sql, &[]).unwrap().iter().map(|r| r.int(0).unwrap()).collect::<Vec<i64>>();
-    let mut reached: BTreeSet<i64> = q(&mut e, "SELECT message_id FROM context_items WHERE message_id IS NOT NULL").into_iter().collect();
-    let mut stack = q(&mut e, "SELECT summary_id FROM context_items WHERE summary_id IS NOT NULL");
+    let q = |e: &mut Engine<NativeSql>, sql: &str| {
+        e.sql()
+            .query(sql, &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.int(0).unwrap())
+            .collect::<Vec<i64>>()
+    };
+    let mut reached: BTreeSet<i64> = q(
+        &mut e,
+        "SELECT message_id FROM context_items WHERE message_id IS NOT NULL",
+    )
+    .into_iter()
+    .collect();
+    let mut stack = q(
+        &mut e,
+        "SELECT summary_id FROM context_items WHERE summary_id IS NOT NULL",
+    );
     let mut expand_calls = 0;
     while let Some(id) = stack.pop() {
         let mut cursor: Option<String> = None;
@@ -105,13 +148,32 @@ fn planted_facts_are_all_found_by_grep_and_reached_by_expand_after_compaction() 
         if view_text.contains(query.as_str()) {
             in_view += 1;
         }
-        let hits = e.recall_grep(decode("grep", json!({"sessionId": "s", "sessionKey": KEY, "pattern": query, "limit": 10})).unwrap()).unwrap();
+        let hits = e
+            .recall_grep(
+                decode(
+                    "grep",
+                    json!({"sessionId": "s", "sessionKey": KEY, "pattern": query, "limit": 10}),
+                )
+                .unwrap(),
+            )
+            .unwrap();
         if let Some(rank) = hits.hits.iter().position(|h| h.hit.kind == "message") {
             by_grep += 1;
             grep_rank_sum += rank + 1;
             let id = hits.hits[rank].hit.id;
-            let original = e.recall_expand(decode("expand", json!({"sessionId": "s", "sessionKey": KEY, "messageId": id})).unwrap()).unwrap();
-            assert!(original.items[0].content.contains(fact.as_str()), "the hit is the planted message");
+            let original = e
+                .recall_expand(
+                    decode(
+                        "expand",
+                        json!({"sessionId": "s", "sessionKey": KEY, "messageId": id}),
+                    )
+                    .unwrap(),
+                )
+                .unwrap();
+            assert!(
+                original.items[0].content.contains(fact.as_str()),
+                "the hit is the planted message"
+            );
             if reached.contains(&id) {
                 by_expand += 1;
             }
@@ -120,18 +182,50 @@ fn planted_facts_are_all_found_by_grep_and_reached_by_expand_after_compaction() 
     // Delegated recall: a question carrying the fact's key phrase must put the original message
     // (summarized out of the view) into the one LLM request, under the evidence budget.
     let (mut asked, mut evidence_tokens_max) = (0, 0);
-    let templates = ["What do we know about {}?", "Remind me what was said about {} and when.", "Which decision mentioned {}? Quote it exactly.", "关于 {}，当时是怎么说的？"];
+    let templates = [
+        "What do we know about {}?",
+        "Remind me what was said about {} and when.",
+        "Which decision mentioned {}? Quote it exactly.",
+        "关于 {}，当时是怎么说的？",
+    ];
     for (n, (fact, query)) in facts.iter().enumerate() {
         let question = templates[n % templates.len()].replace("{}", query);
-        let start = e.ask_start(decode("ask", json!({"sessionId": "s", "sessionKey": KEY, "question": question})).unwrap()).unwrap();
-        let prompt = start.prompt.as_deref().unwrap_or_else(|| panic!("nothing found for {question:?}: {:?}", start.answer));
-        assert!(start.evidence_tokens <= start.evidence_budget, "the evidence budget holds");
+        let start = e
+            .ask_start(
+                decode(
+                    "ask",
+                    json!({"sessionId": "s", "sessionKey": KEY, "question": question}),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+        let prompt = start
+            .prompt
+            .as_deref()
+            .unwrap_or_else(|| panic!("nothing found for {question:?}: {:?}", start.answer));
+        assert!(
+            start.evidence_tokens <= start.evidence_budget,
+            "the evidence budget holds"
+        );
         evidence_tokens_max = evidence_tokens_max.max(start.evidence_tokens);
         let original = ids(&mut e, fact);
-        if prompt.contains(fact.as_str()) && start.evidence.iter().any(|ev| ev.kind == "message" && original.contains(&ev.id)) {
+        if prompt.contains(fact.as_str())
+            && start
+                .evidence
+                .iter()
+                .any(|ev| ev.kind == "message" && original.contains(&ev.id))
+        {
             asked += 1;
         } else {
-            println!("lcm_ask missed {question:?}: terms {:?}, evidence {:?}", start.terms, start.evidence.iter().map(|e| (e.kind, e.id)).collect::<Vec<_>>());
+            println!(
+                "lcm_ask missed {question:?}: terms {:?}, evidence {:?}",
+                start.terms,
+                start
+                    .evidence
+                    .iter()
+                    .map(|e| (e.kind, e.id))
+                    .collect::<Vec<_>>()
+            );
         }
     }
     let messages = q(&mut e, "SELECT COUNT(*) FROM messages")[0];
@@ -143,10 +237,26 @@ fn planted_facts_are_all_found_by_grep_and_reached_by_expand_after_compaction() 
     println!("recall evaluation: {TURNS} turns, {messages} messages, {summaries} summaries (max depth {max_depth}), view {} tokens of {BUDGET}, {} view items", view.estimated_tokens, view.messages.len());
     println!("facts: {n}; verbatim in the view: {in_view} ({:.1} %); found by lcm_grep: {by_grep} ({:.1} %, mean rank of the message {:.2}); reached by lcm_expand from the view: {by_expand} ({:.1} %); expand pages walked: {expand_calls}; all messages reached: {}",
         pct(in_view), pct(by_grep), grep_rank_sum as f64 / by_grep.max(1) as f64, pct(by_expand), reached.len() as i64 == messages);
-    assert!(summaries > 0 && view.estimated_tokens <= u64::from(BUDGET), "the transcript was compacted into the budget");
-    assert!(in_view < n, "compaction took facts out of the view (else the evaluation proves nothing)");
+    assert!(
+        summaries > 0 && view.estimated_tokens <= u64::from(BUDGET),
+        "the transcript was compacted into the budget"
+    );
+    assert!(
+        in_view < n,
+        "compaction took facts out of the view (else the evaluation proves nothing)"
+    );
     assert_eq!(by_grep, n, "every fact is found by grep");
-    assert_eq!(by_expand, n, "every fact is reached by expand from the view");
-    assert_eq!(asked, n, "every fact's original message reaches the lcm_ask request");
-    assert_eq!(reached.len() as i64, messages, "every message is reached by expand from the view");
+    assert_eq!(
+        by_expand, n,
+        "every fact is reached by expand from the view"
+    );
+    assert_eq!(
+        asked, n,
+        "every fact's original message reaches the lcm_ask request"
+    );
+    assert_eq!(
+        reached.len() as i64,
+        messages,
+        "every message is reached by expand from the view"
+    );
 }

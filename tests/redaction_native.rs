@@ -22,7 +22,12 @@ use lossless_wasm::core::redact::Redactor;
 fn the_corpus_plants_at_least_54_credentials_of_14_classes_and_the_redactor_removes_each() {
     let m = manifest();
     let classes: BTreeSet<&str> = m.planted.iter().map(|p| p.class.as_str()).collect();
-    assert!(m.planted.len() >= 54 && classes.len() >= 14, "{} planted, {} classes", m.planted.len(), classes.len());
+    assert!(
+        m.planted.len() >= 54 && classes.len() >= 14,
+        "{} planted, {} classes",
+        m.planted.len(),
+        classes.len()
+    );
     let r = Redactor::builtin().unwrap();
     for msg in &m.messages {
         let text = fixture(&msg.file);
@@ -30,12 +35,27 @@ fn the_corpus_plants_at_least_54_credentials_of_14_classes_and_the_redactor_remo
         let command = msg.command.as_deref().map(|c| r.redact(c));
         for p in m.planted.iter().filter(|p| p.file == msg.file) {
             let (before, after, counts) = match p.place.as_str() {
-                "command" => (msg.command.clone().unwrap_or_default(), command.as_ref().unwrap().text.clone(), command.as_ref().unwrap().counts.clone()),
+                "command" => (
+                    msg.command.clone().unwrap_or_default(),
+                    command.as_ref().unwrap().text.clone(),
+                    command.as_ref().unwrap().counts.clone(),
+                ),
                 _ => (text.clone(), out.text.clone(), out.counts.clone()),
             };
             assert!(before.contains(&p.secret), "{}: planted", p.file);
-            assert!(!after.contains(&p.secret), "{}: a {} survived:\n{after}", p.file, p.class);
-            assert!(counts.get(&p.class) >= 1, "{}: reported as {} ({:?})", p.file, p.class, counts);
+            assert!(
+                !after.contains(&p.secret),
+                "{}: a {} survived:\n{after}",
+                p.file,
+                p.class
+            );
+            assert!(
+                counts.get(&p.class) >= 1,
+                "{}: reported as {} ({:?})",
+                p.file,
+                p.class,
+                counts
+            );
         }
     }
 }
@@ -46,7 +66,9 @@ fn the_corpus_plants_at_least_54_credentials_of_14_classes_and_the_redactor_remo
 fn clean_corpus() -> Vec<(String, Value)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out: Vec<(String, Value)> = Vec::new();
-    let demo: Value = serde_json::from_str(&std::fs::read_to_string(root.join("demo/transcript.json")).unwrap()).unwrap();
+    let demo: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("demo/transcript.json")).unwrap())
+            .unwrap();
     for (i, m) in demo["messages"].as_array().unwrap().iter().enumerate() {
         out.push((format!("demo/transcript.json#{i}"), m.clone()));
     }
@@ -59,25 +81,37 @@ fn clean_corpus() -> Vec<(String, Value)> {
     let words: Vec<&str> = "the file test module function error build compile cache budget summary index query request response token window context message session agent tool result value config path line change patch review commit branch merge parse render store search expand describe".split(' ').collect();
     let mut state = 7u64;
     for i in 0..300 {
-        let sentence: Vec<&str> = (0..40).map(|_| {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            words[((state >> 33) % words.len() as u64) as usize]
-        }).collect();
+        let sentence: Vec<&str> = (0..40)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                words[((state >> 33) % words.len() as u64) as usize]
+            })
+            .collect();
         out.push((format!("host-path mixed {i}"), json!({"role": "toolResult", "toolCallId": format!("call_{i}"), "toolName": "read", "content": [{"type": "text", "text": format!("{}.", sentence.join(" "))}], "isError": false})));
     }
     // tests/e2e's longText and tests/js/host-simulator's replies.
     for i in 0..50 {
         let mut s = format!("Compaction e2e turn {i}: please keep these logbook notes.");
         for k in 1..20 {
-            s.push_str(&format!(" Note {k} for turn {i}: the keeper recorded wind, tide and {} passing ships.", k * 3));
+            s.push_str(&format!(
+                " Note {k} for turn {i}: the keeper recorded wind, tide and {} passing ships.",
+                k * 3
+            ));
         }
-        out.push((format!("e2e longText {i}"), json!({"role": "user", "content": s})));
+        out.push((
+            format!("e2e longText {i}"),
+            json!({"role": "user", "content": s}),
+        ));
         out.push((format!("host-simulator reply {i}"), json!({"role": "assistant", "content": format!("Reply to turn {i}: {}", "the work goes on. ".repeat(20))})));
     }
     for file in ["Cargo.lock", "package-lock.json"] {
         out.push((file.to_owned(), json!({"role": "toolResult", "toolCallId": "c", "toolName": "read", "content": [{"type": "text", "text": std::fs::read_to_string(root.join(file)).unwrap()}], "isError": false})));
     }
-    let session = std::fs::read_to_string(root.join("tests/fixtures/no-credentials/coding-session.txt")).unwrap();
+    let session =
+        std::fs::read_to_string(root.join("tests/fixtures/no-credentials/coding-session.txt"))
+            .unwrap();
     for (i, chunk) in session.split("\n=====\n").enumerate() {
         out.push((format!("coding-session.txt#{i}"), json!({"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": [{"type": "text", "text": chunk}], "isError": false})));
     }
@@ -91,7 +125,11 @@ const MEASURED_FALSE_POSITIVES: u32 = 0;
 fn texts_without_credentials_are_sent_unchanged() {
     let r = Redactor::builtin().unwrap();
     let corpus = clean_corpus();
-    assert!(corpus.len() > 1_400, "the corpus was read: {} texts", corpus.len());
+    assert!(
+        corpus.len() > 1_400,
+        "the corpus was read: {} texts",
+        corpus.len()
+    );
     let mut hits = Vec::new();
     let mut total = 0;
     for (name, message) in &corpus {
@@ -101,7 +139,11 @@ fn texts_without_credentials_are_sent_unchanged() {
         let text_counts = r.redact(&text).counts;
         total += counts.total() + text_counts.total();
         if !counts.is_empty() || !text_counts.is_empty() {
-            hits.push(format!("{name}: {} / {}", counts.describe(), text_counts.describe()));
+            hits.push(format!(
+                "{name}: {} / {}",
+                counts.describe(),
+                text_counts.describe()
+            ));
         }
     }
     eprintln!("false positives on {} clean texts: {total}", corpus.len());
@@ -109,7 +151,11 @@ fn texts_without_credentials_are_sent_unchanged() {
     // coverage, the constant moves with the measurement.
     #[allow(clippy::absurd_extreme_comparisons)]
     let within = total <= MEASURED_FALSE_POSITIVES;
-    assert!(within, "{total} redactions in texts without credentials:\n{}", hits.join("\n"));
+    assert!(
+        within,
+        "{total} redactions in texts without credentials:\n{}",
+        hits.join("\n")
+    );
 }
 
 /// Credentials written the way other tools and people write them, beyond the corpus's files:
@@ -167,9 +213,13 @@ fn credentials_written_in_other_ways_are_found_too() {
         ("<add key=\"ApiKey\" value=\"9a8b7c6d5e4f3a2b1c0d\" />", "9a8b7c6d5e4f3a2b1c0d"),
         ("Set-Cookie: sessionid=8f14e45fceea167a5a36dedd4bea2543; HttpOnly", "8f14e45fceea167a5a36dedd4bea2543"),
     ];
-    let missed: Vec<String> = cases.iter().filter(|(text, secret)| {
-        assert!(text.contains(secret));
-        r.redact(text).text.contains(secret)
-    }).map(|(text, _)| (*text).to_owned()).collect();
+    let missed: Vec<String> = cases
+        .iter()
+        .filter(|(text, secret)| {
+            assert!(text.contains(secret));
+            r.redact(text).text.contains(secret)
+        })
+        .map(|(text, _)| (*text).to_owned())
+        .collect();
     assert!(missed.is_empty(), "missed:\n{}", missed.join("\n"));
 }

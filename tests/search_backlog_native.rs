@@ -24,8 +24,16 @@ include!("search_backlog_cases/cases.rs");
 
 /// `PRAGMA integrity_check` and FTS4's own check of the message index.
 fn integrity(e: &mut Engine<Db>) -> (String, bool) {
-    let pragma = e.sql().query("PRAGMA integrity_check", &[]).unwrap()[0].text(0).unwrap();
-    let fts = e.sql().execute("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')", &[]).is_ok();
+    let pragma = e.sql().query("PRAGMA integrity_check", &[]).unwrap()[0]
+        .text(0)
+        .unwrap();
+    let fts = e
+        .sql()
+        .execute(
+            "INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')",
+            &[],
+        )
+        .is_ok();
     (pragma, fts)
 }
 
@@ -39,7 +47,15 @@ fn the_append_that_reaches_the_limit_puts_the_whole_backlog_in_the_fts4_index() 
         ingest(&mut e, &[message(n)]);
     }
     assert_eq!(waiting(&mut e), 0);
-    let indexed = e.sql().query("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'zebra'", &[]).unwrap()[0].int(0).unwrap();
+    let indexed = e
+        .sql()
+        .query(
+            "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'zebra'",
+            &[],
+        )
+        .unwrap()[0]
+        .int(0)
+        .unwrap();
     assert_eq!(indexed, BACKLOG_LIMIT);
 }
 
@@ -48,10 +64,25 @@ fn a_bulk_append_indexes_each_message_once_under_its_own_docid() {
     let mut e = engine();
     ingest(&mut e, &(1..=3).map(message).collect::<Vec<_>>());
     assert_eq!(waiting(&mut e), 3);
-    let bulk: Vec<Value> = (4..4 + lossless_wasm::store::bulk::BULK_MIN_MESSAGES as i64).map(message).collect();
+    let bulk: Vec<Value> = (4..4 + lossless_wasm::store::bulk::BULK_MIN_MESSAGES as i64)
+        .map(message)
+        .collect();
     ingest(&mut e, &bulk);
-    let docids: Vec<i64> = e.sql().query("SELECT docid FROM messages_fts WHERE messages_fts MATCH 'zebra' ORDER BY docid", &[]).unwrap().iter().map(|r| r.int(0).unwrap()).collect();
-    assert_eq!(docids, stored_ids(&mut e), "every message indexed once, under its own id");
+    let docids: Vec<i64> = e
+        .sql()
+        .query(
+            "SELECT docid FROM messages_fts WHERE messages_fts MATCH 'zebra' ORDER BY docid",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.int(0).unwrap())
+        .collect();
+    assert_eq!(
+        docids,
+        stored_ids(&mut e),
+        "every message indexed once, under its own id"
+    );
     assert_eq!(integrity(&mut e), ("ok".to_owned(), true));
 }
 
@@ -61,7 +92,12 @@ fn the_doctor_finds_the_index_sound_while_messages_wait_and_a_rebuild_keeps_the_
     ingest(&mut e, &(1..=40).map(message).collect::<Vec<_>>());
     ingest(&mut e, &[message(41), message(42)]);
     assert_eq!(waiting(&mut e), 2);
-    e.sql().execute("INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')", &[]).unwrap();
+    e.sql()
+        .execute(
+            "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+            &[],
+        )
+        .unwrap();
     assert_eq!(integrity(&mut e), ("ok".to_owned(), true));
     assert_eq!(search(&mut e, "marker42", "text").len(), 1);
     assert_eq!(search(&mut e, "zebra", "text").len(), 42);
@@ -94,11 +130,26 @@ fn migration_nine_counts_every_existing_message_as_indexed() {
              INSERT INTO messages_fts (messages_fts) VALUES ('rebuild'); DROP TABLE summarizer_calls; DELETE FROM schema_migrations WHERE version >= 9;",
         )
         .unwrap();
-    let row = e.sql().query("SELECT MAX(version) FROM schema_migrations", &[]).unwrap()[0].int(0).unwrap();
+    let row = e
+        .sql()
+        .query("SELECT MAX(version) FROM schema_migrations", &[])
+        .unwrap()[0]
+        .int(0)
+        .unwrap();
     assert_eq!(row, 8);
     lossless_wasm::store::schema::migrate(e.sql(), 2_000).unwrap();
     assert_eq!(waiting(&mut e), 0);
-    assert_eq!(e.sql().query("SELECT indexed_through FROM messages_fts_progress", &[]).unwrap()[0].0[0], SqlValue::Int(40));
+    assert_eq!(
+        e.sql()
+            .query("SELECT indexed_through FROM messages_fts_progress", &[])
+            .unwrap()[0]
+            .0[0],
+        SqlValue::Int(40)
+    );
     assert_eq!(integrity(&mut e), ("ok".to_owned(), true));
-    assert_eq!(search(&mut e, "zebra", "full_text").len(), 40, "the upgraded index holds every message");
+    assert_eq!(
+        search(&mut e, "zebra", "full_text").len(),
+        40,
+        "the upgraded index holds every message"
+    );
 }

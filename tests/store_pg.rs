@@ -3,9 +3,9 @@
 //! schema of a real server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test store_pg`.
 #![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 
+mod pg;
 #[allow(dead_code)]
 mod store_cases;
-mod pg;
 
 macro_rules! pg_case {
     ($name:ident) => {

@@ -34,14 +34,24 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut out = Args { turns: 200, system: 0, csv: None, config: Value::Null };
+    let mut out = Args {
+        turns: 200,
+        system: 0,
+        csv: None,
+        config: Value::Null,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--turns" => out.turns = it.next().and_then(|v| v.parse().ok()).unwrap_or(200),
             "--system" => out.system = it.next().and_then(|v| v.parse().ok()).unwrap_or(0),
             "--csv" => out.csv = it.next(),
-            "--config" => out.config = it.next().and_then(|v| serde_json::from_str(&v).ok()).expect("--config takes a JSON object"),
+            "--config" => {
+                out.config = it
+                    .next()
+                    .and_then(|v| serde_json::from_str(&v).ok())
+                    .expect("--config takes a JSON object")
+            }
             _ => {}
         }
     }
@@ -63,7 +73,11 @@ fn summary_answer(max_tokens: u32, call: usize) -> String {
 
 fn tokens_of(json: &str) -> u64 {
     let value: Value = serde_json::from_str(json).expect("the view holds JSON messages");
-    u64::from(parse_message(&value, "view").expect("the view holds valid messages").tokens)
+    u64::from(
+        parse_message(&value, "view")
+            .expect("the view holds valid messages")
+            .tokens,
+    )
 }
 
 struct Totals {
@@ -85,11 +99,31 @@ struct Totals {
 
 fn main() {
     let args = args();
-    let mut engine = Engine::open(NativeSql::in_memory().expect("in-memory SQLite"), Config::from_json(&args.config).expect("config"), 0).expect("engine");
+    let mut engine = Engine::open(
+        NativeSql::in_memory().expect("in-memory SQLite"),
+        Config::from_json(&args.config).expect("config"),
+        0,
+    )
+    .expect("engine");
     let mut session = session::Session::new(23);
     let mut previous_view: Vec<String> = Vec::new();
     let mut previous_turn: Vec<String> = Vec::new();
-    let mut totals = Totals { view: 0, prefix: 0, summary_in: 0, summary_out: 0, summary_calls: 0, leaf_in: 0, cost: Default::default(), summary_cost: 0.0, previous_turn_broken: 0, previous_turn_excerpts: 0, stubs_in_view: 0, max_view: 0, message_tokens: 0, messages: 0 };
+    let mut totals = Totals {
+        view: 0,
+        prefix: 0,
+        summary_in: 0,
+        summary_out: 0,
+        summary_calls: 0,
+        leaf_in: 0,
+        cost: Default::default(),
+        summary_cost: 0.0,
+        previous_turn_broken: 0,
+        previous_turn_excerpts: 0,
+        stubs_in_view: 0,
+        max_view: 0,
+        message_tokens: 0,
+        messages: 0,
+    };
     let mut csv = String::from("turn,view_tokens,prefix_tokens,turn_tokens,summary_in,summary_out,turn_cost,summary_cost\n");
     let mut now = 1_750_000_000_000i64;
     for t in 0..args.turns {
@@ -100,12 +134,31 @@ fn main() {
             .expect("assemble");
         let sizes: Vec<u64> = assembled.messages.iter().map(|m| tokens_of(m)).collect();
         let view: u64 = sizes.iter().sum();
-        let prefix: u64 = assembled.messages.iter().zip(&previous_view).take_while(|(a, b)| a == b).zip(&sizes).map(|(_, s)| *s).sum();
+        let prefix: u64 = assembled
+            .messages
+            .iter()
+            .zip(&previous_view)
+            .take_while(|(a, b)| a == b)
+            .zip(&sizes)
+            .map(|(_, s)| *s)
+            .sum();
         // The previous turn's messages, each in the view as committed, or (a huge one) as its excerpt.
         let (mut broken, mut excerpted) = (0, 0);
-        for m in previous_turn.iter().filter(|m| !assembled.messages.contains(m)) {
-            let call = serde_json::from_str::<Value>(m).ok().and_then(|v| v["toolCallId"].as_str().map(|c| format!("\"toolCallId\":\"{c}\"")));
-            let as_excerpt = call.is_some_and(|c| assembled.messages.iter().any(|v| v.contains(&c) && v.contains("head and tail shown above")));
+        for m in previous_turn
+            .iter()
+            .filter(|m| !assembled.messages.contains(m))
+        {
+            let call = serde_json::from_str::<Value>(m).ok().and_then(|v| {
+                v["toolCallId"]
+                    .as_str()
+                    .map(|c| format!("\"toolCallId\":\"{c}\""))
+            });
+            let as_excerpt = call.is_some_and(|c| {
+                assembled
+                    .messages
+                    .iter()
+                    .any(|v| v.contains(&c) && v.contains("head and tail shown above"))
+            });
             if as_excerpt {
                 excerpted += 1;
             } else {
@@ -117,13 +170,19 @@ fn main() {
             totals.previous_turn_broken += 1;
             eprintln!("turn {t}: {broken} of the previous turn's {} messages are not in the view as committed", previous_turn.len());
         }
-        totals.stubs_in_view += assembled.messages.iter().filter(|m| m.contains("[tool output stored:")).count() as u64;
+        totals.stubs_in_view += assembled
+            .messages
+            .iter()
+            .filter(|m| m.contains("[tool output stored:"))
+            .count() as u64;
         let turn_json: Vec<String> = turn.messages.iter().map(Value::to_string).collect();
         let turn_tokens: u64 = turn_json.iter().map(|m| tokens_of(m)).sum();
         totals.message_tokens += turn_tokens;
         totals.messages += turn_json.len();
         let commit = json!({"sessionId": "s", "sessionKey": KEY, "advancementKey": format!("turn-{t}"), "messages": turn.messages, "modelContextWindow": WINDOW});
-        engine.commit_turn(decode("commitTurn", commit).expect("params"), now + 1).expect("commitTurn");
+        engine
+            .commit_turn(decode("commitTurn", commit).expect("params"), now + 1)
+            .expect("commitTurn");
         // maintain: run the pending compaction with the "host LLM".
         let (mut tin, mut tout) = (0u64, 0u64);
         let mut step = engine
@@ -138,12 +197,22 @@ fn main() {
             tout += u64::from(estimate_text(&answer));
             totals.summary_calls += 1;
             step = engine
-                .compaction_continue(decode("compactionContinue", json!({"jobId": request.job_id, "text": answer, "model": "bench"})).expect("params"), now + 3)
+                .compaction_continue(
+                    decode(
+                        "compactionContinue",
+                        json!({"jobId": request.job_id, "text": answer, "model": "bench"}),
+                    )
+                    .expect("params"),
+                    now + 3,
+                )
                 .expect("compaction");
         }
         let cost = price::turn(view, prefix, args.system);
         let summary_cost = price::summaries(tin, tout);
-        csv.push_str(&format!("{t},{view},{prefix},{turn_tokens},{tin},{tout},{:.4},{summary_cost:.4}\n", cost.cache_read + cost.cache_write + cost.output));
+        csv.push_str(&format!(
+            "{t},{view},{prefix},{turn_tokens},{tin},{tout},{:.4},{summary_cost:.4}\n",
+            cost.cache_read + cost.cache_write + cost.output
+        ));
         totals.view += view;
         totals.max_view = totals.max_view.max(view);
         totals.prefix += prefix;
@@ -164,19 +233,38 @@ fn main() {
         .query_row("SELECT COUNT(*), COALESCE(SUM(m.token_count), 0) FROM summary_messages sm JOIN messages m ON m.id = sm.message_id", &[])
         .expect("query")
         .expect("a row");
-    let (covered_messages, covered_tokens) = (covered.int(0).expect("count"), covered.int(1).expect("sum"));
+    let (covered_messages, covered_tokens) =
+        (covered.int(0).expect("count"), covered.int(1).expect("sum"));
     let model = totals.cost.cache_read + totals.cost.cache_write + totals.cost.output;
-    println!("session: {} turns, {} messages, {} tokens", args.turns, totals.messages, totals.message_tokens);
+    println!(
+        "session: {} turns, {} messages, {} tokens",
+        args.turns, totals.messages, totals.message_tokens
+    );
     println!("price model: input $3, cache write $3.75, cache read $0.30, output $15 per M; {} calls/turn, {} reply tokens/call, system {} tokens", price::CALLS_PER_TURN, price::REPLY_TOKENS, args.system);
-    println!("view: average {} tokens, max {}; cached prefix average {} tokens", totals.view / n, totals.max_view, totals.prefix / n);
-    println!("cache hit share (read / (read + write)): {:.3}", totals.cost.read_tokens as f64 / (totals.cost.read_tokens + totals.cost.write_tokens).max(1) as f64);
-    println!("summarizer: {} calls, {} tokens in, {} tokens out", totals.summary_calls, totals.summary_in, totals.summary_out);
+    println!(
+        "view: average {} tokens, max {}; cached prefix average {} tokens",
+        totals.view / n,
+        totals.max_view,
+        totals.prefix / n
+    );
+    println!(
+        "cache hit share (read / (read + write)): {:.3}",
+        totals.cost.read_tokens as f64
+            / (totals.cost.read_tokens + totals.cost.write_tokens).max(1) as f64
+    );
+    println!(
+        "summarizer: {} calls, {} tokens in, {} tokens out",
+        totals.summary_calls, totals.summary_in, totals.summary_out
+    );
     println!(
         "leaf summaries: {covered_messages} messages of {covered_tokens} stored tokens summarized; leaf prompts {} tokens ({:.2} per stored token)",
         totals.leaf_in,
         totals.leaf_in as f64 / covered_tokens.max(1) as f64
     );
-    println!("stub lines in views (summed over turns): {}", totals.stubs_in_view);
+    println!(
+        "stub lines in views (summed over turns): {}",
+        totals.stubs_in_view
+    );
     println!("turns whose view lacked part of the previous turn: {}; previous-turn messages shown as excerpts (huge): {}", totals.previous_turn_broken, totals.previous_turn_excerpts);
     println!(
         "cost: ${:.2} total = model ${model:.2} (cache read ${:.2}, cache write ${:.2}, output ${:.2}) + summaries ${:.2}",

@@ -30,9 +30,10 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "parser", "token", "span", "buffer", "index", "cache", "lookup", "offset", "render", "frame", "value", "result", "error",
-    "config", "budget", "summary", "message", "context", "engine", "store", "query", "commit", "batch", "window", "limit",
-    "state", "event", "reader", "writer", "handle", "stream", "chunk", "node", "edge", "graph", "level", "depth", "count",
+    "parser", "token", "span", "buffer", "index", "cache", "lookup", "offset", "render", "frame",
+    "value", "result", "error", "config", "budget", "summary", "message", "context", "engine",
+    "store", "query", "commit", "batch", "window", "limit", "state", "event", "reader", "writer",
+    "handle", "stream", "chunk", "node", "edge", "graph", "level", "depth", "count",
 ];
 
 /// `tokens` worth (~4 chars each) of code-like lines, deterministic in `seed`.
@@ -43,10 +44,20 @@ fn code(seed: u64, tokens: usize) -> String {
     while out.len() < tokens * 4 {
         let (a, b, c) = (rng.pick(WORDS), rng.pick(WORDS), rng.pick(WORDS));
         match rng.range(0, 4) {
-            0 => out.push_str(&format!("{line:>4}  fn {a}_{b}(&mut self, {c}: usize) -> Result<{}> {{\n", rng.range(1, 9))),
-            1 => out.push_str(&format!("{line:>4}      let {a} = self.{b}.get({c}).ok_or(Error::Missing)?;\n")),
-            2 => out.push_str(&format!("{line:>4}      // {a} keeps the {b} in step with the {c}\n")),
-            3 => out.push_str(&format!("{line:>4}      self.{a}.push({b}_{c}({}));\n", rng.range(0, 99))),
+            0 => out.push_str(&format!(
+                "{line:>4}  fn {a}_{b}(&mut self, {c}: usize) -> Result<{}> {{\n",
+                rng.range(1, 9)
+            )),
+            1 => out.push_str(&format!(
+                "{line:>4}      let {a} = self.{b}.get({c}).ok_or(Error::Missing)?;\n"
+            )),
+            2 => out.push_str(&format!(
+                "{line:>4}      // {a} keeps the {b} in step with the {c}\n"
+            )),
+            3 => out.push_str(&format!(
+                "{line:>4}      self.{a}.push({b}_{c}({}));\n",
+                rng.range(0, 99)
+            )),
             _ => out.push_str(&format!("{line:>4}  }}\n")),
         }
         line += 1;
@@ -58,7 +69,14 @@ fn grep_output(seed: u64, pattern: &str, tokens: usize) -> String {
     let mut rng = Rng::new(seed ^ 0xabcd);
     let mut out = String::new();
     while out.len() < tokens * 4 {
-        out.push_str(&format!("src/mod_{}.rs:{}:    let {pattern}_{} = self.{}.{}();\n", rng.range(0, 59), rng.range(1, 900), rng.pick(WORDS), rng.pick(WORDS), rng.pick(WORDS)));
+        out.push_str(&format!(
+            "src/mod_{}.rs:{}:    let {pattern}_{} = self.{}.{}();\n",
+            rng.range(0, 59),
+            rng.range(1, 900),
+            rng.pick(WORDS),
+            rng.pick(WORDS),
+            rng.pick(WORDS)
+        ));
     }
     out
 }
@@ -69,13 +87,23 @@ fn test_output(state: u64, tokens: usize, failing: bool) -> String {
     let mut n = 0;
     while out.len() < tokens * 4 {
         let ok = !failing || rng.range(0, 9) > 0;
-        out.push_str(&format!("test {}::{}_{} ... {}\n", rng.pick(WORDS), rng.pick(WORDS), n, if ok { "ok" } else { "FAILED" }));
+        out.push_str(&format!(
+            "test {}::{}_{} ... {}\n",
+            rng.pick(WORDS),
+            rng.pick(WORDS),
+            n,
+            if ok { "ok" } else { "FAILED" }
+        ));
         if !ok {
             out.push_str(&format!("---- {} stdout ----\nthread 'main' panicked at src/mod_{}.rs:{}:9:\nassertion `left == right` failed\n  left: {}\n right: {}\n", rng.pick(WORDS), rng.range(0, 59), rng.range(1, 900), rng.range(0, 99), rng.range(0, 99)));
         }
         n += 1;
     }
-    out.push_str(if failing { "\ntest result: FAILED. some tests failed\nerror: test failed, to rerun pass `--lib`\n" } else { "\ntest result: ok.\n" });
+    out.push_str(if failing {
+        "\ntest result: FAILED. some tests failed\nerror: test failed, to rerun pass `--lib`\n"
+    } else {
+        "\ntest result: ok.\n"
+    });
     out
 }
 
@@ -103,7 +131,15 @@ impl Session {
     pub fn new(seed: u64) -> Session {
         let mut rng = Rng::new(seed);
         let files = (0..60).map(|_| (rng.range(1_500, 10_000), 0)).collect();
-        Session { rng, files, test_state: 1, failing: true, rerun_tests: false, next_call: 0, clock: 1_750_000_000_000 }
+        Session {
+            rng,
+            files,
+            test_state: 1,
+            failing: true,
+            rerun_tests: false,
+            next_call: 0,
+            clock: 1_750_000_000_000,
+        }
     }
 
     fn tick(&mut self) -> i64 {
@@ -124,7 +160,12 @@ impl Session {
     fn tool(&mut self, turn: usize, round: usize) -> (String, Value, String, bool) {
         if (turn == 70 || turn == 140) && round == 0 {
             let tokens = 45_000;
-            return ("bash".into(), json!({"command": "cat logs/server.log"}), code(turn as u64 * 7919, tokens), false);
+            return (
+                "bash".into(),
+                json!({"command": "cat logs/server.log"}),
+                code(turn as u64 * 7919, tokens),
+                false,
+            );
         }
         if round == 0 && self.rerun_tests {
             self.rerun_tests = false;
@@ -134,13 +175,23 @@ impl Session {
             0..=3 => {
                 let f = self.rng.range(0, self.files.len() - 1);
                 let (tokens, version) = self.files[f];
-                ("read".into(), json!({"path": format!("src/mod_{f}.rs")}), code((f as u64) << 20 | version, tokens), false)
+                (
+                    "read".into(),
+                    json!({"path": format!("src/mod_{f}.rs")}),
+                    code((f as u64) << 20 | version, tokens),
+                    false,
+                )
             }
             4 | 5 => {
                 let pattern = self.rng.pick(WORDS).to_owned();
                 let tokens = self.rng.range(300, 3_000);
                 let seed = self.rng.next();
-                ("grep".into(), json!({"pattern": pattern, "path": "src"}), grep_output(seed, &pattern, tokens), false)
+                (
+                    "grep".into(),
+                    json!({"pattern": pattern, "path": "src"}),
+                    grep_output(seed, &pattern, tokens),
+                    false,
+                )
             }
             6 | 7 => {
                 let size = self.rng.range(2_000, 7_000);
@@ -156,7 +207,12 @@ impl Session {
                 self.failing = self.rng.range(0, 2) > 0;
                 let old = self.prose(12);
                 let new = self.prose(14);
-                ("edit".into(), json!({"path": format!("src/mod_{f}.rs"), "old": old, "new": new}), format!("Edited src/mod_{f}.rs: 1 hunk, 3 lines changed."), false)
+                (
+                    "edit".into(),
+                    json!({"path": format!("src/mod_{f}.rs"), "old": old, "new": new}),
+                    format!("Edited src/mod_{f}.rs: 1 hunk, 3 lines changed."),
+                    false,
+                )
             }
         }
     }
@@ -164,13 +220,22 @@ impl Session {
     fn run_tests(&mut self, tokens: usize) -> (String, Value, String, bool) {
         // The output depends only on the project's state: a rerun without edits is identical.
         let size = 2_000 + (self.test_state as usize * 977) % tokens.max(2_001);
-        ("bash".into(), json!({"command": "cargo test"}), test_output(self.test_state, size, self.failing), self.failing)
+        (
+            "bash".into(),
+            json!({"command": "cargo test"}),
+            test_output(self.test_state, size, self.failing),
+            self.failing,
+        )
     }
 
     /// The next turn's messages, as the host commits them.
     pub fn turn(&mut self, t: usize) -> Turn {
-        let request = format!("Turn {t}: {}", { let n = self.rng.range(30, 250); self.prose(n) });
-        let mut messages = vec![json!({"role": "user", "content": request.clone(), "timestamp": self.tick()})];
+        let request = format!("Turn {t}: {}", {
+            let n = self.rng.range(30, 250);
+            self.prose(n)
+        });
+        let mut messages =
+            vec![json!({"role": "user", "content": request.clone(), "timestamp": self.tick()})];
         let rounds = self.rng.range(1, 5);
         for round in 0..rounds {
             let (name, args, output, is_error) = self.tool(t, round);
@@ -184,6 +249,9 @@ impl Session {
         let n = self.rng.range(80, 500);
         let answer = self.prose(n);
         messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": answer}], "timestamp": self.tick()}));
-        Turn { messages, prompt: request }
+        Turn {
+            messages,
+            prompt: request,
+        }
     }
 }

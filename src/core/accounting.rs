@@ -75,17 +75,31 @@ impl HostFacts {
     /// The largest view for a call whose host budget is `host_budget` and whose current user
     /// prompt is `prompt_tokens` (our estimate; 0 when unknown).
     pub fn view_budget(&self, host_budget: u32, prompt_tokens: u32) -> ViewBudget {
-        let mut best = ViewBudget { tokens: host_budget, limited_by: "host" };
-        let Some(window) = self.window.filter(|w| *w > 0) else { return best };
+        let mut best = ViewBudget {
+            tokens: host_budget,
+            limited_by: "host",
+        };
+        let Some(window) = self.window.filter(|w| *w > 0) else {
+            return best;
+        };
         let overhead = self.overhead.unwrap_or(0);
         let reply = self.max_output.unwrap_or(0).min(window);
-        let fixed = overhead.saturating_add(prompt_tokens).saturating_add(margin(window));
-        let room_for_prompt = (f64::from(window.saturating_sub(reply)) / HOST_ESTIMATE_SAFETY).floor() as u32;
+        let fixed = overhead
+            .saturating_add(prompt_tokens)
+            .saturating_add(margin(window));
+        let room_for_prompt =
+            (f64::from(window.saturating_sub(reply)) / HOST_ESTIMATE_SAFETY).floor() as u32;
         let fits_reply = room_for_prompt.saturating_sub(fixed);
         // The reply to come is bounded by the reply budget; the last one is the best guess.
-        let next_reply = self.last_output.unwrap_or(reply).min(if reply > 0 { reply } else { u32::MAX });
+        let next_reply =
+            self.last_output
+                .unwrap_or(reply)
+                .min(if reply > 0 { reply } else { u32::MAX });
         let next_prompt = self.last_prompt.unwrap_or(0).max(prompt_tokens);
-        let passes_preflight = host_threshold(window).saturating_sub(fixed).saturating_sub(next_reply).saturating_sub(next_prompt);
+        let passes_preflight = host_threshold(window)
+            .saturating_sub(fixed)
+            .saturating_sub(next_reply)
+            .saturating_sub(next_prompt);
         for (tokens, limited_by) in [(fits_reply, "reply"), (passes_preflight, "preflight")] {
             if tokens < best.tokens {
                 best = ViewBudget { tokens, limited_by };
@@ -98,7 +112,8 @@ impl HostFacts {
     /// prompt made of the overhead, our view of `view_tokens` and `turn_tokens` of the turn's
     /// own messages before the request (our estimates).
     pub fn learn_from_usage(&mut self, reported_prompt: u32, view_tokens: u32, turn_tokens: u32) {
-        self.overhead = Some(reported_prompt.saturating_sub(view_tokens.saturating_add(turn_tokens)));
+        self.overhead =
+            Some(reported_prompt.saturating_sub(view_tokens.saturating_add(turn_tokens)));
         self.last_reported_prompt = Some(reported_prompt);
     }
 
@@ -111,7 +126,11 @@ impl HostFacts {
         }
         let predicted = self.predicted_prompt(view_tokens);
         if host_count > predicted {
-            self.overhead = Some(self.overhead.unwrap_or(0).saturating_add(host_count - predicted));
+            self.overhead = Some(
+                self.overhead
+                    .unwrap_or(0)
+                    .saturating_add(host_count - predicted),
+            );
         }
     }
 
@@ -119,7 +138,10 @@ impl HostFacts {
     /// (the view as it stands now, last reply included): overhead, the view, and a next prompt
     /// like the last one.
     pub fn predicted_prompt(&self, view_tokens: u32) -> u32 {
-        self.overhead.unwrap_or(0).saturating_add(view_tokens).saturating_add(self.last_prompt.unwrap_or(0))
+        self.overhead
+            .unwrap_or(0)
+            .saturating_add(view_tokens)
+            .saturating_add(self.last_prompt.unwrap_or(0))
     }
 }
 
@@ -128,7 +150,12 @@ mod tests {
     use super::*;
 
     fn facts(window: u32, max_output: u32, overhead: u32) -> HostFacts {
-        HostFacts { window: Some(window), max_output: Some(max_output), overhead: Some(overhead), ..HostFacts::default() }
+        HostFacts {
+            window: Some(window),
+            max_output: Some(max_output),
+            overhead: Some(overhead),
+            ..HostFacts::default()
+        }
     }
 
     #[test]
@@ -142,7 +169,13 @@ mod tests {
     #[test]
     fn without_host_facts_the_host_budget_is_the_budget() {
         let b = HostFacts::default().view_budget(5_000, 300);
-        assert_eq!(b, ViewBudget { tokens: 5_000, limited_by: "host" });
+        assert_eq!(
+            b,
+            ViewBudget {
+                tokens: 5_000,
+                limited_by: "host"
+            }
+        );
     }
 
     #[test]
@@ -152,9 +185,21 @@ mod tests {
         f.last_prompt = Some(600);
         let b = f.view_budget(100_000, 600);
         // preflight: 6000 − (3000 + 600 + 160) − 40 − 600 = 1600; reply: (8000 − 1024) / 1.2 − 3760 = 2053.
-        assert_eq!(b, ViewBudget { tokens: 1_600, limited_by: "preflight" });
-        assert!(f64::from(3_000 + b.tokens + 600) * HOST_ESTIMATE_SAFETY + 1_024.0 <= 8_000.0, "the reply budget stays intact");
-        assert!(3_000 + b.tokens + 600 + 40 + 600 < host_threshold(8_000), "the next turn passes the preflight check");
+        assert_eq!(
+            b,
+            ViewBudget {
+                tokens: 1_600,
+                limited_by: "preflight"
+            }
+        );
+        assert!(
+            f64::from(3_000 + b.tokens + 600) * HOST_ESTIMATE_SAFETY + 1_024.0 <= 8_000.0,
+            "the reply budget stays intact"
+        );
+        assert!(
+            3_000 + b.tokens + 600 + 40 + 600 < host_threshold(8_000),
+            "the next turn passes the preflight check"
+        );
     }
 
     #[test]
@@ -174,11 +219,18 @@ mod tests {
 
     #[test]
     fn usage_teaches_the_overhead_and_a_higher_host_count_raises_it() {
-        let mut f = HostFacts { window: Some(8_000), ..HostFacts::default() };
+        let mut f = HostFacts {
+            window: Some(8_000),
+            ..HostFacts::default()
+        };
         f.learn_from_usage(4_000, 1_000, 600);
         assert_eq!(f.overhead, Some(2_400));
         f.learn_from_usage(100, 1_000, 600);
-        assert_eq!(f.overhead, Some(0), "a report below our estimate means no overhead, never negative");
+        assert_eq!(
+            f.overhead,
+            Some(0),
+            "a report below our estimate means no overhead, never negative"
+        );
         f.overhead = Some(2_000);
         f.last_output = Some(50);
         f.last_prompt = Some(600);
@@ -186,7 +238,11 @@ mod tests {
         // predicted 2000 + 3000 + 600 = 5600: 1400 more overhead than we knew.
         assert_eq!(f.overhead, Some(3_400));
         f.learn_from_host_count(1_000, 3_000);
-        assert_eq!(f.overhead, Some(3_400), "a lower host count never lowers the overhead");
+        assert_eq!(
+            f.overhead,
+            Some(3_400),
+            "a lower host count never lowers the overhead"
+        );
     }
 
     #[test]
@@ -194,6 +250,9 @@ mod tests {
         let f = facts(8_000, 512, 3_000);
         let json = serde_json::to_string(&f).unwrap();
         assert_eq!(serde_json::from_str::<HostFacts>(&json).unwrap(), f);
-        assert_eq!(serde_json::from_str::<HostFacts>("{}").unwrap(), HostFacts::default());
+        assert_eq!(
+            serde_json::from_str::<HostFacts>("{}").unwrap(),
+            HostFacts::default()
+        );
     }
 }

@@ -17,26 +17,62 @@ the stored history in a short reply that cites the message ids it rests on.";
 
 /// A summary as the model sees it: a user-role message whose text is the summary rendered by
 /// [`render_for_context`] (id, depth, time span, how to recover details). Same inputs, same bytes.
-pub fn render_summary_message(id: i64, depth: i64, content: &str, earliest_at: Option<i64>, latest_at: Option<i64>) -> String {
+pub fn render_summary_message(
+    id: i64,
+    depth: i64,
+    content: &str,
+    earliest_at: Option<i64>,
+    latest_at: Option<i64>,
+) -> String {
     let text = render_summary_text(id, depth, content, earliest_at, latest_at);
-    serde_json::json!({ "role": "user", "content": text, "timestamp": latest_at.unwrap_or(0) }).to_string()
+    serde_json::json!({ "role": "user", "content": text, "timestamp": latest_at.unwrap_or(0) })
+        .to_string()
 }
 
-fn render_summary_text(id: i64, depth: i64, content: &str, earliest_at: Option<i64>, latest_at: Option<i64>) -> String {
+fn render_summary_text(
+    id: i64,
+    depth: i64,
+    content: &str,
+    earliest_at: Option<i64>,
+    latest_at: Option<i64>,
+) -> String {
     let id = id.to_string();
     let depth = u32::try_from(depth).unwrap_or(0);
-    render_for_context(&SummaryView { id: &id, depth, earliest_ms: earliest_at, latest_ms: latest_at, text: content })
+    render_for_context(&SummaryView {
+        id: &id,
+        depth,
+        earliest_ms: earliest_at,
+        latest_ms: latest_at,
+        text: content,
+    })
 }
 
 /// The tokens a summary costs in the view (what [`render_summary_message`] shows the model).
-pub fn summary_item_tokens(id: i64, depth: i64, content: &str, earliest_at: Option<i64>, latest_at: Option<i64>) -> u32 {
-    estimate_text(&render_summary_text(id, depth, content, earliest_at, latest_at)).saturating_add(MESSAGE_OVERHEAD_TOKENS)
+pub fn summary_item_tokens(
+    id: i64,
+    depth: i64,
+    content: &str,
+    earliest_at: Option<i64>,
+    latest_at: Option<i64>,
+) -> u32 {
+    estimate_text(&render_summary_text(
+        id,
+        depth,
+        content,
+        earliest_at,
+        latest_at,
+    ))
+    .saturating_add(MESSAGE_OVERHEAD_TOKENS)
 }
 
 /// How many of the oldest items (given oldest first as `(role, tokens)`, totalling `total`
 /// tokens) must go for the rest to fit `budget`: the oldest go first until the rest fits, then
 /// any tool results left at the start, since providers reject a result without its call.
-pub fn oldest_to_drop(oldest_first: impl IntoIterator<Item = (Role, u32)>, total: u64, budget: u32) -> usize {
+pub fn oldest_to_drop(
+    oldest_first: impl IntoIterator<Item = (Role, u32)>,
+    total: u64,
+    budget: u32,
+) -> usize {
     let mut remaining = total;
     let mut drop = 0;
     for (role, tokens) in oldest_first {
@@ -65,7 +101,8 @@ pub fn omission_message(omitted: i64) -> String {
 }
 
 /// Text of the result put in for a tool call whose result is not in the view.
-pub const UNAVAILABLE_RESULT: &str = "[result unavailable: this tool call's result was not recorded]";
+pub const UNAVAILABLE_RESULT: &str =
+    "[result unavailable: this tool call's result was not recorded]";
 /// What such a synthetic result costs in the view.
 pub const SYNTHETIC_RESULT_TOKENS: u32 = 24;
 
@@ -80,7 +117,9 @@ pub struct ToolLinks {
 
 /// Reads the tool links of a stored message's JSON (tolerant: a message we stored parsed once).
 pub fn tool_links(role: Role, raw_json: &str) -> ToolLinks {
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(raw_json) else { return ToolLinks::default() };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(raw_json) else {
+        return ToolLinks::default();
+    };
     match role {
         Role::Assistant => ToolLinks {
             calls: value["content"]
@@ -88,11 +127,19 @@ pub fn tool_links(role: Role, raw_json: &str) -> ToolLinks {
                 .into_iter()
                 .flatten()
                 .filter(|b| b["type"] == "toolCall")
-                .filter_map(|b| Some((b["id"].as_str()?.to_owned(), b["name"].as_str().unwrap_or("").to_owned())))
+                .filter_map(|b| {
+                    Some((
+                        b["id"].as_str()?.to_owned(),
+                        b["name"].as_str().unwrap_or("").to_owned(),
+                    ))
+                })
                 .collect(),
             answers: None,
         },
-        Role::ToolResult => ToolLinks { calls: Vec::new(), answers: value["toolCallId"].as_str().map(str::to_owned) },
+        Role::ToolResult => ToolLinks {
+            calls: Vec::new(),
+            answers: value["toolCallId"].as_str().map(str::to_owned),
+        },
         _ => ToolLinks::default(),
     }
 }
@@ -121,7 +168,11 @@ pub fn dangling_calls(links: &[&ToolLinks]) -> Vec<DanglingCall> {
             }
             for (id, name) in item.calls.iter().rev() {
                 if !answered_later.contains(id.as_str()) {
-                    newest_first.push(DanglingCall { after, call_id: id.clone(), tool_name: name.clone() });
+                    newest_first.push(DanglingCall {
+                        after,
+                        call_id: id.clone(),
+                        tool_name: name.clone(),
+                    });
                 }
             }
         }
@@ -165,7 +216,13 @@ mod tests {
 
     #[test]
     fn view_never_starts_with_an_orphaned_tool_result() {
-        let items = [(Role::User, 10), (Role::Assistant, 10), (Role::ToolResult, 10), (Role::ToolResult, 10), (Role::Assistant, 10)];
+        let items = [
+            (Role::User, 10),
+            (Role::Assistant, 10),
+            (Role::ToolResult, 10),
+            (Role::ToolResult, 10),
+            (Role::Assistant, 10),
+        ];
         assert_eq!(oldest_to_drop(items, total(&items), 35), 4);
         assert_eq!(oldest_to_drop(items, total(&items), 45), 1);
     }
@@ -174,7 +231,10 @@ mod tests {
     fn dangling_by_definition(links: &[&ToolLinks]) -> Vec<(usize, String)> {
         let mut out = Vec::new();
         for (i, item) in links.iter().enumerate() {
-            let answered: Vec<&str> = links[i + 1..].iter().filter_map(|l| l.answers.as_deref()).collect();
+            let answered: Vec<&str> = links[i + 1..]
+                .iter()
+                .filter_map(|l| l.answers.as_deref())
+                .collect();
             let mut after = i;
             while links.get(after + 1).is_some_and(|l| l.answers.is_some()) {
                 after += 1;
@@ -193,40 +253,72 @@ mod tests {
         // Calls of 1-3 ids, results for some of them, in several orders; deterministic variety.
         let mut seed = 17u64;
         let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 33) as usize
         };
         for _ in 0..200 {
             let mut items = Vec::new();
             for n in 0..(next() % 12) {
                 items.push(match next() % 3 {
-                    0 => ToolLinks { calls: (0..1 + next() % 3).map(|k| (format!("c{}", (n + k) % 7), "t".to_owned())).collect(), answers: None },
-                    1 => ToolLinks { calls: Vec::new(), answers: Some(format!("c{}", next() % 7)) },
+                    0 => ToolLinks {
+                        calls: (0..1 + next() % 3)
+                            .map(|k| (format!("c{}", (n + k) % 7), "t".to_owned()))
+                            .collect(),
+                        answers: None,
+                    },
+                    1 => ToolLinks {
+                        calls: Vec::new(),
+                        answers: Some(format!("c{}", next() % 7)),
+                    },
                     _ => ToolLinks::default(),
                 });
             }
             let links: Vec<&ToolLinks> = items.iter().collect();
-            let fast: Vec<(usize, String)> = dangling_calls(&links).into_iter().map(|d| (d.after, d.call_id)).collect();
+            let fast: Vec<(usize, String)> = dangling_calls(&links)
+                .into_iter()
+                .map(|d| (d.after, d.call_id))
+                .collect();
             assert_eq!(fast, dangling_by_definition(&links));
         }
     }
 
     #[test]
     fn a_dangling_tool_call_gets_a_synthetic_result_after_its_answered_siblings() {
-        let call = tool_links(Role::Assistant, r#"{"role":"assistant","content":[{"type":"toolCall","id":"a","name":"ls"},{"type":"toolCall","id":"b","name":"cat"}]}"#);
-        let result_a = tool_links(Role::ToolResult, r#"{"role":"toolResult","toolCallId":"a","content":[]}"#);
+        let call = tool_links(
+            Role::Assistant,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"a","name":"ls"},{"type":"toolCall","id":"b","name":"cat"}]}"#,
+        );
+        let result_a = tool_links(
+            Role::ToolResult,
+            r#"{"role":"toolResult","toolCallId":"a","content":[]}"#,
+        );
         let user = ToolLinks::default();
         let dangling = dangling_calls(&[&call, &result_a, &user]);
-        assert_eq!(dangling, vec![DanglingCall { after: 1, call_id: "b".into(), tool_name: "cat".into() }]);
+        assert_eq!(
+            dangling,
+            vec![DanglingCall {
+                after: 1,
+                call_id: "b".into(),
+                tool_name: "cat".into()
+            }]
+        );
         assert!(unavailable_result(&dangling[0]).contains("\"toolCallId\":\"b\""));
         assert!(dangling_calls(&[&user, &result_a]).is_empty());
-        assert_eq!(tool_links(Role::Assistant, "not json"), ToolLinks::default());
+        assert_eq!(
+            tool_links(Role::Assistant, "not json"),
+            ToolLinks::default()
+        );
     }
 
     #[test]
     fn the_omission_line_counts_the_messages_and_fits_its_allowance() {
         let line = omission_message(1_234_567);
-        assert!(line.contains("1234567 earlier messages of this conversation are stored"), "{line}");
+        assert!(
+            line.contains("1234567 earlier messages of this conversation are stored"),
+            "{line}"
+        );
         assert!(line.contains("lcm_grep") && line.contains("\"role\":\"user\""));
         assert!(estimate_text(&line) + MESSAGE_OVERHEAD_TOKENS <= OMISSION_LINE_TOKENS);
     }
@@ -235,7 +327,10 @@ mod tests {
     fn summary_rendering_is_deterministic_and_points_to_recall_tools() {
         let a = render_summary_message(7, 1, "text", Some(1), Some(2));
         assert_eq!(a, render_summary_message(7, 1, "text", Some(1), Some(2)));
-        assert!(a.contains("lcm_expand") && a.contains("id=\\\"7\\\""), "{a}");
+        assert!(
+            a.contains("lcm_expand") && a.contains("id=\\\"7\\\""),
+            "{a}"
+        );
         assert!(summary_item_tokens(7, 1, "text", Some(1), Some(2)) > MESSAGE_OVERHEAD_TOKENS);
     }
 }

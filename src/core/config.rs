@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::core::compaction::config::{self as compaction_config, CompactionConfig};
-use crate::core::redact::{custom as redact_custom, CustomPattern};
 use crate::core::masking::config::{self as masking_config, MaskingConfig};
+use crate::core::redact::{custom as redact_custom, CustomPattern};
 use crate::error::{Error, Result};
 
 /// Budget used when the host does not pass `tokenBudget`.
@@ -211,12 +211,18 @@ pub fn is_schema_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 63
         && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// Every key the engine understands, for error messages.
 pub fn all_keys() -> Vec<&'static str> {
-    KEYS.iter().chain(compaction_config::KEYS).chain(masking_config::KEYS).copied().collect()
+    KEYS.iter()
+        .chain(compaction_config::KEYS)
+        .chain(masking_config::KEYS)
+        .copied()
+        .collect()
 }
 
 impl Config {
@@ -227,7 +233,12 @@ impl Config {
         let obj = match value {
             Value::Null => return Ok(config),
             Value::Object(obj) => obj,
-            _ => return Err(Error::config("(root)", "the plugin config must be an object")),
+            _ => {
+                return Err(Error::config(
+                    "(root)",
+                    "the plugin config must be an object",
+                ))
+            }
         };
         for (key, v) in obj {
             match key.as_str() {
@@ -337,10 +348,16 @@ mod tests {
 
     #[test]
     fn valid_values_are_taken() {
-        let c = Config::from_json(&json!({"dbPath":"/tmp/x.sqlite","defaultTokenBudget":4096})).unwrap();
+        let c = Config::from_json(&json!({"dbPath":"/tmp/x.sqlite","defaultTokenBudget":4096}))
+            .unwrap();
         assert_eq!(c.db_path.as_deref(), Some("/tmp/x.sqlite"));
         assert_eq!(c.default_token_budget, 4096);
-        assert_eq!(Config::from_json(&json!({"storage": "node:sqlite"})).unwrap().storage, Storage::NodeSqlite);
+        assert_eq!(
+            Config::from_json(&json!({"storage": "node:sqlite"}))
+                .unwrap()
+                .storage,
+            Storage::NodeSqlite
+        );
         let c = Config::from_json(&json!({"summarizer": "extractive", "freshTailCount": 4, "leafBudgetHeadroomFactor": 3})).unwrap();
         assert_eq!(c.summarizer, SummarizerChoice::Extractive);
         assert_eq!(c.compaction.fresh_tail_count, 4);
@@ -361,7 +378,10 @@ mod tests {
             (json!({"postgresUrl": "db.example:5432"}), "postgresUrl"),
             (json!({"postgresUrl": 5432}), "postgresUrl"),
             (json!({"postgresSchema": "Store"}), "postgresSchema"),
-            (json!({"postgresSchema": "lcm; DROP TABLE x"}), "postgresSchema"),
+            (
+                json!({"postgresSchema": "lcm; DROP TABLE x"}),
+                "postgresSchema",
+            ),
             (json!({"postgresSchema": "1st"}), "postgresSchema"),
             (json!({"durability": "paranoid"}), "durability"),
             (json!({"storageThread": "background"}), "storageThread"),
@@ -374,7 +394,10 @@ mod tests {
             (json!({"summaryTurnWaitMs": -1}), "summaryTurnWaitMs"),
             (json!({"summaryTurnWaitMs": 0.5}), "summaryTurnWaitMs"),
             (json!({"summaryCatchUpTurns": 1001}), "summaryCatchUpTurns"),
-            (json!({"summaryCatchUpTurns": "often"}), "summaryCatchUpTurns"),
+            (
+                json!({"summaryCatchUpTurns": "often"}),
+                "summaryCatchUpTurns",
+            ),
             (json!({"summarySuccessor": "yes"}), "summarySuccessor"),
             (json!({"askTimeoutMs": 999}), "askTimeoutMs"),
             (json!({"askTimeoutMs": "10s"}), "askTimeoutMs"),
@@ -392,50 +415,99 @@ mod tests {
         let c = Config::from_json(&json!({"redactPatterns": ["itk_[a-z0-9]{32}", {"name": "acme", "pattern": "acme_[0-9]+"}]})).unwrap();
         assert_eq!(c.redact_patterns.len(), 2);
         assert_eq!(c.redact_patterns[1].name, "acme");
-        let err = Config::from_json(&json!({"redactPatterns": ["ok+", "(unclosed"]})).unwrap_err().to_string();
+        let err = Config::from_json(&json!({"redactPatterns": ["ok+", "(unclosed"]}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`redactPatterns`: entry 1:"), "{err}");
     }
 
     #[test]
     fn slow_summarizer_keys_default_to_a_one_second_turn_wait_and_a_catch_up_every_four_turns() {
         let c = Config::default();
-        assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (1_000, 4));
-        let c = Config::from_json(&json!({"summaryTurnWaitMs": 0, "summaryCatchUpTurns": 0})).unwrap();
+        assert_eq!(
+            (c.summary_turn_wait_ms, c.summary_catch_up_turns),
+            (1_000, 4)
+        );
+        let c =
+            Config::from_json(&json!({"summaryTurnWaitMs": 0, "summaryCatchUpTurns": 0})).unwrap();
         assert_eq!((c.summary_turn_wait_ms, c.summary_catch_up_turns), (0, 0));
         assert!(Config::default().summary_successor);
-        assert!(!Config::from_json(&json!({"summarySuccessor": false})).unwrap().summary_successor);
+        assert!(
+            !Config::from_json(&json!({"summarySuccessor": false}))
+                .unwrap()
+                .summary_successor
+        );
     }
 
     #[test]
     fn postgres_storage_takes_a_url_and_a_schema_and_never_echoes_the_url() {
         let c = Config::from_json(&json!({"storage": "postgres", "postgresUrl": "postgres://u:pw@h:5432/db", "postgresSchema": "gw_1"})).unwrap();
-        assert_eq!((c.storage, c.postgres_schema.as_str()), (Storage::Postgres, "gw_1"));
+        assert_eq!(
+            (c.storage, c.postgres_schema.as_str()),
+            (Storage::Postgres, "gw_1")
+        );
         assert_eq!(Config::default().postgres_schema, "lossless_wasm");
         assert!(!format!("{c:?}").contains("pw"), "the password is not kept");
-        let err = Config::from_json(&json!({"postgresUrl": "pg://u:s3cret@h/db"})).unwrap_err().to_string();
+        let err = Config::from_json(&json!({"postgresUrl": "pg://u:s3cret@h/db"}))
+            .unwrap_err()
+            .to_string();
         assert!(!err.contains("s3cret"), "{err}");
     }
 
     #[test]
     fn storage_thread_defaults_to_a_worker_and_takes_both_values() {
         assert_eq!(Config::default().storage_thread, StorageThread::Worker);
-        assert_eq!(Config::from_json(&json!({"storageThread": "main"})).unwrap().storage_thread, StorageThread::Main);
-        assert_eq!(Config::from_json(&json!({"storageThread": "worker"})).unwrap().storage_thread, StorageThread::Worker);
+        assert_eq!(
+            Config::from_json(&json!({"storageThread": "main"}))
+                .unwrap()
+                .storage_thread,
+            StorageThread::Main
+        );
+        assert_eq!(
+            Config::from_json(&json!({"storageThread": "worker"}))
+                .unwrap()
+                .storage_thread,
+            StorageThread::Worker
+        );
     }
 
     #[test]
     fn durability_defaults_to_normal_and_takes_both_values() {
         assert_eq!(Config::default().durability, Durability::Normal);
-        assert_eq!(Config::from_json(&json!({})).unwrap().durability, Durability::Normal);
-        assert_eq!(Config::from_json(&json!({"durability": "normal"})).unwrap().durability, Durability::Normal);
-        assert_eq!(Config::from_json(&json!({"durability": "full"})).unwrap().durability, Durability::Full);
+        assert_eq!(
+            Config::from_json(&json!({})).unwrap().durability,
+            Durability::Normal
+        );
+        assert_eq!(
+            Config::from_json(&json!({"durability": "normal"}))
+                .unwrap()
+                .durability,
+            Durability::Normal
+        );
+        assert_eq!(
+            Config::from_json(&json!({"durability": "full"}))
+                .unwrap()
+                .durability,
+            Durability::Full
+        );
     }
 
     #[test]
     fn invalid_durability_names_the_key_and_the_allowed_values() {
-        for bad in [json!("FULL"), json!("off"), json!(true), json!(1), Value::Null] {
-            let err = Config::from_json(&json!({ "durability": bad })).unwrap_err().to_string();
-            assert!(err.contains("`durability`") && err.contains(r#"["normal", "full"]"#), "{err}");
+        for bad in [
+            json!("FULL"),
+            json!("off"),
+            json!(true),
+            json!(1),
+            Value::Null,
+        ] {
+            let err = Config::from_json(&json!({ "durability": bad }))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("`durability`") && err.contains(r#"["normal", "full"]"#),
+                "{err}"
+            );
         }
     }
 }

@@ -24,7 +24,11 @@ pub struct Fingerprint {
 
 impl Default for Fingerprint {
     fn default() -> Self {
-        Fingerprint { a: OFFSET_A, b: OFFSET_B, scratch: Vec::new() }
+        Fingerprint {
+            a: OFFSET_A,
+            b: OFFSET_B,
+            scratch: Vec::new(),
+        }
     }
 }
 
@@ -125,8 +129,14 @@ mod tests {
         let a: Value = serde_json::from_str(r#"{"a":1,"b":[{"x":"y","z":2}]}"#).unwrap();
         let b: Value = serde_json::from_str(r#"{"b":[{"z":2,"x":"y"}],"a":1}"#).unwrap();
         let c: Value = serde_json::from_str(r#"{"b":[{"z":3,"x":"y"}],"a":1}"#).unwrap();
-        assert_eq!(Fingerprint::new().json(&a).hex(), Fingerprint::new().json(&b).hex());
-        assert_ne!(Fingerprint::new().json(&a).hex(), Fingerprint::new().json(&c).hex());
+        assert_eq!(
+            Fingerprint::new().json(&a).hex(),
+            Fingerprint::new().json(&b).hex()
+        );
+        assert_ne!(
+            Fingerprint::new().json(&a).hex(),
+            Fingerprint::new().json(&c).hex()
+        );
     }
 
     #[test]
@@ -160,14 +170,25 @@ mod tests {
         let mut old = Fingerprint::new();
         reference(&mut old, &v);
         assert_eq!(Fingerprint::new().json(&v).hex(), old.hex());
-        assert_eq!(old.hex(), "81df8e6d2606beb0b3bfae05c98c2b84", "the reference itself must not change");
+        assert_eq!(
+            old.hex(),
+            "81df8e6d2606beb0b3bfae05c98c2b84",
+            "the reference itself must not change"
+        );
         // Objects of up to SMALL_OBJECT fields are sorted on the stack, larger ones in a Vec.
         for fields in [SMALL_OBJECT, SMALL_OBJECT + 1, 40] {
-            let object: serde_json::Map<String, Value> = (0..fields).rev().map(|i| (format!("k{i}"), Value::from(i))).collect();
+            let object: serde_json::Map<String, Value> = (0..fields)
+                .rev()
+                .map(|i| (format!("k{i}"), Value::from(i)))
+                .collect();
             let value = Value::Object(object);
             let mut old = Fingerprint::new();
             reference(&mut old, &value);
-            assert_eq!(Fingerprint::new().json(&value).hex(), old.hex(), "{fields} fields");
+            assert_eq!(
+                Fingerprint::new().json(&value).hex(),
+                old.hex(),
+                "{fields} fields"
+            );
         }
     }
 }

@@ -129,10 +129,17 @@ impl std::fmt::Display for Path<'_> {
     }
 }
 
-fn str_field<'a>(obj: &'a serde_json::Map<String, Value>, key: &str, path: Path) -> Result<&'a str> {
+fn str_field<'a>(
+    obj: &'a serde_json::Map<String, Value>,
+    key: &str,
+    path: Path,
+) -> Result<&'a str> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(Error::input(format!("{path}.{key}"), format!("expected a string, got {}", type_name(other)))),
+        Some(other) => Err(Error::input(
+            format!("{path}.{key}"),
+            format!("expected a string, got {}", type_name(other)),
+        )),
         None => Err(Error::input(format!("{path}.{key}"), "is required")),
     }
 }
@@ -149,12 +156,21 @@ fn type_name(value: &Value) -> &'static str {
 }
 
 fn parse_block(block: &Value, path: Path) -> Result<MessagePart> {
-    let obj = block
-        .as_object()
-        .ok_or_else(|| Error::input(path.to_string(), format!("a content block must be an object, got {}", type_name(block))))?;
+    let obj = block.as_object().ok_or_else(|| {
+        Error::input(
+            path.to_string(),
+            format!(
+                "a content block must be an object, got {}",
+                type_name(block)
+            ),
+        )
+    })?;
     let kind_name = str_field(obj, "type", path)?;
     let kind = PartKind::from_block_type(kind_name).ok_or_else(|| {
-        Error::input(format!("{path}.type"), format!("unknown block type {kind_name:?} (expected one of: {BLOCK_TYPES})"))
+        Error::input(
+            format!("{path}.type"),
+            format!("unknown block type {kind_name:?} (expected one of: {BLOCK_TYPES})"),
+        )
     })?;
     let (text, tool_call_id, tool_name) = match kind {
         PartKind::Text => (str_field(obj, "text", path)?.to_owned(), None, None),
@@ -162,12 +178,24 @@ fn parse_block(block: &Value, path: Path) -> Result<MessagePart> {
         PartKind::ToolCall => {
             let id = str_field(obj, "id", path)?.to_owned();
             let name = str_field(obj, "name", path)?;
-            let args = obj.get("arguments").map(Value::to_string).unwrap_or_default();
-            (format!("[tool call {name} {args}]"), Some(id), Some(name.to_owned()))
+            let args = obj
+                .get("arguments")
+                .map(Value::to_string)
+                .unwrap_or_default();
+            (
+                format!("[tool call {name} {args}]"),
+                Some(id),
+                Some(name.to_owned()),
+            )
         }
         PartKind::Image | PartKind::File => (String::new(), None, None),
     };
-    Ok(MessagePart { kind, text, tool_call_id, tool_name })
+    Ok(MessagePart {
+        kind,
+        text,
+        tool_call_id,
+        tool_name,
+    })
 }
 
 /// Parses `content`, which hosts send either as a string or as an array of blocks.
@@ -181,25 +209,50 @@ fn parse_content(value: Option<&Value>, path: Path) -> Result<Vec<MessagePart>> 
             .collect(),
         Some(other) => Err(Error::input(
             format!("{path}.content"),
-            format!("expected a string or an array of blocks, got {}", type_name(other)),
+            format!(
+                "expected a string or an array of blocks, got {}",
+                type_name(other)
+            ),
         )),
         None => Err(Error::input(format!("{path}.content"), "is required")),
     }
 }
 
 fn text_part(text: String) -> MessagePart {
-    MessagePart { kind: PartKind::Text, text, tool_call_id: None, tool_name: None }
+    MessagePart {
+        kind: PartKind::Text,
+        text,
+        tool_call_id: None,
+        tool_name: None,
+    }
 }
 
 /// The role, the content parts and (for tool results) the answered call id of one message.
-fn role_and_parts<'a>(value: &'a Value, path: Path) -> Result<(&'a serde_json::Map<String, Value>, Role, Vec<MessagePart>, Option<String>)> {
-    let obj = value
-        .as_object()
-        .ok_or_else(|| Error::input(path.to_string(), format!("a message must be an object, got {}", type_name(value))))?;
+fn role_and_parts<'a>(
+    value: &'a Value,
+    path: Path,
+) -> Result<(
+    &'a serde_json::Map<String, Value>,
+    Role,
+    Vec<MessagePart>,
+    Option<String>,
+)> {
+    let obj = value.as_object().ok_or_else(|| {
+        Error::input(
+            path.to_string(),
+            format!("a message must be an object, got {}", type_name(value)),
+        )
+    })?;
     let role_name = str_field(obj, "role", path)?;
     let role = Role::parse(role_name).ok_or_else(|| {
         let known: Vec<&str> = Role::ALL.iter().map(|r| r.as_str()).collect();
-        Error::input(format!("{path}.role"), format!("unknown role {role_name:?} (expected one of: {})", known.join(", ")))
+        Error::input(
+            format!("{path}.role"),
+            format!(
+                "unknown role {role_name:?} (expected one of: {})",
+                known.join(", ")
+            ),
+        )
     })?;
     let mut tool_call_id = None;
     let parts = match role {
@@ -208,7 +261,9 @@ fn role_and_parts<'a>(value: &'a Value, path: Path) -> Result<(&'a serde_json::M
             tool_call_id = Some(str_field(obj, "toolCallId", path)?.to_owned());
             parse_content(obj.get("content"), path)?
         }
-        Role::CompactionSummary | Role::BranchSummary => vec![text_part(str_field(obj, "summary", path)?.to_owned())],
+        Role::CompactionSummary | Role::BranchSummary => {
+            vec![text_part(str_field(obj, "summary", path)?.to_owned())]
+        }
         Role::BashExecution => {
             let command = str_field(obj, "command", path)?;
             let output = str_field(obj, "output", path)?;
@@ -238,13 +293,15 @@ fn plain_text(parts: &[MessagePart]) -> String {
 /// The plain text of a stored message, derived from its `raw_json` exactly as [`parse_message`]
 /// derived [`StoredMessage::text`] at ingest (the database keeps no second copy of it).
 pub fn text_of_raw_json(raw_json: &str) -> Result<String> {
-    let value: Value = serde_json::from_str(raw_json).map_err(|err| Error::storage(format!("a stored message is not valid JSON: {err}")))?;
+    let value: Value = serde_json::from_str(raw_json)
+        .map_err(|err| Error::storage(format!("a stored message is not valid JSON: {err}")))?;
     text_of_value(&value)
 }
 
 /// [`text_of_raw_json`] of a stored message already parsed.
 pub fn text_of_value(value: &Value) -> Result<String> {
-    let (_, _, parts, _) = role_and_parts(value, Path::Named("raw_json")).map_err(|err| Error::storage(format!("a stored message no longer parses: {err}")))?;
+    let (_, _, parts, _) = role_and_parts(value, Path::Named("raw_json"))
+        .map_err(|err| Error::storage(format!("a stored message no longer parses: {err}")))?;
     Ok(plain_text(&parts))
 }
 
@@ -269,7 +326,10 @@ pub fn parse_message(value: &Value, path: &str) -> Result<StoredMessage> {
 }
 
 /// Parses a batch of [`HostMessage`]s as [`parse_messages`] does, keeping each one's JSON text.
-pub fn parse_host_messages(messages: Vec<HostMessage>, first_index: usize) -> Result<Vec<StoredMessage>> {
+pub fn parse_host_messages(
+    messages: Vec<HostMessage>,
+    first_index: usize,
+) -> Result<Vec<StoredMessage>> {
     messages
         .into_iter()
         .enumerate()
@@ -278,9 +338,17 @@ pub fn parse_host_messages(messages: Vec<HostMessage>, first_index: usize) -> Re
 }
 
 /// [`parse_message`], with `raw_json` taken from `json` when given.
-fn parse_message_with_json(value: &Value, json: Option<String>, path: Path) -> Result<StoredMessage> {
+fn parse_message_with_json(
+    value: &Value,
+    json: Option<String>,
+    path: Path,
+) -> Result<StoredMessage> {
     let (obj, role, parts, tool_call_id) = role_and_parts(value, path)?;
-    let timestamp_ms = obj.get("timestamp").and_then(Value::as_f64).filter(|t| t.is_finite()).map(|t| t as i64);
+    let timestamp_ms = obj
+        .get("timestamp")
+        .and_then(Value::as_f64)
+        .filter(|t| t.is_finite())
+        .map(|t| t as i64);
     let text = plain_text(&parts);
     let tokens = parts.iter().fold(MESSAGE_OVERHEAD_TOKENS, |sum, p| {
         let cost = match p.kind {
@@ -291,15 +359,37 @@ fn parse_message_with_json(value: &Value, json: Option<String>, path: Path) -> R
     });
     let identity = message_identity(obj, role);
     let tool_name = match role {
-        Role::ToolResult => obj.get("toolName").and_then(Value::as_str).map(str::to_owned),
+        Role::ToolResult => obj
+            .get("toolName")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
         _ => None,
     };
-    Ok(StoredMessage { role, text, parts, tool_call_id, timestamp_ms, tokens, identity, raw_json: json.unwrap_or_else(|| value.to_string()), host_entry_id: None, tool_name })
+    Ok(StoredMessage {
+        role,
+        text,
+        parts,
+        tool_call_id,
+        timestamp_ms,
+        tokens,
+        identity,
+        raw_json: json.unwrap_or_else(|| value.to_string()),
+        host_entry_id: None,
+        tool_name,
+    })
 }
 
 /// Role, timestamp, tool-call id and the content-bearing fields, in canonical JSON form.
 fn message_identity(obj: &serde_json::Map<String, Value>, role: Role) -> String {
-    const KEYS: [&str; 7] = ["timestamp", "toolCallId", "content", "summary", "command", "output", "customType"];
+    const KEYS: [&str; 7] = [
+        "timestamp",
+        "toolCallId",
+        "content",
+        "summary",
+        "command",
+        "output",
+        "customType",
+    ];
     // One pass over the message's few fields instead of a hashed lookup per key.
     let mut present: [Option<&Value>; KEYS.len()] = [None; KEYS.len()];
     for (key, value) in obj {
@@ -321,7 +411,11 @@ fn message_identity(obj: &serde_json::Map<String, Value>, role: Role) -> String 
 /// Parses a batch; the first invalid message fails the whole batch, so nothing is stored half-way.
 /// Errors name `messages[i]`, counting from `first_index` (the batch's position in the host's list).
 pub fn parse_messages(values: &[Value], first_index: usize) -> Result<Vec<StoredMessage>> {
-    values.iter().enumerate().map(|(i, v)| parse_message_with_json(v, None, Path::Message(first_index + i))).collect()
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| parse_message_with_json(v, None, Path::Message(first_index + i)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -331,7 +425,11 @@ mod tests {
 
     #[test]
     fn user_message_with_string_content_parses() {
-        let m = parse_message(&json!({"role":"user","content":"hello","timestamp":1700000000000i64}), "m").unwrap();
+        let m = parse_message(
+            &json!({"role":"user","content":"hello","timestamp":1700000000000i64}),
+            "m",
+        )
+        .unwrap();
         assert_eq!(m.role, Role::User);
         assert_eq!(m.text, "hello");
         assert_eq!(m.timestamp_ms, Some(1_700_000_000_000));
@@ -355,29 +453,45 @@ mod tests {
 
     #[test]
     fn unknown_role_is_rejected_naming_the_field() {
-        let err = parse_message(&json!({"role":"wizard","content":"x"}), "messages[2]").unwrap_err();
+        let err =
+            parse_message(&json!({"role":"wizard","content":"x"}), "messages[2]").unwrap_err();
         assert!(err.to_string().contains("messages[2].role"), "{err}");
         assert!(err.to_string().contains("wizard"), "{err}");
     }
 
     #[test]
     fn unknown_block_type_is_rejected_naming_the_field() {
-        let err = parse_message(&json!({"role":"user","content":[{"type":"hologram"}]}), "m").unwrap_err();
+        let err = parse_message(&json!({"role":"user","content":[{"type":"hologram"}]}), "m")
+            .unwrap_err();
         assert!(err.to_string().contains("m.content[0].type"), "{err}");
     }
 
     #[test]
     fn malformed_messages_are_errors_not_panics() {
-        for bad in [json!(null), json!(42), json!({"content":"x"}), json!({"role":"user"}), json!({"role":"user","content":7}),
-                    json!({"role":"toolResult","content":[]}), json!({"role":"assistant","content":[{"type":"toolCall","name":"x"}]})] {
-            assert!(parse_message(&bad, "m").is_err(), "{bad} should be rejected");
+        for bad in [
+            json!(null),
+            json!(42),
+            json!({"content":"x"}),
+            json!({"role":"user"}),
+            json!({"role":"user","content":7}),
+            json!({"role":"toolResult","content":[]}),
+            json!({"role":"assistant","content":[{"type":"toolCall","name":"x"}]}),
+        ] {
+            assert!(
+                parse_message(&bad, "m").is_err(),
+                "{bad} should be rejected"
+            );
         }
     }
 
     #[test]
     fn images_cost_a_fixed_amount_not_their_base64_length() {
         let big = "A".repeat(400_000);
-        let m = parse_message(&json!({"role":"user","content":[{"type":"image","data":big,"mimeType":"image/png"}]}), "m").unwrap();
+        let m = parse_message(
+            &json!({"role":"user","content":[{"type":"image","data":big,"mimeType":"image/png"}]}),
+            "m",
+        )
+        .unwrap();
         assert_eq!(m.tokens, MESSAGE_OVERHEAD_TOKENS + BINARY_BLOCK_TOKENS);
     }
 
@@ -385,25 +499,54 @@ mod tests {
     fn identity_ignores_metadata_but_not_content_or_time() {
         let a = parse_message(&json!({"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":1,"usage":{"input":3}}), "m").unwrap();
         let b = parse_message(&json!({"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":1,"usage":{"input":9}}), "m").unwrap();
-        let c = parse_message(&json!({"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":2}), "m").unwrap();
+        let c = parse_message(
+            &json!({"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":2}),
+            "m",
+        )
+        .unwrap();
         assert_eq!(a.identity, b.identity);
         assert_ne!(a.identity, c.identity);
     }
 
     #[test]
     fn a_batch_with_one_bad_message_fails_whole() {
-        let err = parse_messages(&[json!({"role":"user","content":"ok"}), json!({"role":"user"})], 0).unwrap_err();
+        let err = parse_messages(
+            &[
+                json!({"role":"user","content":"ok"}),
+                json!({"role":"user"}),
+            ],
+            0,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("messages[1].content"), "{err}");
         let offset = parse_messages(&[json!({"role":"user"})], 7).unwrap_err();
-        assert!(offset.to_string().contains("messages[7].content"), "{offset}");
+        assert!(
+            offset.to_string().contains("messages[7].content"),
+            "{offset}"
+        );
         // A block's path names its message and its position, on both parsing paths.
-        let block = json!({"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"video"}]});
-        let err = parse_messages(&[json!({"role":"user","content":"ok"}), block.clone()], 4).unwrap_err();
-        assert!(err.to_string().contains("messages[5].content[1].type"), "{err}");
+        let block =
+            json!({"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"video"}]});
+        let err =
+            parse_messages(&[json!({"role":"user","content":"ok"}), block.clone()], 4).unwrap_err();
+        assert!(
+            err.to_string().contains("messages[5].content[1].type"),
+            "{err}"
+        );
         let err = parse_host_messages(vec![HostMessage::from(block)], 9).unwrap_err();
-        assert!(err.to_string().contains("messages[9].content[1].type"), "{err}");
-        let err = parse_message(&json!({"role":"toolResult","content":[]}), "source message 3").unwrap_err();
-        assert!(err.to_string().contains("source message 3.toolCallId"), "{err}");
+        assert!(
+            err.to_string().contains("messages[9].content[1].type"),
+            "{err}"
+        );
+        let err = parse_message(
+            &json!({"role":"toolResult","content":[]}),
+            "source message 3",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("source message 3.toolCallId"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -425,15 +568,39 @@ mod tests {
     fn a_host_message_with_its_json_text_stores_that_text_and_parses_the_same() {
         // serde_json writes JSON.stringify's 100000000000000000000 and 0.000001 as 1e20 and 1e-6:
         // the host's text is kept as it is; text, tokens and identity come from the value.
-        let text = r#"{"role":"user","content":"x y","timestamp":5,"n":[100000000000000000000,0.000001]}"#;
+        let text =
+            r#"{"role":"user","content":"x y","timestamp":5,"n":[100000000000000000000,0.000001]}"#;
         let value: Value = serde_json::from_str(text).unwrap();
-        let kept = parse_host_messages(vec![HostMessage { value: value.clone(), json: Some(text.to_owned()) }], 0).unwrap();
+        let kept = parse_host_messages(
+            vec![HostMessage {
+                value: value.clone(),
+                json: Some(text.to_owned()),
+            }],
+            0,
+        )
+        .unwrap();
         let plain = parse_message(&value, "messages[0]").unwrap();
         assert_eq!(kept[0].raw_json, text);
-        assert_ne!(plain.raw_json, text, "serde_json writes these numbers differently");
-        assert_eq!(StoredMessage { raw_json: plain.raw_json.clone(), ..kept[0].clone() }, plain);
+        assert_ne!(
+            plain.raw_json, text,
+            "serde_json writes these numbers differently"
+        );
+        assert_eq!(
+            StoredMessage {
+                raw_json: plain.raw_json.clone(),
+                ..kept[0].clone()
+            },
+            plain
+        );
         assert_eq!(text_of_raw_json(&kept[0].raw_json).unwrap(), plain.text);
-        let err = parse_host_messages(vec![HostMessage::from(json!(1)), HostMessage::from(json!({"role": "x"}))], 4).unwrap_err();
+        let err = parse_host_messages(
+            vec![
+                HostMessage::from(json!(1)),
+                HostMessage::from(json!({"role": "x"})),
+            ],
+            4,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("messages[4]"), "{err}");
     }
 

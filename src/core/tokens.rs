@@ -27,7 +27,11 @@ pub fn char_quarters(c: char) -> u64 {
 /// Estimated tokens for plain text.
 pub fn estimate_text(text: &str) -> u32 {
     // ASCII text (most of it) weighs one quarter per byte.
-    let quarters: u64 = if text.is_ascii() { text.len() as u64 } else { text.chars().map(char_quarters).sum() };
+    let quarters: u64 = if text.is_ascii() {
+        text.len() as u64
+    } else {
+        text.chars().map(char_quarters).sum()
+    };
     u32::try_from(quarters.div_ceil(4)).unwrap_or(u32::MAX)
 }
 

@@ -26,24 +26,40 @@ pub struct FactsCache {
 
 /// A positive, finite host number as tokens.
 pub(crate) fn tokens_of(value: Option<f64>) -> Option<u32> {
-    value.filter(|v| v.is_finite() && *v > 0.0).map(|v| v.min(f64::from(u32::MAX)) as u32)
+    value
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .map(|v| v.min(f64::from(u32::MAX)) as u32)
 }
 
 /// The provider's usage on a host message: (prompt tokens, output tokens). Prompt tokens are
 /// input plus cache reads and writes (the OpenClaw message format counts them apart).
 fn reported_usage(message: &Value) -> Option<(u32, u32)> {
     let usage = message.get("usage")?;
-    let n = |key: &str| usage.get(key).and_then(Value::as_f64).filter(|v| v.is_finite() && *v >= 0.0).unwrap_or(0.0);
+    let n = |key: &str| {
+        usage
+            .get(key)
+            .and_then(Value::as_f64)
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .unwrap_or(0.0)
+    };
     let prompt = n("input") + n("cacheRead") + n("cacheWrite");
     if prompt <= 0.0 {
         return None;
     }
-    Some((prompt.min(f64::from(u32::MAX)) as u32, n("output").min(f64::from(u32::MAX)) as u32))
+    Some((
+        prompt.min(f64::from(u32::MAX)) as u32,
+        n("output").min(f64::from(u32::MAX)) as u32,
+    ))
 }
 
 /// Learns from one committed turn: `raw` are the host's messages, `parsed` the same messages
 /// validated, and `view_tokens` the view this turn's model request was built from.
-pub(crate) fn learn_from_turn(facts: &mut HostFacts, raw: &[Value], parsed: &[StoredMessage], view_tokens: Option<u32>) {
+pub(crate) fn learn_from_turn(
+    facts: &mut HostFacts,
+    raw: &[Value],
+    parsed: &[StoredMessage],
+    view_tokens: Option<u32>,
+) {
     let mut before = 0u32;
     let mut learned_overhead = false;
     for (value, message) in raw.iter().zip(parsed) {
@@ -82,7 +98,11 @@ impl<S: Sql> Engine<S> {
 
     /// [`Engine::host_facts`], when the conversation's `host_facts_json` was read with its row
     /// (`stored`: `Some(None)` when none are stored; None: not read, read it now).
-    pub(crate) fn host_facts_with(&mut self, conversation_id: i64, stored: Option<Option<String>>) -> Result<HostFacts> {
+    pub(crate) fn host_facts_with(
+        &mut self,
+        conversation_id: i64,
+        stored: Option<Option<String>>,
+    ) -> Result<HostFacts> {
         match stored {
             Some(json) if !self.accounting.facts.contains_key(&conversation_id) => {
                 let facts = store::parse(json.as_deref())?;
@@ -99,7 +119,12 @@ impl<S: Sql> Engine<S> {
     }
 
     /// Stores facts. Call inside a write transaction, then [`Engine::remember_facts`].
-    pub(crate) fn save_facts(sql: &mut S, conversation_id: i64, facts: &HostFacts, now_ms: i64) -> Result<()> {
+    pub(crate) fn save_facts(
+        sql: &mut S,
+        conversation_id: i64,
+        facts: &HostFacts,
+        now_ms: i64,
+    ) -> Result<()> {
         store::save(sql, conversation_id, facts, now_ms)
     }
 
@@ -110,7 +135,15 @@ impl<S: Sql> Engine<S> {
     /// for (or an older one under its key) teaches nothing.
     /// `conversation`: the session's active conversation as the turn left it (the caller reads
     /// it once for this and the trigger).
-    pub(crate) fn learn_after_turn(&mut self, session: &SessionRef, conversation: Option<&Conversation>, turn: &[Value], parsed: &[StoredMessage], window: Option<f64>, now_ms: i64) -> Result<()> {
+    pub(crate) fn learn_after_turn(
+        &mut self,
+        session: &SessionRef,
+        conversation: Option<&Conversation>,
+        turn: &[Value],
+        parsed: &[StoredMessage],
+        window: Option<f64>,
+        now_ms: i64,
+    ) -> Result<()> {
         let Some(conversation) = conversation.filter(|c| c.session_id == session.session_id) else {
             return Ok(());
         };
@@ -119,17 +152,27 @@ impl<S: Sql> Engine<S> {
         if let Some(window) = tokens_of(window) {
             facts.window = Some(window);
         }
-        let view_tokens = self.views.tokens(conversation.id).map(|t| u32::try_from(t).unwrap_or(u32::MAX));
+        let view_tokens = self
+            .views
+            .tokens(conversation.id)
+            .map(|t| u32::try_from(t).unwrap_or(u32::MAX));
         learn_from_turn(&mut facts, turn, parsed, view_tokens);
         if facts != before {
-            self.store.write(|sql| Self::save_facts(sql, conversation.id, &facts, now_ms))?;
+            self.store
+                .write(|sql| Self::save_facts(sql, conversation.id, &facts, now_ms))?;
             self.remember_facts(conversation.id, facts);
         }
         Ok(())
     }
 
     /// The view budget for an `assemble` of this conversation.
-    pub(crate) fn view_budget(&mut self, conversation_id: i64, host_budget: u32, prompt: Option<&str>, max_output: Option<u32>) -> Result<ViewBudget> {
+    pub(crate) fn view_budget(
+        &mut self,
+        conversation_id: i64,
+        host_budget: u32,
+        prompt: Option<&str>,
+        max_output: Option<u32>,
+    ) -> Result<ViewBudget> {
         let mut facts = self.host_facts(conversation_id)?;
         if max_output.is_some() && facts.max_output != max_output {
             facts.max_output = max_output;
@@ -164,13 +207,22 @@ mod tests {
 
     #[test]
     fn a_turn_without_usage_or_view_learns_no_overhead() {
-        let raw = vec![json!({"role":"user","content":"hi","timestamp":1}), json!({"role":"assistant","content":"yo","timestamp":2})];
+        let raw = vec![
+            json!({"role":"user","content":"hi","timestamp":1}),
+            json!({"role":"assistant","content":"yo","timestamp":2}),
+        ];
         let parsed = parse_messages(&raw, 0).unwrap();
         let mut facts = HostFacts::default();
         learn_from_turn(&mut facts, &raw, &parsed, None);
         assert_eq!(facts.overhead, None);
-        let with_usage = vec![raw[0].clone(), json!({"role":"assistant","content":"yo","timestamp":2,"usage":{"input":"many"}})];
+        let with_usage = vec![
+            raw[0].clone(),
+            json!({"role":"assistant","content":"yo","timestamp":2,"usage":{"input":"many"}}),
+        ];
         learn_from_turn(&mut facts, &with_usage, &parsed, Some(10));
-        assert_eq!(facts.overhead, None, "usage that is not a number teaches nothing");
+        assert_eq!(
+            facts.overhead, None,
+            "usage that is not a number teaches nothing"
+        );
     }
 }

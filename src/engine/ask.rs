@@ -23,7 +23,10 @@ use super::Engine;
 use crate::core::ask::answer::{self, Answer, Outcome};
 use crate::core::ask::evidence::{self, Candidate, Evidence, Origin};
 use crate::core::ask::terms::{mentions, search_terms};
-use crate::core::ask::{ANSWER_REQUEST_TOKENS, EVIDENCE_DEFAULT_TOKENS, EVIDENCE_MAX_TOKENS, EVIDENCE_MIN_TOKENS, MAX_QUESTION_CHARS};
+use crate::core::ask::{
+    ANSWER_REQUEST_TOKENS, EVIDENCE_DEFAULT_TOKENS, EVIDENCE_MAX_TOKENS, EVIDENCE_MIN_TOKENS,
+    MAX_QUESTION_CHARS,
+};
 use crate::error::{Error, Result};
 use crate::store::recall::{self, MessageRow, SummaryRow};
 use crate::store::search::{self, SearchMode, TimeWindow};
@@ -113,14 +116,27 @@ pub struct EvidenceRef {
 fn question_of(value: Option<&Value>) -> Result<String> {
     let text = match value {
         Some(Value::String(s)) => s.trim(),
-        None | Some(Value::Null) => return Err(Error::input("question", "is required: the question to answer from the stored history")),
-        Some(other) => return Err(Error::input("question", format!("must be a string, got {other}"))),
+        None | Some(Value::Null) => {
+            return Err(Error::input(
+                "question",
+                "is required: the question to answer from the stored history",
+            ))
+        }
+        Some(other) => {
+            return Err(Error::input(
+                "question",
+                format!("must be a string, got {other}"),
+            ))
+        }
     };
     if text.is_empty() {
         return Err(Error::input("question", "must not be empty"));
     }
     if text.chars().count() > MAX_QUESTION_CHARS {
-        return Err(Error::input("question", format!("is longer than {MAX_QUESTION_CHARS} characters; ask something shorter")));
+        return Err(Error::input(
+            "question",
+            format!("is longer than {MAX_QUESTION_CHARS} characters; ask something shorter"),
+        ));
     }
     Ok(text.to_owned())
 }
@@ -130,10 +146,16 @@ fn pattern_of(value: Option<&Value>) -> Result<Option<String>> {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
         Some(Value::String(s)) if s.chars().count() > search::MAX_PATTERN_CHARS => {
-            Err(Error::input("pattern", format!("is longer than {} characters", search::MAX_PATTERN_CHARS)))
+            Err(Error::input(
+                "pattern",
+                format!("is longer than {} characters", search::MAX_PATTERN_CHARS),
+            ))
         }
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(Error::input("pattern", format!("must be a string, got {other}"))),
+        Some(other) => Err(Error::input(
+            "pattern",
+            format!("must be a string, got {other}"),
+        )),
     }
 }
 
@@ -141,9 +163,13 @@ fn pattern_of(value: Option<&Value>) -> Result<Option<String>> {
 fn summary_ids_of(value: Option<&Value>) -> Result<Vec<Value>> {
     match value {
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(ids)) if ids.len() > MAX_NAMED_SUMMARIES => {
-            Err(Error::input("summaryIds", format!("names {} summaries; name at most {MAX_NAMED_SUMMARIES}", ids.len())))
-        }
+        Some(Value::Array(ids)) if ids.len() > MAX_NAMED_SUMMARIES => Err(Error::input(
+            "summaryIds",
+            format!(
+                "names {} summaries; name at most {MAX_NAMED_SUMMARIES}",
+                ids.len()
+            ),
+        )),
         Some(Value::Array(ids)) => Ok(ids.clone()),
         Some(one) => Ok(vec![one.clone()]),
     }
@@ -153,19 +179,46 @@ fn budget_of(value: Option<&Value>) -> Result<u32> {
     match value {
         None | Some(Value::Null) => Ok(EVIDENCE_DEFAULT_TOKENS),
         Some(Value::Number(n)) => {
-            let n = n.as_f64().filter(|n| n.is_finite()).ok_or_else(|| Error::input("maxEvidenceTokens", "must be a number"))?;
-            Ok(n.clamp(f64::from(EVIDENCE_MIN_TOKENS), f64::from(EVIDENCE_MAX_TOKENS)) as u32)
+            let n = n
+                .as_f64()
+                .filter(|n| n.is_finite())
+                .ok_or_else(|| Error::input("maxEvidenceTokens", "must be a number"))?;
+            Ok(n.clamp(
+                f64::from(EVIDENCE_MIN_TOKENS),
+                f64::from(EVIDENCE_MAX_TOKENS),
+            ) as u32)
         }
-        Some(other) => Err(Error::input("maxEvidenceTokens", format!("must be a number of tokens, got {other}"))),
+        Some(other) => Err(Error::input(
+            "maxEvidenceTokens",
+            format!("must be a number of tokens, got {other}"),
+        )),
     }
 }
 
 fn from_message(m: MessageRow, origin: Origin) -> Candidate {
-    Candidate { kind: "message", id: m.id, conversation_id: m.conversation_id, role: m.role, at: m.timestamp, text: m.content, origin, follows: None }
+    Candidate {
+        kind: "message",
+        id: m.id,
+        conversation_id: m.conversation_id,
+        role: m.role,
+        at: m.timestamp,
+        text: m.content,
+        origin,
+        follows: None,
+    }
 }
 
 fn from_summary(s: SummaryRow, origin: Origin) -> Candidate {
-    Candidate { kind: "summary", id: s.id, conversation_id: s.conversation_id, role: "summary".into(), at: s.latest_at.unwrap_or(s.created_at), text: s.content, origin, follows: None }
+    Candidate {
+        kind: "summary",
+        id: s.id,
+        conversation_id: s.conversation_id,
+        role: "summary".into(),
+        at: s.latest_at.unwrap_or(s.created_at),
+        text: s.content,
+        origin,
+        follows: None,
+    }
 }
 
 /// Candidates gathered for one question, each loaded once.
@@ -196,20 +249,37 @@ impl<S: Sql> Engine<S> {
         let pattern = pattern_of(params.pattern.as_ref())?;
         let named = summary_ids_of(params.summary_ids.as_ref())?;
         let budget = budget_of(params.max_evidence_tokens.as_ref())?;
-        let window = TimeWindow { since: params.since, before: params.before };
+        let window = TimeWindow {
+            since: params.since,
+            before: params.before,
+        };
         if let (Some(since), Some(before)) = (window.since, window.before) {
             if since >= before {
                 return Err(Error::input("since", "must be earlier than before"));
             }
         }
-        let (scope, conversations) = self.scoped_conversations(&params.session, params.scope.as_deref())?;
-        let terms: Vec<String> = search_terms(&question, pattern.as_deref()).into_iter().filter(|t| t.chars().count() <= MAX_TERM_CHARS).collect();
+        let (scope, conversations) =
+            self.scoped_conversations(&params.session, params.scope.as_deref())?;
+        let terms: Vec<String> = search_terms(&question, pattern.as_deref())
+            .into_iter()
+            .filter(|t| t.chars().count() <= MAX_TERM_CHARS)
+            .collect();
         let mut found = Gathered::default();
 
         for id in named {
-            let target = RecallTarget { session: params.session.clone(), summary_id: Some(id), message_id: None, cursor: None, max_tokens: None, all_messages: None };
-            let Target::Summary(summary) = self.recall_target(&target)? else { continue };
-            let covered = recall::covered_messages(self.store.sql(), summary.id, 0, MESSAGES_PER_SUMMARY)?;
+            let target = RecallTarget {
+                session: params.session.clone(),
+                summary_id: Some(id),
+                message_id: None,
+                cursor: None,
+                max_tokens: None,
+                all_messages: None,
+            };
+            let Target::Summary(summary) = self.recall_target(&target)? else {
+                continue;
+            };
+            let covered =
+                recall::covered_messages(self.store.sql(), summary.id, 0, MESSAGES_PER_SUMMARY)?;
             found.push(from_summary(summary, Origin::Named));
             for m in covered {
                 found.push(from_message(m, Origin::Named));
@@ -222,7 +292,14 @@ impl<S: Sql> Engine<S> {
         let mut message_hits = Vec::new();
         let mut summary_hits = Vec::new();
         for term in &terms {
-            let hits = search::search_in(self.store.sql(), Some(&conversations), term, SearchMode::Text, HITS_PER_TERM, window)?;
+            let hits = search::search_in(
+                self.store.sql(),
+                Some(&conversations),
+                term,
+                SearchMode::Text,
+                HITS_PER_TERM,
+                window,
+            )?;
             for hit in hits {
                 if found.has(hit.kind, hit.id) {
                     continue;
@@ -250,7 +327,10 @@ impl<S: Sql> Engine<S> {
         // The message after a hit often holds what was decided or what a command printed.
         for (hit, conversation, seq) in message_hits.into_iter().take(NEIGHBOURED_HITS) {
             if let Some(m) = recall::message_at_seq(self.store.sql(), conversation, seq + 1)? {
-                found.push(Candidate { follows: Some(hit), ..from_message(m, Origin::Neighbour) });
+                found.push(Candidate {
+                    follows: Some(hit),
+                    ..from_message(m, Origin::Neighbour)
+                });
             }
         }
 
@@ -272,8 +352,15 @@ impl<S: Sql> Engine<S> {
         }
         let selection = evidence::select(candidates, &terms, budget);
         let (prompt, answer) = if selection.items.is_empty() {
-            let detail = if terms.is_empty() { "the question has no distinctive words to search for".to_owned() } else { format!("searched for: {}", terms.join(", ")) };
-            (None, Some(answer::finish(Outcome::NothingFound, "", &detail, &[])))
+            let detail = if terms.is_empty() {
+                "the question has no distinctive words to search for".to_owned()
+            } else {
+                format!("searched for: {}", terms.join(", "))
+            };
+            (
+                None,
+                Some(answer::finish(Outcome::NothingFound, "", &detail, &[])),
+            )
         } else {
             (Some(answer::prompt(&question, &selection.items)), None)
         };
@@ -300,13 +387,22 @@ impl<S: Sql> Engine<S> {
             "llm_failed" => Outcome::LlmFailed,
             "timed_out" => Outcome::TimedOut,
             "no_llm" => Outcome::NoLlm,
-            other => return Err(Error::input("outcome", format!("unknown outcome {other:?}"))),
+            other => {
+                return Err(Error::input(
+                    "outcome",
+                    format!("unknown outcome {other:?}"),
+                ))
+            }
         };
         let evidence: Vec<Evidence> = params
             .evidence
             .iter()
             .map(|e| Evidence {
-                kind: if e.kind == "summary" { "summary" } else { "message" },
+                kind: if e.kind == "summary" {
+                    "summary"
+                } else {
+                    "message"
+                },
                 id: e.id,
                 conversation_id: 0,
                 role: String::new(),
@@ -317,6 +413,11 @@ impl<S: Sql> Engine<S> {
                 matched_terms: 0,
             })
             .collect();
-        Ok(answer::finish(outcome, params.text.as_deref().unwrap_or(""), params.detail.as_deref().unwrap_or(""), &evidence))
+        Ok(answer::finish(
+            outcome,
+            params.text.as_deref().unwrap_or(""),
+            params.detail.as_deref().unwrap_or(""),
+            &evidence,
+        ))
     }
 }

@@ -33,10 +33,19 @@ impl<S: Sql> Engine<S> {
         history: impl FnOnce() -> Result<Vec<Value>>,
         now_ms: i64,
     ) -> Result<AssembleResult> {
-        let Some((conversation, budget, newer)) = self.prepare_view(params, history_len, history, now_ms)? else {
-            return Ok(AssembleResult { messages: Vec::new(), estimated_tokens: 0, system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(), stored_messages: 0 });
+        let Some((conversation, budget, newer)) =
+            self.prepare_view(params, history_len, history, now_ms)?
+        else {
+            return Ok(AssembleResult {
+                messages: Vec::new(),
+                estimated_tokens: 0,
+                system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+                stored_messages: 0,
+            });
         };
-        let view = self.views.view_with(self.store.sql(), &conversation, budget, newer)?;
+        let view = self
+            .views
+            .view_with(self.store.sql(), &conversation, budget, newer)?;
         Ok(AssembleResult {
             messages: view.messages(),
             estimated_tokens: view.tokens(),
@@ -55,7 +64,9 @@ impl<S: Sql> Engine<S> {
         held: Option<u64>,
         now_ms: i64,
     ) -> Result<AssembleHandover> {
-        let Some((conversation, budget, newer)) = self.prepare_view(params, history_len, history, now_ms)? else {
+        let Some((conversation, budget, newer)) =
+            self.prepare_view(params, history_len, history, now_ms)?
+        else {
             return Ok(AssembleHandover {
                 view: self.handovers.hand_over(0, 0, None, &[]),
                 estimated_tokens: 0,
@@ -63,8 +74,15 @@ impl<S: Sql> Engine<S> {
                 stored_messages: 0,
             });
         };
-        let view = self.views.view_with(self.store.sql(), &conversation, budget, newer)?;
-        let handover = self.handovers.hand_over(conversation.id, view.summaries_epoch(), held, &view.entries());
+        let view = self
+            .views
+            .view_with(self.store.sql(), &conversation, budget, newer)?;
+        let handover = self.handovers.hand_over(
+            conversation.id,
+            view.summaries_epoch(),
+            held,
+            &view.entries(),
+        );
         Ok(AssembleHandover {
             view: handover,
             estimated_tokens: view.tokens(),
@@ -87,17 +105,22 @@ impl<S: Sql> Engine<S> {
     ) -> Result<Option<(Conversation, u32, Option<Newer>)>> {
         validate_session(&params.session)?;
         let known = self.views.known(params.session.key());
-        let (mut conversation, mut newer) = match context::active_with_newer(self.store.sql(), params.session.key(), known)? {
-            Some(read) => {
-                // What the next turn may claim instead of reading (PostgreSQL; see `claims`).
-                self.claims.row_read(&read.conversation, read.version, self.store.commits());
-                (Some(read.conversation), read.newer)
-            }
-            None => (None, None),
-        };
+        let (mut conversation, mut newer) =
+            match context::active_with_newer(self.store.sql(), params.session.key(), known)? {
+                Some(read) => {
+                    // What the next turn may claim instead of reading (PostgreSQL; see `claims`).
+                    self.claims
+                        .row_read(&read.conversation, read.version, self.store.commits());
+                    (Some(read.conversation), read.newer)
+                }
+                None => (None, None),
+            };
         // A new session id under the same key is a rollover: the old conversation must not be
         // shown for the new session (seed 04). It is archived, never purged.
-        if conversation.as_ref().is_some_and(|c| c.session_id != params.session.session_id) {
+        if conversation
+            .as_ref()
+            .is_some_and(|c| c.session_id != params.session.session_id)
+        {
             self.archive_active(&params.session, "session-id-changed", now_ms)?;
             conversation = None;
             newer = None;
@@ -107,7 +130,9 @@ impl<S: Sql> Engine<S> {
         // A view we returned empty (a tiny budget) comes back empty too, which is not a reset.
         let reset = params.history_is_complete
             && history_len == 0
-            && conversation.as_ref().is_some_and(|c| c.message_count > 0 && self.views.last_view_nonempty(c.id).unwrap_or(true));
+            && conversation.as_ref().is_some_and(|c| {
+                c.message_count > 0 && self.views.last_view_nonempty(c.id).unwrap_or(true)
+            });
         if reset {
             self.archive_active(&params.session, "host-history-reset", now_ms)?;
             conversation = None;
@@ -122,12 +147,23 @@ impl<S: Sql> Engine<S> {
         let host_budget = params
             .token_budget
             .filter(|b| b.is_finite() && *b >= 0.0)
-            .map_or(self.config.default_token_budget, |b| b.min(f64::from(u32::MAX)) as u32);
-        let Some(conversation) = conversation else { return Ok(None) };
+            .map_or(self.config.default_token_budget, |b| {
+                b.min(f64::from(u32::MAX)) as u32
+            });
+        let Some(conversation) = conversation else {
+            return Ok(None);
+        };
         // The view shares the prompt with the host's system prompt, tools, the user's prompt
         // and the reply: its budget is what they leave (docs/prompt-accounting.md).
         let max_output = tokens_of(params.max_output_tokens);
-        let budget = self.view_budget(conversation.id, host_budget, params.prompt.as_deref(), max_output)?.tokens;
+        let budget = self
+            .view_budget(
+                conversation.id,
+                host_budget,
+                params.prompt.as_deref(),
+                max_output,
+            )?
+            .tokens;
         Ok(Some((conversation, budget, newer)))
     }
 }

@@ -32,7 +32,8 @@ struct Stored {
 
 impl Stored {
     fn fixes(&self, row: &Conversation) -> bool {
-        (self.next_ordinal, self.context_epoch, self.stubbed_through) == (row.next_ordinal, row.context_epoch, row.stubbed_through)
+        (self.next_ordinal, self.context_epoch, self.stubbed_through)
+            == (row.next_ordinal, row.context_epoch, row.stubbed_through)
     }
 }
 
@@ -63,7 +64,15 @@ impl Claims {
             self.clear();
         }
         self.ready.remove(&row.id);
-        self.stored.insert(row.id, Stored { next_ordinal: row.next_ordinal, context_epoch: row.context_epoch, stubbed_through: row.stubbed_through, items });
+        self.stored.insert(
+            row.id,
+            Stored {
+                next_ordinal: row.next_ordinal,
+                context_epoch: row.context_epoch,
+                stubbed_through: row.stubbed_through,
+                items,
+            },
+        );
     }
 
     /// Forgets the conversation's picture: its items changed in a way this process does not
@@ -85,7 +94,11 @@ impl Claims {
         let picture = self.stored.get(&row.id).filter(|s| s.fixes(row));
         match (picture, version) {
             (Some(stored), Some(version)) => {
-                let claim = Claim { conversation: row.clone(), version, items: stored.items.clone() };
+                let claim = Claim {
+                    conversation: row.clone(),
+                    version,
+                    items: stored.items.clone(),
+                };
                 self.ready.insert(row.id, Ready { claim, commits });
             }
             _ => self.forget(row.id),
@@ -95,9 +108,14 @@ impl Claims {
     /// The claim for the next turn of the active conversation of `session_key` and `session_id`,
     /// if one is ready and the store has committed nothing since (`commits`). Handed out once.
     pub fn take(&mut self, session_key: &str, session_id: &str, commits: u64) -> Option<Claim> {
-        let id = self.ready.iter().find(|(_, r)| r.claim.conversation.session_key == session_key).map(|(id, _)| *id)?;
+        let id = self
+            .ready
+            .iter()
+            .find(|(_, r)| r.claim.conversation.session_key == session_key)
+            .map(|(id, _)| *id)?;
         let ready = self.ready.remove(&id)?;
-        (ready.commits == commits && ready.claim.conversation.session_id == session_id).then_some(ready.claim)
+        (ready.commits == commits && ready.claim.conversation.session_id == session_id)
+            .then_some(ready.claim)
     }
 }
 
@@ -124,11 +142,21 @@ mod tests {
     }
 
     fn item(ordinal: i64) -> ScanItem {
-        ScanItem { ordinal, message_id: Some(ordinal), role: None, tokens: 10, stub: None, calls_tools: false }
+        ScanItem {
+            ordinal,
+            message_id: Some(ordinal),
+            role: None,
+            tokens: 10,
+            stub: None,
+            calls_tools: false,
+        }
     }
 
     fn version(xmin: i64) -> Option<RowVersion> {
-        Some(RowVersion { xmin, host_facts_json: None })
+        Some(RowVersion {
+            xmin,
+            host_facts_json: None,
+        })
     }
 
     #[test]
@@ -165,11 +193,17 @@ mod tests {
 
         claims.turn_stored(&row(1, 2), vec![item(2)]);
         claims.row_read(&row(1, 2), None, 1);
-        assert!(claims.take("key-1", "s", 1).is_none(), "no version read: no claim");
+        assert!(
+            claims.take("key-1", "s", 1).is_none(),
+            "no version read: no claim"
+        );
 
         claims.turn_stored(&row(1, 2), vec![item(2)]);
         claims.clear();
         claims.row_read(&row(1, 2), version(9), 1);
-        assert!(claims.take("key-1", "s", 1).is_none(), "a rolled-back turn forgets");
+        assert!(
+            claims.take("key-1", "s", 1).is_none(),
+            "a rolled-back turn forgets"
+        );
     }
 }

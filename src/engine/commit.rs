@@ -7,8 +7,8 @@ use super::ingest::appended_tokens;
 use super::masking::TurnItems;
 use super::params::{validate_session, CommitStatus, CommitTurnParams, CommitTurnResult};
 use super::Engine;
-use crate::core::identity::Fingerprint;
 use crate::core::accounting::HostFacts;
+use crate::core::identity::Fingerprint;
 use crate::core::message::{parse_messages, StoredMessage};
 use crate::error::{Error, Result};
 use crate::store::advancements::{self, CommitLock};
@@ -26,15 +26,24 @@ enum Prior {
 
 impl<S: Sql> Engine<S> {
     /// Commits a turn atomically and idempotently by `advancementKey`.
-    pub fn commit_turn(&mut self, params: CommitTurnParams, now_ms: i64) -> Result<CommitTurnResult> {
+    pub fn commit_turn(
+        &mut self,
+        params: CommitTurnParams,
+        now_ms: i64,
+    ) -> Result<CommitTurnResult> {
         validate_session(&params.session)?;
         if params.advancement_key.is_empty() {
             return Err(Error::input("advancementKey", "must be a non-empty string"));
         }
         let mut parsed = parse_messages(&params.messages, 0)?;
         // The host's anchors name the turn's first (user) and last entries.
-        let entry = |anchor: &Option<super::params::EntryAnchor>| anchor.as_ref().and_then(|a| a.entry_id.clone());
-        if let Some(first) = parsed.first_mut().filter(|m| m.role == crate::core::message::Role::User) {
+        let entry = |anchor: &Option<super::params::EntryAnchor>| {
+            anchor.as_ref().and_then(|a| a.entry_id.clone())
+        };
+        if let Some(first) = parsed
+            .first_mut()
+            .filter(|m| m.role == crate::core::message::Role::User)
+        {
             first.host_entry_id = entry(&params.admission);
         }
         if let Some(last) = parsed.last_mut().filter(|m| m.host_entry_id.is_none()) {
@@ -51,9 +60,15 @@ impl<S: Sql> Engine<S> {
         // again, reading under the lock.
         // `assemble`'s read follows the turn: on PostgreSQL it may travel with the COMMIT.
         let known = self.views.known(params.session.key());
-        if let Some(claim) = self.claims.take(params.session.key(), &params.session.session_id, self.store.commits()) {
+        if let Some(claim) = self.claims.take(
+            params.session.key(),
+            &params.session.session_id,
+            self.store.commits(),
+        ) {
             context::read_active_after_commit(self.store.sql(), params.session.key(), known);
-            match self.in_turn_transaction(|e| e.commit_parsed(&params, &parsed, &payload_hash, Some(claim), now_ms)) {
+            match self.in_turn_transaction(|e| {
+                e.commit_parsed(&params, &parsed, &payload_hash, Some(claim), now_ms)
+            }) {
                 Err(err) if claim::is_conflict(&err) => {}
                 outcome => return outcome,
             }
@@ -62,7 +77,14 @@ impl<S: Sql> Engine<S> {
         self.in_turn_transaction(|e| e.commit_parsed(&params, &parsed, &payload_hash, None, now_ms))
     }
 
-    fn commit_parsed(&mut self, params: &CommitTurnParams, parsed: &[StoredMessage], payload_hash: &str, claim: Option<Claim>, now_ms: i64) -> Result<CommitTurnResult> {
+    fn commit_parsed(
+        &mut self,
+        params: &CommitTurnParams,
+        parsed: &[StoredMessage],
+        payload_hash: &str,
+        claim: Option<Claim>,
+        now_ms: i64,
+    ) -> Result<CommitTurnResult> {
         let (key, session) = (params.advancement_key.as_str(), &params.session);
         let (mut result, learned) = self.store.write(|sql| {
             // The key's lookup and the conversation's lock, in one statement when the store can
@@ -88,13 +110,16 @@ impl<S: Sql> Engine<S> {
         if let Some((conversation, items, tokens, prior)) = learned {
             // Under the same lock: the facts as this transaction found them.
             let facts = self.facts_after_turn(params, parsed, conversation.id, prior)?;
-            self.store.write(|sql| Self::save_facts(sql, conversation.id, &facts, now_ms))?;
+            self.store
+                .write(|sql| Self::save_facts(sql, conversation.id, &facts, now_ms))?;
             self.remember_facts(conversation.id, facts);
             if result.stored_messages > 0 {
                 // Stubs first: the trigger then sees the smaller context. The conversation as
                 // the append left it, not read again: this transaction holds it.
-                let conversation = self.stub_after_turn(conversation, result.stored_messages, items, now_ms)?;
-                result.compaction = Some(self.trigger_for(&conversation, tokens.as_deref(), now_ms)?);
+                let conversation =
+                    self.stub_after_turn(conversation, result.stored_messages, items, now_ms)?;
+                result.compaction =
+                    Some(self.trigger_for(&conversation, tokens.as_deref(), now_ms)?);
             }
         }
         Ok(result)
@@ -103,9 +128,20 @@ impl<S: Sql> Engine<S> {
     /// What this turn teaches about the host's prompt (see [`super::accounting`]): the view its
     /// request was built from is the one the last `assemble` returned for this conversation, or
     /// nothing when there was no conversation to show.
-    fn facts_after_turn(&mut self, params: &CommitTurnParams, parsed: &[StoredMessage], conversation_id: i64, prior: Prior) -> Result<HostFacts> {
+    fn facts_after_turn(
+        &mut self,
+        params: &CommitTurnParams,
+        parsed: &[StoredMessage],
+        conversation_id: i64,
+        prior: Prior,
+    ) -> Result<HostFacts> {
         let (mut facts, view_tokens) = match prior {
-            Prior::Existing(stored) => (self.host_facts_with(conversation_id, stored)?, self.views.tokens(conversation_id).map(|t| u32::try_from(t).unwrap_or(u32::MAX))),
+            Prior::Existing(stored) => (
+                self.host_facts_with(conversation_id, stored)?,
+                self.views
+                    .tokens(conversation_id)
+                    .map(|t| u32::try_from(t).unwrap_or(u32::MAX)),
+            ),
             Prior::New => (HostFacts::default(), Some(0)),
         };
         if let Some(window) = tokens_of(params.model_context_window) {

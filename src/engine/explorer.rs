@@ -12,8 +12,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
-use crate::error::{Error, Result};
 use crate::engine::inspect::Expansion;
+use crate::error::{Error, Result};
 use crate::store::explorer::{self, ConversationRow, RejectedAnswer};
 use crate::store::inspect::{self, EventInfo, SummaryInfo};
 use crate::store::spend::{self, PassSpend};
@@ -34,7 +34,11 @@ impl ExplorerScope {
     /// agent id can be, so a prefix can never widen into another agent's keys.
     fn prefix(&self) -> Result<String> {
         let id = self.agent_id.as_str();
-        let ok = !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        let ok = !id.is_empty()
+            && id.len() <= 64
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
         if !ok {
             return Err(Error::input("agentId", format!("expected an agent id such as \"main\" (letters, digits, '_', '-', '.'; at most 64), got {id:?}")));
         }
@@ -104,15 +108,27 @@ impl<S: Sql> Engine<S> {
 
     fn explorer_conversation(&mut self, scope: &ExplorerScope, id: i64) -> Result<ConversationRow> {
         let prefix = scope.prefix()?;
-        explorer::conversation_with_prefix(self.store.sql(), &prefix, id)?.ok_or_else(|| Error::input("conversationId", format!("no conversation {id} in this agent's history")))
+        explorer::conversation_with_prefix(self.store.sql(), &prefix, id)?.ok_or_else(|| {
+            Error::input(
+                "conversationId",
+                format!("no conversation {id} in this agent's history"),
+            )
+        })
     }
 
     /// The conversation a summary belongs to, if the agent may read it.
     fn explorer_summary_home(&mut self, scope: &ExplorerScope, summary_id: i64) -> Result<i64> {
         let prefix = scope.prefix()?;
-        let not_found = || Error::input("summaryId", format!("no summary {summary_id} in this agent's history"));
-        let conversation = explorer::summary_conversation(self.store.sql(), summary_id)?.ok_or_else(not_found)?;
-        explorer::conversation_with_prefix(self.store.sql(), &prefix, conversation)?.ok_or_else(not_found)?;
+        let not_found = || {
+            Error::input(
+                "summaryId",
+                format!("no summary {summary_id} in this agent's history"),
+            )
+        };
+        let conversation =
+            explorer::summary_conversation(self.store.sql(), summary_id)?.ok_or_else(not_found)?;
+        explorer::conversation_with_prefix(self.store.sql(), &prefix, conversation)?
+            .ok_or_else(not_found)?;
         Ok(conversation)
     }
 
@@ -136,12 +152,22 @@ impl<S: Sql> Engine<S> {
     pub fn explorer_summary(&mut self, params: SummaryParams) -> Result<SummaryText> {
         let conversation_id = self.explorer_summary_home(&params.scope, params.summary_id)?;
         let (summary, content) = self.summary_in(conversation_id, params.summary_id)?;
-        Ok(SummaryText { conversation_id, summary, content })
+        Ok(SummaryText {
+            conversation_id,
+            summary,
+            content,
+        })
     }
 
     /// A summary's children, or (`toMessages`) its original messages, one page at a time.
     pub fn explorer_expand(&mut self, params: ExpandParams) -> Result<Expansion> {
         let conversation_id = self.explorer_summary_home(&params.scope, params.summary_id)?;
-        self.expand_in(conversation_id, params.summary_id, params.token_limit, params.to_messages, params.cursor)
+        self.expand_in(
+            conversation_id,
+            params.summary_id,
+            params.token_limit,
+            params.to_messages,
+            params.cursor,
+        )
     }
 }

@@ -29,7 +29,9 @@ impl Hasher for KeyHasher {
         }
     }
     fn write_i64(&mut self, n: i64) {
-        self.0 = (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        self.0 = (n as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
     }
 }
 
@@ -70,7 +72,13 @@ const MAX_TRACKED: usize = 64;
 impl Handovers {
     /// Hands over `entries` (a view of `conversation_id` in context epoch `epoch`) to a caller
     /// that holds the hand-over named `held`.
-    pub fn hand_over(&mut self, conversation_id: i64, epoch: i64, held: Option<u64>, entries: &[(i64, Cow<'_, str>)]) -> Handover {
+    pub fn hand_over(
+        &mut self,
+        conversation_id: i64,
+        epoch: i64,
+        held: Option<u64>,
+        entries: &[(i64, Cow<'_, str>)],
+    ) -> Handover {
         if self.sent.len() >= MAX_TRACKED && !self.sent.contains_key(&conversation_id) {
             self.sent.clear();
         }
@@ -83,7 +91,8 @@ impl Handovers {
         let mut fresh = Vec::with_capacity(entries.len());
         let mut fresh_json = String::from("[");
         for (key, json) in entries {
-            let held_here = holds && *key != 0 && (*key > 0 || same_epoch) && sent.keys.contains(key);
+            let held_here =
+                holds && *key != 0 && (*key > 0 || same_epoch) && sent.keys.contains(key);
             keys.push(*key as f64);
             fresh.push(u8::from(!held_here));
             if !held_here {
@@ -95,10 +104,16 @@ impl Handovers {
         }
         fresh_json.push(']');
         sent.keys.clear();
-        sent.keys.extend(entries.iter().map(|(k, _)| *k).filter(|k| *k != 0));
+        sent.keys
+            .extend(entries.iter().map(|(k, _)| *k).filter(|k| *k != 0));
         sent.token = token;
         sent.epoch = epoch;
-        Handover { token, keys, fresh, fresh_json }
+        Handover {
+            token,
+            keys,
+            fresh,
+            fresh_json,
+        }
     }
 }
 
@@ -107,7 +122,9 @@ mod tests {
     use super::*;
 
     fn entries(keys: &[i64]) -> Vec<(i64, Cow<'static, str>)> {
-        keys.iter().map(|k| (*k, Cow::Owned(format!("{{\"k\":{k}}}")))).collect()
+        keys.iter()
+            .map(|k| (*k, Cow::Owned(format!("{{\"k\":{k}}}"))))
+            .collect()
     }
 
     #[test]

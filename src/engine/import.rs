@@ -19,7 +19,9 @@ use crate::core::identity::Fingerprint;
 use crate::core::message::parse_message;
 use crate::error::{Error, Result};
 use crate::store::import::{self as store, ImportedSummary, ViewItem};
-use crate::store::lossless_claw::{self as source, is_fallback, parse_time, ForeignConversation, ForeignItem, ForeignMessage};
+use crate::store::lossless_claw::{
+    self as source, is_fallback, parse_time, ForeignConversation, ForeignItem, ForeignMessage,
+};
 use crate::store::{messages, Sql};
 
 /// The archive cause of conversations that were active in the source.
@@ -54,20 +56,33 @@ fn host_message(m: &ForeignMessage, fallback_time: i64) -> Result<Value> {
             "isError": false,
             "timestamp": timestamp,
         }),
-        "system" => json!({ "role": "custom", "customType": "lossless-claw-system", "content": content, "timestamp": timestamp }),
-        other => return Err(Error::input(format!("source message {}", m.id), format!("unknown role {other:?}"))),
+        "system" => {
+            json!({ "role": "custom", "customType": "lossless-claw-system", "content": content, "timestamp": timestamp })
+        }
+        other => {
+            return Err(Error::input(
+                format!("source message {}", m.id),
+                format!("unknown role {other:?}"),
+            ))
+        }
     })
 }
 
 fn identity(conversation_key: &str, message_id: i64) -> String {
     let mut fp = Fingerprint::new();
-    fp.field("lossless-claw-import").field(conversation_key).field(&message_id.to_string());
+    fp.field("lossless-claw-import")
+        .field(conversation_key)
+        .field(&message_id.to_string());
     fp.hex()
 }
 
 impl<S: Sql> Engine<S> {
     /// Imports every conversation of a lossless-claw database.
-    pub fn import_lossless_claw(&mut self, src: &mut impl Sql, now_ms: i64) -> Result<ImportReport> {
+    pub fn import_lossless_claw(
+        &mut self,
+        src: &mut impl Sql,
+        now_ms: i64,
+    ) -> Result<ImportReport> {
         source::check_schema(src)?;
         let mut report = ImportReport::default();
         for conversation in source::conversations(src)? {
@@ -78,21 +93,36 @@ impl<S: Sql> Engine<S> {
         Ok(report)
     }
 
-    fn import_conversation(&mut self, src: &mut impl Sql, fc: &ForeignConversation, now_ms: i64, report: &mut ImportReport) -> Result<()> {
+    fn import_conversation(
+        &mut self,
+        src: &mut impl Sql,
+        fc: &ForeignConversation,
+        now_ms: i64,
+        report: &mut ImportReport,
+    ) -> Result<()> {
         // Read everything first: no transaction stays open while the source is read.
         let fmessages = source::messages(src, fc.id)?;
         let fsummaries = source::summaries(src, fc.id)?;
         let mut edges = Vec::with_capacity(fsummaries.len());
         for s in &fsummaries {
-            edges.push((source::summary_messages(src, &s.id)?, source::summary_sources(src, &s.id)?));
+            edges.push((
+                source::summary_messages(src, &s.id)?,
+                source::summary_sources(src, &s.id)?,
+            ));
         }
         let fview = source::context(src, fc.id)?;
         let created_at = parse_time(&fc.created_at).unwrap_or(now_ms);
-        let conversation_key = format!("lossless-claw:conversation:{}:{}:{}", fc.id, fc.session_id, fc.created_at);
+        let conversation_key = format!(
+            "lossless-claw:conversation:{}:{}:{}",
+            fc.id, fc.session_id, fc.created_at
+        );
         let parsed = fmessages
             .iter()
             .map(|m| {
-                let mut stored = parse_message(&host_message(m, created_at)?, &format!("source message {}", m.id))?;
+                let mut stored = parse_message(
+                    &host_message(m, created_at)?,
+                    &format!("source message {}", m.id),
+                )?;
                 stored.identity = identity(&conversation_key, m.id);
                 Ok(stored)
             })

@@ -4,21 +4,30 @@
 
 use serde_json::Value;
 
-use super::params::{checked_tail_start, validate_session, AfterTurnParams, BootstrapParams, BootstrapResult, IngestParams, SessionRef};
 use super::masking::TurnItems;
+use super::params::{
+    checked_tail_start, validate_session, AfterTurnParams, BootstrapParams, BootstrapResult,
+    IngestParams, SessionRef,
+};
 use super::Engine;
 use crate::core::message::{parse_host_messages, parse_messages, HostMessage, StoredMessage};
 use crate::error::Result;
 use crate::store::bulk;
 use crate::store::claim::{self, Claim};
-use crate::store::messages::Appended;
 use crate::store::conversations::Conversation;
+use crate::store::messages::Appended;
 use crate::store::{conversations, Sql};
 
 impl<S: Sql> Engine<S> {
     /// Stores the messages of `values` not already stored in the session's conversation.
     /// `first_index` is the position of `values[0]` in the host's list, for error messages.
-    pub fn ingest_from(&mut self, session: &SessionRef, values: &[Value], first_index: usize, now_ms: i64) -> Result<Appended> {
+    pub fn ingest_from(
+        &mut self,
+        session: &SessionRef,
+        values: &[Value],
+        first_index: usize,
+        now_ms: i64,
+    ) -> Result<Appended> {
         validate_session(session)?;
         let parsed = parse_messages(values, first_index)?;
         Ok(self.store_parsed(session, &parsed, 0, None, now_ms)?.0)
@@ -28,12 +37,30 @@ impl<S: Sql> Engine<S> {
     /// conversation as the append left it (valid while the transaction that stored them is open)
     /// and, when `scan_limit` > 0 and the lock statement could tell, the items the stub pass
     /// would read after the append ([`TurnItems`]).
-    fn store_parsed(&mut self, session: &SessionRef, parsed: &[StoredMessage], scan_limit: i64, claim: Option<Claim>, now_ms: i64) -> Result<(Appended, Conversation, Option<TurnItems>)> {
+    fn store_parsed(
+        &mut self,
+        session: &SessionRef,
+        parsed: &[StoredMessage],
+        scan_limit: i64,
+        claim: Option<Claim>,
+        now_ms: i64,
+    ) -> Result<(Appended, Conversation, Option<TurnItems>)> {
         self.store.write(|sql| {
-            let locked = conversations::resolve_for_append(sql, session.key(), &session.session_id, parsed, scan_limit, claim, now_ms)?;
-            let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
+            let locked = conversations::resolve_for_append(
+                sql,
+                session.key(),
+                &session.session_id,
+                parsed,
+                scan_limit,
+                claim,
+                now_ms,
+            )?;
+            let appended =
+                bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
             let after = appended.applied_to(&locked.conversation);
-            let items = locked.unstubbed.and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
+            let items = locked
+                .unstubbed
+                .and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
             Ok((appended, after, items))
         })
     }
@@ -53,7 +80,12 @@ impl<S: Sql> Engine<S> {
     /// Parsed messages are written [`BULK_WRITE_BYTES`] at a time, several of the host's chunks
     /// together: every write is a round of statements, and the search index flushes a segment
     /// at each (a segment per 64 KiB chunk made FTS4 merge segments over and over).
-    pub fn bootstrap_chunked<M: Into<HostMessage>>(&mut self, session: &SessionRef, mut next: impl FnMut() -> Result<Option<Vec<M>>>, now_ms: i64) -> Result<BootstrapResult> {
+    pub fn bootstrap_chunked<M: Into<HostMessage>>(
+        &mut self,
+        session: &SessionRef,
+        mut next: impl FnMut() -> Result<Option<Vec<M>>>,
+        now_ms: i64,
+    ) -> Result<BootstrapResult> {
         validate_session(session)?;
         let mut total = 0usize;
         let appended = self.store.write(|sql| {
@@ -62,13 +94,18 @@ impl<S: Sql> Engine<S> {
             // Where each chunk of `pending` ends: the search index takes a chunk at a time.
             let mut chunk_ends: Vec<usize> = Vec::new();
             let mut pending_bytes = 0usize;
-            let mut write = |sql: &mut S, pending: &mut Vec<StoredMessage>, chunk_ends: &mut Vec<usize>| -> Result<()> {
+            let mut write = |sql: &mut S,
+                             pending: &mut Vec<StoredMessage>,
+                             chunk_ends: &mut Vec<usize>|
+             -> Result<()> {
                 // The conversation's totals as the previous write left them.
-                let conversation = conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+                let conversation =
+                    conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
                 if pending.is_empty() {
                     return Ok(());
                 }
-                let step = bulk::append_in_segments(sql, &conversation, pending, chunk_ends, now_ms)?;
+                let step =
+                    bulk::append_in_segments(sql, &conversation, pending, chunk_ends, now_ms)?;
                 appended.inserted += step.inserted;
                 appended.skipped += step.skipped;
                 pending.clear();
@@ -77,7 +114,8 @@ impl<S: Sql> Engine<S> {
             };
             while let Some(chunk) = next()? {
                 let count = chunk.len();
-                let parsed = parse_host_messages(chunk.into_iter().map(Into::into).collect(), total)?;
+                let parsed =
+                    parse_host_messages(chunk.into_iter().map(Into::into).collect(), total)?;
                 total += count;
                 pending_bytes += parsed.iter().map(|m| m.raw_json.len()).sum::<usize>();
                 pending.extend(parsed);
@@ -96,32 +134,57 @@ impl<S: Sql> Engine<S> {
         let reason = if total == 0 {
             "no history passed; conversation ready".to_owned()
         } else {
-            format!("imported {} new of {} messages ({} already stored)", appended.inserted, total, appended.skipped)
+            format!(
+                "imported {} new of {} messages ({} already stored)",
+                appended.inserted, total, appended.skipped
+            )
         };
-        Ok(BootstrapResult { bootstrapped: true, imported_messages: appended.inserted, reason })
+        Ok(BootstrapResult {
+            bootstrapped: true,
+            imported_messages: appended.inserted,
+            reason,
+        })
     }
 
     /// Ingests messages; returns how many were new.
     pub fn ingest(&mut self, params: IngestParams, now_ms: i64) -> Result<usize> {
-        Ok(self.ingest_from(&params.session, &params.messages, 0, now_ms)?.inserted)
+        Ok(self
+            .ingest_from(&params.session, &params.messages, 0, now_ms)?
+            .inserted)
     }
 
     /// Ingests the messages after `prePromptMessageCount` of the host's full snapshot.
     pub fn after_turn(&mut self, params: AfterTurnParams, now_ms: i64) -> Result<usize> {
         let start = checked_tail_start(params.pre_prompt_message_count, params.messages.len())?;
-        self.ingest_turn_tail(&params.session, &params.messages[start..], start, params.model_context_window, now_ms)
+        self.ingest_turn_tail(
+            &params.session,
+            &params.messages[start..],
+            start,
+            params.model_context_window,
+            now_ms,
+        )
     }
 
     /// Stores a finished turn's new messages (`first_index` is their position in the host's
     /// snapshot), learns what the turn teaches about the real prompt (hosts that call afterTurn
     /// have no commitTurn; `window` is the model's window when the host reports it), and
     /// evaluates the compaction trigger when any message was new: one transaction.
-    pub fn ingest_turn_tail(&mut self, session: &SessionRef, tail: &[Value], first_index: usize, window: Option<f64>, now_ms: i64) -> Result<usize> {
+    pub fn ingest_turn_tail(
+        &mut self,
+        session: &SessionRef,
+        tail: &[Value],
+        first_index: usize,
+        window: Option<f64>,
+        now_ms: i64,
+    ) -> Result<usize> {
         validate_session(session)?;
         let parsed = parse_messages(tail, first_index)?;
         // A steady turn on PostgreSQL first tries on a claim (`claims`); one that did not hold
         // wrote nothing, and the turn runs again, reading under the lock.
-        if let Some(claim) = self.claims.take(session.key(), &session.session_id, self.store.commits()) {
+        if let Some(claim) =
+            self.claims
+                .take(session.key(), &session.session_id, self.store.commits())
+        {
             match self.store_turn_tail(session, tail, &parsed, window, Some(claim), now_ms) {
                 Err(err) if claim::is_conflict(&err) => {}
                 outcome => return outcome,
@@ -131,18 +194,41 @@ impl<S: Sql> Engine<S> {
     }
 
     /// The turn's transaction of [`Engine::ingest_turn_tail`], on `claim` when there is one.
-    fn store_turn_tail(&mut self, session: &SessionRef, tail: &[Value], parsed: &[StoredMessage], window: Option<f64>, claim: Option<Claim>, now_ms: i64) -> Result<usize> {
+    fn store_turn_tail(
+        &mut self,
+        session: &SessionRef,
+        tail: &[Value],
+        parsed: &[StoredMessage],
+        window: Option<f64>,
+        claim: Option<Claim>,
+        now_ms: i64,
+    ) -> Result<usize> {
         // `assemble`'s read follows the turn: on PostgreSQL it may travel with the COMMIT.
-        crate::store::context::read_active_after_commit(self.store.sql(), session.key(), self.views.known(session.key()));
+        crate::store::context::read_active_after_commit(
+            self.store.sql(),
+            session.key(),
+            self.views.known(session.key()),
+        );
         self.in_turn_transaction(|e| {
             // The conversation as the append left it, not read again: this transaction holds it
             // (learning writes no conversation column that the steps below read).
-            let (appended, conversation, items) = e.store_parsed(session, parsed, TurnItems::lock_limit(parsed.len()), claim, now_ms)?;
+            let (appended, conversation, items) = e.store_parsed(
+                session,
+                parsed,
+                TurnItems::lock_limit(parsed.len()),
+                claim,
+                now_ms,
+            )?;
             e.learn_after_turn(session, Some(&conversation), tail, parsed, window, now_ms)?;
             if let Some(conversation) = Some(conversation).filter(|_| appended.inserted > 0) {
                 // Stubs first: the trigger then sees the smaller context.
-                let conversation = e.stub_after_turn(conversation, appended.inserted, items, now_ms)?;
-                e.evaluate_trigger(&conversation, appended_tokens(parsed, &appended).as_deref(), now_ms)?;
+                let conversation =
+                    e.stub_after_turn(conversation, appended.inserted, items, now_ms)?;
+                e.evaluate_trigger(
+                    &conversation,
+                    appended_tokens(parsed, &appended).as_deref(),
+                    now_ms,
+                )?;
             }
             Ok(appended.inserted)
         })
@@ -153,7 +239,8 @@ impl<S: Sql> Engine<S> {
 /// message it was given (then it added one item per message, in order); None when it skipped
 /// some, so the trigger reads the newest items from the store.
 pub(crate) fn appended_tokens(parsed: &[StoredMessage], appended: &Appended) -> Option<Vec<i64>> {
-    (appended.skipped == 0 && appended.inserted == parsed.len()).then(|| parsed.iter().map(|m| i64::from(m.tokens)).collect())
+    (appended.skipped == 0 && appended.inserted == parsed.len())
+        .then(|| parsed.iter().map(|m| i64::from(m.tokens)).collect())
 }
 
 /// JSON a `bootstrap` converts at a time, in bytes: the chunk's message count adapts to it (many
@@ -172,7 +259,9 @@ pub const FIRST_BOOTSTRAP_CHUNK: u32 = 64;
 /// The message count of a bootstrap's next chunk, from the last chunk's count and JSON bytes.
 pub fn next_bootstrap_chunk(count: u32, json_bytes: usize) -> u32 {
     let scaled = (count as usize).saturating_mul(BOOTSTRAP_CHUNK_BYTES) / json_bytes.max(1);
-    u32::try_from(scaled).unwrap_or(u32::MAX).clamp(BOOTSTRAP_CHUNK_MESSAGES.0, BOOTSTRAP_CHUNK_MESSAGES.1)
+    u32::try_from(scaled)
+        .unwrap_or(u32::MAX)
+        .clamp(BOOTSTRAP_CHUNK_MESSAGES.0, BOOTSTRAP_CHUNK_MESSAGES.1)
 }
 
 #[cfg(test)]

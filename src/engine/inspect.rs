@@ -57,9 +57,14 @@ pub enum Described {
     Empty,
     Conversation(ConversationInfo),
     #[serde(rename_all = "camelCase")]
-    Summary { summary: SummaryInfo, content: String },
+    Summary {
+        summary: SummaryInfo,
+        content: String,
+    },
     #[serde(rename_all = "camelCase")]
-    Message { message: MessageInfo },
+    Message {
+        message: MessageInfo,
+    },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -84,7 +89,10 @@ pub struct ExpandParams {
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ExpandItem {
     #[serde(rename_all = "camelCase")]
-    Summary { summary: SummaryInfo, content: String },
+    Summary {
+        summary: SummaryInfo,
+        content: String,
+    },
     #[serde(rename_all = "camelCase")]
     Message { message: MessageInfo },
 }
@@ -144,11 +152,22 @@ impl<S: Sql> Engine<S> {
     }
 
     fn active_or_err(&mut self, session: &SessionRef) -> Result<Conversation> {
-        self.active(session)?.ok_or_else(|| Error::input("sessionKey", format!("no conversation is stored for {:?}", session.key())))
+        self.active(session)?.ok_or_else(|| {
+            Error::input(
+                "sessionKey",
+                format!("no conversation is stored for {:?}", session.key()),
+            )
+        })
     }
 
-    pub(crate) fn summary_in(&mut self, conversation_id: i64, id: i64) -> Result<(SummaryInfo, String)> {
-        inspect::summary(self.store.sql(), conversation_id, id)?.ok_or_else(|| Error::input("summaryId", format!("no summary {id} in this conversation")))
+    pub(crate) fn summary_in(
+        &mut self,
+        conversation_id: i64,
+        id: i64,
+    ) -> Result<(SummaryInfo, String)> {
+        inspect::summary(self.store.sql(), conversation_id, id)?.ok_or_else(|| {
+            Error::input("summaryId", format!("no summary {id} in this conversation"))
+        })
     }
 
     /// Describes the conversation, one of its summaries, or one of its messages.
@@ -156,7 +175,10 @@ impl<S: Sql> Engine<S> {
         let Some(conversation) = self.active(&params.session)? else {
             return match (params.summary_id, params.message_id) {
                 (None, None) => Ok(Described::Empty),
-                _ => Err(Error::input("sessionKey", format!("no conversation is stored for {:?}", params.session.key()))),
+                _ => Err(Error::input(
+                    "sessionKey",
+                    format!("no conversation is stored for {:?}", params.session.key()),
+                )),
             };
         };
         if let Some(id) = params.summary_id {
@@ -164,10 +186,14 @@ impl<S: Sql> Engine<S> {
             return Ok(Described::Summary { summary, content });
         }
         if let Some(id) = params.message_id {
-            let message = inspect::message(self.store.sql(), conversation.id, id)?.ok_or_else(|| Error::input("messageId", format!("no message {id} in this conversation")))?;
+            let message =
+                inspect::message(self.store.sql(), conversation.id, id)?.ok_or_else(|| {
+                    Error::input("messageId", format!("no message {id} in this conversation"))
+                })?;
             return Ok(Described::Message { message });
         }
-        let (context_messages, context_summaries) = inspect::context_counts(self.store.sql(), conversation.id)?;
+        let (context_messages, context_summaries) =
+            inspect::context_counts(self.store.sql(), conversation.id)?;
         let summaries = inspect::summaries(self.store.sql(), conversation.id)?;
         Ok(Described::Conversation(ConversationInfo {
             conversation_id: conversation.id,
@@ -186,14 +212,30 @@ impl<S: Sql> Engine<S> {
     /// Expands a summary into its children (or its original messages), one page at a time.
     pub fn expand(&mut self, params: ExpandParams) -> Result<Expansion> {
         let conversation = self.active_or_err(&params.session)?;
-        self.expand_in(conversation.id, params.summary_id, params.token_limit, params.to_messages, params.cursor)
+        self.expand_in(
+            conversation.id,
+            params.summary_id,
+            params.token_limit,
+            params.to_messages,
+            params.cursor,
+        )
     }
 
     /// [`Self::expand`] within a conversation the caller has already checked it may read.
-    pub(crate) fn expand_in(&mut self, conversation_id: i64, summary_id: i64, token_limit: Option<i64>, to_messages: bool, cursor: Option<i64>) -> Result<Expansion> {
+    pub(crate) fn expand_in(
+        &mut self,
+        conversation_id: i64,
+        summary_id: i64,
+        token_limit: Option<i64>,
+        to_messages: bool,
+        cursor: Option<i64>,
+    ) -> Result<Expansion> {
         let limit = token_limit.unwrap_or(DEFAULT_EXPAND_TOKENS);
         if !(1..=MAX_EXPAND_TOKENS).contains(&limit) {
-            return Err(Error::input("tokenLimit", format!("must be between 1 and {MAX_EXPAND_TOKENS}")));
+            return Err(Error::input(
+                "tokenLimit",
+                format!("must be between 1 and {MAX_EXPAND_TOKENS}"),
+            ));
         }
         let cursor = cursor.unwrap_or(0);
         if cursor < 0 {
@@ -209,31 +251,61 @@ impl<S: Sql> Engine<S> {
                 inspect::leaf_messages(sql, summary.id, cursor, MAX_PAGE_ITEMS)?
             };
             let more = rows.len() as i64 == MAX_PAGE_ITEMS;
-            let (items, tokens, cut) = fit(rows.into_iter().map(|message| ExpandItem::Message { message }).collect(), limit);
+            let (items, tokens, cut) = fit(
+                rows.into_iter()
+                    .map(|message| ExpandItem::Message { message })
+                    .collect(),
+                limit,
+            );
             let last = items.iter().rev().find_map(|item| match item {
                 ExpandItem::Message { message } => Some(message.seq),
                 ExpandItem::Summary { .. } => None,
             });
             let next_cursor = if cut || more { last } else { None };
-            return Ok(Expansion { summary, items, tokens, next_cursor });
+            return Ok(Expansion {
+                summary,
+                items,
+                tokens,
+                next_cursor,
+            });
         }
         let start = usize::try_from(cursor).unwrap_or(usize::MAX);
         let mut children = Vec::new();
-        for id in summary.children.iter().skip(start).take(MAX_PAGE_ITEMS as usize) {
+        for id in summary
+            .children
+            .iter()
+            .skip(start)
+            .take(MAX_PAGE_ITEMS as usize)
+        {
             let (child, content) = self.summary_in(conversation_id, *id)?;
-            children.push(ExpandItem::Summary { summary: child, content });
+            children.push(ExpandItem::Summary {
+                summary: child,
+                content,
+            });
         }
         let (items, tokens, _) = fit(children, limit);
         let end = start.saturating_add(items.len());
         let next_cursor = (end < summary.children.len()).then_some(end as i64);
-        Ok(Expansion { summary, items, tokens, next_cursor })
+        Ok(Expansion {
+            summary,
+            items,
+            tokens,
+            next_cursor,
+        })
     }
 
     /// The compaction log of the session's active conversation (trigger decisions with their
     /// reasons, passes, failures), oldest first.
     pub fn compaction_events(&mut self, params: EventsParams) -> Result<Vec<EventInfo>> {
         let limit = params.limit.unwrap_or(200).clamp(1, 1_000);
-        let Some(conversation) = self.active(&params.session)? else { return Ok(Vec::new()) };
-        inspect::events(self.store.sql(), conversation.id, params.after_id.unwrap_or(0), limit)
+        let Some(conversation) = self.active(&params.session)? else {
+            return Ok(Vec::new());
+        };
+        inspect::events(
+            self.store.sql(),
+            conversation.id,
+            params.after_id.unwrap_or(0),
+            limit,
+        )
     }
 }

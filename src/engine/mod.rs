@@ -7,10 +7,10 @@ mod ask;
 mod assemble;
 mod claims;
 mod commit;
+pub mod compaction;
 pub mod explorer;
 pub mod handover;
 mod import;
-pub mod compaction;
 mod ingest;
 pub mod inspect;
 mod lifecycle;
@@ -25,11 +25,16 @@ mod view;
 
 pub use ask::{AskFinishParams, AskParams, AskStart};
 pub use import::ImportReport;
+pub use ingest::{
+    next_bootstrap_chunk, BOOTSTRAP_CHUNK_BYTES, BOOTSTRAP_CHUNK_MESSAGES, FIRST_BOOTSTRAP_CHUNK,
+};
 pub use operator::{DoctorParams, DoctorReport, SessionStatus, Status, StatusParams};
+pub use recall::{
+    Description, Expansion, GrepParams, GrepResult, RecallTarget, EXPAND_DEFAULT_TOKENS,
+    EXPAND_MAX_TOKENS, EXPAND_MIN_TOKENS,
+};
 pub use repair::{Planned, RepairParams, RepairReport, RepairStep};
-pub use recall::{Description, Expansion, GrepParams, GrepResult, RecallTarget, EXPAND_DEFAULT_TOKENS, EXPAND_MAX_TOKENS, EXPAND_MIN_TOKENS};
 pub use search::SearchParams;
-pub use ingest::{next_bootstrap_chunk, BOOTSTRAP_CHUNK_BYTES, BOOTSTRAP_CHUNK_MESSAGES, FIRST_BOOTSTRAP_CHUNK};
 
 use crate::core::config::Config;
 use crate::core::redact::Redactor;
@@ -63,7 +68,20 @@ impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
         let redactor = std::sync::Arc::new(Redactor::new(&config.redact_patterns)?);
-        Ok(Engine { store: Store::open(sql, now_ms)?, config, views: view::ViewCache::default(), handovers: Default::default(), accounting: Default::default(), tails: Default::default(), masks: Default::default(), claims: Default::default(), jobs: Default::default(), repairs: Default::default(), next_job: 0, redactor })
+        Ok(Engine {
+            store: Store::open(sql, now_ms)?,
+            config,
+            views: view::ViewCache::default(),
+            handovers: Default::default(),
+            accounting: Default::default(),
+            tails: Default::default(),
+            masks: Default::default(),
+            claims: Default::default(),
+            jobs: Default::default(),
+            repairs: Default::default(),
+            next_job: 0,
+            redactor,
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -73,7 +91,10 @@ impl<S: Sql> Engine<S> {
     /// Runs a turn's writes (`work`) as one transaction: every store write inside joins it, all
     /// commit or none do. Host facts learned in memory during a turn that rolls back are
     /// forgotten, so they are read again from the store; so are the trigger's tail windows.
-    pub(crate) fn in_turn_transaction<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+    pub(crate) fn in_turn_transaction<T>(
+        &mut self,
+        work: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
         self.store.begin_batch()?;
         let outcome = work(self);
         let committed = self.store.end_batch(outcome);
@@ -89,7 +110,8 @@ impl<S: Sql> Engine<S> {
     /// Housekeeping for after a turn (the host's `maintain`): indexes the messages waiting for
     /// the search index once a batch of them has gathered. Returns how many it indexed.
     pub fn index_search_batch(&mut self) -> Result<usize> {
-        self.store.index_when_waiting(crate::store::search_index::INDEX_BATCH)
+        self.store
+            .index_when_waiting(crate::store::search_index::INDEX_BATCH)
     }
 
     /// Whether a write committed since the last call (the shim persists the database when so).

@@ -81,7 +81,10 @@ impl<S: Sql> Engine<S> {
         let session = match params.session_id.filter(|s| !s.trim().is_empty()) {
             None => None,
             Some(session_id) => {
-                let session = SessionRef { session_id, session_key: params.session_key };
+                let session = SessionRef {
+                    session_id,
+                    session_key: params.session_key,
+                };
                 match self.conversation(&session)? {
                     None => None,
                     Some(c) => {
@@ -89,7 +92,9 @@ impl<S: Sql> Engine<S> {
                         let state = doctor::retry_state_json(sql, c.id)?;
                         // A state this build cannot read is reported as absent, not as an error:
                         // status must work on a damaged database.
-                        let retry = state.as_ref().and_then(|(json, _)| serde_json::from_str(json).ok());
+                        let retry = state
+                            .as_ref()
+                            .and_then(|(json, _)| serde_json::from_str(json).ok());
                         Some(SessionStatus {
                             conversation_id: c.id,
                             session_key: c.session_key.clone(),
@@ -107,19 +112,36 @@ impl<S: Sql> Engine<S> {
             }
         };
         let spend = spend::by_pass(self.store.sql(), None)?;
-        Ok(Status { totals, session, latest, failures, spend })
+        Ok(Status {
+            totals,
+            session,
+            latest,
+            failures,
+            spend,
+        })
     }
 
     pub fn doctor(&mut self, params: DoctorParams) -> Result<DoctorReport> {
         let found = doctor::checks(self.store.sql())?;
         if !params.fix || found.iter().all(|c| c.ok || !c.fixable) {
-            return Ok(DoctorReport { ok: found.iter().all(|c| c.ok), checks: found, fixed: Vec::new() });
+            return Ok(DoctorReport {
+                ok: found.iter().all(|c| c.ok),
+                checks: found,
+                fixed: Vec::new(),
+            });
         }
         let repaired = self.store.write(|sql| doctor::fix(sql, &found))?;
         // The totals changed under any cached view.
         self.views = Default::default();
         let after = doctor::checks(self.store.sql())?;
-        let fixed = repaired.into_iter().filter(|name| after.iter().any(|c| c.name == *name && c.ok)).collect();
-        Ok(DoctorReport { ok: after.iter().all(|c| c.ok), checks: after, fixed })
+        let fixed = repaired
+            .into_iter()
+            .filter(|name| after.iter().any(|c| c.name == *name && c.ok))
+            .collect();
+        Ok(DoctorReport {
+            ok: after.iter().all(|c| c.ok),
+            checks: after,
+            fixed,
+        })
     }
 }

@@ -19,7 +19,10 @@ pub struct SessionRef {
 impl SessionRef {
     /// The conversation key: the session key when the host gives one, else the session id.
     pub fn key(&self) -> &str {
-        self.session_key.as_deref().filter(|k| !k.is_empty()).unwrap_or(&self.session_id)
+        self.session_key
+            .as_deref()
+            .filter(|k| !k.is_empty())
+            .unwrap_or(&self.session_id)
     }
 
     fn validate(&self) -> Result<()> {
@@ -44,7 +47,12 @@ fn check_common_fields(call: &str, value: &Value) -> Result<()> {
     };
     match obj.get("sessionId") {
         None | Some(Value::String(_)) => {}
-        Some(Value::Null) => return Err(Error::input("sessionId", "is required (a non-empty string)")),
+        Some(Value::Null) => {
+            return Err(Error::input(
+                "sessionId",
+                "is required (a non-empty string)",
+            ))
+        }
         Some(_) => return Err(Error::input("sessionId", "must be a string")),
     }
     // Required strings of some calls; when present but null (JS undefined), name them.
@@ -55,10 +63,16 @@ fn check_common_fields(call: &str, value: &Value) -> Result<()> {
             _ => {}
         }
     }
-    if obj.get("sessionKey").is_some_and(|k| !k.is_null() && !k.is_string()) {
+    if obj
+        .get("sessionKey")
+        .is_some_and(|k| !k.is_null() && !k.is_string())
+    {
         return Err(Error::input("sessionKey", "must be a string"));
     }
-    if obj.get("messages").is_some_and(|m| !m.is_null() && !m.is_array()) {
+    if obj
+        .get("messages")
+        .is_some_and(|m| !m.is_null() && !m.is_array())
+    {
         return Err(Error::input("messages", "expected an array of messages"));
     }
     Ok(())
@@ -239,19 +253,41 @@ mod tests {
 
     #[test]
     fn wrong_shapes_of_common_fields_name_the_field() {
-        assert_eq!(field_of(json!({"sessionId": null, "advancementKey": "a", "messages": []})), "sessionId");
-        assert_eq!(field_of(json!({"sessionId": 7, "advancementKey": "a", "messages": []})), "sessionId");
-        assert_eq!(field_of(json!({"sessionId": "s", "sessionKey": [], "advancementKey": "a", "messages": []})), "sessionKey");
-        assert_eq!(field_of(json!({"sessionId": "s", "advancementKey": "a", "messages": "nope"})), "messages");
+        assert_eq!(
+            field_of(json!({"sessionId": null, "advancementKey": "a", "messages": []})),
+            "sessionId"
+        );
+        assert_eq!(
+            field_of(json!({"sessionId": 7, "advancementKey": "a", "messages": []})),
+            "sessionId"
+        );
+        assert_eq!(
+            field_of(
+                json!({"sessionId": "s", "sessionKey": [], "advancementKey": "a", "messages": []})
+            ),
+            "sessionKey"
+        );
+        assert_eq!(
+            field_of(json!({"sessionId": "s", "advancementKey": "a", "messages": "nope"})),
+            "messages"
+        );
         assert_eq!(field_of(json!("not an object")), "commitTurn params");
-        assert_eq!(field_of(json!({"sessionId": "s", "advancementKey": null, "messages": []})), "advancementKey");
-        let missing = decode::<CommitTurnParams>("commitTurn", json!({"advancementKey": "a", "messages": []})).unwrap_err();
+        assert_eq!(
+            field_of(json!({"sessionId": "s", "advancementKey": null, "messages": []})),
+            "advancementKey"
+        );
+        let missing = decode::<CommitTurnParams>(
+            "commitTurn",
+            json!({"advancementKey": "a", "messages": []}),
+        )
+        .unwrap_err();
         assert!(missing.to_string().contains("sessionId"), "{missing}");
     }
 
     #[test]
     fn a_missing_session_key_and_absent_messages_are_fine() {
-        let p: AssembleParams = decode("assemble", json!({"sessionId": "s", "sessionKey": null})).unwrap();
+        let p: AssembleParams =
+            decode("assemble", json!({"sessionId": "s", "sessionKey": null})).unwrap();
         assert_eq!(p.session.key(), "s");
         assert!(p.messages.is_empty());
     }

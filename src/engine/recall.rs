@@ -14,9 +14,9 @@ use serde_json::Value;
 
 use super::params::{validate_session, SessionRef};
 use super::Engine;
+use crate::core::masking::{stub_line_of, STUB_LINE_VARIANT};
 use crate::core::tokens::estimate_text;
 use crate::error::{Error, Result};
-use crate::core::masking::{stub_line_of, STUB_LINE_VARIANT};
 use crate::store::masking;
 use crate::store::recall::{self, MessageRow, SummaryRow};
 use crate::store::search::{self, SearchHit, SearchMode, TimeWindow};
@@ -45,7 +45,10 @@ pub(super) enum Reach {
 impl Reach {
     pub(super) fn of(session: &SessionRef) -> Reach {
         let key = session.key();
-        let agent = key.strip_prefix("agent:").and_then(|rest| rest.split_once(':')).filter(|(id, rest)| !id.is_empty() && !rest.is_empty());
+        let agent = key
+            .strip_prefix("agent:")
+            .and_then(|rest| rest.split_once(':'))
+            .filter(|(id, rest)| !id.is_empty() && !rest.is_empty());
         match agent {
             Some((id, _)) => Reach::Agent(format!("agent:{id}:")),
             None => Reach::Key(key.to_owned()),
@@ -69,13 +72,21 @@ impl Reach {
 
 /// Parses an id given as a number, a numeric string, or with our prefixes (`sum_12`, `msg_12`).
 pub(super) fn parse_id(field: &str, value: &Value) -> Result<i64> {
-    let bad = || Error::input(field, format!("expected a numeric id such as 12 (or \"sum_12\" / \"msg_12\"), got {value}"));
+    let bad = || {
+        Error::input(
+            field,
+            format!("expected a numeric id such as 12 (or \"sum_12\" / \"msg_12\"), got {value}"),
+        )
+    };
     let id = match value {
         Value::Number(n) => n.as_i64().ok_or_else(bad)?,
         Value::String(s) => {
             // Also the labels lcm_ask cites (`m12`, `s5`) and `#12`, as models copy them.
             let t = s.trim().trim_start_matches('[').trim_end_matches(']');
-            let digits = ["sum_", "msg_", "m", "s", "#"].iter().find_map(|p| t.strip_prefix(p)).unwrap_or(t);
+            let digits = ["sum_", "msg_", "m", "s", "#"]
+                .iter()
+                .find_map(|p| t.strip_prefix(p))
+                .unwrap_or(t);
             digits.parse::<i64>().map_err(|_| bad())?
         }
         _ => return Err(bad()),
@@ -87,11 +98,21 @@ pub(super) fn parse_id(field: &str, value: &Value) -> Result<i64> {
 }
 
 fn parse_cursor(value: Option<&Value>) -> Result<i64> {
-    let bad = |v: &Value| Error::input("cursor", format!("expected the nextCursor of a previous page, got {v}"));
+    let bad = |v: &Value| {
+        Error::input(
+            "cursor",
+            format!("expected the nextCursor of a previous page, got {v}"),
+        )
+    };
     match value {
         None | Some(Value::Null) => Ok(0),
         Some(v @ Value::Number(n)) => n.as_i64().filter(|c| *c >= 0).ok_or_else(|| bad(v)),
-        Some(v @ Value::String(s)) => s.trim().parse::<i64>().ok().filter(|c| *c >= 0).ok_or_else(|| bad(v)),
+        Some(v @ Value::String(s)) => s
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|c| *c >= 0)
+            .ok_or_else(|| bad(v)),
         Some(v) => Err(bad(v)),
     }
 }
@@ -282,20 +303,32 @@ pub struct Expansion {
 /// many summaries must not hide the original message (what expand and describe start from), so
 /// each kind keeps at least half the limit when it has that many hits.
 fn fair_mix(hits: Vec<SearchHit>, limit: usize) -> Vec<SearchHit> {
-    let newest_first = |a: &SearchHit, b: &SearchHit| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id));
-    let (mut messages, mut summaries): (Vec<SearchHit>, Vec<SearchHit>) = hits.into_iter().partition(|h| h.kind == "message");
+    let newest_first =
+        |a: &SearchHit, b: &SearchHit| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id));
+    let (mut messages, mut summaries): (Vec<SearchHit>, Vec<SearchHit>) =
+        hits.into_iter().partition(|h| h.kind == "message");
     messages.sort_by(newest_first);
     summaries.sort_by(newest_first);
-    let take_messages = messages.len().min(limit.div_ceil(2).max(limit - summaries.len().min(limit)));
+    let take_messages = messages
+        .len()
+        .min(limit.div_ceil(2).max(limit - summaries.len().min(limit)));
     let take_summaries = summaries.len().min(limit - take_messages);
-    let mut out: Vec<SearchHit> = messages.into_iter().take(take_messages).chain(summaries.into_iter().take(take_summaries)).collect();
+    let mut out: Vec<SearchHit> = messages
+        .into_iter()
+        .take(take_messages)
+        .chain(summaries.into_iter().take(take_summaries))
+        .collect();
     out.sort_by(newest_first);
     out
 }
 
 /// The longest prefix of `text` (in chars) whose estimate fits `budget`.
 fn fitting_chars(text: &str, budget: u32) -> usize {
-    let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect();
+    let bounds: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(text.len()))
+        .collect();
     let (mut lo, mut hi) = (0usize, bounds.len() - 1);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
@@ -358,7 +391,12 @@ fn message_item(m: MessageRow) -> ExpandItem {
 
 /// Adds items to a page until the next one would pass `budget`. An item that alone does not fit
 /// an empty page is cut to fit, so every page makes progress. Returns how many were consumed.
-fn fill(page: &mut Vec<ExpandItem>, used: &mut u32, budget: u32, candidates: Vec<ExpandItem>) -> (usize, bool) {
+fn fill(
+    page: &mut Vec<ExpandItem>,
+    used: &mut u32,
+    budget: u32,
+    candidates: Vec<ExpandItem>,
+) -> (usize, bool) {
     let mut consumed = 0;
     for mut item in candidates {
         let cost = item.tokens.saturating_add(ITEM_OVERHEAD_TOKENS);
@@ -385,39 +423,97 @@ impl<S: Sql> Engine<S> {
     pub fn recall_grep(&mut self, params: GrepParams) -> Result<GrepResult> {
         validate_session(&params.session)?;
         let mode = SearchMode::parse(params.mode.as_deref().unwrap_or("text"))?;
-        let (scope, conversations) = self.scoped_conversations(&params.session, params.scope.as_deref())?;
-        let limit = params.limit.unwrap_or(GREP_DEFAULT_LIMIT).clamp(1, GREP_MAX_LIMIT);
-        let window = TimeWindow { since: params.since, before: params.before };
+        let (scope, conversations) =
+            self.scoped_conversations(&params.session, params.scope.as_deref())?;
+        let limit = params
+            .limit
+            .unwrap_or(GREP_DEFAULT_LIMIT)
+            .clamp(1, GREP_MAX_LIMIT);
+        let window = TimeWindow {
+            since: params.since,
+            before: params.before,
+        };
         let kinds = match params.kind.as_deref().unwrap_or("both") {
             "both" => ["message", "summary"].as_slice(),
             "messages" => ["message"].as_slice(),
             "summaries" => ["summary"].as_slice(),
-            other => return Err(Error::input("kind", format!("unknown kind {other:?} (expected \"messages\", \"summaries\" or \"both\")"))),
+            other => {
+                return Err(Error::input(
+                    "kind",
+                    format!(
+                        "unknown kind {other:?} (expected \"messages\", \"summaries\" or \"both\")"
+                    ),
+                ))
+            }
         };
         self.store.index_waiting_messages()?;
-        let found = search::search_in(self.store.sql(), Some(&conversations), &params.pattern, mode, limit, window)?;
-        let hits = fair_mix(found.into_iter().filter(|h| kinds.contains(&h.kind)).collect(), limit);
+        let found = search::search_in(
+            self.store.sql(),
+            Some(&conversations),
+            &params.pattern,
+            mode,
+            limit,
+            window,
+        )?;
+        let hits = fair_mix(
+            found
+                .into_iter()
+                .filter(|h| kinds.contains(&h.kind))
+                .collect(),
+            limit,
+        );
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
             let (in_view, stubbed, covered_by) = if hit.kind == "message" {
                 let view = masking::message_view(self.store.sql(), hit.id)?;
                 let above = recall::summaries_above_message(self.store.sql(), hit.id)?;
-                (view.is_some(), view.is_some_and(|v| v.stub.is_some()), above.iter().filter(|(_, _, v)| *v).map(|(id, _, _)| *id).next())
+                (
+                    view.is_some(),
+                    view.is_some_and(|v| v.stub.is_some()),
+                    above
+                        .iter()
+                        .filter(|(_, _, v)| *v)
+                        .map(|(id, _, _)| *id)
+                        .next(),
+                )
             } else {
-                (recall::summary_in_view(self.store.sql(), hit.id)?, false, None)
+                (
+                    recall::summary_in_view(self.store.sql(), hit.id)?,
+                    false,
+                    None,
+                )
             };
-            out.push(GrepHit { hit, in_view, stubbed, covered_by });
+            out.push(GrepHit {
+                hit,
+                in_view,
+                stubbed,
+                covered_by,
+            });
         }
-        Ok(GrepResult { scope, conversations: conversations.len(), hits: out })
+        Ok(GrepResult {
+            scope,
+            conversations: conversations.len(),
+            hits: out,
+        })
     }
 
     /// The conversations a recall call searches: `conversation` (default: this session key's,
     /// archived segments included) or `agent` (every conversation the caller's reach allows).
-    pub(super) fn scoped_conversations(&mut self, session: &SessionRef, scope: Option<&str>) -> Result<(&'static str, Vec<i64>)> {
+    pub(super) fn scoped_conversations(
+        &mut self,
+        session: &SessionRef,
+        scope: Option<&str>,
+    ) -> Result<(&'static str, Vec<i64>)> {
         match scope.unwrap_or("conversation") {
-            "conversation" => Ok(("conversation", recall::conversations_with_key(self.store.sql(), session.key())?)),
+            "conversation" => Ok((
+                "conversation",
+                recall::conversations_with_key(self.store.sql(), session.key())?,
+            )),
             "agent" | "all" => Ok(("agent", Reach::of(session).conversations(self.store.sql())?)),
-            other => Err(Error::input("scope", format!("unknown scope {other:?} (expected \"conversation\" or \"agent\")"))),
+            other => Err(Error::input(
+                "scope",
+                format!("unknown scope {other:?} (expected \"conversation\" or \"agent\")"),
+            )),
         }
     }
 
@@ -429,15 +525,38 @@ impl<S: Sql> Engine<S> {
         let (field, target) = match (given(&params.summary_id), given(&params.message_id)) {
             (Some(id), None) => {
                 let id = parse_id("summaryId", &id)?;
-                ("summaryId", recall::summary(self.store.sql(), id)?.map(Target::Summary).ok_or(id))
+                (
+                    "summaryId",
+                    recall::summary(self.store.sql(), id)?
+                        .map(Target::Summary)
+                        .ok_or(id),
+                )
             }
             (None, Some(id)) => {
                 let id = parse_id("messageId", &id)?;
-                ("messageId", recall::message(self.store.sql(), id)?.map(Target::Message).ok_or(id))
+                (
+                    "messageId",
+                    recall::message(self.store.sql(), id)?
+                        .map(Target::Message)
+                        .ok_or(id),
+                )
             }
-            _ => return Err(Error::input("summaryId", "give exactly one of summaryId or messageId")),
+            _ => {
+                return Err(Error::input(
+                    "summaryId",
+                    "give exactly one of summaryId or messageId",
+                ))
+            }
         };
-        let not_found = |id: i64| Error::input(field, format!("no {} {id} in this agent's history", &field[..field.len() - 2]));
+        let not_found = |id: i64| {
+            Error::input(
+                field,
+                format!(
+                    "no {} {id} in this agent's history",
+                    &field[..field.len() - 2]
+                ),
+            )
+        };
         let target = target.map_err(not_found)?;
         let (id, conversation) = match &target {
             Target::Summary(s) => (s.id, s.conversation_id),
@@ -457,7 +576,12 @@ impl<S: Sql> Engine<S> {
                 let sql = self.store.sql();
                 let children = recall::child_summaries(sql, s.id)?
                     .into_iter()
-                    .map(|c| ChildRef { id: c.id, depth: c.depth, level: c.level, token_count: c.token_count })
+                    .map(|c| ChildRef {
+                        id: c.id,
+                        depth: c.depth,
+                        level: c.level,
+                        token_count: c.token_count,
+                    })
                     .collect();
                 let coverage = recall::coverage(sql, s.id)?;
                 Ok(Description::Summary {
@@ -494,7 +618,13 @@ impl<S: Sql> Engine<S> {
                     .map(|(id, depth, in_view)| AboveRef { id, depth, in_view })
                     .collect();
                 let view = masking::message_view(sql, m.id)?;
-                let shown_as = view.as_ref().and_then(|v| v.stub).map(|s| if s == STUB_LINE_VARIANT { "stub" } else { "excerpt" });
+                let shown_as = view.as_ref().and_then(|v| v.stub).map(|s| {
+                    if s == STUB_LINE_VARIANT {
+                        "stub"
+                    } else {
+                        "excerpt"
+                    }
+                });
                 Ok(Description::Message {
                     id: m.id,
                     conversation_id: m.conversation_id,
@@ -503,7 +633,10 @@ impl<S: Sql> Engine<S> {
                     in_view: view.is_some(),
                     shown_as,
                     view_tokens: view.as_ref().map(|v| v.tokens),
-                    stub_line: view.and_then(|v| v.view_json).as_deref().and_then(stub_line_of),
+                    stub_line: view
+                        .and_then(|v| v.view_json)
+                        .as_deref()
+                        .and_then(stub_line_of),
                     summaries,
                     preview: char_slice(&m.content, 0, 200),
                     role: m.role,
@@ -519,7 +652,10 @@ impl<S: Sql> Engine<S> {
     pub fn recall_expand(&mut self, params: RecallTarget) -> Result<Expansion> {
         let target = self.recall_target(&params)?;
         let cursor = parse_cursor(params.cursor.as_ref())?;
-        let max_tokens = params.max_tokens.unwrap_or(EXPAND_DEFAULT_TOKENS).clamp(EXPAND_MIN_TOKENS, EXPAND_MAX_TOKENS);
+        let max_tokens = params
+            .max_tokens
+            .unwrap_or(EXPAND_DEFAULT_TOKENS)
+            .clamp(EXPAND_MIN_TOKENS, EXPAND_MAX_TOKENS);
         let mut items = Vec::new();
         let mut used = 0u32;
         let sql = self.store.sql();
@@ -530,49 +666,103 @@ impl<S: Sql> Engine<S> {
                 let rest = char_slice(&m.content, from, total - from);
                 let keep = fitting_chars(&rest, max_tokens.saturating_sub(ITEM_OVERHEAD_TOKENS));
                 let end = from + keep;
-                let mut item = message_item(MessageRow { content: char_slice(&rest, 0, keep), ..m.clone() });
+                let mut item = message_item(MessageRow {
+                    content: char_slice(&rest, 0, keep),
+                    ..m.clone()
+                });
                 item.truncated = end < total;
                 item.continue_at = item.truncated.then_some(end);
                 used = item.tokens + ITEM_OVERHEAD_TOKENS;
                 items.push(item);
                 let next_cursor = (end < total).then(|| end.to_string());
-                Ok(Expansion { target: "message", id: m.id, conversation_id: m.conversation_id, listing: "content", total: total as i64, items, tokens: used, max_tokens, next_cursor })
+                Ok(Expansion {
+                    target: "message",
+                    id: m.id,
+                    conversation_id: m.conversation_id,
+                    listing: "content",
+                    total: total as i64,
+                    items,
+                    tokens: used,
+                    max_tokens,
+                    next_cursor,
+                })
             }
             Target::Summary(s) => {
                 let flatten = params.all_messages.unwrap_or(false);
-                let children = if flatten { Vec::new() } else { recall::child_summaries(sql, s.id)? };
+                let children = if flatten {
+                    Vec::new()
+                } else {
+                    recall::child_summaries(sql, s.id)?
+                };
                 let (listing, total) = if flatten {
                     ("messages", recall::coverage(sql, s.id)?.messages)
                 } else {
-                    ("children", children.len() as i64 + recall::direct_message_count(sql, s.id)?)
+                    (
+                        "children",
+                        children.len() as i64 + recall::direct_message_count(sql, s.id)?,
+                    )
                 };
                 let mut position = cursor;
                 if !flatten {
                     let skip = usize::try_from(cursor).unwrap_or(usize::MAX);
-                    let summaries: Vec<ExpandItem> = children.into_iter().skip(skip).map(summary_item).collect();
+                    let summaries: Vec<ExpandItem> =
+                        children.into_iter().skip(skip).map(summary_item).collect();
                     let offered = summaries.len();
                     let (consumed, full) = fill(&mut items, &mut used, max_tokens, summaries);
                     position += consumed as i64;
                     if full || consumed < offered {
-                        return Ok(Expansion { target: "summary", id: s.id, conversation_id: s.conversation_id, listing, total, items, tokens: used, max_tokens, next_cursor: Some(position.to_string()) });
+                        return Ok(Expansion {
+                            target: "summary",
+                            id: s.id,
+                            conversation_id: s.conversation_id,
+                            listing,
+                            total,
+                            items,
+                            tokens: used,
+                            max_tokens,
+                            next_cursor: Some(position.to_string()),
+                        });
                     }
                 }
                 let summary_children = total - recall::direct_message_count(sql, s.id)?;
                 loop {
-                    let offset = if flatten { position } else { position - summary_children };
-                    let rows = if flatten { recall::covered_messages(sql, s.id, offset, PAGE_ROWS)? } else { recall::direct_messages(sql, s.id, offset, PAGE_ROWS)? };
+                    let offset = if flatten {
+                        position
+                    } else {
+                        position - summary_children
+                    };
+                    let rows = if flatten {
+                        recall::covered_messages(sql, s.id, offset, PAGE_ROWS)?
+                    } else {
+                        recall::direct_messages(sql, s.id, offset, PAGE_ROWS)?
+                    };
                     if rows.is_empty() {
                         break;
                     }
                     let fetched = rows.len();
-                    let (consumed, full) = fill(&mut items, &mut used, max_tokens, rows.into_iter().map(message_item).collect());
+                    let (consumed, full) = fill(
+                        &mut items,
+                        &mut used,
+                        max_tokens,
+                        rows.into_iter().map(message_item).collect(),
+                    );
                     position += consumed as i64;
                     if full || consumed < fetched {
                         break;
                     }
                 }
                 let next_cursor = (position < total).then(|| position.to_string());
-                Ok(Expansion { target: "summary", id: s.id, conversation_id: s.conversation_id, listing, total, items, tokens: used, max_tokens, next_cursor })
+                Ok(Expansion {
+                    target: "summary",
+                    id: s.id,
+                    conversation_id: s.conversation_id,
+                    listing,
+                    total,
+                    items,
+                    tokens: used,
+                    max_tokens,
+                    next_cursor,
+                })
             }
         }
     }
@@ -583,15 +773,30 @@ mod tests {
     use super::*;
 
     fn session(key: &str) -> SessionRef {
-        SessionRef { session_id: "s".into(), session_key: Some(key.into()) }
+        SessionRef {
+            session_id: "s".into(),
+            session_key: Some(key.into()),
+        }
     }
 
     #[test]
     fn reach_comes_from_the_callers_own_key() {
-        assert_eq!(Reach::of(&session("agent:main:telegram:1")), Reach::Agent("agent:main:".into()));
-        assert_eq!(Reach::of(&session("agent:main:subagent:x")), Reach::Agent("agent:main:".into()));
-        assert_eq!(Reach::of(&session("agent::x")), Reach::Key("agent::x".into()));
-        assert_eq!(Reach::of(&session("agent:main")), Reach::Key("agent:main".into()));
+        assert_eq!(
+            Reach::of(&session("agent:main:telegram:1")),
+            Reach::Agent("agent:main:".into())
+        );
+        assert_eq!(
+            Reach::of(&session("agent:main:subagent:x")),
+            Reach::Agent("agent:main:".into())
+        );
+        assert_eq!(
+            Reach::of(&session("agent::x")),
+            Reach::Key("agent::x".into())
+        );
+        assert_eq!(
+            Reach::of(&session("agent:main")),
+            Reach::Key("agent:main".into())
+        );
         assert!(!Reach::Agent("agent:main:".into()).allows("agent:mainframe:x"));
         assert!(!Reach::Key("k".into()).allows("k2"));
     }
@@ -601,11 +806,24 @@ mod tests {
         assert_eq!(parse_id("summaryId", &Value::from(12)).ok(), Some(12));
         assert_eq!(parse_id("summaryId", &Value::from("sum_12")).ok(), Some(12));
         assert_eq!(parse_id("messageId", &Value::from(" 7 ")).ok(), Some(7));
-        assert_eq!(parse_id("messageId", &Value::from("m7")).ok(), Some(7), "lcm_ask's labels");
+        assert_eq!(
+            parse_id("messageId", &Value::from("m7")).ok(),
+            Some(7),
+            "lcm_ask's labels"
+        );
         assert_eq!(parse_id("summaryId", &Value::from("[s5]")).ok(), Some(5));
         assert_eq!(parse_id("messageId", &Value::from("#9")).ok(), Some(9));
-        for bad in [Value::from("12; DROP TABLE x"), Value::from(-1), Value::from(1.5), Value::Null, Value::from("")] {
-            let err = parse_id("summaryId", &bad).map(|_| ()).unwrap_err().to_string();
+        for bad in [
+            Value::from("12; DROP TABLE x"),
+            Value::from(-1),
+            Value::from(1.5),
+            Value::Null,
+            Value::from(""),
+        ] {
+            let err = parse_id("summaryId", &bad)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("summaryId"), "{err}");
         }
     }
@@ -620,26 +838,56 @@ mod tests {
     }
 
     fn hit(kind: &'static str, id: i64) -> SearchHit {
-        SearchHit { kind, id, conversation_id: 1, role: "user".into(), snippet: String::new(), created_at: id }
+        SearchHit {
+            kind,
+            id,
+            conversation_id: 1,
+            role: "user".into(),
+            snippet: String::new(),
+            created_at: id,
+        }
     }
 
     #[test]
     fn neither_kind_of_hit_crowds_the_other_out() {
         let kinds = |hits: Vec<SearchHit>| hits.iter().map(|h| h.kind).collect::<Vec<_>>();
-        let many_summaries: Vec<SearchHit> = (1..=3).map(|i| hit("message", i)).chain((10..20).map(|i| hit("summary", i))).collect();
+        let many_summaries: Vec<SearchHit> = (1..=3)
+            .map(|i| hit("message", i))
+            .chain((10..20).map(|i| hit("summary", i)))
+            .collect();
         let mixed = fair_mix(many_summaries, 5);
         assert_eq!(mixed.len(), 5);
-        assert_eq!(kinds(mixed).iter().filter(|k| **k == "message").count(), 3, "half the limit rounded up is kept for messages");
-        let few_summaries: Vec<SearchHit> = (1..=10).map(|i| hit("message", i)).chain([hit("summary", 50)]).collect();
-        assert_eq!(kinds(fair_mix(few_summaries, 5)).iter().filter(|k| **k == "summary").count(), 1);
+        assert_eq!(
+            kinds(mixed).iter().filter(|k| **k == "message").count(),
+            3,
+            "half the limit rounded up is kept for messages"
+        );
+        let few_summaries: Vec<SearchHit> = (1..=10)
+            .map(|i| hit("message", i))
+            .chain([hit("summary", 50)])
+            .collect();
+        assert_eq!(
+            kinds(fair_mix(few_summaries, 5))
+                .iter()
+                .filter(|k| **k == "summary")
+                .count(),
+            1
+        );
         let only_messages: Vec<SearchHit> = (1..=10).map(|i| hit("message", i)).collect();
         let newest = fair_mix(only_messages, 4);
-        assert_eq!(newest.iter().map(|h| h.id).collect::<Vec<_>>(), vec![10, 9, 8, 7], "newest first");
+        assert_eq!(
+            newest.iter().map(|h| h.id).collect::<Vec<_>>(),
+            vec![10, 9, 8, 7],
+            "newest first"
+        );
     }
 
     #[test]
     fn ledger_lines_are_the_artifacts_section() {
         let content = "# Summary\n## Goal\n- x\n## Artifacts\n- modified: a.rs\n- ran: cargo test\n## Latest request\n> go";
-        assert_eq!(ledger_lines(content), vec!["- modified: a.rs", "- ran: cargo test"]);
+        assert_eq!(
+            ledger_lines(content),
+            vec!["- modified: a.rs", "- ran: cargo test"]
+        );
     }
 }

@@ -60,5 +60,7 @@ pub fn redact_text(redactor: &Redactor, text: &mut String) -> Counts {
 
 /// The `compaction_events.telemetry_json` of a pass that redacted something.
 pub fn telemetry(counts: &Counts) -> Option<String> {
-    (!counts.is_empty()).then(|| serde_json::json!({ "redactions": counts, "redactedTotal": counts.total() }).to_string())
+    (!counts.is_empty()).then(|| {
+        serde_json::json!({ "redactions": counts, "redactedTotal": counts.total() }).to_string()
+    })
 }

@@ -17,11 +17,11 @@ use super::params::SessionRef;
 use super::{redaction, Engine};
 use crate::core::assemble::summary_item_tokens;
 use crate::core::compaction::ledger::{self, Ledger};
-use crate::core::redact::Counts;
 use crate::core::compaction::{
-    extractive, format, prompts, CompactionConfig, Escalation, Level, Prompt, SourceMessage, SourceSummary, Step,
-    SummarizerOutput, SummaryKind,
+    extractive, format, prompts, CompactionConfig, Escalation, Level, Prompt, SourceMessage,
+    SourceSummary, Step, SummarizerOutput, SummaryKind,
 };
+use crate::core::redact::Counts;
 use crate::error::{Error, Result};
 use crate::store::compaction::{load_messages, load_summaries, SourceRow, SummaryRow};
 use crate::store::repair::{self as store, Rewrite};
@@ -107,11 +107,24 @@ pub struct RepairJob {
 }
 
 fn messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
-    rows.iter().map(|r| SourceMessage { role: r.role, text: &r.text, raw_json: &r.raw_json, timestamp_ms: r.timestamp_ms }).collect()
+    rows.iter()
+        .map(|r| SourceMessage {
+            role: r.role,
+            text: &r.text,
+            raw_json: &r.raw_json,
+            timestamp_ms: r.timestamp_ms,
+        })
+        .collect()
 }
 
 fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
-    rows.iter().map(|r| SourceSummary { text: &r.content, earliest_ms: r.earliest_at, latest_ms: r.latest_at }).collect()
+    rows.iter()
+        .map(|r| SourceSummary {
+            text: &r.content,
+            earliest_ms: r.earliest_at,
+            latest_ms: r.latest_at,
+        })
+        .collect()
 }
 
 impl Current {
@@ -124,20 +137,35 @@ impl Current {
 
     fn prompt(&self, config: &CompactionConfig) -> Prompt {
         match &self.sources {
-            Sources::Messages(rows) => prompts::leaf_prompt(self.level, &messages(rows), None, config),
-            Sources::Summaries(rows) => prompts::condensed_prompt(self.level, &summaries(rows), u32::try_from(self.depth).unwrap_or(1), config),
+            Sources::Messages(rows) => {
+                prompts::leaf_prompt(self.level, &messages(rows), None, config)
+            }
+            Sources::Summaries(rows) => prompts::condensed_prompt(
+                self.level,
+                &summaries(rows),
+                u32::try_from(self.depth).unwrap_or(1),
+                config,
+            ),
         }
     }
 
     fn extractive(&self, config: &CompactionConfig) -> SummarizerOutput {
-        let target = prompts::target_tokens(self.kind(), self.level, self.prompt(config).source_tokens, config);
+        let target = prompts::target_tokens(
+            self.kind(),
+            self.level,
+            self.prompt(config).source_tokens,
+            config,
+        );
         match &self.sources {
-            Sources::Messages(rows) => extractive::summarize_leaf(&messages(rows), self.level, target),
-            Sources::Summaries(rows) => extractive::summarize_condensed(&summaries(rows), self.level, target),
+            Sources::Messages(rows) => {
+                extractive::summarize_leaf(&messages(rows), self.level, target)
+            }
+            Sources::Summaries(rows) => {
+                extractive::summarize_condensed(&summaries(rows), self.level, target)
+            }
         }
     }
 }
-
 
 impl<S: Sql> Engine<S> {
     /// Plans a repair; with `dryRun` returns the plan, else runs it until it needs the LLM.
@@ -145,18 +173,52 @@ impl<S: Sql> Engine<S> {
         let conversations = match params.session_id.filter(|s| !s.trim().is_empty()) {
             None => None,
             Some(session_id) => {
-                let session = SessionRef { session_id, session_key: params.session_key };
-                Some(crate::store::recall::conversations_with_key(self.store.sql(), session.key())?)
+                let session = SessionRef {
+                    session_id,
+                    session_key: params.session_key,
+                };
+                Some(crate::store::recall::conversations_with_key(
+                    self.store.sql(),
+                    session.key(),
+                )?)
             }
         };
         let order = store::repair_order(self.store.sql(), conversations.as_deref())?;
-        let planned: Vec<Planned> = order.iter().map(|(id, depth, fallback)| Planned { id: *id, depth: *depth, reason: if *fallback { "fallback" } else { "cascade" } }).collect();
+        let planned: Vec<Planned> = order
+            .iter()
+            .map(|(id, depth, fallback)| Planned {
+                id: *id,
+                depth: *depth,
+                reason: if *fallback { "fallback" } else { "cascade" },
+            })
+            .collect();
         if params.dry_run {
-            return Ok(RepairStep::Done(RepairReport { ok: true, dry_run: true, planned, repaired: Vec::new(), failures: Vec::new(), redacted: Counts::default() }));
+            return Ok(RepairStep::Done(RepairReport {
+                ok: true,
+                dry_run: true,
+                planned,
+                repaired: Vec::new(),
+                failures: Vec::new(),
+                redacted: Counts::default(),
+            }));
         }
-        let summarizer = params.summarizer.ok_or_else(|| Error::input("summarizer", "required unless dryRun: \"host\" or \"extractive\""))?;
+        let summarizer = params.summarizer.ok_or_else(|| {
+            Error::input(
+                "summarizer",
+                "required unless dryRun: \"host\" or \"extractive\"",
+            )
+        })?;
         let queue = planned.iter().map(|p| p.id).collect();
-        let job = RepairJob { summarizer, planned, queue, current: None, left_in_place: HashSet::new(), repaired: Vec::new(), failures: Vec::new(), redacted: Counts::default() };
+        let job = RepairJob {
+            summarizer,
+            planned,
+            queue,
+            current: None,
+            left_in_place: HashSet::new(),
+            repaired: Vec::new(),
+            failures: Vec::new(),
+            redacted: Counts::default(),
+        };
         self.next_job += 1;
         let id = self.next_job;
         self.repairs.insert(id, job);
@@ -167,29 +229,50 @@ impl<S: Sql> Engine<S> {
     pub fn repair_continue(&mut self, answer: SummaryAnswer) -> Result<RepairStep> {
         let id = answer.job_id;
         if self.repairs.get(&id).is_none_or(|j| j.current.is_none()) {
-            return Err(Error::input("jobId", format!("no repair job {id} is waiting for a summary")));
+            return Err(Error::input(
+                "jobId",
+                format!("no repair job {id} is waiting for a summary"),
+            ));
         }
         let model = answer.model.clone();
         self.drive_repair(id, Some((answer.output(), model)))
     }
 
-    fn drive_repair(&mut self, id: u64, mut answer: Option<(SummarizerOutput, Option<String>)>) -> Result<RepairStep> {
+    fn drive_repair(
+        &mut self,
+        id: u64,
+        mut answer: Option<(SummarizerOutput, Option<String>)>,
+    ) -> Result<RepairStep> {
         let config = self.config.compaction.clone();
         let redactor = std::sync::Arc::clone(&self.redactor);
         loop {
-            let job = self.repairs.get_mut(&id).ok_or_else(|| Error::storage(format!("repair job {id} disappeared")))?;
+            let job = self
+                .repairs
+                .get_mut(&id)
+                .ok_or_else(|| Error::storage(format!("repair job {id} disappeared")))?;
             let Some(current) = job.current.as_mut() else {
                 let Some(next) = job.queue.pop_front() else {
-                    let Some(job) = self.repairs.remove(&id) else { return Err(Error::storage("repair job disappeared")) };
+                    let Some(job) = self.repairs.remove(&id) else {
+                        return Err(Error::storage("repair job disappeared"));
+                    };
                     let ok = job.failures.is_empty();
-                    return Ok(RepairStep::Done(RepairReport { ok, dry_run: false, planned: job.planned, repaired: job.repaired, failures: job.failures, redacted: job.redacted }));
+                    return Ok(RepairStep::Done(RepairReport {
+                        ok,
+                        dry_run: false,
+                        planned: job.planned,
+                        repaired: job.repaired,
+                        failures: job.failures,
+                        redacted: job.redacted,
+                    }));
                 };
                 self.begin_repair(id, next, &config)?;
                 continue;
             };
             let output = match answer.take() {
                 Some(answer) => answer,
-                None if job.summarizer == Summarizer::Extractive => (current.extractive(&config), None),
+                None if job.summarizer == Summarizer::Extractive => {
+                    (current.extractive(&config), None)
+                }
                 None => {
                     let prompt = current.prompt(&config);
                     return Ok(RepairStep::NeedSummary(SummaryRequest {
@@ -216,13 +299,21 @@ impl<S: Sql> Engine<S> {
             match step {
                 Step::Run(level) => current.level = level,
                 Step::Accept(draft) => {
-                    let Some(current) = job.current.take() else { continue };
+                    let Some(current) = job.current.take() else {
+                        continue;
+                    };
                     let rewrite = Rewrite {
                         id: current.id,
                         expected_content: &current.old_content,
                         content: draft.text(),
                         tokens: draft.tokens(),
-                        item_tokens: summary_item_tokens(current.id, current.depth, draft.text(), current.earliest_at, current.latest_at),
+                        item_tokens: summary_item_tokens(
+                            current.id,
+                            current.depth,
+                            draft.text(),
+                            current.earliest_at,
+                            current.latest_at,
+                        ),
                         level: draft.level().as_str(),
                         summarizer: draft.summarizer(),
                         model: output.1.as_deref(),
@@ -239,7 +330,9 @@ impl<S: Sql> Engine<S> {
                     }
                 }
                 Step::GiveUp(give_up) => {
-                    let Some(current) = job.current.take() else { continue };
+                    let Some(current) = job.current.take() else {
+                        continue;
+                    };
                     self.leave_in_place(id, current.id, &give_up.reason());
                 }
             }
@@ -249,7 +342,8 @@ impl<S: Sql> Engine<S> {
     fn leave_in_place(&mut self, id: u64, summary: i64, reason: &str) {
         if let Some(job) = self.repairs.get_mut(&id) {
             job.left_in_place.insert(summary);
-            job.failures.push(format!("summary {summary} left in place: {reason}"));
+            job.failures
+                .push(format!("summary {summary} left in place: {reason}"));
         }
     }
 
@@ -257,11 +351,22 @@ impl<S: Sql> Engine<S> {
     /// in place is left in place too.
     fn begin_repair(&mut self, id: u64, summary: i64, config: &CompactionConfig) -> Result<()> {
         let sql = self.store.sql();
-        let Some(row) = crate::store::recall::summary(sql, summary)? else { return Ok(()) };
+        let Some(row) = crate::store::recall::summary(sql, summary)? else {
+            return Ok(());
+        };
         let children = store::source_summaries(sql, summary)?;
-        let blocked = self.repairs.get(&id).and_then(|job| children.iter().find(|c| job.left_in_place.contains(c)).copied());
+        let blocked = self.repairs.get(&id).and_then(|job| {
+            children
+                .iter()
+                .find(|c| job.left_in_place.contains(c))
+                .copied()
+        });
         if let Some(child) = blocked {
-            self.leave_in_place(id, summary, &format!("built on summary {child}, which could not be repaired"));
+            self.leave_in_place(
+                id,
+                summary,
+                &format!("built on summary {child}, which could not be repaired"),
+            );
             return Ok(());
         }
         let sql = self.store.sql();
@@ -278,7 +383,9 @@ impl<S: Sql> Engine<S> {
             let ledger = format::ledger_of(&texts);
             (Sources::Summaries(rows), ledger, redacted)
         };
-        let Some(job) = self.repairs.get_mut(&id) else { return Err(Error::storage("repair job disappeared")) };
+        let Some(job) = self.repairs.get_mut(&id) else {
+            return Err(Error::storage("repair job disappeared"));
+        };
         job.redacted.merge(&redacted);
         let mut current = Current {
             id: summary,
@@ -288,11 +395,19 @@ impl<S: Sql> Engine<S> {
             latest_at: row.latest_at,
             sources,
             ledger,
-            escalation: Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), job.summarizer.name()),
+            escalation: Escalation::new(
+                0,
+                prompts::output_limits(SummaryKind::Leaf, 0, config),
+                job.summarizer.name(),
+            ),
             level: Level::Normal,
         };
         let prompt = current.prompt(config);
-        current.escalation = Escalation::new(prompt.source_tokens, prompts::output_limits(current.kind(), prompt.source_tokens, config), job.summarizer.name());
+        current.escalation = Escalation::new(
+            prompt.source_tokens,
+            prompts::output_limits(current.kind(), prompt.source_tokens, config),
+            job.summarizer.name(),
+        );
         match current.escalation.start() {
             Step::Run(level) => {
                 current.level = level;

@@ -35,9 +35,20 @@ impl<S: Sql> Engine<S> {
                 Some(conversation) => vec![conversation.id],
                 None => return Ok(Vec::new()),
             },
-            other => return Err(Error::input("scope", format!("unknown scope {other:?} (expected \"conversation\" or \"all\")"))),
+            other => {
+                return Err(Error::input(
+                    "scope",
+                    format!("unknown scope {other:?} (expected \"conversation\" or \"all\")"),
+                ))
+            }
         };
         self.store.index_waiting_messages()?;
-        search::search(self.store.sql(), &conversations, &params.pattern, mode, params.limit.unwrap_or(20))
+        search::search(
+            self.store.sql(),
+            &conversations,
+            &params.pattern,
+            mode,
+            params.limit.unwrap_or(20),
+        )
     }
 }

@@ -11,7 +11,10 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
-use crate::core::assemble::{dangling_calls, omission_message, DanglingCall, oldest_to_drop, render_summary_message, tool_links, unavailable_result, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS};
+use crate::core::assemble::{
+    dangling_calls, oldest_to_drop, omission_message, render_summary_message, tool_links,
+    unavailable_result, DanglingCall, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS,
+};
 use crate::core::message::Role;
 use crate::error::Result;
 use crate::store::context::{self, ContextItem, ItemContent, Newer};
@@ -55,7 +58,12 @@ impl ViewItem {
     fn from_item(item: ContextItem) -> ViewItem {
         let ordinal = item.ordinal;
         match item.content {
-            ItemContent::Message { id, role, raw_json, stub } => ViewItem {
+            ItemContent::Message {
+                id,
+                role,
+                raw_json,
+                stub,
+            } => ViewItem {
                 ordinal,
                 key: message_key(id, stub),
                 tokens: item.tokens,
@@ -64,7 +72,14 @@ impl ViewItem {
                 links: tool_links(role, &raw_json),
                 json: raw_json,
             },
-            ItemContent::Summary { id, depth, content, earliest_at, latest_at, descendant_messages } => ViewItem {
+            ItemContent::Summary {
+                id,
+                depth,
+                content,
+                earliest_at,
+                latest_at,
+                descendant_messages,
+            } => ViewItem {
                 ordinal,
                 key: -id,
                 tokens: item.tokens,
@@ -130,7 +145,10 @@ impl View {
     /// The view's messages: the omission line when older messages were left out, then the items,
     /// with a synthetic result after each tool call whose result is missing.
     pub fn messages(&self) -> Vec<String> {
-        self.entries().into_iter().map(|(_, json)| json.into_owned()).collect()
+        self.entries()
+            .into_iter()
+            .map(|(_, json)| json.into_owned())
+            .collect()
     }
 
     /// The view's messages with their keys: a message's id, a summary's negated id, or 0 for a
@@ -160,7 +178,9 @@ impl View {
 
     /// The view's tokens, synthetic results and the omission line included.
     pub fn tokens(&self) -> u64 {
-        self.tokens + self.dangling.len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS) + self.omission_tokens()
+        self.tokens
+            + self.dangling.len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS)
+            + self.omission_tokens()
     }
 
     /// Drops the oldest items until the view, synthetic results included, fits `budget`
@@ -172,10 +192,18 @@ impl View {
             let synthetic = dangling.len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS);
             // Once anything is left out, the line that says so needs room too.
             let over = self.tokens + synthetic > u64::from(budget);
-            let line = if (over || self.omitted() > 0) && budget >= OMISSION_LINE_TOKENS { u64::from(OMISSION_LINE_TOKENS) } else { 0 };
+            let line = if (over || self.omitted() > 0) && budget >= OMISSION_LINE_TOKENS {
+                u64::from(OMISSION_LINE_TOKENS)
+            } else {
+                0
+            };
             let room = u64::from(budget).saturating_sub(synthetic + line);
             let room = u32::try_from(room).unwrap_or(u32::MAX);
-            let drop = oldest_to_drop(self.items.iter().map(|i| (i.role, i.tokens)), self.tokens, room);
+            let drop = oldest_to_drop(
+                self.items.iter().map(|i| (i.role, i.tokens)),
+                self.tokens,
+                room,
+            );
             if drop == 0 {
                 self.dangling = dangling;
                 break;
@@ -219,7 +247,12 @@ impl View {
             self.tokens += u64::from(item.tokens);
             self.represented += item.represents;
             self.items.insert(start, item);
-        } else if first <= self.through_ordinal && !self.items.front().is_some_and(|oldest| last < oldest.ordinal) {
+        } else if first <= self.through_ordinal
+            && !self
+                .items
+                .front()
+                .is_some_and(|oldest| last < oldest.ordinal)
+        {
             return false;
         }
         self.epoch += 1;
@@ -231,7 +264,11 @@ impl View {
     fn restub(&mut self, items: Vec<ContextItem>) {
         for item in items {
             let at = self.items.partition_point(|i| i.ordinal < item.ordinal);
-            if self.items.get(at).is_some_and(|i| i.ordinal == item.ordinal) {
+            if self
+                .items
+                .get(at)
+                .is_some_and(|i| i.ordinal == item.ordinal)
+            {
                 let new = ViewItem::from_item(item);
                 if let Some(old) = self.items.get_mut(at) {
                     self.tokens = self.tokens - u64::from(old.tokens) + u64::from(new.tokens);
@@ -248,7 +285,10 @@ impl View {
     fn backfill(&mut self, sql: &mut impl Sql, conversation_id: i64) -> Result<()> {
         let budget = u64::from(self.budget);
         let mut used = self.tokens;
-        let mut before = self.items.front().map_or(self.through_ordinal + 1, |i| i.ordinal);
+        let mut before = self
+            .items
+            .front()
+            .map_or(self.through_ordinal + 1, |i| i.ordinal);
         let mut page = BACKFILL_PAGE;
         while used <= budget {
             let items = context::newest_before(sql, conversation_id, before, page)?;
@@ -290,7 +330,9 @@ impl ViewCache {
 
     /// Whether the conversation's latest view had any item (None: no view in this process).
     pub fn last_view_nonempty(&self, conversation_id: i64) -> Option<bool> {
-        self.views.get(&conversation_id).map(|v| !v.items.is_empty())
+        self.views
+            .get(&conversation_id)
+            .map(|v| !v.items.is_empty())
     }
 
     /// The tokens of the conversation's latest view (None: no view in this process).
@@ -308,9 +350,19 @@ impl ViewCache {
     /// `first_ordinal..=last_ordinal` by `summary` and moved the context epoch on by one: the
     /// cached view changes in place and takes in older items for the room it gained, so the next
     /// `assemble` need not rebuild it. A view that cannot follow is rebuilt on its next use.
-    pub fn replaced(&mut self, sql: &mut impl Sql, conversation_id: i64, first_ordinal: i64, last_ordinal: i64, summary: ContextItem) {
-        let Some(view) = self.views.get_mut(&conversation_id) else { return };
-        let followed = view.replace(first_ordinal, last_ordinal, summary) && view.backfill(sql, conversation_id).is_ok();
+    pub fn replaced(
+        &mut self,
+        sql: &mut impl Sql,
+        conversation_id: i64,
+        first_ordinal: i64,
+        last_ordinal: i64,
+        summary: ContextItem,
+    ) {
+        let Some(view) = self.views.get_mut(&conversation_id) else {
+            return;
+        };
+        let followed = view.replace(first_ordinal, last_ordinal, summary)
+            && view.backfill(sql, conversation_id).is_ok();
         if !followed {
             view.epoch = STALE_EPOCH;
         }
@@ -319,8 +371,16 @@ impl ViewCache {
     /// Follows a committed batch of stubs of `conversation_id` that moved its context epoch on
     /// from `epoch_before` by one: the cached view, when it was current, changes in place and
     /// takes in older items for the room it gained, so the next `assemble` need not rebuild it.
-    pub fn restubbed(&mut self, sql: &mut impl Sql, conversation_id: i64, epoch_before: i64, items: Vec<ContextItem>) {
-        let Some(view) = self.views.get_mut(&conversation_id) else { return };
+    pub fn restubbed(
+        &mut self,
+        sql: &mut impl Sql,
+        conversation_id: i64,
+        epoch_before: i64,
+        items: Vec<ContextItem>,
+    ) {
+        let Some(view) = self.views.get_mut(&conversation_id) else {
+            return;
+        };
         if view.epoch != epoch_before {
             view.epoch = STALE_EPOCH;
             return;
@@ -334,16 +394,28 @@ impl ViewCache {
     }
 
     /// The conversation's view under `budget`, updated from the store as little as possible.
-    pub fn view(&mut self, sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Result<&View> {
+    pub fn view(
+        &mut self,
+        sql: &mut impl Sql,
+        conversation: &Conversation,
+        budget: u32,
+    ) -> Result<&View> {
         self.view_with(sql, conversation, budget, None)
     }
 
     /// [`ViewCache::view`], taking the items appended since the cached view from `newer` when
     /// they were read for this conversation after the view's last ordinal, in the same statement
     /// as `conversation` (see `context::active_with_newer`); else reading them.
-    pub fn view_with(&mut self, sql: &mut impl Sql, conversation: &Conversation, budget: u32, newer: Option<Newer>) -> Result<&View> {
+    pub fn view_with(
+        &mut self,
+        sql: &mut impl Sql,
+        conversation: &Conversation,
+        budget: u32,
+        newer: Option<Newer>,
+    ) -> Result<&View> {
         let reusable = self.views.get(&conversation.id).is_some_and(|v| {
-            v.epoch == conversation.context_epoch && (budget <= v.budget || v.through_ordinal == conversation.next_ordinal)
+            v.epoch == conversation.context_epoch
+                && (budget <= v.budget || v.through_ordinal == conversation.next_ordinal)
         });
         if !reusable {
             let view = rebuild(sql, conversation, budget)?;
@@ -357,7 +429,8 @@ impl ViewCache {
             if self.by_key.len() >= MAX_CACHED {
                 self.by_key.clear();
             }
-            self.by_key.insert(conversation.session_key.clone(), conversation.id);
+            self.by_key
+                .insert(conversation.session_key.clone(), conversation.id);
         }
         let Some(view) = self.views.get_mut(&conversation.id) else {
             return Err(crate::error::Error::storage("view cache lost a view"));
@@ -367,7 +440,12 @@ impl ViewCache {
             let appended = view.through_ordinal != conversation.next_ordinal;
             if appended {
                 let items = match newer {
-                    Some(n) if n.conversation_id == conversation.id && n.after == view.through_ordinal => n.items,
+                    Some(n)
+                        if n.conversation_id == conversation.id
+                            && n.after == view.through_ordinal =>
+                    {
+                        n.items
+                    }
                     _ => context::newer_than(sql, conversation.id, view.through_ordinal)?,
                 };
                 for item in items {

@@ -6,8 +6,10 @@ use crate::core::accounting::HostFacts;
 use crate::error::{Error, Result};
 use crate::store::sql::Sql;
 
-pub const LOAD_SQL: &str = "SELECT host_facts_json FROM conversations WHERE id = ?1 AND host_facts_json IS NOT NULL";
-pub const SAVE_SQL: &str = "UPDATE conversations SET host_facts_json = ?2, host_facts_at = ?3 WHERE id = ?1";
+pub const LOAD_SQL: &str =
+    "SELECT host_facts_json FROM conversations WHERE id = ?1 AND host_facts_json IS NOT NULL";
+pub const SAVE_SQL: &str =
+    "UPDATE conversations SET host_facts_json = ?2, host_facts_at = ?3 WHERE id = ?1";
 
 /// The facts learned for a conversation (all unknown when none were stored).
 pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<HostFacts> {
@@ -18,13 +20,22 @@ pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<HostFacts> {
 /// The facts in a `host_facts_json` value as stored (None: all unknown).
 pub fn parse(json: Option<&str>) -> Result<HostFacts> {
     match json {
-        Some(text) => serde_json::from_str(text).map_err(|e| Error::storage(format!("conversations.host_facts_json is corrupt: {e}"))),
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| Error::storage(format!("conversations.host_facts_json is corrupt: {e}"))),
         None => Ok(HostFacts::default()),
     }
 }
 
 /// Stores the facts. Call inside a write transaction.
-pub fn save(sql: &mut impl Sql, conversation_id: i64, facts: &HostFacts, now_ms: i64) -> Result<()> {
+pub fn save(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    facts: &HostFacts,
+    now_ms: i64,
+) -> Result<()> {
     let json = serde_json::to_string(facts).map_err(|e| Error::storage(e.to_string()))?;
-    sql.execute(SAVE_SQL, &[conversation_id.into(), json.into(), now_ms.into()])
+    sql.execute(
+        SAVE_SQL,
+        &[conversation_id.into(), json.into(), now_ms.into()],
+    )
 }

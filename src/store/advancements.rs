@@ -19,7 +19,10 @@ pub const FIND_SQL: &str = "SELECT payload_hash FROM turn_advancements WHERE adv
 /// one when taking the lock failed). SQLite's write lock already holds every key: nothing runs.
 pub fn lock_key(sql: &mut impl Sql, key: &str) -> Result<()> {
     if sql.dialect().is_postgres() {
-        sql.execute("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))) AS locked", &[key.into()])?;
+        sql.execute(
+            "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))) AS locked",
+            &[key.into()],
+        )?;
     }
     Ok(())
 }
@@ -37,7 +40,10 @@ pub enum CommitLock {
     Recorded(String),
     /// The key is new; the conversation is locked for the append. `existed`: it was already
     /// the key's active conversation for this session id (false: created or rotated now).
-    Locked { locked: Box<LockedForAppend>, existed: bool },
+    Locked {
+        locked: Box<LockedForAppend>,
+        existed: bool,
+    },
 }
 
 /// The start of a `commitTurn` transaction: the key's lock, its lookup and the conversation's
@@ -48,13 +54,32 @@ pub enum CommitLock {
 ///
 /// With a `claim` (PostgreSQL, a steady turn: `store::claim`), nothing is read: the claim's
 /// guard and the key's primary key decide at `COMMIT`.
-pub fn lock_for_commit(sql: &mut impl Sql, key: &str, session_key: &str, session_id: &str, messages: &[StoredMessage], scan_limit: i64, claim: Option<Claim>, now_ms: i64) -> Result<CommitLock> {
+pub fn lock_for_commit(
+    sql: &mut impl Sql,
+    key: &str,
+    session_key: &str,
+    session_id: &str,
+    messages: &[StoredMessage],
+    scan_limit: i64,
+    claim: Option<Claim>,
+    now_ms: i64,
+) -> Result<CommitLock> {
     lock_key(sql, key)?;
     if let Some(claim) = claim.filter(|_| claim::may_append(messages)) {
         let locked = claim::lock_claimed(sql, claim, scan_limit, Some(key))?;
-        return Ok(CommitLock::Locked { locked: Box::new(locked), existed: true });
+        return Ok(CommitLock::Locked {
+            locked: Box::new(locked),
+            existed: true,
+        });
     }
-    let early = conversations::lock_for_append(sql, session_key, session_id, messages, scan_limit, Some(key))?;
+    let early = conversations::lock_for_append(
+        sql,
+        session_key,
+        session_id,
+        messages,
+        scan_limit,
+        Some(key),
+    )?;
     let recorded = match early.as_ref().and_then(|locked| locked.recorded.clone()) {
         Some(answer) => answer,
         None => lookup(sql, key)?,
@@ -63,17 +88,40 @@ pub fn lock_for_commit(sql: &mut impl Sql, key: &str, session_key: &str, session
         return Ok(CommitLock::Recorded(hash));
     }
     Ok(match early {
-        Some(locked) => CommitLock::Locked { locked: Box::new(locked), existed: true },
+        Some(locked) => CommitLock::Locked {
+            locked: Box::new(locked),
+            existed: true,
+        },
         None => {
-            let (conversation, existed) = conversations::resolve_noting_existing(sql, session_key, session_id, now_ms)?;
-            CommitLock::Locked { locked: Box::new(LockedForAppend::unknown(conversation)), existed }
+            let (conversation, existed) =
+                conversations::resolve_noting_existing(sql, session_key, session_id, now_ms)?;
+            CommitLock::Locked {
+                locked: Box::new(LockedForAppend::unknown(conversation)),
+                existed,
+            }
         }
     })
 }
 
 /// Records a committed advancement. Call inside the write transaction that stored its messages.
-pub fn record(sql: &mut impl Sql, key: &str, conversation_id: i64, payload_hash: &str, message_count: i64, now_ms: i64) -> Result<()> {
-    sql.execute(RECORD_SQL, &[key.into(), conversation_id.into(), payload_hash.into(), message_count.into(), now_ms.into()])
+pub fn record(
+    sql: &mut impl Sql,
+    key: &str,
+    conversation_id: i64,
+    payload_hash: &str,
+    message_count: i64,
+    now_ms: i64,
+) -> Result<()> {
+    sql.execute(
+        RECORD_SQL,
+        &[
+            key.into(),
+            conversation_id.into(),
+            payload_hash.into(),
+            message_count.into(),
+            now_ms.into(),
+        ],
+    )
 }
 
 /// Per-turn statement: the idempotency record of a committed turn.

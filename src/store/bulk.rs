@@ -31,20 +31,33 @@ const NEXT_ID_SQL: &str = "SELECT COALESCE(MAX(id), 0) FROM messages";
 const MESSAGES_SQL: &str = "INSERT INTO messages (id, conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
      SELECT ?5 + key, ?1, ?6 + key, value ->> 0, value ->> 1, unhex(value ->> 2), value ->> 3, CAST(substr(?4, value ->> 4, value ->> 5) AS TEXT), ?2, value ->> 6 \
      FROM json_each(?3)";
-const PARTS_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) \
+const PARTS_SQL: &str =
+    "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) \
      SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?1)";
-const CONTEXT_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) \
+const CONTEXT_SQL: &str =
+    "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) \
      SELECT ?1, ?3 + key, ?4 + key, value FROM json_each(?2)";
 
 /// Appends `messages`: row by row when they are few, else in bulk. Call inside a write
 /// transaction.
-pub fn append_any(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+pub fn append_any(
+    sql: &mut impl Sql,
+    conversation: &Conversation,
+    messages: &[StoredMessage],
+    now_ms: i64,
+) -> Result<Appended> {
     append_in_segments(sql, conversation, messages, &[messages.len()], now_ms)
 }
 
 /// [`append_any`] after [`super::conversations::resolve_for_append`], with what it learned about
 /// the identities already stored (used on PostgreSQL; None: the append reads them).
-pub fn append_resolved(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], stored: Option<HashSet<String>>, now_ms: i64) -> Result<Appended> {
+pub fn append_resolved(
+    sql: &mut impl Sql,
+    conversation: &Conversation,
+    messages: &[StoredMessage],
+    stored: Option<HashSet<String>>,
+    now_ms: i64,
+) -> Result<Appended> {
     if stored.is_some() && sql.dialect().is_postgres() && super::bulk_pg::can_append(messages) {
         return super::bulk_pg::append(sql, conversation, messages, stored, now_ms);
     }
@@ -59,7 +72,13 @@ pub fn append_resolved(sql: &mut impl Sql, conversation: &Conversation, messages
 /// time, as it did when it wrote each chunk alone. (Indexed a write at a time, its larger
 /// segments stayed on level 0 until a `maintain`'s small flush merged them all: the per-turn p95
 /// of short messages rose by ~1 ms, and the index took ~8 % more space at 10K.)
-pub fn append_in_segments(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
+pub fn append_in_segments(
+    sql: &mut impl Sql,
+    conversation: &Conversation,
+    messages: &[StoredMessage],
+    segment_ends: &[usize],
+    now_ms: i64,
+) -> Result<Appended> {
     if messages.is_empty() {
         return Ok(Appended::default());
     }
@@ -81,10 +100,22 @@ pub fn append_in_segments(sql: &mut impl Sql, conversation: &Conversation, messa
 
 /// Appends `messages` to the conversation as [`super::messages::append`] does, with one
 /// statement per table, indexing them for search in `segment_ends` (see [`append_in_segments`]).
-fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], segment_ends: &[usize], now_ms: i64) -> Result<Appended> {
+fn append_bulk(
+    sql: &mut impl Sql,
+    conversation: &Conversation,
+    messages: &[StoredMessage],
+    segment_ends: &[usize],
+    now_ms: i64,
+) -> Result<Appended> {
     let identities: Vec<&str> = messages.iter().map(|m| m.identity.as_str()).collect();
     let stored: HashSet<String> = sql
-        .query(EXISTING_SQL, &[conversation.id.into(), serde_json::to_string(&identities).map_err(json_err)?.into()])?
+        .query(
+            EXISTING_SQL,
+            &[
+                conversation.id.into(),
+                serde_json::to_string(&identities).map_err(json_err)?.into(),
+            ],
+        )?
         .iter()
         .map(|row| row.text(0))
         .collect::<Result<_>>()?;
@@ -93,32 +124,66 @@ fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[Stor
     let (positions, new): (Vec<usize>, Vec<&StoredMessage>) = messages
         .iter()
         .enumerate()
-        .filter(|(_, m)| !stored.contains(&m.identity.to_ascii_lowercase()) && seen.insert(m.identity.as_str()))
+        .filter(|(_, m)| {
+            !stored.contains(&m.identity.to_ascii_lowercase()) && seen.insert(m.identity.as_str())
+        })
         .unzip();
-    let mut outcome = Appended { inserted: new.len(), skipped: messages.len() - new.len(), tokens: 0 };
+    let mut outcome = Appended {
+        inserted: new.len(),
+        skipped: messages.len() - new.len(),
+        tokens: 0,
+    };
     if new.is_empty() {
         return Ok(outcome);
     }
     // Messages still waiting for the search index go in first, so this batch's rows can follow.
     search_index::catch_up(sql)?;
-    let first_id = sql.query_row(NEXT_ID_SQL, &[])?.map_or(Ok(0), |r| r.int(0))? + 1;
-    let (mut rows, mut texts, mut parts, mut tokens_of) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let first_id = sql
+        .query_row(NEXT_ID_SQL, &[])?
+        .map_or(Ok(0), |r| r.int(0))?
+        + 1;
+    let (mut rows, mut texts, mut parts, mut tokens_of) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut raw = Packed::default();
     let mut tokens = 0i64;
     for (k, message) in new.iter().enumerate() {
         let id = first_id + k as i64;
         let (start, len) = raw.push(&message.raw_json);
         // Tuples serialize as JSON arrays, without building a `Value` per row first.
-        rows.push((message.role.as_str(), message.tokens, message.identity.as_str(), message.timestamp_ms, start, len, message.host_entry_id.as_deref()));
+        rows.push((
+            message.role.as_str(),
+            message.tokens,
+            message.identity.as_str(),
+            message.timestamp_ms,
+            start,
+            len,
+            message.host_entry_id.as_deref(),
+        ));
         texts.push((id, message.text.as_str()));
         for part in linked_parts(message) {
-            parts.push((id, part.ordinal, part.kind, part.tool_call_id, part.tool_name));
+            parts.push((
+                id,
+                part.ordinal,
+                part.kind,
+                part.tool_call_id,
+                part.tool_name,
+            ));
         }
         tokens_of.push(message.tokens);
         tokens += i64::from(message.tokens);
     }
     let first_seq = conversation.message_count + 1;
-    sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), to_json(&rows)?.into(), SqlValue::Blob(raw.bytes), first_id.into(), first_seq.into()])?;
+    sql.execute(
+        MESSAGES_SQL,
+        &[
+            conversation.id.into(),
+            now_ms.into(),
+            to_json(&rows)?.into(),
+            SqlValue::Blob(raw.bytes),
+            first_id.into(),
+            first_seq.into(),
+        ],
+    )?;
     let mut from = 0;
     // A last segment past every position takes whatever the given ends leave.
     for end in segment_ends.iter().copied().chain([usize::MAX]) {
@@ -132,7 +197,15 @@ fn append_bulk(sql: &mut impl Sql, conversation: &Conversation, messages: &[Stor
         sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
     }
     let first_ordinal = conversation.next_ordinal + 1;
-    sql.execute(CONTEXT_SQL, &[conversation.id.into(), to_json(&tokens_of)?.into(), first_ordinal.into(), first_id.into()])?;
+    sql.execute(
+        CONTEXT_SQL,
+        &[
+            conversation.id.into(),
+            to_json(&tokens_of)?.into(),
+            first_ordinal.into(),
+            first_id.into(),
+        ],
+    )?;
     outcome.tokens = tokens;
     add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)

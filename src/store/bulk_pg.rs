@@ -80,13 +80,16 @@ struct ContextRow {
 }
 
 fn to_json(rows: &impl Serialize) -> Result<String> {
-    serde_json::to_string(rows).map_err(|err| Error::storage(format!("encoding rows for a bulk insert: {err}")))
+    serde_json::to_string(rows)
+        .map_err(|err| Error::storage(format!("encoding rows for a bulk insert: {err}")))
 }
 
 /// Whether every identity is one this path can send as hex (32 hex digits, as the engine writes
 /// them); otherwise the caller appends row by row.
 pub fn can_append(messages: &[StoredMessage]) -> bool {
-    messages.iter().all(|m| m.identity.len() == 32 && m.identity.bytes().all(|b| b.is_ascii_hexdigit()))
+    messages
+        .iter()
+        .all(|m| m.identity.len() == 32 && m.identity.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Appends `messages` as [`super::messages::append`] does, one statement per table. Call inside
@@ -94,12 +97,24 @@ pub fn can_append(messages: &[StoredMessage]) -> bool {
 ///
 /// `stored`: which of the messages' identities (lowercase hex) the conversation holds, when the
 /// caller read that under the same lock (`conversations::resolve_for_append`); else read here.
-pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], stored: Option<HashSet<String>>, now_ms: i64) -> Result<Appended> {
-    let identities: Vec<String> = messages.iter().map(|m| m.identity.to_ascii_lowercase()).collect();
+pub fn append(
+    sql: &mut impl Sql,
+    conversation: &Conversation,
+    messages: &[StoredMessage],
+    stored: Option<HashSet<String>>,
+    now_ms: i64,
+) -> Result<Appended> {
+    let identities: Vec<String> = messages
+        .iter()
+        .map(|m| m.identity.to_ascii_lowercase())
+        .collect();
     let stored: HashSet<String> = match stored {
         Some(stored) => stored,
         None => sql
-            .query(EXISTING_SQL, &[conversation.id.into(), to_json(&identities)?.into()])?
+            .query(
+                EXISTING_SQL,
+                &[conversation.id.into(), to_json(&identities)?.into()],
+            )?
             .iter()
             .map(|row| row.text(0))
             .collect::<Result<_>>()?,
@@ -108,10 +123,16 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
     let new: Vec<&StoredMessage> = messages
         .iter()
         .zip(&identities)
-        .filter(|(_, identity)| !stored.contains(identity.as_str()) && seen.insert(identity.as_str()))
+        .filter(|(_, identity)| {
+            !stored.contains(identity.as_str()) && seen.insert(identity.as_str())
+        })
         .map(|(m, _)| m)
         .collect();
-    let mut outcome = Appended { inserted: new.len(), skipped: messages.len() - new.len(), tokens: 0 };
+    let mut outcome = Appended {
+        inserted: new.len(),
+        skipped: messages.len() - new.len(),
+        tokens: 0,
+    };
     if new.is_empty() {
         return Ok(outcome);
     }
@@ -130,21 +151,53 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         })
         .collect();
     let first_seq = conversation.message_count + 1;
-    sql.execute(MESSAGES_SQL, &[conversation.id.into(), now_ms.into(), first_seq.into(), to_json(&rows)?.into()])?;
+    sql.execute(
+        MESSAGES_SQL,
+        &[
+            conversation.id.into(),
+            now_ms.into(),
+            first_seq.into(),
+            to_json(&rows)?.into(),
+        ],
+    )?;
     let mut parts = Vec::new();
     let mut items = Vec::with_capacity(new.len());
     let mut tokens = 0i64;
     for (k, message) in new.iter().enumerate() {
         for part in linked_parts(message) {
-            parts.push(PartRow { k, o: part.ordinal, kind: part.kind, call: part.tool_call_id, tool: part.tool_name });
+            parts.push(PartRow {
+                k,
+                o: part.ordinal,
+                kind: part.kind,
+                call: part.tool_call_id,
+                tool: part.tool_name,
+            });
         }
-        items.push(ContextRow { k, tokens: message.tokens });
+        items.push(ContextRow {
+            k,
+            tokens: message.tokens,
+        });
         tokens += i64::from(message.tokens);
     }
     if !parts.is_empty() {
-        sql.execute(PARTS_SQL, &[to_json(&parts)?.into(), conversation.id.into(), first_seq.into()])?;
+        sql.execute(
+            PARTS_SQL,
+            &[
+                to_json(&parts)?.into(),
+                conversation.id.into(),
+                first_seq.into(),
+            ],
+        )?;
     }
-    sql.execute(CONTEXT_SQL, &[conversation.id.into(), (conversation.next_ordinal + 1).into(), to_json(&items)?.into(), first_seq.into()])?;
+    sql.execute(
+        CONTEXT_SQL,
+        &[
+            conversation.id.into(),
+            (conversation.next_ordinal + 1).into(),
+            to_json(&items)?.into(),
+            first_seq.into(),
+        ],
+    )?;
     outcome.tokens = tokens;
     add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)

@@ -57,15 +57,29 @@ pub const CLAIM_SQL: &str = "SELECT lossless_wasm_claim_unchanged(?1, ?2)";
 /// returns what `conversations::lock_for_append` would have read, with the items the stub pass
 /// considers limited to `scan_limit` (0: none; the pass reads) and the key asked about (if any)
 /// taken as not recorded.
-pub fn lock_claimed(sql: &mut impl Sql, claim: Claim, scan_limit: i64, advancement_key: Option<&str>) -> Result<LockedForAppend> {
+pub fn lock_claimed(
+    sql: &mut impl Sql,
+    claim: Claim,
+    scan_limit: i64,
+    advancement_key: Option<&str>,
+) -> Result<LockedForAppend> {
     if !sql.dialect().is_postgres() {
         return Err(Error::storage("an optimistic claim needs PostgreSQL"));
     }
-    sql.execute(CLAIM_SQL, &[claim.conversation.id.into(), claim.version.xmin.into()])?;
-    let unstubbed = usize::try_from(scan_limit).ok().filter(|&limit| limit > 0).map(|limit| {
-        let kept = claim.items.len().min(limit);
-        (claim.items[claim.items.len() - kept..].to_vec(), kept == limit)
-    });
+    sql.execute(
+        CLAIM_SQL,
+        &[claim.conversation.id.into(), claim.version.xmin.into()],
+    )?;
+    let unstubbed = usize::try_from(scan_limit)
+        .ok()
+        .filter(|&limit| limit > 0)
+        .map(|limit| {
+            let kept = claim.items.len().min(limit);
+            (
+                claim.items[claim.items.len() - kept..].to_vec(),
+                kept == limit,
+            )
+        });
     Ok(LockedForAppend {
         conversation: claim.conversation,
         stored: Some(HashSet::new()),
@@ -85,7 +99,10 @@ pub fn may_append(messages: &[StoredMessage]) -> bool {
 /// the advancement key was already stored): the turn is then run again the pessimistic way.
 pub fn is_conflict(err: &Error) -> bool {
     match err {
-        Error::Storage(message) => message.contains(&format!("ERROR {CHANGED_SQLSTATE}:")) || message.contains("ERROR 23505:"),
+        Error::Storage(message) => {
+            message.contains(&format!("ERROR {CHANGED_SQLSTATE}:"))
+                || message.contains("ERROR 23505:")
+        }
         _ => false,
     }
 }
@@ -96,10 +113,16 @@ mod tests {
 
     #[test]
     fn only_the_guard_and_unique_violations_are_conflicts() {
-        assert!(is_conflict(&Error::storage("PostgreSQL ERROR LW409: conversation 3 changed since this gateway read it")));
+        assert!(is_conflict(&Error::storage(
+            "PostgreSQL ERROR LW409: conversation 3 changed since this gateway read it"
+        )));
         assert!(is_conflict(&Error::storage("PostgreSQL ERROR 23505: duplicate key value violates unique constraint; raised by a statement …")));
-        assert!(!is_conflict(&Error::storage("PostgreSQL ERROR 40P01: deadlock detected")));
-        assert!(!is_conflict(&Error::storage("lossless-wasm: the connection to PostgreSQL at x broke during a transaction")));
+        assert!(!is_conflict(&Error::storage(
+            "PostgreSQL ERROR 40P01: deadlock detected"
+        )));
+        assert!(!is_conflict(&Error::storage(
+            "lossless-wasm: the connection to PostgreSQL at x broke during a transaction"
+        )));
         assert!(!is_conflict(&Error::input("messages", "LW409")));
     }
 }

@@ -16,7 +16,14 @@ const SEP: char = '\u{1f}';
 
 /// Every active context item with what selection needs (compaction only, not per turn).
 pub fn load_items(sql: &mut impl Sql, conversation_id: i64) -> Result<Vec<ContextItem>> {
-    load_item_page(sql, conversation_id, ItemPage::After { ordinal: i64::MIN, limit: -1 })
+    load_item_page(
+        sql,
+        conversation_id,
+        ItemPage::After {
+            ordinal: i64::MIN,
+            limit: -1,
+        },
+    )
 }
 
 /// A page of context items, in context order.
@@ -44,9 +51,17 @@ const ITEM_COLUMNS_POSTGRES: &str = "SELECT ci.ordinal, ci.message_id, ci.summar
      FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id LEFT JOIN summaries s ON s.id = ci.summary_id";
 
 /// One page of context items with what selection needs.
-pub fn load_item_page(sql: &mut impl Sql, conversation_id: i64, page: ItemPage) -> Result<Vec<ContextItem>> {
+pub fn load_item_page(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    page: ItemPage,
+) -> Result<Vec<ContextItem>> {
     let postgres = sql.dialect().is_postgres();
-    let columns = if postgres { ITEM_COLUMNS_POSTGRES } else { ITEM_COLUMNS };
+    let columns = if postgres {
+        ITEM_COLUMNS_POSTGRES
+    } else {
+        ITEM_COLUMNS
+    };
     let rows = match page {
         ItemPage::After { ordinal, limit } => sql.query(
             &format!("{columns} WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal LIMIT ?3"),
@@ -67,25 +82,42 @@ pub fn load_item_page(sql: &mut impl Sql, conversation_id: i64, page: ItemPage) 
 
 /// How many items the conversation's active context holds.
 pub fn count_items(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
-    let row = sql.query_row("SELECT COUNT(*) FROM context_items WHERE conversation_id = ?1", &[conversation_id.into()])?;
+    let row = sql.query_row(
+        "SELECT COUNT(*) FROM context_items WHERE conversation_id = ?1",
+        &[conversation_id.into()],
+    )?;
     row.map_or(Ok(0), |r| r.int(0))
 }
 
 fn item_from_row(row: &Row) -> Result<ContextItem> {
-    let tokens = u32::try_from(row.int(3)?).map_err(|_| Error::storage("stored token count out of range"))?;
+    let tokens = u32::try_from(row.int(3)?)
+        .map_err(|_| Error::storage("stored token count out of range"))?;
     let (id, kind) = match row.opt_int(1)? {
         Some(message_id) => {
             let name = row.text(4)?;
-            let role = Role::parse(&name).ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))?;
+            let role = Role::parse(&name).ok_or_else(|| {
+                Error::storage(format!("stored message has unknown role {name:?}"))
+            })?;
             (message_id, ItemKind::Message { role })
         }
         None => {
-            let depth = u32::try_from(row.int(5)?).map_err(|_| Error::storage("stored summary depth out of range"))?;
+            let depth = u32::try_from(row.int(5)?)
+                .map_err(|_| Error::storage("stored summary depth out of range"))?;
             (row.int(2)?, ItemKind::Summary { depth })
         }
     };
-    let tool_calls = row.opt_text(6)?.map(|s| s.split(SEP).map(str::to_owned).collect()).unwrap_or_default();
-    Ok(ContextItem { ordinal: row.int(0)?, id, kind, tokens, tool_calls, answers: row.opt_text(7)? })
+    let tool_calls = row
+        .opt_text(6)?
+        .map(|s| s.split(SEP).map(str::to_owned).collect())
+        .unwrap_or_default();
+    Ok(ContextItem {
+        ordinal: row.int(0)?,
+        id,
+        kind,
+        tokens,
+        tool_calls,
+        answers: row.opt_text(7)?,
+    })
 }
 
 /// A source message of a leaf pass.
@@ -103,7 +135,10 @@ pub struct SourceRow {
 /// prepared (and the drivers' statement caches kept) a statement of its own: ~1 MiB of native
 /// memory per compaction sweep of a 100K-message import.
 fn id_array(ids: &[i64]) -> SqlValue {
-    SqlValue::Text(format!("[{}]", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")))
+    SqlValue::Text(format!(
+        "[{}]",
+        ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+    ))
 }
 
 const LOAD_MESSAGES_SQL: &str = "SELECT id, role, raw_json, host_timestamp FROM messages WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY seq";
@@ -117,9 +152,17 @@ pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SourceRow>> 
     rows.iter()
         .map(|row| {
             let name = row.text(1)?;
-            let role = Role::parse(&name).ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))?;
+            let role = Role::parse(&name).ok_or_else(|| {
+                Error::storage(format!("stored message has unknown role {name:?}"))
+            })?;
             let raw_json = row.text(2)?;
-            Ok(SourceRow { id: row.int(0)?, role, text: text_of_raw_json(&raw_json)?, raw_json, timestamp_ms: row.opt_int(3)? })
+            Ok(SourceRow {
+                id: row.int(0)?,
+                role,
+                text: text_of_raw_json(&raw_json)?,
+                raw_json,
+                timestamp_ms: row.opt_int(3)?,
+            })
         })
         .collect()
 }
@@ -195,17 +238,38 @@ pub struct Range<'a> {
 /// Replaces `range` by a new summary; `context_tokens` is the summary item's token count as the
 /// model sees it. Fails (changing nothing, inside the caller's transaction) when the context no
 /// longer matches the plan. Returns the new summary's id.
-pub fn apply(sql: &mut impl Sql, range: &Range<'_>, summary: &NewSummary<'_>, context_tokens: impl FnOnce(i64) -> u32, now_ms: i64) -> Result<(i64, u32)> {
+pub fn apply(
+    sql: &mut impl Sql,
+    range: &Range<'_>,
+    summary: &NewSummary<'_>,
+    context_tokens: impl FnOnce(i64) -> u32,
+    now_ms: i64,
+) -> Result<(i64, u32)> {
     // The check below is a compare-and-set only while nobody else can write the conversation.
     crate::store::conversations::lock(sql, summary.conversation_id)?;
-    let column = if range.summaries { "summary_id" } else { "message_id" };
+    let column = if range.summaries {
+        "summary_id"
+    } else {
+        "message_id"
+    };
     let current = sql.query(
         &format!("SELECT {column}, token_count FROM context_items WHERE conversation_id = ?1 AND ordinal BETWEEN ?2 AND ?3 ORDER BY ordinal"),
         &[summary.conversation_id.into(), range.first_ordinal.into(), range.last_ordinal.into()],
     )?;
-    let ids: Vec<Option<i64>> = current.iter().map(|r| r.opt_int(0)).collect::<Result<_>>()?;
-    if ids.len() != range.ids.len() || ids.iter().zip(range.ids).any(|(have, want)| *have != Some(*want)) {
-        return Err(Error::Stale("the context changed while the summary was being written; nothing was applied".to_owned()));
+    let ids: Vec<Option<i64>> = current
+        .iter()
+        .map(|r| r.opt_int(0))
+        .collect::<Result<_>>()?;
+    if ids.len() != range.ids.len()
+        || ids
+            .iter()
+            .zip(range.ids)
+            .any(|(have, want)| *have != Some(*want))
+    {
+        return Err(Error::Stale(
+            "the context changed while the summary was being written; nothing was applied"
+                .to_owned(),
+        ));
     }
     let replaced_tokens: i64 = current.iter().map(|r| r.int(1)).sum::<Result<i64>>()?;
     let row = sql.query_row(
@@ -229,17 +293,26 @@ pub fn apply(sql: &mut impl Sql, range: &Range<'_>, summary: &NewSummary<'_>, co
             now_ms.into(),
         ],
     )?;
-    let summary_id = row.ok_or_else(|| Error::storage("inserting a summary returned no id"))?.int(0)?;
+    let summary_id = row
+        .ok_or_else(|| Error::storage("inserting a summary returned no id"))?
+        .int(0)?;
     for id in range.ids {
         if range.summaries {
             sql.execute("INSERT INTO summary_sources (source_summary_id, condensed_summary_id) VALUES (?1, ?2)", &[(*id).into(), summary_id.into()])?;
         } else {
-            sql.execute("INSERT INTO summary_messages (summary_id, message_id) VALUES (?1, ?2)", &[summary_id.into(), (*id).into()])?;
+            sql.execute(
+                "INSERT INTO summary_messages (summary_id, message_id) VALUES (?1, ?2)",
+                &[summary_id.into(), (*id).into()],
+            )?;
         }
     }
     sql.execute(
         "DELETE FROM context_items WHERE conversation_id = ?1 AND ordinal BETWEEN ?2 AND ?3",
-        &[summary.conversation_id.into(), range.first_ordinal.into(), range.last_ordinal.into()],
+        &[
+            summary.conversation_id.into(),
+            range.first_ordinal.into(),
+            range.last_ordinal.into(),
+        ],
     )?;
     let item_tokens = context_tokens(summary_id);
     sql.execute(
@@ -343,7 +416,13 @@ pub fn record_decision(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Re
         }
         let repeated = sql.query_row(
             REPEAT_SKIP_SQL,
-            &[event.conversation_id.into(), event.reason.into(), now_ms.into(), event.tokens_before.into(), event.telemetry_json.into()],
+            &[
+                event.conversation_id.into(),
+                event.reason.into(),
+                now_ms.into(),
+                event.tokens_before.into(),
+                event.telemetry_json.into(),
+            ],
         )?;
         if repeated.is_some() {
             return Ok(());
@@ -363,7 +442,10 @@ pub struct Pending {
 }
 
 /// The retry state and pending work of a conversation.
-pub fn load_state(sql: &mut impl Sql, conversation_id: i64) -> Result<(RetryState, Option<Pending>)> {
+pub fn load_state(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+) -> Result<(RetryState, Option<Pending>)> {
     let Some(row) = sql.query_row(LOAD_STATE_SQL, &[conversation_id.into()])? else {
         return Ok((RetryState::default(), None));
     };
@@ -380,18 +462,34 @@ pub fn state_of(conversation: &Conversation) -> Result<(RetryState, Option<Pendi
 }
 
 fn parse_state(state: &str, pending: Option<&str>) -> Result<(RetryState, Option<Pending>)> {
-    let retry = serde_json::from_str(state).map_err(|e| Error::storage(format!("conversations.compaction_state_json is corrupt: {e}")))?;
+    let retry = serde_json::from_str(state).map_err(|e| {
+        Error::storage(format!(
+            "conversations.compaction_state_json is corrupt: {e}"
+        ))
+    })?;
     let pending = match pending {
-        Some(text) => Some(serde_json::from_str(text).map_err(|e| Error::storage(format!("conversations.compaction_pending_json is corrupt: {e}")))?),
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| {
+            Error::storage(format!(
+                "conversations.compaction_pending_json is corrupt: {e}"
+            ))
+        })?),
         None => None,
     };
     Ok((retry, pending))
 }
 
-pub fn save_state(sql: &mut impl Sql, conversation_id: i64, retry: &RetryState, pending: Option<&Pending>, now_ms: i64) -> Result<()> {
+pub fn save_state(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    retry: &RetryState,
+    pending: Option<&Pending>,
+    now_ms: i64,
+) -> Result<()> {
     let retry = serde_json::to_string(retry).map_err(|e| Error::storage(e.to_string()))?;
     let pending: SqlValue = match pending {
-        Some(p) => serde_json::to_string(p).map_err(|e| Error::storage(e.to_string()))?.into(),
+        Some(p) => serde_json::to_string(p)
+            .map_err(|e| Error::storage(e.to_string()))?
+            .into(),
         None => SqlValue::Null,
     };
     sql.execute(
@@ -406,13 +504,21 @@ pub const NEWEST_MESSAGE_TOKENS_SQL: &str = "SELECT MAX(token_count, 0) FROM con
      WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
 
 /// [`NEWEST_MESSAGE_TOKENS_SQL`] for PostgreSQL.
-const NEWEST_MESSAGE_TOKENS_SQL_POSTGRES: &str = "SELECT GREATEST(token_count, 0) FROM context_items \
+const NEWEST_MESSAGE_TOKENS_SQL_POSTGRES: &str =
+    "SELECT GREATEST(token_count, 0) FROM context_items \
      WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
 
 /// The newest `count` raw messages' token counts in the context, oldest first.
-pub fn newest_message_tokens(sql: &mut impl Sql, conversation_id: i64, count: u32) -> Result<Vec<i64>> {
-    let query = if sql.dialect().is_postgres() { NEWEST_MESSAGE_TOKENS_SQL_POSTGRES } else { NEWEST_MESSAGE_TOKENS_SQL };
+pub fn newest_message_tokens(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    count: u32,
+) -> Result<Vec<i64>> {
+    let query = if sql.dialect().is_postgres() {
+        NEWEST_MESSAGE_TOKENS_SQL_POSTGRES
+    } else {
+        NEWEST_MESSAGE_TOKENS_SQL
+    };
     let rows = sql.query(query, &[conversation_id.into(), count.into()])?;
     rows.iter().rev().map(|r| r.int(0)).collect()
 }
-

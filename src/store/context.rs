@@ -11,8 +11,22 @@ use crate::store::sql::{Row, Sql, SqlValue};
 pub const INSERT_MESSAGE_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (?1, ?2, ?3, ?4)";
 
 /// Adds a message at `ordinal`. Call inside a write transaction.
-pub fn insert_message(sql: &mut impl Sql, conversation_id: i64, ordinal: i64, message_id: i64, tokens: u32) -> Result<()> {
-    sql.execute(INSERT_MESSAGE_SQL, &[conversation_id.into(), ordinal.into(), message_id.into(), tokens.into()])
+pub fn insert_message(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    ordinal: i64,
+    message_id: i64,
+    tokens: u32,
+) -> Result<()> {
+    sql.execute(
+        INSERT_MESSAGE_SQL,
+        &[
+            conversation_id.into(),
+            ordinal.into(),
+            message_id.into(),
+            tokens.into(),
+        ],
+    )
 }
 
 /// What a context item shows the model.
@@ -20,9 +34,21 @@ pub fn insert_message(sql: &mut impl Sql, conversation_id: i64, ordinal: i64, me
 pub enum ItemContent {
     /// A stored message (`id` in `messages`): exactly as the host sent it, or as its stub shows
     /// it (`stub`: the stub's variant, see `core::masking::stub`; the JSON is the stub's).
-    Message { id: i64, role: Role, raw_json: String, stub: Option<i64> },
+    Message {
+        id: i64,
+        role: Role,
+        raw_json: String,
+        stub: Option<i64>,
+    },
     /// A summary standing in for the messages (or summaries) it covers.
-    Summary { id: i64, depth: i64, content: String, earliest_at: Option<i64>, latest_at: Option<i64>, descendant_messages: i64 },
+    Summary {
+        id: i64,
+        depth: i64,
+        content: String,
+        earliest_at: Option<i64>,
+        latest_at: Option<i64>,
+        descendant_messages: i64,
+    },
 }
 
 /// One item of the active context.
@@ -39,11 +65,19 @@ fn from_row(row: &Row) -> Result<ContextItem> {
 
 /// The item whose [`ITEM_COLUMNS`] start at column `at`.
 fn item_at(row: &Row, at: usize) -> Result<ContextItem> {
-    let tokens = u32::try_from(row.int(at + 1)?).map_err(|_| Error::storage("stored token count out of range"))?;
+    let tokens = u32::try_from(row.int(at + 1)?)
+        .map_err(|_| Error::storage("stored token count out of range"))?;
     let content = match row.opt_text(at + 2)? {
         Some(role_name) => {
-            let role = Role::parse(&role_name).ok_or_else(|| Error::storage(format!("stored message has unknown role {role_name:?}")))?;
-            ItemContent::Message { id: row.int(at + 10)?, role, raw_json: row.text(at + 3)?, stub: row.opt_int(at + 11)? }
+            let role = Role::parse(&role_name).ok_or_else(|| {
+                Error::storage(format!("stored message has unknown role {role_name:?}"))
+            })?;
+            ItemContent::Message {
+                id: row.int(at + 10)?,
+                role,
+                raw_json: row.text(at + 3)?,
+                stub: row.opt_int(at + 11)?,
+            }
         }
         None => ItemContent::Summary {
             id: row.int(at + 4)?,
@@ -54,7 +88,11 @@ fn item_at(row: &Row, at: usize) -> Result<ContextItem> {
             descendant_messages: row.opt_int(at + 9)?.unwrap_or(0),
         },
     };
-    Ok(ContextItem { ordinal: row.int(at)?, tokens, content })
+    Ok(ContextItem {
+        ordinal: row.int(at)?,
+        tokens,
+        content,
+    })
 }
 
 /// The item columns [`item_at`] reads, in order.
@@ -100,7 +138,10 @@ fn active_with_newer_postgres() -> String {
 pub fn read_active_after_commit(sql: &mut impl Sql, session_key: &str, known: Option<(i64, i64)>) {
     if sql.dialect().is_postgres() {
         let (id, after) = known.unwrap_or((0, 0));
-        sql.read_after_commit(&active_with_newer_postgres(), &[session_key.into(), id.into(), after.into()]);
+        sql.read_after_commit(
+            &active_with_newer_postgres(),
+            &[session_key.into(), id.into(), after.into()],
+        );
     }
 }
 
@@ -109,32 +150,76 @@ pub fn read_active_after_commit(sql: &mut impl Sql, session_key: &str, known: Op
 /// statement (one round trip to a server instead of two). Rows: the conversation's columns,
 /// then an item's (NULL when there is none), then the row's `xmin` and host facts (the same in
 /// every row).
-pub fn active_with_newer(sql: &mut impl Sql, session_key: &str, known: Option<(i64, i64)>) -> Result<Option<ActiveWithNewer>> {
+pub fn active_with_newer(
+    sql: &mut impl Sql,
+    session_key: &str,
+    known: Option<(i64, i64)>,
+) -> Result<Option<ActiveWithNewer>> {
     let postgres = sql.dialect().is_postgres();
     // PostgreSQL reads the row's version even without a view to bring up to date (no
     // conversation has id 0, so no item comes along).
     let Some((id, after)) = known.or(postgres.then_some((0, 0))) else {
-        return Ok(conversations::find_active(sql, session_key)?.map(|conversation| ActiveWithNewer { conversation, newer: None, version: None }));
+        return Ok(
+            conversations::find_active(sql, session_key)?.map(|conversation| ActiveWithNewer {
+                conversation,
+                newer: None,
+                version: None,
+            }),
+        );
     };
     if !postgres {
         // In-process SQLite has no round trip to save, and its two plain statements are faster.
-        let Some(conversation) = conversations::find_active(sql, session_key)? else { return Ok(None) };
-        let newer = if conversation.id == id { Some(Newer { conversation_id: id, after, items: newer_than(sql, id, after)? }) } else { None };
-        return Ok(Some(ActiveWithNewer { conversation, newer, version: None }));
+        let Some(conversation) = conversations::find_active(sql, session_key)? else {
+            return Ok(None);
+        };
+        let newer = if conversation.id == id {
+            Some(Newer {
+                conversation_id: id,
+                after,
+                items: newer_than(sql, id, after)?,
+            })
+        } else {
+            None
+        };
+        return Ok(Some(ActiveWithNewer {
+            conversation,
+            newer,
+            version: None,
+        }));
     }
-    let rows = sql.query(&active_with_newer_postgres(), &[session_key.into(), id.into(), after.into()])?;
-    let Some(first) = rows.first() else { return Ok(None) };
+    let rows = sql.query(
+        &active_with_newer_postgres(),
+        &[session_key.into(), id.into(), after.into()],
+    )?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
     let conversation = conversations::from_row(first)?;
     let at = conversations::COLUMN_COUNT;
     let version_at = at + ITEM_COLUMN_COUNT;
-    let version = crate::store::claim::RowVersion { xmin: first.int(version_at)?, host_facts_json: first.opt_text(version_at + 1)? };
+    let version = crate::store::claim::RowVersion {
+        xmin: first.int(version_at)?,
+        host_facts_json: first.opt_text(version_at + 1)?,
+    };
     let newer = if conversation.id == id {
-        let items = rows.iter().filter(|r| r.0.get(at).is_some_and(|v| *v != SqlValue::Null)).map(|r| item_at(r, at)).collect::<Result<Vec<_>>>()?;
-        Some(Newer { conversation_id: id, after, items })
+        let items = rows
+            .iter()
+            .filter(|r| r.0.get(at).is_some_and(|v| *v != SqlValue::Null))
+            .map(|r| item_at(r, at))
+            .collect::<Result<Vec<_>>>()?;
+        Some(Newer {
+            conversation_id: id,
+            after,
+            items,
+        })
     } else {
         None
     };
-    Ok(Some(ActiveWithNewer { conversation, newer, version: Some(version) }))
+    Ok(Some(ActiveWithNewer {
+        conversation,
+        newer,
+        version: Some(version),
+    }))
 }
 
 /// Per-turn query: a page of the view, through the primary key and the rowid joins. A stubbed
@@ -153,13 +238,25 @@ pub const NEWER_THAN_SQL: &str = "SELECT ci.ordinal, ci.token_count, m.role, COA
      WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal ASC";
 
 /// The items with `ordinal > after`, oldest first.
-pub fn newer_than(sql: &mut impl Sql, conversation_id: i64, after: i64) -> Result<Vec<ContextItem>> {
+pub fn newer_than(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    after: i64,
+) -> Result<Vec<ContextItem>> {
     let rows = sql.query(NEWER_THAN_SQL, &[conversation_id.into(), after.into()])?;
     rows.iter().map(from_row).collect()
 }
 
 /// Up to `limit` items with `ordinal < before`, newest first.
-pub fn newest_before(sql: &mut impl Sql, conversation_id: i64, before: i64, limit: i64) -> Result<Vec<ContextItem>> {
-    let rows = sql.query(NEWEST_BEFORE_SQL, &[conversation_id.into(), before.into(), limit.into()])?;
+pub fn newest_before(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    before: i64,
+    limit: i64,
+) -> Result<Vec<ContextItem>> {
+    let rows = sql.query(
+        NEWEST_BEFORE_SQL,
+        &[conversation_id.into(), before.into(), limit.into()],
+    )?;
     rows.iter().map(from_row).collect()
 }

@@ -67,7 +67,11 @@ pub(crate) const COLUMN_COUNT: usize = 13;
 
 /// [`COLUMNS`] of the table under `alias`, for joins where a bare name would be ambiguous.
 pub(crate) fn columns_of(alias: &str) -> String {
-    COLUMNS.split(", ").map(|c| format!("{alias}.{c}")).collect::<Vec<_>>().join(", ")
+    COLUMNS
+        .split(", ")
+        .map(|c| format!("{alias}.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
@@ -89,7 +93,11 @@ pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
 }
 
 /// Per-turn query (the partial unique index on active session keys).
-pub const FIND_ACTIVE_SQL: &str = concat!("SELECT ", conversation_columns!(), " FROM conversations WHERE session_key = ?1 AND status = 'active'");
+pub const FIND_ACTIVE_SQL: &str = concat!(
+    "SELECT ",
+    conversation_columns!(),
+    " FROM conversations WHERE session_key = ?1 AND status = 'active'"
+);
 
 /// The active conversation for `session_key`, if any.
 pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conversation>> {
@@ -102,7 +110,11 @@ pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conve
 /// whichever gateway they run on — while other conversations write in parallel. Waiting for the
 /// lock, PostgreSQL returns the row as the previous writer committed it: totals, `seq`s and
 /// ordinals read here are current.
-const FIND_ACTIVE_FOR_UPDATE_SQL: &str = concat!("SELECT ", conversation_columns!(), " FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE");
+const FIND_ACTIVE_FOR_UPDATE_SQL: &str = concat!(
+    "SELECT ",
+    conversation_columns!(),
+    " FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE"
+);
 
 /// PostgreSQL: creates the key's conversation unless another gateway just did (the partial
 /// unique index decides; the loser gets no row and reads the winner's).
@@ -121,7 +133,10 @@ const RESOLVE_ROUNDS: usize = 4;
 /// database: nothing to do there, no statement run.
 pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
     if sql.dialect().is_postgres() {
-        sql.query_row("SELECT id FROM conversations WHERE id = ?1 FOR UPDATE", &[id.into()])?;
+        sql.query_row(
+            "SELECT id FROM conversations WHERE id = ?1 FOR UPDATE",
+            &[id.into()],
+        )?;
     }
     Ok(())
 }
@@ -174,7 +189,13 @@ impl LockedForAppend {
     /// A conversation locked (or, on SQLite, written under the database's lock) with nothing
     /// known about it beyond its row: the append, the stub pass and the key's lookup read.
     pub fn unknown(conversation: Conversation) -> LockedForAppend {
-        LockedForAppend { conversation, stored: None, unstubbed: None, host_facts_json: None, recorded: None }
+        LockedForAppend {
+            conversation,
+            stored: None,
+            unstubbed: None,
+            host_facts_json: None,
+            recorded: None,
+        }
     }
 }
 
@@ -208,7 +229,12 @@ pub fn resolve_for_append(
     match lock_for_append(sql, session_key, session_id, messages, scan_limit, None)? {
         Some(locked) => Ok(locked),
         // Rotation or creation (the row the statement locked, if any, stays locked): as always.
-        None => Ok(LockedForAppend::unknown(resolve(sql, session_key, session_id, now_ms)?)),
+        None => Ok(LockedForAppend::unknown(resolve(
+            sql,
+            session_key,
+            session_id,
+            now_ms,
+        )?)),
     }
 }
 
@@ -232,13 +258,25 @@ pub fn lock_for_append(
     scan_limit: i64,
     advancement_key: Option<&str>,
 ) -> Result<Option<LockedForAppend>> {
-    if !sql.dialect().is_postgres() || messages.is_empty() || !crate::store::bulk_pg::can_append(messages) {
+    if !sql.dialect().is_postgres()
+        || messages.is_empty()
+        || !crate::store::bulk_pg::can_append(messages)
+    {
         return Ok(None);
     }
-    let identities: Vec<String> = messages.iter().map(|m| m.identity.to_ascii_lowercase()).collect();
-    let json = serde_json::to_string(&identities).map_err(|e| crate::error::Error::storage(e.to_string()))?;
+    let identities: Vec<String> = messages
+        .iter()
+        .map(|m| m.identity.to_ascii_lowercase())
+        .collect();
+    let json = serde_json::to_string(&identities)
+        .map_err(|e| crate::error::Error::storage(e.to_string()))?;
     let limit = scan_limit.max(0);
-    let params = [session_key.into(), json.into(), limit.into(), advancement_key.map(str::to_owned).into()];
+    let params = [
+        session_key.into(),
+        json.into(),
+        limit.into(),
+        advancement_key.map(str::to_owned).into(),
+    ];
     let Some(row) = sql.query_row(FIND_ACTIVE_FOR_APPEND_SQL, &params)? else {
         return Ok(None);
     };
@@ -248,26 +286,55 @@ pub fn lock_for_append(
     }
     let host_facts_json = Some(row.opt_text(COLUMN_COUNT + 3)?);
     if row.int(COLUMN_COUNT)? != 1 {
-        return Ok(Some(LockedForAppend { host_facts_json, ..LockedForAppend::unknown(existing) }));
+        return Ok(Some(LockedForAppend {
+            host_facts_json,
+            ..LockedForAppend::unknown(existing)
+        }));
     }
-    let stored = row.opt_text(COLUMN_COUNT + 1)?.map(|list| list.split(',').map(str::to_owned).collect()).unwrap_or_default();
-    let unstubbed = if limit > 0 { Some(crate::store::masking::scan_from_json(row.opt_text(COLUMN_COUNT + 2)?.as_deref(), limit)?) } else { None };
+    let stored = row
+        .opt_text(COLUMN_COUNT + 1)?
+        .map(|list| list.split(',').map(str::to_owned).collect())
+        .unwrap_or_default();
+    let unstubbed = if limit > 0 {
+        Some(crate::store::masking::scan_from_json(
+            row.opt_text(COLUMN_COUNT + 2)?.as_deref(),
+            limit,
+        )?)
+    } else {
+        None
+    };
     let recorded = match advancement_key {
         Some(_) => Some(row.opt_text(COLUMN_COUNT + 4)?),
         None => None,
     };
-    Ok(Some(LockedForAppend { conversation: existing, stored: Some(stored), unstubbed, host_facts_json, recorded }))
+    Ok(Some(LockedForAppend {
+        conversation: existing,
+        stored: Some(stored),
+        unstubbed,
+        host_facts_json,
+        recorded,
+    }))
 }
 
 /// The active conversation for the key, created (or rotated, when the session id changed).
 /// On PostgreSQL its row is locked for the rest of the transaction.
-pub fn resolve(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<Conversation> {
+pub fn resolve(
+    sql: &mut impl Sql,
+    session_key: &str,
+    session_id: &str,
+    now_ms: i64,
+) -> Result<Conversation> {
     Ok(resolve_noting_existing(sql, session_key, session_id, now_ms)?.0)
 }
 
 /// [`resolve`], also telling whether the conversation was already the key's active one for
 /// this session id (false: this call created it, archiving any other).
-pub fn resolve_noting_existing(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<(Conversation, bool)> {
+pub fn resolve_noting_existing(
+    sql: &mut impl Sql,
+    session_key: &str,
+    session_id: &str,
+    now_ms: i64,
+) -> Result<(Conversation, bool)> {
     if sql.dialect().is_postgres() {
         return resolve_locked(sql, session_key, session_id, now_ms);
     }
@@ -286,11 +353,18 @@ pub fn resolve_noting_existing(sql: &mut impl Sql, session_key: &str, session_id
     )?;
     match row {
         Some(row) => Ok((from_row(&row)?, false)),
-        None => Err(crate::error::Error::storage("creating a conversation returned no row")),
+        None => Err(crate::error::Error::storage(
+            "creating a conversation returned no row",
+        )),
     }
 }
 
-fn resolve_locked(sql: &mut impl Sql, session_key: &str, session_id: &str, now_ms: i64) -> Result<(Conversation, bool)> {
+fn resolve_locked(
+    sql: &mut impl Sql,
+    session_key: &str,
+    session_id: &str,
+    now_ms: i64,
+) -> Result<(Conversation, bool)> {
     for _ in 0..RESOLVE_ROUNDS {
         if let Some(existing) = sql.query_row(FIND_ACTIVE_FOR_UPDATE_SQL, &[session_key.into()])? {
             let existing = from_row(&existing)?;
@@ -300,7 +374,15 @@ fn resolve_locked(sql: &mut impl Sql, session_key: &str, session_id: &str, now_m
             archive(sql, existing.id, "session-id-changed", now_ms)?;
         }
         let generation = next_generation(sql, session_key)?;
-        if let Some(row) = sql.query_row(CREATE_SQL_POSTGRES, &[session_key.into(), session_id.into(), generation.into(), now_ms.into()])? {
+        if let Some(row) = sql.query_row(
+            CREATE_SQL_POSTGRES,
+            &[
+                session_key.into(),
+                session_id.into(),
+                generation.into(),
+                now_ms.into(),
+            ],
+        )? {
             return Ok((from_row(&row)?, false));
         }
         // Another gateway created the key's conversation meanwhile; it has committed (ON CONFLICT
@@ -322,7 +404,10 @@ pub fn archive(sql: &mut impl Sql, id: i64, cause: &str, now_ms: i64) -> Result<
 
 /// Generation numbers continue across archives of the same key.
 pub fn next_generation(sql: &mut impl Sql, session_key: &str) -> Result<i64> {
-    let row = sql.query_row("SELECT COALESCE(MAX(generation), 0) + 1 FROM conversations WHERE session_key = ?1", &[session_key.into()])?;
+    let row = sql.query_row(
+        "SELECT COALESCE(MAX(generation), 0) + 1 FROM conversations WHERE session_key = ?1",
+        &[session_key.into()],
+    )?;
     row.map_or(Ok(1), |r| r.int(0))
 }
 
@@ -337,7 +422,10 @@ pub fn add_appended(sql: &mut impl Sql, id: i64, messages: i64, tokens: i64) -> 
 
 /// Adjusts the active context's running total (a compaction replaced items).
 pub fn add_context_tokens(sql: &mut impl Sql, id: i64, delta: i64) -> Result<()> {
-    sql.execute("UPDATE conversations SET context_token_count = context_token_count + ?2 WHERE id = ?1", &[id.into(), delta.into()])
+    sql.execute(
+        "UPDATE conversations SET context_token_count = context_token_count + ?2 WHERE id = ?1",
+        &[id.into(), delta.into()],
+    )
 }
 
 #[cfg(test)]
@@ -349,6 +437,10 @@ mod tests {
         assert_eq!(COLUMNS.split(", ").count(), COLUMN_COUNT);
         let aliased = columns_of("c");
         assert_eq!(aliased.split(", ").count(), COLUMN_COUNT);
-        assert!(aliased.starts_with("c.id, c.session_key, ") && aliased.ends_with(", c.compaction_pending_json"), "{aliased}");
+        assert!(
+            aliased.starts_with("c.id, c.session_key, ")
+                && aliased.ends_with(", c.compaction_pending_json"),
+            "{aliased}"
+        );
     }
 }

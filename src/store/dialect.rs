@@ -55,7 +55,9 @@ impl Dialect {
     pub fn text_list(self, n: usize) -> String {
         match self {
             Dialect::Sqlite => format!("(SELECT value FROM json_each(?{n}))"),
-            Dialect::Postgres => format!("(SELECT value FROM json_array_elements_text(CAST(CAST(?{n} AS text) AS json)))"),
+            Dialect::Postgres => format!(
+                "(SELECT value FROM json_array_elements_text(CAST(CAST(?{n} AS text) AS json)))"
+            ),
         }
     }
 
@@ -82,7 +84,9 @@ mod tests {
         assert_eq!(Dialect::Sqlite.begin_write(), "BEGIN IMMEDIATE");
         assert_eq!(Dialect::Postgres.begin_write(), "BEGIN");
         assert!(Dialect::Sqlite.int_list(2).contains("json_each(?2)"));
-        assert!(Dialect::Postgres.int_list(2).contains("json_array_elements_text(CAST(CAST(?2 AS text) AS json))"));
+        assert!(Dialect::Postgres
+            .int_list(2)
+            .contains("json_array_elements_text(CAST(CAST(?2 AS text) AS json))"));
         assert_eq!(Dialect::Postgres.greatest("a", "?4"), "GREATEST(a, ?4)");
         assert_eq!(Dialect::Sqlite.greatest("a", "?4"), "MAX(a, ?4)");
     }

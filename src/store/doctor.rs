@@ -49,19 +49,48 @@ pub fn totals(sql: &mut impl Sql) -> Result<Totals> {
         .map(|r| Ok((r.text(0)?, r.int(1)?, r.int(2)?)))
         .collect::<Result<Vec<_>>>()?;
     Ok(Totals {
-        conversations_active: count(sql, "SELECT COUNT(*) FROM conversations WHERE status = 'active'", &[])?,
-        conversations_archived: count(sql, "SELECT COUNT(*) FROM conversations WHERE status = 'archived'", &[])?,
+        conversations_active: count(
+            sql,
+            "SELECT COUNT(*) FROM conversations WHERE status = 'active'",
+            &[],
+        )?,
+        conversations_archived: count(
+            sql,
+            "SELECT COUNT(*) FROM conversations WHERE status = 'archived'",
+            &[],
+        )?,
         messages: count(sql, "SELECT COUNT(*) FROM messages", &[])?,
-        message_tokens: count(sql, "SELECT COALESCE(SUM(token_count), 0) FROM messages", &[])?,
+        message_tokens: count(
+            sql,
+            "SELECT COALESCE(SUM(token_count), 0) FROM messages",
+            &[],
+        )?,
         summaries,
-        db_bytes: count(sql, if sql.dialect().is_postgres() { "SELECT pg_database_size(current_database())" } else { "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()" }, &[])?,
-        schema_version: count(sql, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", &[])?,
+        db_bytes: count(
+            sql,
+            if sql.dialect().is_postgres() {
+                "SELECT pg_database_size(current_database())"
+            } else {
+                "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+            },
+            &[],
+        )?,
+        schema_version: count(
+            sql,
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+            &[],
+        )?,
     })
 }
 
 /// The latest compaction events (of one conversation, or of all), newest first; `failed_only`
 /// keeps only failures.
-pub fn latest_events(sql: &mut impl Sql, conversation_id: Option<i64>, failed_only: bool, limit: i64) -> Result<Vec<EventRow>> {
+pub fn latest_events(
+    sql: &mut impl Sql,
+    conversation_id: Option<i64>,
+    failed_only: bool,
+    limit: i64,
+) -> Result<Vec<EventRow>> {
     let mut query = String::from(
         "SELECT conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after FROM compaction_events WHERE 1 = 1",
     );
@@ -94,7 +123,10 @@ fn event_from(r: &Row) -> Result<EventRow> {
 }
 
 /// The persisted retry/breaker state of a conversation, as stored (JSON), if any.
-pub fn retry_state_json(sql: &mut impl Sql, conversation_id: i64) -> Result<Option<(String, bool)>> {
+pub fn retry_state_json(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+) -> Result<Option<(String, bool)>> {
     let row = sql.query_row("SELECT compaction_state_json, compaction_pending_json IS NOT NULL FROM conversations WHERE id = ?1 AND compaction_state_json IS NOT NULL", &[conversation_id.into()])?;
     row.map(|r| Ok((r.text(0)?, r.int(1)? != 0))).transpose()
 }
@@ -112,15 +144,38 @@ pub struct Check {
 }
 
 fn ids_sample(sql: &mut impl Sql, query: &str) -> Result<(i64, Vec<i64>)> {
-    let total = count(sql, &format!("SELECT COUNT(*) FROM ({query}) AS found"), &[])?;
-    let sample = sql.query(&format!("{query} LIMIT 5"), &[])?.iter().map(|r| r.int(0)).collect::<Result<Vec<_>>>()?;
+    let total = count(
+        sql,
+        &format!("SELECT COUNT(*) FROM ({query}) AS found"),
+        &[],
+    )?;
+    let sample = sql
+        .query(&format!("{query} LIMIT 5"), &[])?
+        .iter()
+        .map(|r| r.int(0))
+        .collect::<Result<Vec<_>>>()?;
     Ok((total, sample))
 }
 
-fn check_ids(sql: &mut impl Sql, name: &'static str, query: &str, what: &str, fixable: bool) -> Result<Check> {
+fn check_ids(
+    sql: &mut impl Sql,
+    name: &'static str,
+    query: &str,
+    what: &str,
+    fixable: bool,
+) -> Result<Check> {
     let (total, sample) = ids_sample(sql, query)?;
-    let detail = if total == 0 { format!("no {what}") } else { format!("{total} {what} (e.g. {sample:?})") };
-    Ok(Check { name, ok: total == 0, detail, fixable })
+    let detail = if total == 0 {
+        format!("no {what}")
+    } else {
+        format!("{total} {what} (e.g. {sample:?})")
+    };
+    Ok(Check {
+        name,
+        ok: total == 0,
+        detail,
+        fixable,
+    })
 }
 
 /// Messages not reachable from their conversation's view: neither an item of it nor under a
@@ -155,17 +210,67 @@ pub fn checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
     if sql.dialect().is_postgres() {
         return postgres_checks(sql);
     }
-    let integrity: Vec<String> = sql.query("PRAGMA integrity_check", &[])?.iter().map(|r| r.text(0)).collect::<Result<_>>()?;
+    let integrity: Vec<String> = sql
+        .query("PRAGMA integrity_check", &[])?
+        .iter()
+        .map(|r| r.text(0))
+        .collect::<Result<_>>()?;
     let integrity_ok = integrity.len() == 1 && integrity[0] == "ok";
-    let mut out = vec![Check { name: "sqlite_integrity", ok: integrity_ok, detail: integrity.join("; "), fixable: false }];
-    out.push(check_ids(sql, "messages_reachable", UNREACHABLE_MESSAGES, "messages unreachable from their view", false)?);
-    out.push(check_ids(sql, "dag_acyclic", BAD_EDGES, "summaries with an edge from an equal or deeper summary, or from another conversation", false)?);
-    out.push(check_ids(sql, "context_items_valid", BAD_ITEMS, "context items pointing outside their conversation", false)?);
-    out.push(check_ids(sql, "running_totals", BAD_TOTALS, "conversations whose running totals differ from their rows", true)?);
-    for (name, fts) in [("messages_fts", "messages_fts"), ("summaries_fts", "summaries_fts")] {
-        let ok = sql.execute(&format!("INSERT INTO {fts} ({fts}) VALUES ('integrity-check')"), &[]).is_ok();
-        let detail = if ok { "index matches its table".to_owned() } else { "index out of step with its table".to_owned() };
-        out.push(Check { name, ok, detail, fixable: true });
+    let mut out = vec![Check {
+        name: "sqlite_integrity",
+        ok: integrity_ok,
+        detail: integrity.join("; "),
+        fixable: false,
+    }];
+    out.push(check_ids(
+        sql,
+        "messages_reachable",
+        UNREACHABLE_MESSAGES,
+        "messages unreachable from their view",
+        false,
+    )?);
+    out.push(check_ids(
+        sql,
+        "dag_acyclic",
+        BAD_EDGES,
+        "summaries with an edge from an equal or deeper summary, or from another conversation",
+        false,
+    )?);
+    out.push(check_ids(
+        sql,
+        "context_items_valid",
+        BAD_ITEMS,
+        "context items pointing outside their conversation",
+        false,
+    )?);
+    out.push(check_ids(
+        sql,
+        "running_totals",
+        BAD_TOTALS,
+        "conversations whose running totals differ from their rows",
+        true,
+    )?);
+    for (name, fts) in [
+        ("messages_fts", "messages_fts"),
+        ("summaries_fts", "summaries_fts"),
+    ] {
+        let ok = sql
+            .execute(
+                &format!("INSERT INTO {fts} ({fts}) VALUES ('integrity-check')"),
+                &[],
+            )
+            .is_ok();
+        let detail = if ok {
+            "index matches its table".to_owned()
+        } else {
+            "index out of step with its table".to_owned()
+        };
+        out.push(Check {
+            name,
+            ok,
+            detail,
+            fixable: true,
+        });
     }
     Ok(out)
 }
@@ -175,10 +280,34 @@ pub fn checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
 /// checks are those of the rows themselves.
 fn postgres_checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
     Ok(vec![
-        check_ids(sql, "messages_reachable", UNREACHABLE_MESSAGES, "messages unreachable from their view", false)?,
-        check_ids(sql, "dag_acyclic", BAD_EDGES, "summaries with an edge from an equal or deeper summary, or from another conversation", false)?,
-        check_ids(sql, "context_items_valid", BAD_ITEMS, "context items pointing outside their conversation", false)?,
-        check_ids(sql, "running_totals", BAD_TOTALS, "conversations whose running totals differ from their rows", true)?,
+        check_ids(
+            sql,
+            "messages_reachable",
+            UNREACHABLE_MESSAGES,
+            "messages unreachable from their view",
+            false,
+        )?,
+        check_ids(
+            sql,
+            "dag_acyclic",
+            BAD_EDGES,
+            "summaries with an edge from an equal or deeper summary, or from another conversation",
+            false,
+        )?,
+        check_ids(
+            sql,
+            "context_items_valid",
+            BAD_ITEMS,
+            "context items pointing outside their conversation",
+            false,
+        )?,
+        check_ids(
+            sql,
+            "running_totals",
+            BAD_TOTALS,
+            "conversations whose running totals differ from their rows",
+            true,
+        )?,
     ])
 }
 

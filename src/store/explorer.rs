@@ -72,7 +72,11 @@ pub fn conversations_with_prefix(sql: &mut impl Sql, prefix: &str) -> Result<Vec
 }
 
 /// One conversation by id, if its session key starts with `prefix`.
-pub fn conversation_with_prefix(sql: &mut impl Sql, prefix: &str, id: i64) -> Result<Option<ConversationRow>> {
+pub fn conversation_with_prefix(
+    sql: &mut impl Sql,
+    prefix: &str,
+    id: i64,
+) -> Result<Option<ConversationRow>> {
     let row = sql.query_row(
         &format!("SELECT {COLUMNS} FROM conversations c WHERE c.id = ?2 AND substr(c.session_key, 1, length(?1)) = ?1"),
         &[prefix.into(), id.into()],
@@ -82,7 +86,10 @@ pub fn conversation_with_prefix(sql: &mut impl Sql, prefix: &str, id: i64) -> Re
 
 /// The conversation a summary belongs to.
 pub fn summary_conversation(sql: &mut impl Sql, summary_id: i64) -> Result<Option<i64>> {
-    let row = sql.query_row("SELECT conversation_id FROM summaries WHERE id = ?1", &[summary_id.into()])?;
+    let row = sql.query_row(
+        "SELECT conversation_id FROM summaries WHERE id = ?1",
+        &[summary_id.into()],
+    )?;
     row.map(|r| r.int(0)).transpose()
 }
 
@@ -97,10 +104,23 @@ pub struct RejectedAnswer {
 }
 
 /// The newest rejected summarizer answers of a conversation, newest first, at most `limit`.
-pub fn rejected_answers(sql: &mut impl Sql, conversation_id: i64, limit: i64) -> Result<Vec<RejectedAnswer>> {
+pub fn rejected_answers(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    limit: i64,
+) -> Result<Vec<RejectedAnswer>> {
     let rows = sql.query(
         "SELECT created_at, pass, level, reason FROM summarizer_calls WHERE conversation_id = ?1 AND outcome = 'rejected' ORDER BY id DESC LIMIT ?2",
         &[conversation_id.into(), limit.into()],
     )?;
-    rows.iter().map(|r| Ok(RejectedAnswer { created_at: r.int(0)?, pass: r.text(1)?, level: r.text(2)?, reason: r.opt_text(3)? })).collect()
+    rows.iter()
+        .map(|r| {
+            Ok(RejectedAnswer {
+                created_at: r.int(0)?,
+                pass: r.text(1)?,
+                level: r.text(2)?,
+                reason: r.opt_text(3)?,
+            })
+        })
+        .collect()
 }

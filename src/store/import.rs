@@ -11,21 +11,53 @@ use crate::store::sql::Sql;
 
 /// The local id an earlier import gave this source row, if any.
 pub fn imported(sql: &mut impl Sql, source_key: &str) -> Result<Option<i64>> {
-    sql.query_row("SELECT local_id FROM imports WHERE source_key = ?1", &[source_key.into()])?.map(|r| r.int(0)).transpose()
+    sql.query_row(
+        "SELECT local_id FROM imports WHERE source_key = ?1",
+        &[source_key.into()],
+    )?
+    .map(|r| r.int(0))
+    .transpose()
 }
 
-pub fn record(sql: &mut impl Sql, source_key: &str, kind: &'static str, local_id: i64, now_ms: i64) -> Result<()> {
-    sql.execute("INSERT INTO imports (source_key, kind, local_id, imported_at) VALUES (?1, ?2, ?3, ?4)", &[source_key.into(), kind.into(), local_id.into(), now_ms.into()])
+pub fn record(
+    sql: &mut impl Sql,
+    source_key: &str,
+    kind: &'static str,
+    local_id: i64,
+    now_ms: i64,
+) -> Result<()> {
+    sql.execute(
+        "INSERT INTO imports (source_key, kind, local_id, imported_at) VALUES (?1, ?2, ?3, ?4)",
+        &[
+            source_key.into(),
+            kind.into(),
+            local_id.into(),
+            now_ms.into(),
+        ],
+    )
 }
 
 /// A conversation by id, active or archived.
 pub fn conversation(sql: &mut impl Sql, id: i64) -> Result<Conversation> {
-    let row = sql.query_row(&format!("SELECT {COLUMNS} FROM conversations WHERE id = ?1"), &[id.into()])?;
-    row.as_ref().map(from_row).transpose()?.ok_or_else(|| Error::storage(format!("conversation {id} disappeared")))
+    let row = sql.query_row(
+        &format!("SELECT {COLUMNS} FROM conversations WHERE id = ?1"),
+        &[id.into()],
+    )?;
+    row.as_ref()
+        .map(from_row)
+        .transpose()?
+        .ok_or_else(|| Error::storage(format!("conversation {id} disappeared")))
 }
 
 /// Creates a conversation; archived ones carry `archive_cause`.
-pub fn create_conversation(sql: &mut impl Sql, key: &str, session_id: &str, archived: Option<&str>, created_at: i64, now_ms: i64) -> Result<Conversation> {
+pub fn create_conversation(
+    sql: &mut impl Sql,
+    key: &str,
+    session_id: &str,
+    archived: Option<&str>,
+    created_at: i64,
+    now_ms: i64,
+) -> Result<Conversation> {
     let generation = crate::store::conversations::next_generation(sql, key)?;
     let (status, cause, archived_at) = match archived {
         Some(cause) => ("archived", Some(cause), Some(now_ms)),
@@ -38,7 +70,10 @@ pub fn create_conversation(sql: &mut impl Sql, key: &str, session_id: &str, arch
         ),
         &[key.into(), session_id.into(), generation.into(), status.into(), cause.into(), archived_at.into(), created_at.into()],
     )?;
-    row.as_ref().map(from_row).transpose()?.ok_or_else(|| Error::storage("creating a conversation returned no row"))
+    row.as_ref()
+        .map(from_row)
+        .transpose()?
+        .ok_or_else(|| Error::storage("creating a conversation returned no row"))
 }
 
 /// A summary to import, with its edges already mapped to local ids.
@@ -88,7 +123,9 @@ pub fn insert_summary(sql: &mut impl Sql, s: &ImportedSummary<'_>) -> Result<i64
             s.created_at.into(),
         ],
     )?;
-    let id = row.ok_or_else(|| Error::storage("inserting a summary returned no row"))?.int(0)?;
+    let id = row
+        .ok_or_else(|| Error::storage("inserting a summary returned no row"))?
+        .int(0)?;
     for message in s.messages {
         sql.execute("INSERT INTO summary_messages (summary_id, message_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING", &[id.into(), (*message).into()])?;
     }
@@ -103,7 +140,10 @@ pub type ViewItem = (Option<i64>, Option<i64>, u32);
 
 /// Replaces a conversation's view by `items`, in order, and resets its running totals.
 pub fn replace_view(sql: &mut impl Sql, conversation_id: i64, items: &[ViewItem]) -> Result<()> {
-    sql.execute("DELETE FROM context_items WHERE conversation_id = ?1", &[conversation_id.into()])?;
+    sql.execute(
+        "DELETE FROM context_items WHERE conversation_id = ?1",
+        &[conversation_id.into()],
+    )?;
     let (mut total, mut summaries) = (0i64, 0i64);
     for (i, (message, summary, tokens)) in items.iter().enumerate() {
         sql.execute(

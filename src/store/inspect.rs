@@ -74,8 +74,16 @@ pub struct EventInfo {
 const SEP: char = '\u{1f}';
 
 fn ids(text: Option<String>) -> Result<Vec<i64>> {
-    let Some(text) = text else { return Ok(Vec::new()) };
-    text.split(SEP).filter(|s| !s.is_empty()).map(|s| s.parse::<i64>().map_err(|_| Error::storage(format!("bad id {s:?} in a child list")))).collect()
+    let Some(text) = text else {
+        return Ok(Vec::new());
+    };
+    text.split(SEP)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<i64>()
+                .map_err(|_| Error::storage(format!("bad id {s:?} in a child list")))
+        })
+        .collect()
 }
 
 /// Every summary of a leaf's or condensed summary's subtree reaches its messages through leaves;
@@ -98,13 +106,21 @@ const SUMMARY_COLUMNS_POSTGRES: &str = "s.id, s.kind, s.depth, s.level, s.token_
      EXISTS (SELECT 1 FROM context_items ci WHERE ci.summary_id = s.id)";
 
 fn summary_columns(sql: &impl Sql) -> &'static str {
-    if sql.dialect().is_postgres() { SUMMARY_COLUMNS_POSTGRES } else { SUMMARY_COLUMNS }
+    if sql.dialect().is_postgres() {
+        SUMMARY_COLUMNS_POSTGRES
+    } else {
+        SUMMARY_COLUMNS
+    }
 }
 
 fn summary_from_row(row: &Row) -> Result<SummaryInfo> {
     let range = row.opt_text(9)?.unwrap_or_default();
     let mut parts = range.split(',').map(|p| p.parse::<i64>().ok());
-    let (first_seq, last_seq, message_count) = (parts.next().flatten(), parts.next().flatten(), parts.next().flatten().unwrap_or(0));
+    let (first_seq, last_seq, message_count) = (
+        parts.next().flatten(),
+        parts.next().flatten(),
+        parts.next().flatten().unwrap_or(0),
+    );
     Ok(SummaryInfo {
         id: row.int(0)?,
         kind: row.text(1)?,
@@ -125,17 +141,28 @@ fn summary_from_row(row: &Row) -> Result<SummaryInfo> {
 /// Every summary of a conversation, oldest first.
 pub fn summaries(sql: &mut impl Sql, conversation_id: i64) -> Result<Vec<SummaryInfo>> {
     let columns = summary_columns(sql);
-    let rows = sql.query(&format!("SELECT {columns} FROM summaries s WHERE s.conversation_id = ?1 ORDER BY s.id"), &[conversation_id.into()])?;
+    let rows = sql.query(
+        &format!("SELECT {columns} FROM summaries s WHERE s.conversation_id = ?1 ORDER BY s.id"),
+        &[conversation_id.into()],
+    )?;
     rows.iter().map(summary_from_row).collect()
 }
 
 /// One summary of a conversation, with its text; None when the conversation has no such summary.
-pub fn summary(sql: &mut impl Sql, conversation_id: i64, summary_id: i64) -> Result<Option<(SummaryInfo, String)>> {
+pub fn summary(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    summary_id: i64,
+) -> Result<Option<(SummaryInfo, String)>> {
     let row = sql.query_row(
-        &format!("SELECT {}, s.content FROM summaries s WHERE s.conversation_id = ?1 AND s.id = ?2", summary_columns(sql)),
+        &format!(
+            "SELECT {}, s.content FROM summaries s WHERE s.conversation_id = ?1 AND s.id = ?2",
+            summary_columns(sql)
+        ),
         &[conversation_id.into(), summary_id.into()],
     )?;
-    row.map(|row| Ok((summary_from_row(&row)?, row.text(11)?))).transpose()
+    row.map(|row| Ok((summary_from_row(&row)?, row.text(11)?)))
+        .transpose()
 }
 
 const MESSAGE_COLUMNS: &str = "m.id, m.seq, m.role, m.raw_json, m.token_count, m.created_at, (SELECT summary_id FROM summary_messages WHERE message_id = m.id LIMIT 1)";
@@ -153,7 +180,12 @@ fn message_from_row(row: &Row) -> Result<MessageInfo> {
 }
 
 /// The messages a leaf summary covers, from `after_seq` on, in order, at most `limit`.
-pub fn leaf_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, limit: i64) -> Result<Vec<MessageInfo>> {
+pub fn leaf_messages(
+    sql: &mut impl Sql,
+    summary_id: i64,
+    after_seq: i64,
+    limit: i64,
+) -> Result<Vec<MessageInfo>> {
     let rows = sql.query(
         &format!(
             "SELECT {MESSAGE_COLUMNS} FROM summary_messages sm JOIN messages m ON m.id = sm.message_id \
@@ -166,7 +198,12 @@ pub fn leaf_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, limit:
 
 /// The original messages under a summary (through every level of the DAG) with `seq > after_seq`,
 /// in order, at most `limit`.
-pub fn covered_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, limit: i64) -> Result<Vec<MessageInfo>> {
+pub fn covered_messages(
+    sql: &mut impl Sql,
+    summary_id: i64,
+    after_seq: i64,
+    limit: i64,
+) -> Result<Vec<MessageInfo>> {
     let rows = sql.query(
         &format!(
             "WITH RECURSIVE under(id) AS (SELECT CAST(?1 AS bigint) UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) \
@@ -179,15 +216,29 @@ pub fn covered_messages(sql: &mut impl Sql, summary_id: i64, after_seq: i64, lim
 }
 
 /// One message of a conversation by id.
-pub fn message(sql: &mut impl Sql, conversation_id: i64, message_id: i64) -> Result<Option<MessageInfo>> {
-    let row = sql.query_row(&format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?1 AND m.id = ?2"), &[conversation_id.into(), message_id.into()])?;
+pub fn message(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    message_id: i64,
+) -> Result<Option<MessageInfo>> {
+    let row = sql.query_row(
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?1 AND m.id = ?2"
+        ),
+        &[conversation_id.into(), message_id.into()],
+    )?;
     row.as_ref().map(message_from_row).transpose()
 }
 
 const EVENT_COLUMNS: &str = "id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json, repeats, last_at";
 
 /// The compaction log of a conversation after event `after_id`, oldest first, at most `limit`.
-pub fn events(sql: &mut impl Sql, conversation_id: i64, after_id: i64, limit: i64) -> Result<Vec<EventInfo>> {
+pub fn events(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    after_id: i64,
+    limit: i64,
+) -> Result<Vec<EventInfo>> {
     let rows = sql.query(
         &format!("SELECT {EVENT_COLUMNS} FROM compaction_events WHERE conversation_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"),
         &[conversation_id.into(), after_id.into(), limit.into()],
@@ -213,7 +264,11 @@ fn event_from_row(row: &Row) -> Result<EventInfo> {
 }
 
 /// The newest failed compaction passes of a conversation, newest first, at most `limit`.
-pub fn failed_events(sql: &mut impl Sql, conversation_id: i64, limit: i64) -> Result<Vec<EventInfo>> {
+pub fn failed_events(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    limit: i64,
+) -> Result<Vec<EventInfo>> {
     let rows = sql.query(
         &format!("SELECT {EVENT_COLUMNS} FROM compaction_events WHERE conversation_id = ?1 AND outcome = 'failed' ORDER BY id DESC LIMIT ?2"),
         &[conversation_id.into(), limit.into()],

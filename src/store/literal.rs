@@ -37,10 +37,19 @@ impl Edges {
     /// The edges `pattern`'s occurrences must sit on.
     pub fn of(pattern: &str) -> Edges {
         if pattern.chars().any(is_cjk) {
-            return Edges { start: false, end: false };
+            return Edges {
+                start: false,
+                end: false,
+            };
         }
-        let last_word = pattern.rsplit(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
-        Edges { start: is_word_char(pattern.chars().next()), end: !last_word.is_empty() && last_word.chars().count() < PREFIX_MIN_CHARS }
+        let last_word = pattern
+            .rsplit(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("");
+        Edges {
+            start: is_word_char(pattern.chars().next()),
+            end: !last_word.is_empty() && last_word.chars().count() < PREFIX_MIN_CHARS,
+        }
     }
 
     /// Whether the occurrence at bytes `at..at + len` of `text` sits on the edges required.
@@ -80,12 +89,21 @@ mod tests {
     #[test]
     fn a_match_starts_where_a_word_does() {
         assert!(!matches("TypeError: x", "Error"));
-        assert!(matches("TypeError: Error x", "error"), "a later occurrence at a word start counts");
+        assert!(
+            matches("TypeError: Error x", "error"),
+            "a later occurrence at a word start counts"
+        );
         assert_eq!(find("TypeError: Error x", "error"), Some(11));
-        assert!(matches("see my_parser.rs", "parser"), "an underscore separates words");
+        assert!(
+            matches("see my_parser.rs", "parser"),
+            "an underscore separates words"
+        );
         assert!(matches("(parser)", "parser"));
         assert!(!matches("reparse", "parse"));
-        assert!(matches(".rs files", ".rs"), "a pattern starting with punctuation may start anywhere");
+        assert!(
+            matches(".rs files", ".rs"),
+            "a pattern starting with punctuation may start anywhere"
+        );
         assert!(matches("main.rs", ".rs"));
     }
 
@@ -116,7 +134,11 @@ mod tests {
         assert!(matches("ÉCOLE école", "école"));
         assert!(!matches("ÉCOLE", "école"), "non-ASCII case is not folded");
         assert_eq!(find("ééé abc", "abc"), Some(7));
-        assert_eq!(find("ééabcé", "abc"), None, "é is a letter, so abc starts inside a word");
+        assert_eq!(
+            find("ééabcé", "abc"),
+            None,
+            "é is a letter, so abc starts inside a word"
+        );
         assert_eq!(find("", "a"), None);
     }
 }

@@ -69,7 +69,10 @@ pub fn check_schema(src: &mut impl Sql) -> Result<()> {
 }
 
 fn has_column(src: &mut impl Sql, table: &str, column: &str) -> Result<bool> {
-    let rows = src.query(&format!("SELECT name FROM pragma_table_info('{table}')"), &[])?;
+    let rows = src.query(
+        &format!("SELECT name FROM pragma_table_info('{table}')"),
+        &[],
+    )?;
     Ok(rows.iter().any(|r| r.text(0).is_ok_and(|n| n == column)))
 }
 
@@ -117,8 +120,16 @@ pub fn messages(src: &mut impl Sql, conversation: i64) -> Result<Vec<ForeignMess
 
 /// The conversation's summaries, shallowest first (sources before what was built on them).
 pub fn summaries(src: &mut impl Sql, conversation: i64) -> Result<Vec<ForeignSummary>> {
-    let model = if has_column(src, "summaries", "model")? { "model" } else { "NULL" };
-    let source_tokens = if has_column(src, "summaries", "source_message_token_count")? { "source_message_token_count" } else { "0" };
+    let model = if has_column(src, "summaries", "model")? {
+        "model"
+    } else {
+        "NULL"
+    };
+    let source_tokens = if has_column(src, "summaries", "source_message_token_count")? {
+        "source_message_token_count"
+    } else {
+        "0"
+    };
     let rows = src.query(
         &format!(
             "SELECT summary_id, kind, depth, content, token_count, CAST(earliest_at AS TEXT), CAST(latest_at AS TEXT), {source_tokens}, {model}, \
@@ -152,7 +163,10 @@ pub fn summary_messages(src: &mut impl Sql, summary: &str) -> Result<Vec<i64>> {
 
 /// The summaries a condensed summary was built from (`parent_summary_id` in the source's naming).
 pub fn summary_sources(src: &mut impl Sql, summary: &str) -> Result<Vec<String>> {
-    let rows = src.query("SELECT parent_summary_id FROM summary_parents WHERE summary_id = ?1 ORDER BY ordinal", &[summary.into()])?;
+    let rows = src.query(
+        "SELECT parent_summary_id FROM summary_parents WHERE summary_id = ?1 ORDER BY ordinal",
+        &[summary.into()],
+    )?;
     rows.iter().map(|r| r.text(0)).collect()
 }
 
@@ -162,7 +176,9 @@ pub fn context(src: &mut impl Sql, conversation: i64) -> Result<Vec<ForeignItem>
         .map(|r| match r.text(0)?.as_str() {
             "message" => Ok(ForeignItem::Message(r.int(1)?)),
             "summary" => Ok(ForeignItem::Summary(r.text(2)?)),
-            other => Err(Error::storage(format!("source context item has unknown type {other:?}"))),
+            other => Err(Error::storage(format!(
+                "source context item has unknown type {other:?}"
+            ))),
         })
         .collect()
 }
@@ -204,7 +220,11 @@ pub fn parse_time(text: &str) -> Option<i64> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&da) || h > 23 || mi > 59 || s > 60 {
         return None;
     }
-    let ms = if frac.is_empty() { 0 } else { digits(&format!("{frac:0<3}")[..3])? };
+    let ms = if frac.is_empty() {
+        0
+    } else {
+        digits(&format!("{frac:0<3}")[..3])?
+    };
     Some(((days_from_civil(y, mo, da) * 24 + h) * 60 + mi) * 60_000 + s * 1000 + ms)
 }
 
@@ -216,8 +236,17 @@ mod tests {
     fn sqlite_and_iso_times_parse_to_utc_ms() {
         assert_eq!(parse_time("1970-01-01 00:00:00"), Some(0));
         assert_eq!(parse_time("2026-03-01 12:34:56"), Some(1_772_368_496_000));
-        assert_eq!(parse_time("2026-03-01T12:34:56.789Z"), Some(1_772_368_496_789));
-        for bad in ["", "yesterday", "2026-13-01 00:00:00", "2026-03-01", "2026-03-01 1a:00:00"] {
+        assert_eq!(
+            parse_time("2026-03-01T12:34:56.789Z"),
+            Some(1_772_368_496_789)
+        );
+        for bad in [
+            "",
+            "yesterday",
+            "2026-13-01 00:00:00",
+            "2026-03-01",
+            "2026-03-01 1a:00:00",
+        ] {
             assert_eq!(parse_time(bad), None, "{bad}");
         }
     }

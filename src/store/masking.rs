@@ -40,19 +40,36 @@ pub(crate) use scan_json_of_locked_row;
 
 /// One item as [`scan_json_of_locked_row`] writes it: ordinal, message id, tokens, role, stub,
 /// whether it calls tools.
-type JsonScanItem = (i64, Option<i64>, i64, Option<String>, Option<i64>, Option<bool>);
+type JsonScanItem = (
+    i64,
+    Option<i64>,
+    i64,
+    Option<String>,
+    Option<i64>,
+    Option<bool>,
+);
 
 /// What [`scan`] returns with `limit`, from the text [`scan_json_of_locked_row`] gave (None: no item).
 pub fn scan_from_json(json: Option<&str>, limit: i64) -> Result<(Vec<ScanItem>, bool)> {
     let rows: Vec<JsonScanItem> = match json {
-        Some(text) => serde_json::from_str(text).map_err(|e| Error::storage(format!("reading the context items sent with the lock: {e}")))?,
+        Some(text) => serde_json::from_str(text).map_err(|e| {
+            Error::storage(format!("reading the context items sent with the lock: {e}"))
+        })?,
         None => Vec::new(),
     };
     let mut items = Vec::with_capacity(rows.len());
     for (ordinal, message_id, tokens, role, stub, calls) in rows.into_iter().rev() {
-        let tokens = u32::try_from(tokens).map_err(|_| Error::storage("stored token count out of range"))?;
+        let tokens =
+            u32::try_from(tokens).map_err(|_| Error::storage("stored token count out of range"))?;
         let role = role.map(|r| role_of(&r)).transpose()?;
-        items.push(ScanItem { ordinal, message_id, role, tokens, stub, calls_tools: calls.unwrap_or(false) });
+        items.push(ScanItem {
+            ordinal,
+            message_id,
+            role,
+            tokens,
+            stub,
+            calls_tools: calls.unwrap_or(false),
+        });
     }
     let truncated = items.len() as i64 == limit;
     Ok((items, truncated))
@@ -60,22 +77,40 @@ pub fn scan_from_json(json: Option<&str>, limit: i64) -> Result<(Vec<ScanItem>, 
 
 /// Where stubbing stopped looking in this conversation (0 for a new one).
 pub fn frontier(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
-    sql.query_row(FRONTIER_SQL, &[conversation_id.into()])?.map_or(Ok(0), |r| r.int(0))
+    sql.query_row(FRONTIER_SQL, &[conversation_id.into()])?
+        .map_or(Ok(0), |r| r.int(0))
 }
 
 fn role_of(name: &str) -> Result<Role> {
-    Role::parse(name).ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))
+    Role::parse(name)
+        .ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))
 }
 
 fn scan_item(row: &Row) -> Result<ScanItem> {
-    let tokens = u32::try_from(row.int(2)?).map_err(|_| Error::storage("stored token count out of range"))?;
+    let tokens = u32::try_from(row.int(2)?)
+        .map_err(|_| Error::storage("stored token count out of range"))?;
     let role = row.opt_text(3)?.map(|r| role_of(&r)).transpose()?;
-    Ok(ScanItem { ordinal: row.int(0)?, message_id: row.opt_int(1)?, role, tokens, stub: row.opt_int(4)?, calls_tools: row.opt_int(5)?.unwrap_or(0) != 0 })
+    Ok(ScanItem {
+        ordinal: row.int(0)?,
+        message_id: row.opt_int(1)?,
+        role,
+        tokens,
+        stub: row.opt_int(4)?,
+        calls_tools: row.opt_int(5)?.unwrap_or(0) != 0,
+    })
 }
 
 /// Up to `limit` items after `after`, oldest first, and whether older ones were left out.
-pub fn scan(sql: &mut impl Sql, conversation_id: i64, after: i64, limit: i64) -> Result<(Vec<ScanItem>, bool)> {
-    let rows = sql.query(SCAN_SQL, &[conversation_id.into(), after.into(), limit.into()])?;
+pub fn scan(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    after: i64,
+    limit: i64,
+) -> Result<(Vec<ScanItem>, bool)> {
+    let rows = sql.query(
+        SCAN_SQL,
+        &[conversation_id.into(), after.into(), limit.into()],
+    )?;
     let mut items = rows.iter().map(scan_item).collect::<Result<Vec<_>>>()?;
     items.reverse();
     Ok((items, rows.len() as i64 == limit))
@@ -92,17 +127,32 @@ pub struct StoredRow {
 }
 
 fn id_array(ids: &[i64]) -> SqlValue {
-    SqlValue::Text(format!("[{}]", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")))
+    SqlValue::Text(format!(
+        "[{}]",
+        ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+    ))
 }
 
 /// The stored messages with these ids, by id.
 pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<HashMap<i64, StoredRow>> {
-    let query = format!("SELECT id, role, raw_json, token_count FROM messages WHERE id IN {}", sql.dialect().int_list(1));
+    let query = format!(
+        "SELECT id, role, raw_json, token_count FROM messages WHERE id IN {}",
+        sql.dialect().int_list(1)
+    );
     let rows = sql.query(&query, &[id_array(ids)])?;
     rows.iter()
         .map(|r| {
-            let tokens = u32::try_from(r.int(3)?).map_err(|_| Error::storage("stored token count out of range"))?;
-            Ok((r.int(0)?, StoredRow { id: r.int(0)?, role: role_of(&r.text(1)?)?, raw_json: r.text(2)?, tokens }))
+            let tokens = u32::try_from(r.int(3)?)
+                .map_err(|_| Error::storage("stored token count out of range"))?;
+            Ok((
+                r.int(0)?,
+                StoredRow {
+                    id: r.int(0)?,
+                    role: role_of(&r.text(1)?)?,
+                    raw_json: r.text(2)?,
+                    tokens,
+                },
+            ))
         })
         .collect()
 }
@@ -114,8 +164,13 @@ pub const LOAD_CALLS_SQL: &str = "SELECT p.tool_call_id, m.raw_json FROM message
 
 /// The stored JSON of the assistant messages that make these tool calls in the conversation,
 /// by call id.
-pub fn load_calls(sql: &mut impl Sql, conversation_id: i64, call_ids: &[String]) -> Result<HashMap<String, String>> {
-    let ids = SqlValue::Text(serde_json::to_string(call_ids).map_err(|e| Error::storage(e.to_string()))?);
+pub fn load_calls(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    call_ids: &[String],
+) -> Result<HashMap<String, String>> {
+    let ids =
+        SqlValue::Text(serde_json::to_string(call_ids).map_err(|e| Error::storage(e.to_string()))?);
     let rows = match sql.dialect() {
         Dialect::Sqlite => sql.query(LOAD_CALLS_SQL, &[ids, conversation_id.into()])?,
         d => {
@@ -153,7 +208,12 @@ const ADVANCE_SQL_POSTGRES: &str = "UPDATE conversations SET context_token_count
 /// Applies a batch (inside the caller's transaction): every item as planned, the running total,
 /// one epoch step, and the frontier. Fails, for the caller to roll back, when an item is no
 /// longer as planned. Returns the change of the context's tokens.
-pub fn apply(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_>], frontier: i64) -> Result<i64> {
+pub fn apply(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    restubs: &[Restub<'_>],
+    frontier: i64,
+) -> Result<i64> {
     crate::store::conversations::lock(sql, conversation_id)?;
     apply_held(sql, conversation_id, restubs, frontier)
 }
@@ -161,12 +221,28 @@ pub fn apply(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_>], f
 /// [`apply`] in a transaction that already holds the conversation (it resolved or locked the
 /// conversation's row earlier: a turn's stubs follow its append), so it takes no lock again
 /// (on PostgreSQL that was a round trip to re-lock a row the transaction held).
-pub fn apply_held(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_>], frontier: i64) -> Result<i64> {
+pub fn apply_held(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    restubs: &[Restub<'_>],
+    frontier: i64,
+) -> Result<i64> {
     let mut delta = 0i64;
     for r in restubs {
-        let params = [conversation_id.into(), r.ordinal.into(), r.message_id.into(), r.old_tokens.into(), r.variant.into(), r.view_json.into(), r.tokens.into()];
+        let params = [
+            conversation_id.into(),
+            r.ordinal.into(),
+            r.message_id.into(),
+            r.old_tokens.into(),
+            r.variant.into(),
+            r.view_json.into(),
+            r.tokens.into(),
+        ];
         if sql.query_row(RESTUB_SQL, &params)?.is_none() {
-            return Err(Error::Stale(format!("context item {} changed while its stub was prepared; nothing was applied", r.ordinal)));
+            return Err(Error::Stale(format!(
+                "context item {} changed while its stub was prepared; nothing was applied",
+                r.ordinal
+            )));
         }
         delta += i64::from(r.tokens) - i64::from(r.old_tokens);
     }
@@ -176,20 +252,30 @@ pub fn apply_held(sql: &mut impl Sql, conversation_id: i64, restubs: &[Restub<'_
     };
     sql.execute(
         query,
-        &[conversation_id.into(), delta.into(), i64::from(!restubs.is_empty()).into(), frontier.into()],
+        &[
+            conversation_id.into(),
+            delta.into(),
+            i64::from(!restubs.is_empty()).into(),
+            frontier.into(),
+        ],
     )?;
     Ok(delta)
 }
 
 /// The stub variant and view JSON of those of these messages that are stubbed, by message id
 /// (what a summary request shows of them).
-pub fn stubbed_views(sql: &mut impl Sql, message_ids: &[i64]) -> Result<HashMap<i64, (i64, String)>> {
+pub fn stubbed_views(
+    sql: &mut impl Sql,
+    message_ids: &[i64],
+) -> Result<HashMap<i64, (i64, String)>> {
     let query = format!(
         "SELECT message_id, stub, view_json FROM context_items WHERE message_id IN {} AND stub IS NOT NULL AND view_json IS NOT NULL",
         sql.dialect().int_list(1)
     );
     let rows = sql.query(&query, &[id_array(message_ids)])?;
-    rows.iter().map(|r| Ok((r.int(0)?, (r.int(1)?, r.text(2)?)))).collect()
+    rows.iter()
+        .map(|r| Ok((r.int(0)?, (r.int(1)?, r.text(2)?))))
+        .collect()
 }
 
 /// How a message is in the view now.
@@ -205,6 +291,16 @@ pub struct MessageView {
 
 /// How a message is in the view now; None when it is not in the view.
 pub fn message_view(sql: &mut impl Sql, message_id: i64) -> Result<Option<MessageView>> {
-    let row = sql.query_row("SELECT stub, token_count, view_json FROM context_items WHERE message_id = ?1", &[message_id.into()])?;
-    row.map(|r| Ok(MessageView { stub: r.opt_int(0)?, tokens: r.int(1)?, view_json: r.opt_text(2)? })).transpose()
+    let row = sql.query_row(
+        "SELECT stub, token_count, view_json FROM context_items WHERE message_id = ?1",
+        &[message_id.into()],
+    )?;
+    row.map(|r| {
+        Ok(MessageView {
+            stub: r.opt_int(0)?,
+            tokens: r.int(1)?,
+            view_json: r.opt_text(2)?,
+        })
+    })
+    .transpose()
 }

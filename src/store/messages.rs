@@ -21,7 +21,10 @@ pub struct Appended {
 
 impl Appended {
     /// `conversation` (as read before the append, in the same write transaction) after it.
-    pub fn applied_to(&self, conversation: &crate::store::conversations::Conversation) -> crate::store::conversations::Conversation {
+    pub fn applied_to(
+        &self,
+        conversation: &crate::store::conversations::Conversation,
+    ) -> crate::store::conversations::Conversation {
         conversation.after_append(self.inserted as i64, self.tokens)
     }
 }
@@ -53,7 +56,14 @@ pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordina
 pub fn identity_key(identity: &str, dialect: Dialect) -> SqlValue {
     let digits = identity.as_bytes();
     let nibble = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let bytes: Option<Vec<u8>> = (digits.len() == 32).then(|| digits.chunks(2).map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?)).collect()).flatten();
+    let bytes: Option<Vec<u8>> = (digits.len() == 32)
+        .then(|| {
+            digits
+                .chunks(2)
+                .map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?))
+                .collect()
+        })
+        .flatten();
     match bytes {
         Some(bytes) => SqlValue::Blob(bytes),
         None if dialect.is_postgres() => SqlValue::Blob(digits.to_vec()),
@@ -75,11 +85,23 @@ pub(crate) struct LinkedPart {
 /// the view pairs calls with results through them, and a plain text or reasoning block has
 /// nothing to record beyond what `raw_json` holds.
 pub(crate) fn linked_parts(message: &StoredMessage) -> impl Iterator<Item = LinkedPart> + '_ {
-    message.parts.iter().enumerate().filter_map(|(ordinal, part)| {
-        let tool_call_id = part.tool_call_id.clone().or_else(|| message.tool_call_id.clone());
-        let tool_name = part.tool_name.clone().or_else(|| message.tool_name.clone());
-        (tool_call_id.is_some() || tool_name.is_some()).then(|| LinkedPart { ordinal, kind: part_kind(message.role, part), tool_call_id, tool_name })
-    })
+    message
+        .parts
+        .iter()
+        .enumerate()
+        .filter_map(|(ordinal, part)| {
+            let tool_call_id = part
+                .tool_call_id
+                .clone()
+                .or_else(|| message.tool_call_id.clone());
+            let tool_name = part.tool_name.clone().or_else(|| message.tool_name.clone());
+            (tool_call_id.is_some() || tool_name.is_some()).then(|| LinkedPart {
+                ordinal,
+                kind: part_kind(message.role, part),
+                tool_call_id,
+                tool_name,
+            })
+        })
 }
 
 fn part_kind(role: Role, part: &MessagePart) -> &'static str {
@@ -96,7 +118,12 @@ fn part_kind(role: Role, part: &MessagePart) -> &'static str {
 /// Appends the messages not yet stored, in order: each gets its tool-call links and a context
 /// item at the end of the active view, and the conversation's running totals grow. Their text
 /// reaches the search index in batches ([`search_index`]). Call inside a write transaction.
-pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[StoredMessage], now_ms: i64) -> Result<Appended> {
+pub fn append(
+    sql: &mut impl Sql,
+    conversation: &Conversation,
+    messages: &[StoredMessage],
+    now_ms: i64,
+) -> Result<Appended> {
     let mut outcome = Appended::default();
     let mut seq = conversation.message_count;
     let mut tokens: i64 = 0;
@@ -130,7 +157,16 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
         last_id = Some(id);
         seq += 1;
         for part in linked_parts(message) {
-            sql.execute(INSERT_PART_SQL, &[id.into(), (part.ordinal as i64).into(), part.kind.into(), part.tool_call_id.into(), part.tool_name.into()])?;
+            sql.execute(
+                INSERT_PART_SQL,
+                &[
+                    id.into(),
+                    (part.ordinal as i64).into(),
+                    part.kind.into(),
+                    part.tool_call_id.into(),
+                    part.tool_name.into(),
+                ],
+            )?;
         }
         let ordinal = conversation.next_ordinal + outcome.inserted as i64 + 1;
         context::insert_message(sql, conversation.id, ordinal, id, message.tokens)?;
@@ -145,19 +181,37 @@ pub fn append(sql: &mut impl Sql, conversation: &Conversation, messages: &[Store
     Ok(outcome)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn identities_are_stored_as_their_sixteen_bytes_and_anything_else_as_text_or_on_postgresql_its_bytes() {
+    fn identities_are_stored_as_their_sixteen_bytes_and_anything_else_as_text_or_on_postgresql_its_bytes(
+    ) {
         let key = identity_key("00ff10a0000000000000000000000001", Dialect::Sqlite);
-        assert_eq!(key, SqlValue::Blob(vec![0, 0xff, 0x10, 0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]));
-        assert_eq!(identity_key("00ff10a0000000000000000000000001", Dialect::Postgres), key, "hex identities are the same bytes on both");
-        assert_eq!(identity_key("h1", Dialect::Sqlite), SqlValue::Text("h1".into()));
-        assert_eq!(identity_key("zz000000000000000000000000000000", Dialect::Sqlite), SqlValue::Text("zz000000000000000000000000000000".into()));
+        assert_eq!(
+            key,
+            SqlValue::Blob(vec![
+                0, 0xff, 0x10, 0xa0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1
+            ])
+        );
+        assert_eq!(
+            identity_key("00ff10a0000000000000000000000001", Dialect::Postgres),
+            key,
+            "hex identities are the same bytes on both"
+        );
+        assert_eq!(
+            identity_key("h1", Dialect::Sqlite),
+            SqlValue::Text("h1".into())
+        );
+        assert_eq!(
+            identity_key("zz000000000000000000000000000000", Dialect::Sqlite),
+            SqlValue::Text("zz000000000000000000000000000000".into())
+        );
         // PostgreSQL: raw bytes, never text a bytea slot would read as escapes.
-        assert_eq!(identity_key("a\\x41", Dialect::Postgres), SqlValue::Blob(b"a\\x41".to_vec()));
+        assert_eq!(
+            identity_key("a\\x41", Dialect::Postgres),
+            SqlValue::Blob(b"a\\x41".to_vec())
+        );
     }
 }

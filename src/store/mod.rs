@@ -20,10 +20,10 @@ pub mod literal;
 pub mod lossless_claw;
 pub mod masking;
 pub mod messages;
+pub mod raw_match;
 pub mod recall;
 pub mod repair;
 pub mod schema;
-pub mod raw_match;
 pub mod search;
 pub mod search_index;
 pub mod search_pg;
@@ -82,7 +82,12 @@ impl<S: Sql> Store<S> {
                 sql.prepare(statement)?;
             }
         }
-        Ok(Store { sql, dirty: true, commits: 0, batching: false })
+        Ok(Store {
+            sql,
+            dirty: true,
+            commits: 0,
+            batching: false,
+        })
     }
 
     pub fn sql(&mut self) -> &mut S {
@@ -104,7 +109,9 @@ impl<S: Sql> Store<S> {
     /// transaction, so a turn's several writes cost one commit (one fsync) and land together.
     pub fn begin_batch(&mut self) -> Result<()> {
         if self.batching {
-            return Err(crate::error::Error::storage("a write batch is already open"));
+            return Err(crate::error::Error::storage(
+                "a write batch is already open",
+            ));
         }
         self.sql.execute(self.sql.dialect().begin_write(), &[])?;
         self.batching = true;
@@ -140,7 +147,8 @@ impl<S: Sql> Store<S> {
     /// statistics where the backend needs it ([`statistics`]). Returns whether it did. A failure
     /// is dropped: the write is stored whatever happens here, and the statistics catch up later.
     pub fn refresh_statistics_after(&mut self, inserted: usize) -> bool {
-        !self.batching && statistics::refresh_after_bulk_write(&mut self.sql, inserted).unwrap_or(false)
+        !self.batching
+            && statistics::refresh_after_bulk_write(&mut self.sql, inserted).unwrap_or(false)
     }
 
     /// How many write transactions this store has committed since it opened.

@@ -28,7 +28,8 @@ impl NativeSql {
     }
 
     fn configure(conn: Connection) -> Result<Self> {
-        conn.execute_batch("PRAGMA foreign_keys = ON;").map_err(storage_err)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON;")
+            .map_err(storage_err)?;
         conn.set_prepared_statement_cache_capacity(64);
         Ok(NativeSql { conn })
     }
@@ -56,19 +57,25 @@ fn from_native(value: ValueRef<'_>) -> SqlValue {
 
 impl Sql for NativeSql {
     fn prepare(&mut self, sql: &str) -> Result<()> {
-        self.conn.prepare_cached(sql).map(|_| ()).map_err(storage_err)
+        self.conn
+            .prepare_cached(sql)
+            .map(|_| ())
+            .map_err(storage_err)
     }
 
     fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<()> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(storage_err)?;
-        stmt.execute(params_from_iter(params.iter().map(to_native))).map_err(storage_err)?;
+        stmt.execute(params_from_iter(params.iter().map(to_native)))
+            .map_err(storage_err)?;
         Ok(())
     }
 
     fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>> {
         let mut stmt = self.conn.prepare_cached(sql).map_err(storage_err)?;
         let width = stmt.column_count();
-        let mut rows = stmt.query(params_from_iter(params.iter().map(to_native))).map_err(storage_err)?;
+        let mut rows = stmt
+            .query(params_from_iter(params.iter().map(to_native)))
+            .map_err(storage_err)?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(storage_err)? {
             let mut values = Vec::with_capacity(width);

@@ -50,7 +50,11 @@ pub struct PgTimeouts {
 
 impl Default for PgTimeouts {
     fn default() -> Self {
-        PgTimeouts { connect: Duration::from_secs(10), lock: Duration::from_secs(30), statement: Duration::from_secs(90) }
+        PgTimeouts {
+            connect: Duration::from_secs(10),
+            lock: Duration::from_secs(30),
+            statement: Duration::from_secs(90),
+        }
     }
 }
 
@@ -83,12 +87,19 @@ pub struct PgSql {
 
 /// A connection string with its password replaced, for messages and logs.
 pub fn redacted(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else { return "<connection string>".to_owned() };
+    let Some(scheme_end) = url.find("://") else {
+        return "<connection string>".to_owned();
+    };
     let rest = &url[scheme_end + 3..];
     let authority_end = rest.find('/').unwrap_or(rest.len());
     match rest[..authority_end].rfind('@') {
         Some(at) => match rest[..at].find(':') {
-            Some(colon) => format!("{}{}:***{}", &url[..scheme_end + 3], &rest[..colon], &rest[at..]),
+            Some(colon) => format!(
+                "{}{}:***{}",
+                &url[..scheme_end + 3],
+                &rest[..colon],
+                &rest[at..]
+            ),
             None => url.to_owned(),
         },
         None => url.to_owned(),
@@ -99,7 +110,12 @@ fn storage_err(err: postgres::Error) -> Error {
     match err.as_db_error() {
         Some(db) => {
             let detail = db.detail().map(|d| format!(" ({d})")).unwrap_or_default();
-            Error::storage(format!("PostgreSQL {} {}: {}{detail}", db.severity(), db.code().code(), db.message()))
+            Error::storage(format!(
+                "PostgreSQL {} {}: {}{detail}",
+                db.severity(),
+                db.code().code(),
+                db.message()
+            ))
         }
         None => Error::storage(format!("PostgreSQL: {err}")),
     }
@@ -114,9 +130,16 @@ impl PgSql {
 
     /// Connects to `url` with `timeouts`. An error names the server with its password hidden.
     pub fn connect_with(url: &str, timeouts: PgTimeouts) -> Result<Self> {
-        let failed = |why: String| Error::storage(format!("cannot connect to PostgreSQL at {}: {why}", redacted(url)));
+        let failed = |why: String| {
+            Error::storage(format!(
+                "cannot connect to PostgreSQL at {}: {why}",
+                redacted(url)
+            ))
+        };
         // The parser's errors name an option or a value's kind, never the value.
-        let mut config: Config = url.parse().map_err(|err: postgres::Error| failed(format!("invalid connection string ({err})")))?;
+        let mut config: Config = url
+            .parse()
+            .map_err(|err: postgres::Error| failed(format!("invalid connection string ({err})")))?;
         let options = server_options(&timeouts, config.get_options());
         config
             .options(&options)
@@ -139,9 +162,17 @@ impl PgSql {
         let client = match outcome.recv_timeout(timeouts.connect) {
             Ok(Ok(client)) => client,
             Ok(Err(err)) => return Err(failed(storage_err(err).to_string())),
-            Err(_) => return Err(failed(format!("no answer within {} ms", timeouts.connect.as_millis()))),
+            Err(_) => {
+                return Err(failed(format!(
+                    "no answer within {} ms",
+                    timeouts.connect.as_millis()
+                )))
+            }
         };
-        Ok(PgSql { client, statements: HashMap::new() })
+        Ok(PgSql {
+            client,
+            statements: HashMap::new(),
+        })
     }
 
     /// Connects with the default [`PgTimeouts`] and works inside `schema` (created when
@@ -153,8 +184,13 @@ impl PgSql {
 
     /// [`Self::connect_in_schema`] with `timeouts`.
     pub fn connect_in_schema_with(url: &str, schema: &str, timeouts: PgTimeouts) -> Result<Self> {
-        if !schema.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(Error::storage(format!("schema name {schema:?} must be letters, digits and _")));
+        if !schema
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(Error::storage(format!(
+                "schema name {schema:?} must be letters, digits and _"
+            )));
         }
         let mut sql = Self::connect_with(url, timeouts)?;
         // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
@@ -173,7 +209,10 @@ impl PgSql {
         if self.statements.len() >= STATEMENT_CACHE {
             self.statements.clear();
         }
-        let statement = self.client.prepare(&numbered_placeholders(sql)).map_err(storage_err)?;
+        let statement = self
+            .client
+            .prepare(&numbered_placeholders(sql))
+            .map_err(storage_err)?;
         self.statements.insert(sql.to_owned(), statement.clone());
         Ok(statement)
     }
@@ -229,8 +268,15 @@ struct Param<'a>(&'a SqlValue);
 type BoxError = Box<dyn StdError + Sync + Send>;
 
 impl ToSql for Param<'_> {
-    fn to_sql(&self, ty: &Type, out: &mut postgres::types::private::BytesMut) -> std::result::Result<IsNull, BoxError> {
-        let text_slot = matches!(*ty, Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN);
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut postgres::types::private::BytesMut,
+    ) -> std::result::Result<IsNull, BoxError> {
+        let text_slot = matches!(
+            *ty,
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN
+        );
         match self.0 {
             SqlValue::Null => Ok(IsNull::Yes),
             SqlValue::Int(v) => match *ty {
@@ -294,8 +340,12 @@ impl<'a> FromSql<'a> for Column {
             Type::FLOAT4 => SqlValue::Real(f32::from_sql(ty, raw)?.into()),
             Type::NUMERIC => numeric(raw)?,
             Type::BYTEA => SqlValue::Blob(raw.to_vec()),
-            Type::JSONB => SqlValue::Text(std::str::from_utf8(raw.get(1..).unwrap_or_default())?.to_owned()),
-            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => SqlValue::Text(std::str::from_utf8(raw)?.to_owned()),
+            Type::JSONB => {
+                SqlValue::Text(std::str::from_utf8(raw.get(1..).unwrap_or_default())?.to_owned())
+            }
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
+                SqlValue::Text(std::str::from_utf8(raw)?.to_owned())
+            }
             Type::VOID => SqlValue::Null,
             _ => return Err(format!("cannot read a column of type {ty}").into()),
         };
@@ -332,7 +382,9 @@ fn numeric(raw: &[u8]) -> std::result::Result<SqlValue, BoxError> {
         if power < 0 {
             integral &= digit == 0;
         } else {
-            integer = integer.saturating_add(i128::from(digit).saturating_mul(10000i128.saturating_pow(power as u32)));
+            integer = integer.saturating_add(
+                i128::from(digit).saturating_mul(10000i128.saturating_pow(power as u32)),
+            );
         }
     }
     let negative = sign == 0x4000;
@@ -356,19 +408,28 @@ impl Sql for PgSql {
     fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<()> {
         let statement = self.statement(sql)?;
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-        self.client.execute(&statement, &refs).map(drop).map_err(storage_err)
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        self.client
+            .execute(&statement, &refs)
+            .map(drop)
+            .map_err(storage_err)
     }
 
     fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>> {
         let statement = self.statement(sql)?;
         let params: Vec<Param<'_>> = params.iter().map(Param).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
         let rows = self.client.query(&statement, &refs).map_err(storage_err)?;
         rows.iter()
             .map(|row| {
                 (0..row.len())
-                    .map(|i| row.try_get::<_, Column>(i).map(|c| c.0).map_err(storage_err))
+                    .map(|i| {
+                        row.try_get::<_, Column>(i)
+                            .map(|c| c.0)
+                            .map_err(storage_err)
+                    })
                     .collect::<Result<Vec<_>>>()
                     .map(Row)
             })
@@ -386,22 +447,41 @@ mod tests {
 
     #[test]
     fn placeholders_are_renumbered_outside_quotes_and_comments() {
-        assert_eq!(numbered_placeholders("SELECT ?1, '?2', \"?3\" -- ?4\n, ?10 /* ?5 */"), "SELECT $1, '?2', \"?3\" -- ?4\n, $10 /* ?5 */");
-        assert_eq!(numbered_placeholders("SELECT '??' || ?"), "SELECT '??' || ?");
+        assert_eq!(
+            numbered_placeholders("SELECT ?1, '?2', \"?3\" -- ?4\n, ?10 /* ?5 */"),
+            "SELECT $1, '?2', \"?3\" -- ?4\n, $10 /* ?5 */"
+        );
+        assert_eq!(
+            numbered_placeholders("SELECT '??' || ?"),
+            "SELECT '??' || ?"
+        );
     }
 
     #[test]
     fn a_connection_string_is_shown_without_its_password() {
-        assert_eq!(redacted("postgres://lcm:s3cret@db.example:5432/lcm"), "postgres://lcm:***@db.example:5432/lcm");
+        assert_eq!(
+            redacted("postgres://lcm:s3cret@db.example:5432/lcm"),
+            "postgres://lcm:***@db.example:5432/lcm"
+        );
         assert_eq!(redacted("postgres://lcm@db/lcm"), "postgres://lcm@db/lcm");
         assert_eq!(redacted("host=db password=x"), "<connection string>");
     }
 
     #[test]
     fn the_timeouts_go_to_the_server_ahead_of_the_connection_strings_own_options() {
-        let short = PgTimeouts { lock: Duration::ZERO, statement: Duration::from_millis(2_500), ..PgTimeouts::default() };
-        assert_eq!(server_options(&short, None), "-c lock_timeout=1 -c statement_timeout=2500");
-        assert_eq!(server_options(&PgTimeouts::default(), Some("-c lock_timeout=5s")), "-c lock_timeout=30000 -c statement_timeout=90000 -c lock_timeout=5s");
+        let short = PgTimeouts {
+            lock: Duration::ZERO,
+            statement: Duration::from_millis(2_500),
+            ..PgTimeouts::default()
+        };
+        assert_eq!(
+            server_options(&short, None),
+            "-c lock_timeout=1 -c statement_timeout=2500"
+        );
+        assert_eq!(
+            server_options(&PgTimeouts::default(), Some("-c lock_timeout=5s")),
+            "-c lock_timeout=30000 -c statement_timeout=90000 -c lock_timeout=5s"
+        );
     }
 
     #[test]

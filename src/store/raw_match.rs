@@ -30,10 +30,20 @@ impl RawFilter {
     /// None when the pattern is all glue (then every message is a candidate).
     pub fn new(pattern: &str) -> Option<RawFilter> {
         let lower = pattern.to_ascii_lowercase();
-        let run = lower.split(|c| GLUE.contains(&c)).filter(|s| !s.is_empty()).max_by_key(|s| s.len())?;
+        let run = lower
+            .split(|c| GLUE.contains(&c))
+            .filter(|s| !s.is_empty())
+            .max_by_key(|s| s.len())?;
         let quoted = serde_json::to_string(run).unwrap_or_default();
-        let escaped = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_owned();
-        Some(RawFilter { escaped, verbatim: run.to_owned(), tool_calls: "tool".contains(run) || "call".contains(run) })
+        let escaped = quoted
+            .get(1..quoted.len().saturating_sub(1))
+            .unwrap_or_default()
+            .to_owned();
+        Some(RawFilter {
+            escaped,
+            verbatim: run.to_owned(),
+            tool_calls: "tool".contains(run) || "call".contains(run),
+        })
     }
 
     /// The SQL condition on `column`, its parameters numbered from `?{first}`.

@@ -98,29 +98,46 @@ fn ids(rows: &[Row]) -> Result<Vec<i64>> {
 /// The conversations (active and archived) whose session key starts with `prefix`. Compared
 /// with `substr`, not `LIKE`, so `%` and `_` in a key are plain characters.
 pub fn conversations_with_key_prefix(sql: &mut impl Sql, prefix: &str) -> Result<Vec<i64>> {
-    let rows = sql.query("SELECT id FROM conversations WHERE substr(session_key, 1, length(?1)) = ?1 ORDER BY id", &[prefix.into()])?;
+    let rows = sql.query(
+        "SELECT id FROM conversations WHERE substr(session_key, 1, length(?1)) = ?1 ORDER BY id",
+        &[prefix.into()],
+    )?;
     ids(&rows)
 }
 
 /// The conversations (active and archived) of exactly this session key.
 pub fn conversations_with_key(sql: &mut impl Sql, key: &str) -> Result<Vec<i64>> {
-    let rows = sql.query("SELECT id FROM conversations WHERE session_key = ?1 ORDER BY id", &[key.into()])?;
+    let rows = sql.query(
+        "SELECT id FROM conversations WHERE session_key = ?1 ORDER BY id",
+        &[key.into()],
+    )?;
     ids(&rows)
 }
 
 /// The session key of a conversation.
 pub fn conversation_key(sql: &mut impl Sql, conversation_id: i64) -> Result<Option<String>> {
-    sql.query_row("SELECT session_key FROM conversations WHERE id = ?1", &[conversation_id.into()])?.map(|r| r.text(0)).transpose()
+    sql.query_row(
+        "SELECT session_key FROM conversations WHERE id = ?1",
+        &[conversation_id.into()],
+    )?
+    .map(|r| r.text(0))
+    .transpose()
 }
 
 pub fn summary(sql: &mut impl Sql, id: i64) -> Result<Option<SummaryRow>> {
     let query = format!("SELECT {SUMMARY_COLUMNS} FROM summaries WHERE id = ?1");
-    sql.query_row(&query, &[id.into()])?.as_ref().map(summary_from).transpose()
+    sql.query_row(&query, &[id.into()])?
+        .as_ref()
+        .map(summary_from)
+        .transpose()
 }
 
 pub fn message(sql: &mut impl Sql, id: i64) -> Result<Option<MessageRow>> {
     let query = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?1");
-    sql.query_row(&query, &[id.into()])?.as_ref().map(message_from).transpose()
+    sql.query_row(&query, &[id.into()])?
+        .as_ref()
+        .map(message_from)
+        .transpose()
 }
 
 /// The summaries a condensed summary was built from, oldest first.
@@ -129,7 +146,10 @@ pub fn child_summaries(sql: &mut impl Sql, id: i64) -> Result<Vec<SummaryRow>> {
         "SELECT {SUMMARY_COLUMNS} FROM summaries WHERE id IN (SELECT source_summary_id FROM summary_sources WHERE condensed_summary_id = ?1) \
          ORDER BY COALESCE(earliest_at, created_at), id"
     );
-    sql.query(&query, &[id.into()])?.iter().map(summary_from).collect()
+    sql.query(&query, &[id.into()])?
+        .iter()
+        .map(summary_from)
+        .collect()
 }
 
 /// The summaries built on this one.
@@ -139,17 +159,28 @@ pub fn parent_summaries(sql: &mut impl Sql, id: i64) -> Result<Vec<i64>> {
 
 /// How many messages a leaf summary covers directly.
 pub fn direct_message_count(sql: &mut impl Sql, id: i64) -> Result<i64> {
-    let row = sql.query_row("SELECT COUNT(*) FROM summary_messages WHERE summary_id = ?1", &[id.into()])?;
+    let row = sql.query_row(
+        "SELECT COUNT(*) FROM summary_messages WHERE summary_id = ?1",
+        &[id.into()],
+    )?;
     row.map_or(Ok(0), |r| r.int(0))
 }
 
 /// A page of the messages a leaf summary covers directly, in conversation order.
-pub fn direct_messages(sql: &mut impl Sql, id: i64, offset: i64, limit: i64) -> Result<Vec<MessageRow>> {
+pub fn direct_messages(
+    sql: &mut impl Sql,
+    id: i64,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<MessageRow>> {
     let query = format!(
         "SELECT {MESSAGE_COLUMNS} FROM summary_messages sm JOIN messages m ON m.id = sm.message_id WHERE sm.summary_id = ?1 \
          ORDER BY m.seq LIMIT ?2 OFFSET ?3"
     );
-    sql.query(&query, &[id.into(), limit.into(), offset.into()])?.iter().map(message_from).collect()
+    sql.query(&query, &[id.into(), limit.into(), offset.into()])?
+        .iter()
+        .map(message_from)
+        .collect()
 }
 
 /// The original messages under a summary, at any depth.
@@ -158,22 +189,40 @@ pub fn coverage(sql: &mut impl Sql, id: i64) -> Result<Coverage> {
         "{SUBTREE_CTE} SELECT COUNT(*), COALESCE(SUM(m.token_count), 0), MIN(m.seq), MAX(m.seq) FROM messages m \
          WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree))"
     );
-    let Some(row) = sql.query_row(&query, &[id.into()])? else { return Ok(Coverage::default()) };
-    Ok(Coverage { messages: row.int(0)?, tokens: row.int(1)?, first_seq: row.opt_int(2)?, last_seq: row.opt_int(3)? })
+    let Some(row) = sql.query_row(&query, &[id.into()])? else {
+        return Ok(Coverage::default());
+    };
+    Ok(Coverage {
+        messages: row.int(0)?,
+        tokens: row.int(1)?,
+        first_seq: row.opt_int(2)?,
+        last_seq: row.opt_int(3)?,
+    })
 }
 
 /// A page of the original messages under a summary, at any depth, in conversation order.
-pub fn covered_messages(sql: &mut impl Sql, id: i64, offset: i64, limit: i64) -> Result<Vec<MessageRow>> {
+pub fn covered_messages(
+    sql: &mut impl Sql,
+    id: i64,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<MessageRow>> {
     let query = format!(
         "{SUBTREE_CTE} SELECT {MESSAGE_COLUMNS} FROM messages m \
          WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree)) ORDER BY m.seq LIMIT ?2 OFFSET ?3"
     );
-    sql.query(&query, &[id.into(), limit.into(), offset.into()])?.iter().map(message_from).collect()
+    sql.query(&query, &[id.into(), limit.into(), offset.into()])?
+        .iter()
+        .map(message_from)
+        .collect()
 }
 
 /// The summaries above a message (the leaf that covers it, and every summary built on that),
 /// lowest first, each with whether it is in the current view.
-pub fn summaries_above_message(sql: &mut impl Sql, message_id: i64) -> Result<Vec<(i64, i64, bool)>> {
+pub fn summaries_above_message(
+    sql: &mut impl Sql,
+    message_id: i64,
+) -> Result<Vec<(i64, i64, bool)>> {
     let rows = sql.query(
         "WITH RECURSIVE up(id) AS (SELECT summary_id FROM summary_messages WHERE message_id = ?1 UNION \
          SELECT ss.condensed_summary_id FROM summary_sources ss JOIN up ON ss.source_summary_id = up.id) \
@@ -181,27 +230,51 @@ pub fn summaries_above_message(sql: &mut impl Sql, message_id: i64) -> Result<Ve
          WHERE s.id IN (SELECT id FROM up) ORDER BY s.depth, s.id",
         &[message_id.into()],
     )?;
-    rows.iter().map(|r| Ok((r.int(0)?, r.int(1)?, r.int(2)? != 0))).collect()
+    rows.iter()
+        .map(|r| Ok((r.int(0)?, r.int(1)?, r.int(2)? != 0)))
+        .collect()
 }
 
 /// Whether a message is itself an item of the current view.
 pub fn message_in_view(sql: &mut impl Sql, message_id: i64) -> Result<bool> {
-    Ok(sql.query_row("SELECT 1 FROM context_items WHERE message_id = ?1", &[message_id.into()])?.is_some())
+    Ok(sql
+        .query_row(
+            "SELECT 1 FROM context_items WHERE message_id = ?1",
+            &[message_id.into()],
+        )?
+        .is_some())
 }
 
 /// Whether a summary is itself an item of the current view.
 pub fn summary_in_view(sql: &mut impl Sql, summary_id: i64) -> Result<bool> {
-    Ok(sql.query_row("SELECT 1 FROM context_items WHERE summary_id = ?1", &[summary_id.into()])?.is_some())
+    Ok(sql
+        .query_row(
+            "SELECT 1 FROM context_items WHERE summary_id = ?1",
+            &[summary_id.into()],
+        )?
+        .is_some())
 }
 
 /// How many messages the conversation holds (its `seq` runs 1..=this).
 pub fn message_total(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
-    let row = sql.query_row("SELECT COUNT(*) FROM messages WHERE conversation_id = ?1", &[conversation_id.into()])?;
+    let row = sql.query_row(
+        "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1",
+        &[conversation_id.into()],
+    )?;
     row.map_or(Ok(0), |r| r.int(0))
 }
 
 /// The message at `seq` in a conversation (the one after a hit, for delegated recall).
-pub fn message_at_seq(sql: &mut impl Sql, conversation_id: i64, seq: i64) -> Result<Option<MessageRow>> {
-    let query = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?1 AND m.seq = ?2");
-    sql.query_row(&query, &[conversation_id.into(), seq.into()])?.as_ref().map(message_from).transpose()
+pub fn message_at_seq(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    seq: i64,
+) -> Result<Option<MessageRow>> {
+    let query = format!(
+        "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?1 AND m.seq = ?2"
+    );
+    sql.query_row(&query, &[conversation_id.into(), seq.into()])?
+        .as_ref()
+        .map(message_from)
+        .transpose()
 }

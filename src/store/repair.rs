@@ -10,18 +10,27 @@ use crate::store::sql::{Sql, SqlValue};
 /// The fallback summaries (of the given conversations, or all) and every summary built on them,
 /// in the order a repair must redo them: shallowest first, so a parent is redone from children
 /// that were already redone. `(id, depth, is_fallback)`.
-pub fn repair_order(sql: &mut impl Sql, conversations: Option<&[i64]>) -> Result<Vec<(i64, i64, bool)>> {
+pub fn repair_order(
+    sql: &mut impl Sql,
+    conversations: Option<&[i64]>,
+) -> Result<Vec<(i64, i64, bool)>> {
     let scope = match conversations {
         None => String::new(),
         Some([]) => return Ok(Vec::new()),
-        Some(ids) => format!(" AND conversation_id IN ({})", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")),
+        Some(ids) => format!(
+            " AND conversation_id IN ({})",
+            ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+        ),
     };
     let query = format!(
         "WITH RECURSIVE up(id) AS (SELECT id FROM summaries WHERE level = 'fallback'{scope} \
            UNION SELECT ss.condensed_summary_id FROM summary_sources ss JOIN up ON ss.source_summary_id = up.id) \
          SELECT s.id, s.depth, s.level = 'fallback' FROM summaries s WHERE s.id IN (SELECT id FROM up) ORDER BY s.depth, s.id"
     );
-    sql.query(&query, &[])?.iter().map(|r| Ok((r.int(0)?, r.int(1)?, r.int(2)? != 0))).collect()
+    sql.query(&query, &[])?
+        .iter()
+        .map(|r| Ok((r.int(0)?, r.int(1)?, r.int(2)? != 0)))
+        .collect()
 }
 
 /// The summaries a condensed summary was built from, oldest first.
@@ -64,18 +73,27 @@ pub fn rewrite(sql: &mut impl Sql, rewrite: &Rewrite<'_>) -> Result<()> {
     let id: SqlValue = rewrite.id.into();
     let by_id = std::slice::from_ref(&id);
     let Some(row) = sql.query_row("SELECT content FROM summaries WHERE id = ?1", by_id)? else {
-        return Err(Error::Stale(format!("summary {} no longer exists", rewrite.id)));
+        return Err(Error::Stale(format!(
+            "summary {} no longer exists",
+            rewrite.id
+        )));
     };
     let current = row.text(0)?;
     if current != rewrite.expected_content {
-        return Err(Error::Stale(format!("summary {} changed while it was being repaired", rewrite.id)));
+        return Err(Error::Stale(format!(
+            "summary {} changed while it was being repaired",
+            rewrite.id
+        )));
     }
     // FTS4 with external content removes a row's terms by reading the content table, so the
     // delete must come before the content changes.
     // PostgreSQL's search vector is a generated column: it follows the content by itself.
     let fts = !sql.dialect().is_postgres();
     if fts {
-        sql.execute("DELETE FROM summaries_fts WHERE docid = CAST(?1 AS INTEGER)", by_id)?;
+        sql.execute(
+            "DELETE FROM summaries_fts WHERE docid = CAST(?1 AS INTEGER)",
+            by_id,
+        )?;
     }
     sql.execute(
         "UPDATE summaries SET content = ?2, token_count = ?3, level = ?4, summarizer = ?5, model = ?6 WHERE id = ?1",
@@ -83,12 +101,21 @@ pub fn rewrite(sql: &mut impl Sql, rewrite: &Rewrite<'_>) -> Result<()> {
     )?;
     // CAST: a driver may bind a JS number as a real (node:sqlite does), and FTS4 refuses a real docid.
     if fts {
-        sql.execute("INSERT INTO summaries_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)", &[id.clone(), rewrite.content.into()])?;
+        sql.execute(
+            "INSERT INTO summaries_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)",
+            &[id.clone(), rewrite.content.into()],
+        )?;
     }
-    if let Some(item) = sql.query_row("SELECT conversation_id, token_count FROM context_items WHERE summary_id = ?1", by_id)? {
+    if let Some(item) = sql.query_row(
+        "SELECT conversation_id, token_count FROM context_items WHERE summary_id = ?1",
+        by_id,
+    )? {
         let (conversation, old) = (item.int(0)?, item.int(1)?);
         let delta = i64::from(rewrite.item_tokens) - old;
-        sql.execute("UPDATE context_items SET token_count = ?2 WHERE summary_id = ?1", &[id, rewrite.item_tokens.into()])?;
+        sql.execute(
+            "UPDATE context_items SET token_count = ?2 WHERE summary_id = ?1",
+            &[id, rewrite.item_tokens.into()],
+        )?;
         sql.execute(
             "UPDATE conversations SET context_token_count = context_token_count + ?2, context_summary_tokens = context_summary_tokens + ?2, \
              context_epoch = context_epoch + 1 WHERE id = ?1",

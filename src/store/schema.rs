@@ -11,12 +11,24 @@ use crate::store::sql::Sql;
 /// Every migration, in order. Append only: a released migration is never edited.
 pub const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/001_conversations_messages.sql")),
-    (2, include_str!("migrations/002_parts_summaries_context_search.sql")),
-    (3, include_str!("migrations/003_backfill_fallback_summaries.sql")),
+    (
+        2,
+        include_str!("migrations/002_parts_summaries_context_search.sql"),
+    ),
+    (
+        3,
+        include_str!("migrations/003_backfill_fallback_summaries.sql"),
+    ),
     (4, include_str!("migrations/004_host_accounting.sql")),
     (5, include_str!("migrations/005_imports.sql")),
-    (6, include_str!("migrations/006_fts_insert_without_trigger.sql")),
-    (7, include_str!("migrations/007_text_derived_from_raw_json.sql")),
+    (
+        6,
+        include_str!("migrations/006_fts_insert_without_trigger.sql"),
+    ),
+    (
+        7,
+        include_str!("migrations/007_text_derived_from_raw_json.sql"),
+    ),
     (8, include_str!("migrations/008_identity_as_blob.sql")),
     (9, include_str!("migrations/009_search_index_backlog.sql")),
     (10, include_str!("migrations/010_parts_only_tool_links.sql")),
@@ -30,7 +42,10 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
 /// Every PostgreSQL migration, in order. Append only.
 pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/postgres/001_schema.sql")),
-    (2, include_str!("migrations/postgres/002_unchanged_guard.sql")),
+    (
+        2,
+        include_str!("migrations/postgres/002_unchanged_guard.sql"),
+    ),
 ];
 
 /// Serializes migrations of one PostgreSQL database (gateways starting at once), and the creation
@@ -58,7 +73,10 @@ pub fn latest_version_for(dialect: Dialect) -> i64 {
 
 /// The version recorded in the database (0 for a new one).
 pub fn current_version(sql: &mut impl Sql) -> Result<i64> {
-    let row = sql.query_row("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", &[])?;
+    let row = sql.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+        &[],
+    )?;
     row.map_or(Ok(0), |r| r.int(0))
 }
 
@@ -85,13 +103,18 @@ pub fn migrate(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
                 return Ok(());
             }
             sql.execute_script(script)?;
-            sql.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)", &[(*version).into(), now_ms.into()])
+            sql.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+                &[(*version).into(), now_ms.into()],
+            )
         });
         match applied {
             Ok(()) => sql.execute("COMMIT", &[])?,
             Err(err) => {
                 let _ = sql.execute("ROLLBACK", &[]);
-                return Err(Error::storage(format!("migration to schema version {version} failed: {err}")));
+                return Err(Error::storage(format!(
+                    "migration to schema version {version} failed: {err}"
+                )));
             }
         }
     }
@@ -127,7 +150,10 @@ const EXTENSIONS_ON_PATH_SQL: &str = "SELECT set_config('search_path', current_s
 fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
     sql.execute("BEGIN", &[])?;
     let applied = (|| {
-        sql.execute("SELECT pg_advisory_xact_lock(?1)", &[POSTGRES_MIGRATION_LOCK.into()])?;
+        sql.execute(
+            "SELECT pg_advisory_xact_lock(?1)",
+            &[POSTGRES_MIGRATION_LOCK.into()],
+        )?;
         sql.execute_script("CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY, applied_at bigint NOT NULL);")?;
         let current = current_version(sql)?;
         let latest = latest_version_for(Dialect::Postgres);
@@ -137,14 +163,24 @@ fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
                  refusing to open it rather than downgrade — upgrade lossless-wasm"
             )));
         }
-        let missing: Vec<_> = POSTGRES_MIGRATIONS.iter().filter(|(v, _)| *v > current).collect();
+        let missing: Vec<_> = POSTGRES_MIGRATIONS
+            .iter()
+            .filter(|(v, _)| *v > current)
+            .collect();
         if !missing.is_empty() {
             sql.execute_script(CREATE_EXTENSIONS_SQL)?;
             sql.execute(EXTENSIONS_ON_PATH_SQL, &[])?;
         }
         for (version, script) in missing {
-            sql.execute_script(script).map_err(|err| Error::storage(format!("PostgreSQL migration to schema version {version} failed: {err}")))?;
-            sql.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)", &[(*version).into(), now_ms.into()])?;
+            sql.execute_script(script).map_err(|err| {
+                Error::storage(format!(
+                    "PostgreSQL migration to schema version {version} failed: {err}"
+                ))
+            })?;
+            sql.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+                &[(*version).into(), now_ms.into()],
+            )?;
         }
         Ok(())
     })();

@@ -34,7 +34,10 @@ impl SearchMode {
         match name {
             "text" => Ok(SearchMode::Text),
             "full_text" => Ok(SearchMode::FullText),
-            other => Err(Error::input("mode", format!("unknown search mode {other:?} (expected \"text\" or \"full_text\")"))),
+            other => Err(Error::input(
+                "mode",
+                format!("unknown search mode {other:?} (expected \"text\" or \"full_text\")"),
+            )),
         }
     }
 }
@@ -67,8 +70,15 @@ fn has_word(text: &str) -> bool {
 /// phrase; the tokenizer ignores quotes anyway, and the confirmation keeps them literal.
 fn phrase(pattern: &str) -> String {
     let words = pattern.replace('"', " ");
-    let last_word = words.rsplit(|c: char| !c.is_alphanumeric()).next().unwrap_or("");
-    let prefix = if last_word.chars().count() >= PREFIX_MIN_CHARS { "*" } else { "" };
+    let last_word = words
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or("");
+    let prefix = if last_word.chars().count() >= PREFIX_MIN_CHARS {
+        "*"
+    } else {
+        ""
+    };
     format!("\"{words}{prefix}\"")
 }
 
@@ -85,8 +95,22 @@ struct Source {
 }
 
 const SOURCES: [Source; 2] = [
-    Source { kind: "message", table: "messages", fts: "messages_fts", role: "t.role", time: "COALESCE(t.host_timestamp, t.created_at)", derived: true },
-    Source { kind: "summary", table: "summaries", fts: "summaries_fts", role: "'summary'", time: "COALESCE(t.latest_at, t.created_at)", derived: false },
+    Source {
+        kind: "message",
+        table: "messages",
+        fts: "messages_fts",
+        role: "t.role",
+        time: "COALESCE(t.host_timestamp, t.created_at)",
+        derived: true,
+    },
+    Source {
+        kind: "summary",
+        table: "summaries",
+        fts: "summaries_fts",
+        role: "'summary'",
+        time: "COALESCE(t.latest_at, t.created_at)",
+        derived: false,
+    },
 ];
 
 /// Candidates read per query while confirming literal matches in Rust.
@@ -100,7 +124,14 @@ pub struct TimeWindow {
 }
 
 fn hit(kind: &'static str, row: &Row, snippet: String) -> Result<SearchHit> {
-    Ok(SearchHit { kind, id: row.int(0)?, conversation_id: row.int(1)?, role: row.text(2)?, snippet, created_at: row.int(4)? })
+    Ok(SearchHit {
+        kind,
+        id: row.int(0)?,
+        conversation_id: row.int(1)?,
+        role: row.text(2)?,
+        snippet,
+        created_at: row.int(4)?,
+    })
 }
 
 /// One source's search as SQL: a query for one page of candidates, newest first, below a bound
@@ -112,7 +143,13 @@ struct PageQuery {
 }
 
 /// The page query of `source` for `pattern` in `mode`, within `scope` (extra SQL conditions).
-fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64) -> PageQuery {
+fn page_query(
+    source: &Source,
+    scope: &str,
+    pattern: &str,
+    mode: SearchMode,
+    limit: i64,
+) -> PageQuery {
     let (fts, table) = (source.fts, source.table);
     // Full-text hits need no text here: their snippet comes from the index.
     let text = match (mode, source.derived) {
@@ -120,7 +157,10 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
         (SearchMode::Text, true) => "t.raw_json",
         (SearchMode::Text, false) => "t.content",
     };
-    let mut columns = format!("t.id, t.conversation_id, {}, {text}, t.created_at", source.role);
+    let mut columns = format!(
+        "t.id, t.conversation_id, {}, {text}, t.created_at",
+        source.role
+    );
     if mode == SearchMode::FullText {
         columns.push_str(&format!(", snippet({fts}, '[', ']', '…', -1, 16)"));
     }
@@ -128,8 +168,16 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
     // with words (CJK runs are not split into words, so those take the substring path).
     let index_driven = mode == SearchMode::FullText || (has_word(pattern) && !has_cjk(pattern));
     let (from, mut condition, mut params): (String, String, Vec<SqlValue>) = if index_driven {
-        let query = if mode == SearchMode::FullText { pattern.to_owned() } else { phrase(pattern) };
-        (format!("{fts} JOIN {table} t ON t.id = {fts}.docid"), format!("{fts} MATCH ?1"), vec![query.into()])
+        let query = if mode == SearchMode::FullText {
+            pattern.to_owned()
+        } else {
+            phrase(pattern)
+        };
+        (
+            format!("{fts} JOIN {table} t ON t.id = {fts}.docid"),
+            format!("{fts} MATCH ?1"),
+            vec![query.into()],
+        )
     } else {
         (format!("{table} t"), "1 = 1".to_owned(), Vec::new())
     };
@@ -141,26 +189,49 @@ fn page_query(source: &Source, scope: &str, pattern: &str, mode: SearchMode, lim
                 params.extend(filter_params);
             }
         } else {
-            condition.push_str(&format!(" AND instr(lower(t.content), lower(?{})) > 0", params.len() + 1));
+            condition.push_str(&format!(
+                " AND instr(lower(t.content), lower(?{})) > 0",
+                params.len() + 1
+            ));
             params.push(pattern.into());
         }
     }
     // A literal search confirms each candidate, so it reads pages larger than it needs.
-    let page = if mode == SearchMode::Text { (limit * 2).max(PAGE_MIN) } else { limit };
+    let page = if mode == SearchMode::Text {
+        (limit * 2).max(PAGE_MIN)
+    } else {
+        limit
+    };
     let (before, size) = (params.len() + 1, params.len() + 2);
     // Newest first by the index's own docid when the index drives the query: FTS4 returns
     // matches in docid order and takes the bound itself, so the query stops after a page. By
     // `t.id` (the same number) SQLite sorted every match first, computing each one's snippet: a
     // common word over 100K messages took minutes.
-    let order = if index_driven { format!("{fts}.docid") } else { "t.id".to_owned() };
+    let order = if index_driven {
+        format!("{fts}.docid")
+    } else {
+        "t.id".to_owned()
+    };
     let sql = format!("SELECT {columns} FROM {from} WHERE {order} < ?{before}{scope} AND {condition} ORDER BY {order} DESC LIMIT ?{size}");
     PageQuery { sql, params, page }
 }
 
 /// The hits of one source, newest first, at most `limit`. A literal search reads candidates in
 /// pages newest first and confirms each on its text (for messages, derived from `raw_json`).
-fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
-    let PageQuery { sql: query, params, page } = page_query(source, scope, pattern, mode, limit);
+fn search_source(
+    sql: &mut impl Sql,
+    source: &Source,
+    scope: &str,
+    pattern: &str,
+    mode: SearchMode,
+    limit: i64,
+    hits: &mut Vec<SearchHit>,
+) -> Result<()> {
+    let PageQuery {
+        sql: query,
+        params,
+        page,
+    } = page_query(source, scope, pattern, mode, limit);
     let mut found = 0;
     let mut below = i64::MAX;
     loop {
@@ -206,12 +277,25 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
 /// newest-first scan a substring search, so either stops after a page. Driven by the
 /// conversation's index, SQLite read all of its messages and sorted the matches before the LIMIT.
 fn conversation_scope(ids: &[i64]) -> String {
-    format!(" AND +t.conversation_id IN ({})", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
+    format!(
+        " AND +t.conversation_id IN ({})",
+        ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+    )
 }
 
 /// Searches the given conversations (all when empty), newest first, at most `limit` hits.
-pub fn search(sql: &mut impl Sql, conversations: &[i64], pattern: &str, mode: SearchMode, limit: usize) -> Result<Vec<SearchHit>> {
-    let scope = if conversations.is_empty() { None } else { Some(conversations) };
+pub fn search(
+    sql: &mut impl Sql,
+    conversations: &[i64],
+    pattern: &str,
+    mode: SearchMode,
+    limit: usize,
+) -> Result<Vec<SearchHit>> {
+    let scope = if conversations.is_empty() {
+        None
+    } else {
+        Some(conversations)
+    };
     let mut hits = search_in(sql, scope, pattern, mode, limit, TimeWindow::default())?;
     hits.truncate(limit.clamp(1, 500));
     Ok(hits)
@@ -238,7 +322,10 @@ pub fn search_in(
         return Err(Error::input("pattern", "must not be empty"));
     }
     if pattern.chars().count() > MAX_PATTERN_CHARS {
-        return Err(Error::input("pattern", format!("is longer than {MAX_PATTERN_CHARS} characters")));
+        return Err(Error::input(
+            "pattern",
+            format!("is longer than {MAX_PATTERN_CHARS} characters"),
+        ));
     }
     // Stored text shows NUL as U+2400 (SQLite's text functions and MATCH stop at NUL), so a
     // pattern does the same: "a\0b" finds what was stored from "a\0b" instead of failing.
@@ -251,8 +338,23 @@ pub fn search_in(
     let limit = limit.clamp(1, 500) as i64;
     if sql.dialect().is_postgres() {
         // No unary `+` there: PostgreSQL's planner picks by its statistics, not by that hint.
-        let scope = conversations.map(|ids| format!(" AND t.conversation_id IN ({})", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(","))).unwrap_or_default();
-        return super::search_pg::search_in(sql, &scope, pattern, mode, limit, window.since, window.before);
+        let scope = conversations
+            .map(|ids| {
+                format!(
+                    " AND t.conversation_id IN ({})",
+                    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+                )
+            })
+            .unwrap_or_default();
+        return super::search_pg::search_in(
+            sql,
+            &scope,
+            pattern,
+            mode,
+            limit,
+            window.since,
+            window.before,
+        );
     }
     let mut hits = Vec::new();
     for source in &SOURCES {
@@ -276,10 +378,18 @@ mod tests {
     #[test]
     fn phrases_escape_quotes_and_cjk_is_detected() {
         assert_eq!(phrase(r#"say "hi""#), r#""say  hi ""#);
-        assert_eq!(phrase("pars"), r#""pars*""#, "a last word of 3 letters or more is also a prefix");
+        assert_eq!(
+            phrase("pars"),
+            r#""pars*""#,
+            "a last word of 3 letters or more is also a prefix"
+        );
         assert_eq!(phrase("fix the parser"), r#""fix the parser*""#);
         assert_eq!(phrase("ok"), r#""ok""#, "a shorter one is a whole word");
-        assert_eq!(phrase("parser."), r#""parser.""#, "a pattern ending in punctuation ends its last word");
+        assert_eq!(
+            phrase("parser."),
+            r#""parser.""#,
+            "a pattern ending in punctuation ends its last word"
+        );
         assert!(has_cjk("静默") && !has_cjk("plain"));
     }
 
@@ -290,13 +400,28 @@ mod tests {
         let mut sql = crate::store::native::NativeSql::in_memory().unwrap();
         crate::store::schema::migrate(&mut sql, 0).unwrap();
         for source in &SOURCES {
-            for (mode, pattern) in [(SearchMode::FullText, "common"), (SearchMode::Text, "common word"), (SearchMode::Text, "静默")] {
-                let PageQuery { sql: query, mut params, page, .. } = page_query(source, &conversation_scope(&[1, 2]), pattern, mode, 10);
+            for (mode, pattern) in [
+                (SearchMode::FullText, "common"),
+                (SearchMode::Text, "common word"),
+                (SearchMode::Text, "静默"),
+            ] {
+                let PageQuery {
+                    sql: query,
+                    mut params,
+                    page,
+                    ..
+                } = page_query(source, &conversation_scope(&[1, 2]), pattern, mode, 10);
                 params.extend([i64::MAX.into(), page.into()]);
-                let plan = sql.query(&format!("EXPLAIN QUERY PLAN {query}"), &params).unwrap();
+                let plan = sql
+                    .query(&format!("EXPLAIN QUERY PLAN {query}"), &params)
+                    .unwrap();
                 let details: Vec<String> = plan.iter().map(|r| r.text(3).unwrap()).collect();
                 assert!(!details.is_empty(), "no plan for {query}");
-                assert!(!details.iter().any(|d| d.contains("TEMP B-TREE")), "{} {mode:?}: sorts every match ({details:?}): {query}", source.kind);
+                assert!(
+                    !details.iter().any(|d| d.contains("TEMP B-TREE")),
+                    "{} {mode:?}: sorts every match ({details:?}): {query}",
+                    source.kind
+                );
             }
         }
     }
@@ -307,7 +432,10 @@ mod tests {
         crate::store::schema::migrate(&mut sql, 0).unwrap();
         for mode in [SearchMode::Text, SearchMode::FullText] {
             let result = search(&mut sql, &[], "A\0", mode, 10);
-            assert!(matches!(result, Ok(ref hits) if hits.is_empty()), "{mode:?}: {result:?}");
+            assert!(
+                matches!(result, Ok(ref hits) if hits.is_empty()),
+                "{mode:?}: {result:?}"
+            );
         }
     }
 }

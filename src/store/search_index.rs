@@ -33,7 +33,9 @@ const INSERT_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value
 
 /// The last indexed message id and the last stored one.
 fn progress(sql: &mut impl Sql) -> Result<(i64, i64)> {
-    let row = sql.query_row(PROGRESS_SQL, &[])?.ok_or_else(|| Error::storage("messages_fts_progress has no row (schema version 9 creates it)"))?;
+    let row = sql.query_row(PROGRESS_SQL, &[])?.ok_or_else(|| {
+        Error::storage("messages_fts_progress has no row (schema version 9 creates it)")
+    })?;
     Ok((row.int(0)?, row.int(1)?))
 }
 
@@ -61,7 +63,12 @@ pub fn catch_up(sql: &mut impl Sql) -> Result<usize> {
     let rows: Vec<(i64, String)> = sql
         .query(WAITING_SQL, &[through.into()])?
         .iter()
-        .map(|row| Ok((row.int(0)?, text_of_raw_json(&row.text(1)?).unwrap_or_default())))
+        .map(|row| {
+            Ok((
+                row.int(0)?,
+                text_of_raw_json(&row.text(1)?).unwrap_or_default(),
+            ))
+        })
         .collect::<Result<_>>()?;
     let texts: Vec<(i64, &str)> = rows.iter().map(|(id, text)| (*id, text.as_str())).collect();
     index_rows(sql, &texts, last)?;
@@ -93,7 +100,8 @@ pub fn index_rows(sql: &mut impl Sql, rows: &[(i64, &str)], last_id: i64) -> Res
                 json!([id, start, len])
             })
             .collect();
-        let json = serde_json::to_string(&refs).map_err(|err| Error::storage(format!("encoding rows for the search index: {err}")))?;
+        let json = serde_json::to_string(&refs)
+            .map_err(|err| Error::storage(format!("encoding rows for the search index: {err}")))?;
         sql.execute(INSERT_SQL, &[json.into(), SqlValue::Blob(packed.bytes)])?;
     }
     sql.execute(ADVANCE_SQL, &[last_id.into()])

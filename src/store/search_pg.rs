@@ -28,8 +28,20 @@ struct Source {
 }
 
 const SOURCES: [Source; 2] = [
-    Source { kind: "message", table: "messages", text: "t.search_text", role: "t.role", time: "COALESCE(t.host_timestamp, t.created_at)" },
-    Source { kind: "summary", table: "summaries", text: "t.content", role: "'summary'", time: "COALESCE(t.latest_at, t.created_at)" },
+    Source {
+        kind: "message",
+        table: "messages",
+        text: "t.search_text",
+        role: "t.role",
+        time: "COALESCE(t.host_timestamp, t.created_at)",
+    },
+    Source {
+        kind: "summary",
+        table: "summaries",
+        text: "t.content",
+        role: "'summary'",
+        time: "COALESCE(t.latest_at, t.created_at)",
+    },
 ];
 
 /// Candidates read per query while confirming literal matches in Rust.
@@ -81,7 +93,10 @@ fn word_regex(pattern: &str) -> Option<String> {
 /// The words of a term as the tokenizer splits them (runs of letters and digits), quoted for
 /// `to_tsquery`.
 fn lexemes(term: &str) -> Vec<String> {
-    term.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| format!("'{w}'")).collect()
+    term.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("'{w}'"))
+        .collect()
 }
 
 /// FTS4's distance for a bare `NEAR`: at most 10 terms between the two operands.
@@ -92,7 +107,14 @@ const NEAR_MAX: usize = 100;
 /// `left NEAR/n right` as a `tsquery`: the two operands in either order with at most `n` words
 /// between them (FTS4's meaning), as the alternatives `<1>` to `<n+1>` each way.
 fn near(left: &str, right: &str, n: usize) -> String {
-    let ways: Vec<String> = (1..=n + 1).flat_map(|d| [format!("{left} <{d}> {right}"), format!("{right} <{d}> {left}")]).collect();
+    let ways: Vec<String> = (1..=n + 1)
+        .flat_map(|d| {
+            [
+                format!("{left} <{d}> {right}"),
+                format!("{right} <{d}> {left}"),
+            ]
+        })
+        .collect();
     format!("({})", ways.join(" | "))
 }
 
@@ -101,10 +123,14 @@ fn near_operator(term: &str) -> Option<std::result::Result<usize, String>> {
     if term == "NEAR" {
         return Some(Ok(NEAR_DEFAULT));
     }
-    let digits = term.strip_prefix("NEAR/").filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))?;
+    let digits = term
+        .strip_prefix("NEAR/")
+        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))?;
     Some(match digits.parse::<usize>() {
         Ok(n) if n <= NEAR_MAX => Ok(n),
-        _ => Err(format!("{term}: PostgreSQL search takes NEAR/0 to NEAR/{NEAR_MAX}")),
+        _ => Err(format!(
+            "{term}: PostgreSQL search takes NEAR/0 to NEAR/{NEAR_MAX}"
+        )),
     })
 }
 
@@ -126,7 +152,11 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
     let mut nearable: Option<String> = None;
     let mut pending_near: Option<(String, usize, bool)> = None;
     const NEAR_OPERANDS: &str = "NEAR must stand between two terms or phrases";
-    let push_operand = |out: &mut Vec<String>, last: &mut Last, nearable: &mut Option<String>, pending: &mut Option<(String, usize, bool)>, operand: String| {
+    let push_operand = |out: &mut Vec<String>,
+                        last: &mut Last,
+                        nearable: &mut Option<String>,
+                        pending: &mut Option<(String, usize, bool)>,
+                        operand: String| {
         match pending.take() {
             // FTS4's `a NEAR b NEAR c`: a near b, and b near c.
             Some((left, n, true)) => {
@@ -168,7 +198,13 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
             }
             let words = lexemes(&phrase);
             if !words.is_empty() {
-                push_operand(&mut out, &mut last, &mut nearable, &mut pending_near, format!("({})", words.join(" <-> ")));
+                push_operand(
+                    &mut out,
+                    &mut last,
+                    &mut nearable,
+                    &mut pending_near,
+                    format!("({})", words.join(" <-> ")),
+                );
             }
             continue;
         }
@@ -224,7 +260,14 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
                 if last != Last::Operand {
                     return Err(format!("{term} must follow a term"));
                 }
-                out.push(match term.as_str() { "AND" => "&", "OR" => "|", _ => "& !" }.to_owned());
+                out.push(
+                    match term.as_str() {
+                        "AND" => "&",
+                        "OR" => "|",
+                        _ => "& !",
+                    }
+                    .to_owned(),
+                );
                 last = Last::Operator;
             }
             _ => {
@@ -250,14 +293,24 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
                         w.push_str(":*");
                     }
                 }
-                let operand = if words.len() == 1 { words.remove(0) } else { format!("({})", words.join(" <-> ")) };
+                let operand = if words.len() == 1 {
+                    words.remove(0)
+                } else {
+                    format!("({})", words.join(" <-> "))
+                };
                 if negated {
                     out.push("& !".to_owned());
                     out.push(operand);
                     last = Last::Operand;
                     nearable = None;
                 } else {
-                    push_operand(&mut out, &mut last, &mut nearable, &mut pending_near, operand);
+                    push_operand(
+                        &mut out,
+                        &mut last,
+                        &mut nearable,
+                        &mut pending_near,
+                        operand,
+                    );
                 }
             }
         }
@@ -278,8 +331,18 @@ pub fn tsquery(query: &str) -> std::result::Result<String, String> {
 }
 
 /// One source's hits, newest first, at most `limit`; `scope` is extra SQL conditions.
-fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str, mode: SearchMode, limit: i64, hits: &mut Vec<SearchHit>) -> Result<()> {
-    let Source { table, text, role, .. } = source;
+fn search_source(
+    sql: &mut impl Sql,
+    source: &Source,
+    scope: &str,
+    pattern: &str,
+    mode: SearchMode,
+    limit: i64,
+    hits: &mut Vec<SearchHit>,
+) -> Result<()> {
+    let Source {
+        table, text, role, ..
+    } = source;
     let (query, mut params, page) = match mode {
         SearchMode::Text => {
             let (words, regex) = match word_regex(pattern) {
@@ -324,7 +387,14 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
                     None => continue,
                 },
             };
-            hits.push(SearchHit { kind: source.kind, id: row.int(0)?, conversation_id: row.int(1)?, role: row.text(2)?, snippet, created_at: row.int(4)? });
+            hits.push(SearchHit {
+                kind: source.kind,
+                id: row.int(0)?,
+                conversation_id: row.int(1)?,
+                role: row.text(2)?,
+                snippet,
+                created_at: row.int(4)?,
+            });
             found += 1;
             if found == limit {
                 return Ok(());
@@ -338,7 +408,15 @@ fn search_source(sql: &mut impl Sql, source: &Source, scope: &str, pattern: &str
 
 /// [`super::search::search_in`] on PostgreSQL, after its checks: `scope` is the conversation
 /// condition, `since`/`before` the time window.
-pub fn search_in(sql: &mut impl Sql, scope: &str, pattern: &str, mode: SearchMode, limit: i64, since: Option<i64>, before: Option<i64>) -> Result<Vec<SearchHit>> {
+pub fn search_in(
+    sql: &mut impl Sql,
+    scope: &str,
+    pattern: &str,
+    mode: SearchMode,
+    limit: i64,
+    since: Option<i64>,
+    before: Option<i64>,
+) -> Result<Vec<SearchHit>> {
     let mut hits = Vec::new();
     for source in &SOURCES {
         let mut scope = scope.to_owned();
@@ -365,22 +443,46 @@ mod tests {
         assert_eq!(tsquery("build OR error").unwrap(), "'build' | 'error'");
         assert_eq!(tsquery("build NOT error").unwrap(), "'build' & ! 'error'");
         assert_eq!(tsquery("build -error").unwrap(), "'build' & ! 'error'");
-        assert_eq!(tsquery("\"main rs\" comp*").unwrap(), "('main' <-> 'rs') & 'comp':*");
-        assert_eq!(tsquery("src/main.rs").unwrap(), "('src' <-> 'main' <-> 'rs')");
+        assert_eq!(
+            tsquery("\"main rs\" comp*").unwrap(),
+            "('main' <-> 'rs') & 'comp':*"
+        );
+        assert_eq!(
+            tsquery("src/main.rs").unwrap(),
+            "('src' <-> 'main' <-> 'rs')"
+        );
         assert_eq!(tsquery("(a OR b) c").unwrap(), "( 'a' | 'b' ) & 'c'");
         assert_eq!(tsquery("it's").unwrap(), "('it' <-> 's')");
     }
 
     #[test]
     fn near_pairs_its_two_operands_in_either_order_within_its_distance() {
-        assert_eq!(tsquery("a NEAR/0 b").unwrap(), "('a' <1> 'b' | 'b' <1> 'a')");
-        assert_eq!(tsquery("a NEAR/1 b").unwrap(), "('a' <1> 'b' | 'b' <1> 'a' | 'a' <2> 'b' | 'b' <2> 'a')");
+        assert_eq!(
+            tsquery("a NEAR/0 b").unwrap(),
+            "('a' <1> 'b' | 'b' <1> 'a')"
+        );
+        assert_eq!(
+            tsquery("a NEAR/1 b").unwrap(),
+            "('a' <1> 'b' | 'b' <1> 'a' | 'a' <2> 'b' | 'b' <2> 'a')"
+        );
         let bare = tsquery("a NEAR b").unwrap();
-        assert!(bare.contains("'a' <11> 'b'") && !bare.contains("<12>"), "a bare NEAR allows 10 words between: {bare}");
-        assert_eq!(tsquery("x \"a b\" NEAR/0 c* y").unwrap(), "'x' & (('a' <-> 'b') <1> 'c':* | 'c':* <1> ('a' <-> 'b')) & 'y'");
+        assert!(
+            bare.contains("'a' <11> 'b'") && !bare.contains("<12>"),
+            "a bare NEAR allows 10 words between: {bare}"
+        );
+        assert_eq!(
+            tsquery("x \"a b\" NEAR/0 c* y").unwrap(),
+            "'x' & (('a' <-> 'b') <1> 'c':* | 'c':* <1> ('a' <-> 'b')) & 'y'"
+        );
         // A chain: a near b, and b near c.
-        assert_eq!(tsquery("a NEAR/0 b NEAR/0 c").unwrap(), "('a' <1> 'b' | 'b' <1> 'a') & ('b' <1> 'c' | 'c' <1> 'b')");
-        assert_eq!(tsquery("(a NEAR/0 b) OR c").unwrap(), "( ('a' <1> 'b' | 'b' <1> 'a') ) | 'c'");
+        assert_eq!(
+            tsquery("a NEAR/0 b NEAR/0 c").unwrap(),
+            "('a' <1> 'b' | 'b' <1> 'a') & ('b' <1> 'c' | 'c' <1> 'b')"
+        );
+        assert_eq!(
+            tsquery("(a NEAR/0 b) OR c").unwrap(),
+            "( ('a' <1> 'b' | 'b' <1> 'a') ) | 'c'"
+        );
         // Lower case is a word, as in FTS4.
         assert_eq!(tsquery("a near b").unwrap(), "'a' & 'near' & 'b'");
     }
@@ -388,29 +490,82 @@ mod tests {
     #[test]
     fn the_content_column_filter_is_the_whole_text() {
         assert_eq!(tsquery("content:alpha").unwrap(), "'alpha'");
-        assert_eq!(tsquery("CONTENT:alp* -content:beta").unwrap(), "'alp':* & ! 'beta'");
+        assert_eq!(
+            tsquery("CONTENT:alp* -content:beta").unwrap(),
+            "'alp':* & ! 'beta'"
+        );
         // Not a column: its words, as FTS4 reads them.
         assert_eq!(tsquery("foo:bar").unwrap(), "('foo' <-> 'bar')");
     }
 
     #[test]
     fn malformed_fts4_queries_are_refused_with_a_reason() {
-        for bad in ["a NEAR", "NEAR a", "a NEAR NEAR b", "a NEAR (b)", "(a NEAR) b", "a NEAR OR b", "a OR NEAR b", "a NEAR/101 b", "a NEAR/99999999999999999999999 b"] {
-            assert_eq!(tsquery(bad), Err(if bad.contains("NEAR/") { format!("{}: PostgreSQL search takes NEAR/0 to NEAR/100", bad.split(' ').nth(1).unwrap()) } else { "NEAR must stand between two terms or phrases".to_owned() }), "{bad:?}");
+        for bad in [
+            "a NEAR",
+            "NEAR a",
+            "a NEAR NEAR b",
+            "a NEAR (b)",
+            "(a NEAR) b",
+            "a NEAR OR b",
+            "a OR NEAR b",
+            "a NEAR/101 b",
+            "a NEAR/99999999999999999999999 b",
+        ] {
+            assert_eq!(
+                tsquery(bad),
+                Err(if bad.contains("NEAR/") {
+                    format!(
+                        "{}: PostgreSQL search takes NEAR/0 to NEAR/100",
+                        bad.split(' ').nth(1).unwrap()
+                    )
+                } else {
+                    "NEAR must stand between two terms or phrases".to_owned()
+                }),
+                "{bad:?}"
+            );
         }
-        for bad in ["\"unbalanced", "(a", "a)", "OR a", "a AND", "()", "  ", "\"\""] {
-            assert!(tsquery(bad).is_err(), "{bad:?} was accepted as {:?}", tsquery(bad));
+        for bad in [
+            "\"unbalanced",
+            "(a",
+            "a)",
+            "OR a",
+            "a AND",
+            "()",
+            "  ",
+            "\"\"",
+        ] {
+            assert!(
+                tsquery(bad).is_err(),
+                "{bad:?} was accepted as {:?}",
+                tsquery(bad)
+            );
         }
     }
 
     #[test]
     fn word_regexes_take_the_pattern_literally_between_the_edges_it_needs() {
-        assert_eq!(word_regex("Error").as_deref(), Some("(^|[^[:alnum:]])Error"));
-        assert_eq!(word_regex("ok").as_deref(), Some("(^|[^[:alnum:]])ok([^[:alnum:]]|$)"));
-        assert_eq!(word_regex("f(1) *x").as_deref(), Some("(^|[^[:alnum:]])f\\(1\\) \\*x([^[:alnum:]]|$)"));
-        assert_eq!(word_regex(".rs").as_deref(), Some("\\.rs([^[:alnum:]]|$)"), "a short last word ends one");
+        assert_eq!(
+            word_regex("Error").as_deref(),
+            Some("(^|[^[:alnum:]])Error")
+        );
+        assert_eq!(
+            word_regex("ok").as_deref(),
+            Some("(^|[^[:alnum:]])ok([^[:alnum:]]|$)")
+        );
+        assert_eq!(
+            word_regex("f(1) *x").as_deref(),
+            Some("(^|[^[:alnum:]])f\\(1\\) \\*x([^[:alnum:]]|$)")
+        );
+        assert_eq!(
+            word_regex(".rs").as_deref(),
+            Some("\\.rs([^[:alnum:]]|$)"),
+            "a short last word ends one"
+        );
         assert_eq!(word_regex("(main.rs)").as_deref(), None, "no edge to check");
-        assert_eq!(word_regex("a.b\\c^$|?+[]{}").as_deref(), Some("(^|[^[:alnum:]])a\\.b\\\\c\\^\\$\\|\\?\\+\\[\\]\\{\\}"));
+        assert_eq!(
+            word_regex("a.b\\c^$|?+[]{}").as_deref(),
+            Some("(^|[^[:alnum:]])a\\.b\\\\c\\^\\$\\|\\?\\+\\[\\]\\{\\}")
+        );
         assert_eq!(word_regex("静默"), None, "CJK matches anywhere");
     }
 

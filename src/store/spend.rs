@@ -78,7 +78,10 @@ const TOTALS: &str = "SELECT pass, COUNT(*), \
 /// Spend per pass kind, for one conversation or (with `None`) the whole database.
 pub fn by_pass(sql: &mut impl Sql, conversation_id: Option<i64>) -> Result<Vec<PassSpend>> {
     let rows = match conversation_id {
-        Some(id) => sql.query(&format!("{TOTALS} WHERE conversation_id = ?1 GROUP BY pass ORDER BY pass"), &[id.into()])?,
+        Some(id) => sql.query(
+            &format!("{TOTALS} WHERE conversation_id = ?1 GROUP BY pass ORDER BY pass"),
+            &[id.into()],
+        )?,
         None => sql.query(&format!("{TOTALS} GROUP BY pass ORDER BY pass"), &[])?,
     };
     rows.iter()

@@ -21,11 +21,16 @@ pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
 /// record one — the second waits, then reads the first's (its lease). SQLite's `BEGIN IMMEDIATE`
 /// already holds the database: a plain read.
 pub fn load_for_update(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
-    let query = if sql.dialect().is_postgres() { LOAD_FOR_UPDATE_SQL } else { LOAD_SQL };
+    let query = if sql.dialect().is_postgres() {
+        LOAD_FOR_UPDATE_SQL
+    } else {
+        LOAD_SQL
+    };
     read(sql, query, conversation_id)
 }
 
-const LOAD_FOR_UPDATE_SQL: &str = "SELECT summary_runs_json FROM conversations WHERE id = ?1 FOR UPDATE";
+const LOAD_FOR_UPDATE_SQL: &str =
+    "SELECT summary_runs_json FROM conversations WHERE id = ?1 FOR UPDATE";
 
 fn read(sql: &mut impl Sql, query: &str, conversation_id: i64) -> Result<SummaryRuns> {
     let Some(row) = sql.query_row(query, &[conversation_id.into()])? else {
@@ -36,7 +41,9 @@ fn read(sql: &mut impl Sql, query: &str, conversation_id: i64) -> Result<Summary
 
 fn parse(text: Option<String>) -> Result<SummaryRuns> {
     match text {
-        Some(text) => serde_json::from_str(&text).map_err(|e| Error::storage(format!("conversations.summary_runs_json is corrupt: {e}"))),
+        Some(text) => serde_json::from_str(&text).map_err(|e| {
+            Error::storage(format!("conversations.summary_runs_json is corrupt: {e}"))
+        }),
         None => Ok(SummaryRuns::default()),
     }
 }
@@ -58,7 +65,10 @@ pub fn unserved_turns(sql: &mut impl Sql, conversation_id: i64, cap: u32) -> Res
     if cap == 0 {
         return Ok(0);
     }
-    let rows = sql.query(RECENT_OUTCOMES_SQL, &[conversation_id.into(), i64::from(cap).into()])?;
+    let rows = sql.query(
+        RECENT_OUTCOMES_SQL,
+        &[conversation_id.into(), i64::from(cap).into()],
+    )?;
     let mut turns = 0;
     for row in &rows {
         if row.text(0)? == "compacted" {

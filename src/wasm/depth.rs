@@ -26,7 +26,13 @@ pub fn check(value: &JsValue, what: &str) -> Result<(), Error> {
             return Err(Error::input(at, format!("is nested deeper than {MAX_DEPTH} levels; refusing it rather than risk the engine")));
         }
         // The path names the first few levels (`messages[3].content[0]`), enough to find it.
-        let name = |key: String| if depth < 3 { Some(format!("{}{key}", top.as_deref().unwrap_or(""))) } else { top.clone() };
+        let name = |key: String| {
+            if depth < 3 {
+                Some(format!("{}{key}", top.as_deref().unwrap_or("")))
+            } else {
+                top.clone()
+            }
+        };
         if let Some(array) = value.dyn_ref::<Array>() {
             for (i, item) in array.iter().enumerate() {
                 if item.is_object() {

@@ -8,11 +8,12 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::{depth, js_error, json_messages};
 use super::sqljs::{SqlJsDatabase, SqlJsSql};
+use super::{depth, js_error, json_messages};
 use crate::core::config::Config;
 use crate::engine::{
-    checked_tail_start, decode, next_bootstrap_chunk, AfterTurnParams, AssembleParams, BootstrapParams, CommitTurnParams, Engine, IngestParams, FIRST_BOOTSTRAP_CHUNK,
+    checked_tail_start, decode, next_bootstrap_chunk, AfterTurnParams, AssembleParams,
+    BootstrapParams, CommitTurnParams, Engine, IngestParams, FIRST_BOOTSTRAP_CHUNK,
 };
 use crate::error::Error;
 
@@ -24,7 +25,8 @@ pub struct WasmEngine {
 
 fn from_js(call: &str, value: JsValue) -> Result<Value, JsError> {
     depth::check(&value, call).map_err(js_error)?;
-    serde_wasm_bindgen::from_value(value).map_err(|e| js_error(Error::input(format!("{call} params"), e.to_string())))
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| js_error(Error::input(format!("{call} params"), e.to_string())))
 }
 
 /// Separates `messages` from the rest of a params object without converting it. The host passes
@@ -32,12 +34,16 @@ fn from_js(call: &str, value: JsValue) -> Result<Value, JsError> {
 /// every turn cost time proportional to the history, so only the messages actually needed are.
 fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsError> {
     let invalid = |reason: &str| js_error(Error::input(format!("{call} params"), reason));
-    let object = params.dyn_ref::<Object>().ok_or_else(|| invalid("expected an object"))?;
+    let object = params
+        .dyn_ref::<Object>()
+        .ok_or_else(|| invalid("expected an object"))?;
     let messages = Reflect::get(params, &"messages".into()).unwrap_or(JsValue::UNDEFINED);
     let messages = if messages.is_undefined() || messages.is_null() {
         Array::new()
     } else {
-        messages.dyn_into::<Array>().map_err(|_| js_error(Error::input("messages", "expected an array of messages")))?
+        messages
+            .dyn_into::<Array>()
+            .map_err(|_| js_error(Error::input("messages", "expected an array of messages")))?
     };
     let rest = Object::assign(&Object::new(), object);
     let _ = Reflect::delete_property(&rest, &"messages".into());
@@ -48,7 +54,10 @@ fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsErro
 /// [`split_messages`] reads a missing list as empty).
 fn require_messages(call: &str, params: &JsValue) -> Result<(), JsError> {
     if Reflect::get(params, &"messages".into()).map_or(true, |m| m.is_undefined()) {
-        return Err(js_error(Error::input(format!("{call} params"), "missing field `messages`")));
+        return Err(js_error(Error::input(
+            format!("{call} params"),
+            "missing field `messages`",
+        )));
     }
     Ok(())
 }
@@ -109,7 +118,9 @@ impl WasmEngine {
     pub fn new(db: SqlJsDatabase, config: JsValue, now_ms: f64) -> Result<WasmEngine, JsError> {
         let config = Config::from_json(&from_js("config", config)?).map_err(js_error)?;
         let sql = SqlJsSql::new(db).map_err(js_error)?;
-        Ok(WasmEngine { inner: Engine::open(sql, config, now(now_ms)).map_err(js_error)? })
+        Ok(WasmEngine {
+            inner: Engine::open(sql, config, now(now_ms)).map_err(js_error)?,
+        })
     }
 
     pub fn bootstrap(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
@@ -124,20 +135,31 @@ impl WasmEngine {
                 return Ok(None);
             }
             let end = offset.saturating_add(size).min(len);
-            let (chunk, bytes) = json_messages::sized_messages_from_js("bootstrap", &messages.slice(offset, end), offset as usize)?;
+            let (chunk, bytes) = json_messages::sized_messages_from_js(
+                "bootstrap",
+                &messages.slice(offset, end),
+                offset as usize,
+            )?;
             size = next_bootstrap_chunk(end - offset, bytes);
             offset = end;
             Ok(Some(chunk))
         };
-        to_js(&self.inner.bootstrap_chunked(&params.session, next, now(now_ms)).map_err(js_error)?)
+        to_js(
+            &self
+                .inner
+                .bootstrap_chunked(&params.session, next, now(now_ms))
+                .map_err(js_error)?,
+        )
     }
 
     /// Ingests `{sessionId, sessionKey?, messages}`; returns how many messages were new.
     pub fn ingest(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsError> {
         require_messages("ingest", &params)?;
         let (rest, messages) = split_messages("ingest", &params)?;
-        let mut params: IngestParams = decode("ingest", with_empty_messages(rest)).map_err(js_error)?;
-        params.messages = json_messages::messages_from_js("ingest", &messages, 0).map_err(js_error)?;
+        let mut params: IngestParams =
+            decode("ingest", with_empty_messages(rest)).map_err(js_error)?;
+        params.messages =
+            json_messages::messages_from_js("ingest", &messages, 0).map_err(js_error)?;
         let inserted = self.inner.ingest(params, now(now_ms)).map_err(js_error)?;
         Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }
@@ -148,9 +170,24 @@ impl WasmEngine {
     pub fn after_turn(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsError> {
         let (rest, messages) = split_messages("afterTurn", &params)?;
         let params: AfterTurnParams = decode("afterTurn", rest).map_err(js_error)?;
-        let start = checked_tail_start(params.pre_prompt_message_count, messages.length() as usize).map_err(js_error)?;
-        let tail = json_messages::messages_from_js("afterTurn", &messages.slice(start as u32, messages.length()), start).map_err(js_error)?;
-        let inserted = self.inner.ingest_turn_tail(&params.session, &tail, start, params.model_context_window, now(now_ms)).map_err(js_error)?;
+        let start = checked_tail_start(params.pre_prompt_message_count, messages.length() as usize)
+            .map_err(js_error)?;
+        let tail = json_messages::messages_from_js(
+            "afterTurn",
+            &messages.slice(start as u32, messages.length()),
+            start,
+        )
+        .map_err(js_error)?;
+        let inserted = self
+            .inner
+            .ingest_turn_tail(
+                &params.session,
+                &tail,
+                start,
+                params.model_context_window,
+                now(now_ms),
+            )
+            .map_err(js_error)?;
         Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }
 
@@ -158,9 +195,16 @@ impl WasmEngine {
     pub fn commit_turn(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
         require_messages("commitTurn", &params)?;
         let (rest, messages) = split_messages("commitTurn", &params)?;
-        let mut params: CommitTurnParams = decode("commitTurn", with_empty_messages(rest)).map_err(js_error)?;
-        params.messages = json_messages::messages_from_js("commitTurn", &messages, 0).map_err(js_error)?;
-        to_js(&self.inner.commit_turn(params, now(now_ms)).map_err(js_error)?)
+        let mut params: CommitTurnParams =
+            decode("commitTurn", with_empty_messages(rest)).map_err(js_error)?;
+        params.messages =
+            json_messages::messages_from_js("commitTurn", &messages, 0).map_err(js_error)?;
+        to_js(
+            &self
+                .inner
+                .commit_turn(params, now(now_ms))
+                .map_err(js_error)?,
+        )
     }
 
     /// The view. The host's history is converted only when the engine needs it (it holds more
@@ -170,7 +214,10 @@ impl WasmEngine {
         let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
         let len = messages.length() as usize;
         let history = host_history(messages);
-        let view = self.inner.assemble_with(params, len, history, now(now_ms)).map_err(js_error)?;
+        let view = self
+            .inner
+            .assemble_with(params, len, history, now(now_ms))
+            .map_err(js_error)?;
         to_js(&AssembleOut {
             messages_json: format!("[{}]", view.messages.join(",")),
             estimated_tokens: view.estimated_tokens,
@@ -184,22 +231,51 @@ impl WasmEngine {
     /// Float64Array, fresh: Uint8Array, freshJson, estimatedTokens, systemPromptAddition,
     /// storedMessages}`.
     #[wasm_bindgen(js_name = assembleView)]
-    pub fn assemble_view(&mut self, params: JsValue, held: Option<f64>, now_ms: f64) -> Result<JsValue, JsError> {
+    pub fn assemble_view(
+        &mut self,
+        params: JsValue,
+        held: Option<f64>,
+        now_ms: f64,
+    ) -> Result<JsValue, JsError> {
         let (rest, messages) = split_messages("assemble", &params)?;
         let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
         let len = messages.length() as usize;
         let history = host_history(messages);
-        let held = held.filter(|t| t.is_finite() && *t >= 0.0).map(|t| t as u64);
-        let out = self.inner.assemble_handover(params, len, history, held, now(now_ms)).map_err(js_error)?;
+        let held = held
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .map(|t| t as u64);
+        let out = self
+            .inner
+            .assemble_handover(params, len, history, held, now(now_ms))
+            .map_err(js_error)?;
         let object = Object::new();
-        let set = |key: &str, value: JsValue| Reflect::set(&object, &key.into(), &value).map(|_| ()).map_err(|_| JsError::new("building the assemble result"));
+        let set = |key: &str, value: JsValue| {
+            Reflect::set(&object, &key.into(), &value)
+                .map(|_| ())
+                .map_err(|_| JsError::new("building the assemble result"))
+        };
         set("token", JsValue::from_f64(out.view.token as f64))?;
-        set("keys", js_sys::Float64Array::from(out.view.keys.as_slice()).into())?;
-        set("fresh", js_sys::Uint8Array::from(out.view.fresh.as_slice()).into())?;
+        set(
+            "keys",
+            js_sys::Float64Array::from(out.view.keys.as_slice()).into(),
+        )?;
+        set(
+            "fresh",
+            js_sys::Uint8Array::from(out.view.fresh.as_slice()).into(),
+        )?;
         set("freshJson", JsValue::from_str(&out.view.fresh_json))?;
-        set("estimatedTokens", JsValue::from_f64(out.estimated_tokens as f64))?;
-        set("systemPromptAddition", JsValue::from_str(&out.system_prompt_addition))?;
-        set("storedMessages", JsValue::from_f64(out.stored_messages as f64))?;
+        set(
+            "estimatedTokens",
+            JsValue::from_f64(out.estimated_tokens as f64),
+        )?;
+        set(
+            "systemPromptAddition",
+            JsValue::from_str(&out.system_prompt_addition),
+        )?;
+        set(
+            "storedMessages",
+            JsValue::from_f64(out.stored_messages as f64),
+        )?;
         Ok(object.into())
     }
 
@@ -208,24 +284,43 @@ impl WasmEngine {
     /// `{type: "needSummary", jobId, prompt, maxTokens, purpose, ...}` or `{type: "done", ...report}`.
     #[wasm_bindgen(js_name = compactionStart)]
     pub fn compaction_start(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
-        let params = decode("compactionStart", from_js("compactionStart", params)?).map_err(js_error)?;
-        to_js(&self.inner.compaction_start(params, now(now_ms)).map_err(js_error)?)
+        let params =
+            decode("compactionStart", from_js("compactionStart", params)?).map_err(js_error)?;
+        to_js(
+            &self
+                .inner
+                .compaction_start(params, now(now_ms))
+                .map_err(js_error)?,
+        )
     }
 
     /// Answers a summary request: `{jobId, text}` or `{jobId, error: {kind, message}}`, plus
     /// `model?`. Returns the next step, as `compactionStart`.
     #[wasm_bindgen(js_name = compactionContinue)]
-    pub fn compaction_continue(&mut self, answer: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
-        let answer = decode("compactionContinue", from_js("compactionContinue", answer)?).map_err(js_error)?;
-        to_js(&self.inner.compaction_continue(answer, now(now_ms)).map_err(js_error)?)
+    pub fn compaction_continue(
+        &mut self,
+        answer: JsValue,
+        now_ms: f64,
+    ) -> Result<JsValue, JsError> {
+        let answer = decode("compactionContinue", from_js("compactionContinue", answer)?)
+            .map_err(js_error)?;
+        to_js(
+            &self
+                .inner
+                .compaction_continue(answer, now(now_ms))
+                .map_err(js_error)?,
+        )
     }
 
     /// Renews the lease of compaction job `{jobId}`'s request while its caller waits for the
     /// answer (every `LEASE_RENEW_MS`, core/compaction/hold.rs). Returns whether it was renewed.
     #[wasm_bindgen(js_name = compactionRenew)]
     pub fn compaction_renew(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {
-        let params: crate::engine::compaction::JobRef = decode("compactionRenew", from_js("compactionRenew", params)?).map_err(js_error)?;
-        self.inner.compaction_renew(params.job_id, now(now_ms)).map_err(js_error)
+        let params: crate::engine::compaction::JobRef =
+            decode("compactionRenew", from_js("compactionRenew", params)?).map_err(js_error)?;
+        self.inner
+            .compaction_renew(params.job_id, now(now_ms))
+            .map_err(js_error)
     }
 
     /// A successor between jobs: `{sessionId, sessionKey?, standing}`. Standing, it marks the
@@ -233,8 +328,11 @@ impl WasmEngine {
     /// compaction is pending; leaving (`standing: false`) clears the mark.
     #[wasm_bindgen(js_name = successorStandby)]
     pub fn successor_standby(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {
-        let params: crate::engine::compaction::SuccessorStandby = decode("successorStandby", from_js("successorStandby", params)?).map_err(js_error)?;
-        self.inner.successor_standby(&params, now(now_ms)).map_err(js_error)
+        let params: crate::engine::compaction::SuccessorStandby =
+            decode("successorStandby", from_js("successorStandby", params)?).map_err(js_error)?;
+        self.inner
+            .successor_standby(&params, now(now_ms))
+            .map_err(js_error)
     }
 
     /// Archives the session key's active conversation (the host reported a reset):
@@ -291,7 +389,8 @@ impl WasmEngine {
     /// detail?, evidence}`. Returns the capped answer with the ids it rests on.
     #[wasm_bindgen(js_name = recallAskFinish)]
     pub fn recall_ask_finish(&mut self, params: JsValue) -> Result<JsValue, JsError> {
-        let params = serde_wasm_bindgen::from_value(params).map_err(|e| js_error(Error::input("lcm_ask answer", e.to_string())))?;
+        let params = serde_wasm_bindgen::from_value(params)
+            .map_err(|e| js_error(Error::input("lcm_ask answer", e.to_string())))?;
         to_js(&self.inner.ask_finish(params).map_err(js_error)?)
     }
 
@@ -301,7 +400,10 @@ impl WasmEngine {
     pub fn status(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
         let params = decode("status", from_js("status", params)?).map_err(js_error)?;
         let status = self.inner.status(params).map_err(js_error)?;
-        to_js(&StatusAsOf { status: &status, as_of_ms: now(now_ms) })
+        to_js(&StatusAsOf {
+            status: &status,
+            as_of_ms: now(now_ms),
+        })
     }
 
     /// `/lcm doctor`: `{fix?}`: the integrity checks, and the safe fixes when asked.
@@ -322,16 +424,26 @@ impl WasmEngine {
     /// Answers a repair's summary request: `{jobId, text}` or `{jobId, error: {kind, message}}`.
     #[wasm_bindgen(js_name = repairContinue)]
     pub fn repair_continue(&mut self, answer: JsValue) -> Result<JsValue, JsError> {
-        let answer = decode("repairContinue", from_js("repairContinue", answer)?).map_err(js_error)?;
+        let answer =
+            decode("repairContinue", from_js("repairContinue", answer)?).map_err(js_error)?;
         to_js(&self.inner.repair_continue(answer).map_err(js_error)?)
     }
 
     /// Imports a lossless-claw `lcm.db`, given as a second (read-only) database; returns
     /// `{conversations, messages, summaries, fallbackSummaries, views, notes}`.
     #[wasm_bindgen(js_name = importLosslessClaw)]
-    pub fn import_lossless_claw(&mut self, source: SqlJsDatabase, now_ms: f64) -> Result<JsValue, JsError> {
+    pub fn import_lossless_claw(
+        &mut self,
+        source: SqlJsDatabase,
+        now_ms: f64,
+    ) -> Result<JsValue, JsError> {
         let mut source = SqlJsSql::new(source).map_err(js_error)?;
-        to_js(&self.inner.import_lossless_claw(&mut source, now(now_ms)).map_err(js_error)?)
+        to_js(
+            &self
+                .inner
+                .import_lossless_claw(&mut source, now(now_ms))
+                .map_err(js_error)?,
+        )
     }
 
     /// After-turn housekeeping: indexes the messages waiting for search once a batch of them has
@@ -364,15 +476,25 @@ impl WasmEngine {
     /// The compaction log of the session's conversation, oldest first (`afterId?`, `limit?`).
     #[wasm_bindgen(js_name = compactionEvents)]
     pub fn compaction_events(&mut self, params: JsValue) -> Result<JsValue, JsError> {
-        let params = decode("compactionEvents", from_js("compactionEvents", params)?).map_err(js_error)?;
+        let params =
+            decode("compactionEvents", from_js("compactionEvents", params)?).map_err(js_error)?;
         to_js(&self.inner.compaction_events(params).map_err(js_error)?)
     }
 
     /// The context explorer: one agent's conversations (`{agentId}`), newest first.
     #[wasm_bindgen(js_name = explorerConversations)]
     pub fn explorer_conversations(&mut self, params: JsValue) -> Result<JsValue, JsError> {
-        let params = decode("explorerConversations", from_js("explorerConversations", params)?).map_err(js_error)?;
-        to_js(&self.inner.explorer_conversations(params).map_err(js_error)?)
+        let params = decode(
+            "explorerConversations",
+            from_js("explorerConversations", params)?,
+        )
+        .map_err(js_error)?;
+        to_js(
+            &self
+                .inner
+                .explorer_conversations(params)
+                .map_err(js_error)?,
+        )
     }
 
     /// The context explorer: one conversation's summary DAG and warnings (`{agentId, conversationId}`).
@@ -385,14 +507,16 @@ impl WasmEngine {
     /// The context explorer: one summary and its text (`{agentId, summaryId}`).
     #[wasm_bindgen(js_name = explorerSummary)]
     pub fn explorer_summary(&mut self, params: JsValue) -> Result<JsValue, JsError> {
-        let params = decode("explorerSummary", from_js("explorerSummary", params)?).map_err(js_error)?;
+        let params =
+            decode("explorerSummary", from_js("explorerSummary", params)?).map_err(js_error)?;
         to_js(&self.inner.explorer_summary(params).map_err(js_error)?)
     }
 
     /// The context explorer: a summary expanded to its children or (`toMessages`) its originals.
     #[wasm_bindgen(js_name = explorerExpand)]
     pub fn explorer_expand(&mut self, params: JsValue) -> Result<JsValue, JsError> {
-        let params = decode("explorerExpand", from_js("explorerExpand", params)?).map_err(js_error)?;
+        let params =
+            decode("explorerExpand", from_js("explorerExpand", params)?).map_err(js_error)?;
         to_js(&self.inner.explorer_expand(params).map_err(js_error)?)
     }
 

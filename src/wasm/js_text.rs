@@ -18,7 +18,11 @@ extern "C" {
     #[wasm_bindgen(constructor)]
     fn new() -> TextEncoder;
     #[wasm_bindgen(method, js_name = encodeInto)]
-    fn encode_into(this: &TextEncoder, source: &JsString, destination: &Uint8Array) -> EncodeIntoResult;
+    fn encode_into(
+        this: &TextEncoder,
+        source: &JsString,
+        destination: &Uint8Array,
+    ) -> EncodeIntoResult;
 
     type EncodeIntoResult;
     #[wasm_bindgen(method, getter)]

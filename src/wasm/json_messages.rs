@@ -16,7 +16,12 @@ use crate::core::message::HostMessage;
 use crate::error::Error;
 
 fn too_deep(what: &str) -> Error {
-    Error::input(what, format!("is nested deeper than {MAX_DEPTH} levels; refusing it rather than risk the engine"))
+    Error::input(
+        what,
+        format!(
+            "is nested deeper than {MAX_DEPTH} levels; refusing it rather than risk the engine"
+        ),
+    )
 }
 
 /// The deepest nesting in `value` (a scalar is 0), measured without recursion.
@@ -36,7 +41,11 @@ fn depth_of(value: &Value) -> usize {
 
 /// The messages of `call`, converted through JSON; `first_index` is the position of the first
 /// in the caller's whole list, for error messages.
-pub fn messages_from_js(call: &str, messages: &Array, first_index: usize) -> Result<Vec<Value>, Error> {
+pub fn messages_from_js(
+    call: &str,
+    messages: &Array,
+    first_index: usize,
+) -> Result<Vec<Value>, Error> {
     let (json, what) = stringify(call, messages)?;
     let values: Vec<Value> = match serde_json::from_str(&json) {
         Ok(values) => values,
@@ -50,16 +59,28 @@ pub fn messages_from_js(call: &str, messages: &Array, first_index: usize) -> Res
 /// as its `raw_json` instead of serializing it again), and the JSON's length is returned too (to
 /// size the next batch). The text is parsed twice (split into messages, then each into a value),
 /// still cheaper than writing every value back out.
-pub fn sized_messages_from_js(call: &str, messages: &Array, first_index: usize) -> Result<(Vec<HostMessage>, usize), Error> {
+pub fn sized_messages_from_js(
+    call: &str,
+    messages: &Array,
+    first_index: usize,
+) -> Result<(Vec<HostMessage>, usize), Error> {
     let (json, what) = stringify(call, messages)?;
     let parsed = serde_json::from_str::<Vec<&RawValue>>(&json).and_then(|raws| {
         raws.into_iter()
-            .map(|raw| Ok(HostMessage { value: serde_json::from_str(raw.get())?, json: Some(raw.get().to_owned()) }))
+            .map(|raw| {
+                Ok(HostMessage {
+                    value: serde_json::from_str(raw.get())?,
+                    json: Some(raw.get().to_owned()),
+                })
+            })
             .collect::<Result<Vec<_>, serde_json::Error>>()
     });
     let hosted = match parsed {
         Ok(hosted) => hosted,
-        Err(err) => value_by_value(messages, &what, &err)?.into_iter().map(HostMessage::from).collect(),
+        Err(err) => value_by_value(messages, &what, &err)?
+            .into_iter()
+            .map(HostMessage::from)
+            .collect(),
     };
     for (i, m) in hosted.iter().enumerate() {
         check_depth(call, &m.value, first_index + i)?;
@@ -71,10 +92,15 @@ pub fn sized_messages_from_js(call: &str, messages: &Array, first_index: usize) 
 fn stringify(call: &str, messages: &Array) -> Result<(String, String), Error> {
     let what = format!("{call} messages");
     let json = js_sys::JSON::stringify(messages).map_err(|err| {
-        let reason = js_sys::Error::from(err).message().as_string().unwrap_or_default();
+        let reason = js_sys::Error::from(err)
+            .message()
+            .as_string()
+            .unwrap_or_default();
         if reason.contains("call stack") {
             // The value-by-value check names the message and field that nest too deep.
-            super::depth::check(messages, &what).err().unwrap_or_else(|| too_deep(&what))
+            super::depth::check(messages, &what)
+                .err()
+                .unwrap_or_else(|| too_deep(&what))
         } else {
             Error::input(&what, format!("cannot be read as JSON ({reason})"))
         }
@@ -84,9 +110,15 @@ fn stringify(call: &str, messages: &Array) -> Result<(String, String), Error> {
 
 /// When serde_json refused what `JSON.stringify` wrote (`err`): the messages converted value by
 /// value, or the depth error that explains the refusal.
-fn value_by_value(messages: &Array, what: &str, err: &serde_json::Error) -> Result<Vec<Value>, Error> {
+fn value_by_value(
+    messages: &Array,
+    what: &str,
+    err: &serde_json::Error,
+) -> Result<Vec<Value>, Error> {
     if err.to_string().contains("recursion limit") {
-        return Err(super::depth::check(messages, what).err().unwrap_or_else(|| too_deep(what)));
+        return Err(super::depth::check(messages, what)
+            .err()
+            .unwrap_or_else(|| too_deep(what)));
     }
     // JSON.stringify writes a lone surrogate (broken UTF-16 from the host) as a `\uD800`
     // escape, which serde_json refuses; the value-by-value conversion stores it as U+FFFD,
@@ -96,7 +128,10 @@ fn value_by_value(messages: &Array, what: &str, err: &serde_json::Error) -> Resu
 }
 
 fn check_depths(call: &str, values: &[Value], first_index: usize) -> Result<(), Error> {
-    values.iter().enumerate().try_for_each(|(i, value)| check_depth(call, value, first_index + i))
+    values
+        .iter()
+        .enumerate()
+        .try_for_each(|(i, value)| check_depth(call, value, first_index + i))
 }
 
 fn check_depth(call: &str, value: &Value, index: usize) -> Result<(), Error> {

@@ -21,7 +21,10 @@ fn start() {
 /// Every config key the engine accepts (the manifest's configSchema must list the same).
 #[wasm_bindgen(js_name = configKeys)]
 pub fn config_keys() -> Vec<String> {
-    crate::core::config::all_keys().into_iter().map(str::to_owned).collect()
+    crate::core::config::all_keys()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The text PostgreSQL stores in `messages.search_text` for a stored message's `raw_json`: what

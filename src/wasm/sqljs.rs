@@ -31,7 +31,11 @@ extern "C" {
 
     /// PostgreSQL's driver only (`js-shim/postgres-db.js`); see [`Sql::read_after_commit`].
     #[wasm_bindgen(method, catch, js_name = readAfterCommit)]
-    fn read_after_commit_js(this: &SqlJsDatabase, sql: &str, values: &Array) -> std::result::Result<JsValue, JsValue>;
+    fn read_after_commit_js(
+        this: &SqlJsDatabase,
+        sql: &str,
+        values: &Array,
+    ) -> std::result::Result<JsValue, JsValue>;
 
     #[wasm_bindgen(method, catch, js_name = export)]
     fn export_bytes(this: &SqlJsDatabase) -> std::result::Result<Uint8Array, JsValue>;
@@ -98,7 +102,9 @@ fn js_err(context: &str, err: JsValue) -> Error {
     // The PostgreSQL driver's connection failures (code `LOSSLESS_POSTGRES_*`: the server is
     // unreachable, the connection broke) are about the server, not the statement: the statement's
     // text would only bury the sentence that says what happened and what to do.
-    let code = js_sys::Reflect::get(&err, &"code".into()).ok().and_then(|c| c.as_string());
+    let code = js_sys::Reflect::get(&err, &"code".into())
+        .ok()
+        .and_then(|c| c.as_string());
     if code.is_some_and(|c| c.starts_with("LOSSLESS_POSTGRES_")) {
         return Error::storage(message);
     }
@@ -164,10 +170,23 @@ fn from_js(value: JsValue) -> SqlValue {
 impl SqlJsSql {
     /// Wraps an open sql.js database.
     pub fn new(db: SqlJsDatabase) -> Result<Self> {
-        let postgres = js_sys::Reflect::get(&db, &"dialect".into()).ok().and_then(|d| d.as_string()).is_some_and(|d| d == "postgres");
-        let dialect = if postgres { Dialect::Postgres } else { Dialect::Sqlite };
-        let reads_after_commit = js_sys::Reflect::get(&db, &"readAfterCommit".into()).is_ok_and(|f| f.is_function());
-        let mut sql = SqlJsSql { db, dialect, statements: HashMap::new(), reads_after_commit };
+        let postgres = js_sys::Reflect::get(&db, &"dialect".into())
+            .ok()
+            .and_then(|d| d.as_string())
+            .is_some_and(|d| d == "postgres");
+        let dialect = if postgres {
+            Dialect::Postgres
+        } else {
+            Dialect::Sqlite
+        };
+        let reads_after_commit =
+            js_sys::Reflect::get(&db, &"readAfterCommit".into()).is_ok_and(|f| f.is_function());
+        let mut sql = SqlJsSql {
+            db,
+            dialect,
+            statements: HashMap::new(),
+            reads_after_commit,
+        };
         sql.setup_connection()?;
         Ok(sql)
     }
@@ -183,7 +202,10 @@ impl SqlJsSql {
     /// The whole database as SQLite file bytes.
     pub fn export(&mut self) -> Result<Vec<u8>> {
         self.clear_cache();
-        let bytes = self.db.export_bytes().map_err(|e| js_err("exporting the database", e))?;
+        let bytes = self
+            .db
+            .export_bytes()
+            .map_err(|e| js_err("exporting the database", e))?;
         self.setup_connection()?;
         Ok(bytes.to_vec())
     }
@@ -200,9 +222,13 @@ impl SqlJsSql {
             if self.statements.len() >= MAX_CACHED_STATEMENTS {
                 self.clear_cache();
             }
-            let statement = self.db.prepare(sql).map_err(|e| js_err(&format!("preparing `{sql}`"), e))?;
+            let statement = self
+                .db
+                .prepare(sql)
+                .map_err(|e| js_err(&format!("preparing `{sql}`"), e))?;
             let at_once = js_sys::Reflect::has(&statement, &"all".into()).unwrap_or(false);
-            self.statements.insert(sql.to_owned(), Prepared { statement, at_once });
+            self.statements
+                .insert(sql.to_owned(), Prepared { statement, at_once });
         }
         Ok(())
     }
@@ -216,18 +242,33 @@ impl SqlJsSql {
         let values = bind_values(params, *at_once);
         if *at_once {
             return if collect {
-                let rows = statement.all_rows(&values).map_err(|e| js_err(&format!("running `{sql}`"), e))?;
-                Ok(rows.iter().map(|row| Row(row.unchecked_into::<Array>().iter().map(from_js).collect())).collect())
+                let rows = statement
+                    .all_rows(&values)
+                    .map_err(|e| js_err(&format!("running `{sql}`"), e))?;
+                Ok(rows
+                    .iter()
+                    .map(|row| Row(row.unchecked_into::<Array>().iter().map(from_js).collect()))
+                    .collect())
             } else {
-                statement.run_once(&values).map(|_| Vec::new()).map_err(|e| js_err(&format!("running `{sql}`"), e))
+                statement
+                    .run_once(&values)
+                    .map(|_| Vec::new())
+                    .map_err(|e| js_err(&format!("running `{sql}`"), e))
             };
         }
         let result = (|| {
-            statement.bind(&values).map_err(|e| js_err(&format!("binding `{sql}`"), e))?;
+            statement
+                .bind(&values)
+                .map_err(|e| js_err(&format!("binding `{sql}`"), e))?;
             let mut rows = Vec::new();
-            while statement.step().map_err(|e| js_err(&format!("running `{sql}`"), e))? {
+            while statement
+                .step()
+                .map_err(|e| js_err(&format!("running `{sql}`"), e))?
+            {
                 if collect {
-                    let row = statement.get().map_err(|e| js_err(&format!("reading `{sql}`"), e))?;
+                    let row = statement
+                        .get()
+                        .map_err(|e| js_err(&format!("reading `{sql}`"), e))?;
                     rows.push(Row(row.iter().map(from_js).collect()));
                 }
             }
@@ -263,13 +304,18 @@ impl Sql for SqlJsSql {
     }
 
     fn execute_script(&mut self, sql: &str) -> Result<()> {
-        self.db.exec_script(sql).map(|_| ()).map_err(|e| js_err("running script", e))
+        self.db
+            .exec_script(sql)
+            .map(|_| ())
+            .map_err(|e| js_err("running script", e))
     }
 
     fn read_after_commit(&mut self, sql: &str, params: &[SqlValue]) {
         if self.reads_after_commit {
             // A hint: a driver that refuses it still answers the query when it comes.
-            let _ = self.db.read_after_commit_js(sql, &bind_values(params, false));
+            let _ = self
+                .db
+                .read_after_commit_js(sql, &bind_values(params, false));
         }
     }
 }

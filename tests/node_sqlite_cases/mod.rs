@@ -15,14 +15,23 @@ const LOAD_ADAPTER: &str = r#"
 "#;
 
 async fn adapter() -> JsValue {
-    let promise: Promise = Function::new_no_args(LOAD_ADAPTER).call0(&JsValue::NULL).expect("node:sqlite adapter").unchecked_into();
-    JsFuture::from(promise).await.expect("loading js-shim/node-sqlite.js")
+    let promise: Promise = Function::new_no_args(LOAD_ADAPTER)
+        .call0(&JsValue::NULL)
+        .expect("node:sqlite adapter")
+        .unchecked_into();
+    JsFuture::from(promise)
+        .await
+        .expect("loading js-shim/node-sqlite.js")
 }
 
 fn open_memory(module: &JsValue) -> SqlJsSql {
-    let ctor: Function = Reflect::get(module, &"NodeSqliteDatabase".into()).unwrap().unchecked_into();
+    let ctor: Function = Reflect::get(module, &"NodeSqliteDatabase".into())
+        .unwrap()
+        .unchecked_into();
     let args = js_sys::Array::of1(&":memory:".into());
-    let db: SqlJsDatabase = Reflect::construct(&ctor, &args).expect("new NodeSqliteDatabase").unchecked_into();
+    let db: SqlJsDatabase = Reflect::construct(&ctor, &args)
+        .expect("new NodeSqliteDatabase")
+        .unchecked_into();
     SqlJsSql::new(db).unwrap()
 }
 

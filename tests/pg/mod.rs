@@ -35,8 +35,16 @@ fn prepare_server() {
 pub fn fresh_schema() -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     prepare_server();
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    format!("t{}_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed), nanos)
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "t{}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        nanos
+    )
 }
 
 /// A connection working in `schema`.
@@ -54,10 +62,22 @@ pub fn fresh() -> PgSql {
 /// it again: a schema named after the path, so every connection to one path shares one store.
 /// PostgreSQL cuts names at 63 bytes, so a long path keeps its end, where tests put what differs.
 pub fn reopen(path: &str) -> PgSql {
-    let name: String = path.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    let name: String = path
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
     const PREFIX: &str = "reopen";
     let room = 63 - PREFIX.len();
-    connect(&format!("{PREFIX}{}", &name[name.len().saturating_sub(room)..]))
+    connect(&format!(
+        "{PREFIX}{}",
+        &name[name.len().saturating_sub(room)..]
+    ))
 }
 
 /// What a shared case file (`*_cases/cases.rs`) expects of its backend, on PostgreSQL: `Db`,

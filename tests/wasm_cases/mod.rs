@@ -28,8 +28,13 @@ const LOAD_SQL_JS: &str = r#"
 "#;
 
 async fn sql_js() -> JsValue {
-    let promise: Promise = Function::new_no_args(LOAD_SQL_JS).call0(&JsValue::NULL).expect("sql.js loader threw").unchecked_into();
-    JsFuture::from(promise).await.expect("sql.js failed to load")
+    let promise: Promise = Function::new_no_args(LOAD_SQL_JS)
+        .call0(&JsValue::NULL)
+        .expect("sql.js loader threw")
+        .unchecked_into();
+    JsFuture::from(promise)
+        .await
+        .expect("sql.js failed to load")
 }
 
 async fn database(bytes: Option<&[u8]>) -> SqlJsDatabase {
@@ -38,16 +43,22 @@ async fn database(bytes: Option<&[u8]>) -> SqlJsDatabase {
 
 /// `new SQL.Database(bytes?)` on a loaded sql.js module.
 pub fn new_database(sql: &JsValue, bytes: Option<&[u8]>) -> SqlJsDatabase {
-    let ctor: Function = Reflect::get(sql, &"Database".into()).unwrap().unchecked_into();
+    let ctor: Function = Reflect::get(sql, &"Database".into())
+        .unwrap()
+        .unchecked_into();
     let args = js_sys::Array::new();
     if let Some(bytes) = bytes {
         args.push(&js_sys::Uint8Array::from(bytes));
     }
-    Reflect::construct(&ctor, &args).expect("new SQL.Database").unchecked_into()
+    Reflect::construct(&ctor, &args)
+        .expect("new SQL.Database")
+        .unchecked_into()
 }
 
 fn js(value: &Value) -> JsValue {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap()
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap()
 }
 
 fn rust(value: JsValue) -> Value {
@@ -66,44 +77,87 @@ fn turn(key: &str, text: &str, ts: i64) -> JsValue {
 
 fn error_text(err: wasm_bindgen::JsError) -> String {
     let value: JsValue = err.into();
-    Reflect::get(&value, &"message".into()).unwrap().as_string().unwrap()
+    Reflect::get(&value, &"message".into())
+        .unwrap()
+        .as_string()
+        .unwrap()
 }
 
 #[wasm_bindgen_test]
 async fn commit_turn_on_sql_js_is_idempotent() {
     let mut engine = WasmEngine::new(database(None).await, JsValue::NULL, 1.0).unwrap();
-    assert_eq!(rust(engine.commit_turn(turn("k1", "hello", 10), 2.0).unwrap())["status"], "committed");
-    assert_eq!(rust(engine.commit_turn(turn("k1", "hello", 10), 3.0).unwrap())["status"], "duplicate");
-    let view = rust(engine.assemble(js(&json!({"sessionId": "s1", "sessionKey": "agent:main:w", "tokenBudget": 1000})), 4.0).unwrap());
+    assert_eq!(
+        rust(engine.commit_turn(turn("k1", "hello", 10), 2.0).unwrap())["status"],
+        "committed"
+    );
+    assert_eq!(
+        rust(engine.commit_turn(turn("k1", "hello", 10), 3.0).unwrap())["status"],
+        "duplicate"
+    );
+    let view = rust(
+        engine
+            .assemble(
+                js(&json!({"sessionId": "s1", "sessionKey": "agent:main:w", "tokenBudget": 1000})),
+                4.0,
+            )
+            .unwrap(),
+    );
     let messages: Value = serde_json::from_str(view["messagesJson"].as_str().unwrap()).unwrap();
     assert_eq!(messages.as_array().unwrap().len(), 2);
     assert_eq!(messages[0]["content"], "hello");
-    assert!(view["systemPromptAddition"].as_str().unwrap().starts_with("[lossless-wasm]"));
+    assert!(view["systemPromptAddition"]
+        .as_str()
+        .unwrap()
+        .starts_with("[lossless-wasm]"));
 }
 
 #[wasm_bindgen_test]
 async fn exported_database_reopens_with_every_message() {
     let mut engine = WasmEngine::new(database(None).await, JsValue::NULL, 1.0).unwrap();
     for i in 0..20 {
-        engine.commit_turn(turn(&format!("k{i}"), &format!("message {i}"), i * 10), 2.0).unwrap();
+        engine
+            .commit_turn(turn(&format!("k{i}"), &format!("message {i}"), i * 10), 2.0)
+            .unwrap();
     }
     assert!(engine.take_dirty());
     let bytes = engine.export_database().unwrap();
     // Statements cached before the export must still work after it.
-    engine.commit_turn(turn("k-after", "after export", 999), 3.0).unwrap();
+    engine
+        .commit_turn(turn("k-after", "after export", 999), 3.0)
+        .unwrap();
     let mut reopened = WasmEngine::new(database(Some(&bytes)).await, JsValue::NULL, 4.0).unwrap();
-    let view = rust(reopened.assemble(js(&json!({"sessionId": "s1", "sessionKey": "agent:main:w"})), 5.0).unwrap());
+    let view = rust(
+        reopened
+            .assemble(
+                js(&json!({"sessionId": "s1", "sessionKey": "agent:main:w"})),
+                5.0,
+            )
+            .unwrap(),
+    );
     assert_eq!(view["storedMessages"], 40);
-    assert_eq!(rust(reopened.commit_turn(turn("k3", "message 3", 30), 6.0).unwrap())["status"], "duplicate");
+    assert_eq!(
+        rust(
+            reopened
+                .commit_turn(turn("k3", "message 3", 30), 6.0)
+                .unwrap()
+        )["status"],
+        "duplicate"
+    );
 }
 
 #[wasm_bindgen_test]
 async fn bad_input_is_a_clear_error_and_stores_nothing() {
     let mut engine = WasmEngine::new(database(None).await, JsValue::NULL, 1.0).unwrap();
-    let bad = js(&json!({"sessionId": "s1", "advancementKey": "k", "messages": [{"role": "user", "content": "ok"}, {"role": "alien"}]}));
+    let bad = js(
+        &json!({"sessionId": "s1", "advancementKey": "k", "messages": [{"role": "user", "content": "ok"}, {"role": "alien"}]}),
+    );
     let message = error_text(engine.commit_turn(bad, 2.0).unwrap_err());
     assert!(message.contains("messages[1].role"), "{message}");
-    let view = rust(engine.assemble(js(&json!({"sessionId": "s1"})), 3.0).unwrap());
+    let view = rust(
+        engine
+            .assemble(js(&json!({"sessionId": "s1"})), 3.0)
+            .unwrap(),
+    );
     assert_eq!(view["storedMessages"], 0);
     let not_an_object = error_text(engine.ingest(JsValue::from_f64(3.0), 4.0).unwrap_err());
     assert!(not_an_object.contains("ingest params"), "{not_an_object}");
@@ -111,7 +165,13 @@ async fn bad_input_is_a_clear_error_and_stores_nothing() {
 
 #[wasm_bindgen_test]
 async fn invalid_config_names_the_key() {
-    let err = WasmEngine::new(database(None).await, js(&json!({"defaultTokenBudget": -5})), 1.0).err().unwrap();
+    let err = WasmEngine::new(
+        database(None).await,
+        js(&json!({"defaultTokenBudget": -5})),
+        1.0,
+    )
+    .err()
+    .unwrap();
     let message = error_text(err);
     assert!(message.contains("defaultTokenBudget"), "{message}");
 }

@@ -31,9 +31,18 @@ pub fn prompt(question: &str, evidence: &[Evidence]) -> String {
         evidence.len()
     );
     for e in evidence {
-        let who = if e.kind == "summary" { "summary".to_owned() } else { e.role.clone() };
+        let who = if e.kind == "summary" {
+            "summary".to_owned()
+        } else {
+            e.role.clone()
+        };
         let cut = if e.excerpt { ", excerpt" } else { "" };
-        out.push_str(&format!("\n[{}] {who}, {}{cut}:\n{}\n", label(e.kind, e.id), utc_minute(e.at), e.text));
+        out.push_str(&format!(
+            "\n[{}] {who}, {}{cut}:\n{}\n",
+            label(e.kind, e.id),
+            utc_minute(e.at),
+            e.text
+        ));
     }
     out
 }
@@ -123,17 +132,31 @@ fn cut_to(text: &str, budget: u32) -> String {
 }
 
 fn ids_line(evidence: &[Evidence]) -> (Vec<i64>, Vec<i64>) {
-    let of = |kind: &str| evidence.iter().filter(|e| e.kind == kind).map(|e| e.id).collect::<Vec<_>>();
+    let of = |kind: &str| {
+        evidence
+            .iter()
+            .filter(|e| e.kind == kind)
+            .map(|e| e.id)
+            .collect::<Vec<_>>()
+    };
     (of("message"), of("summary"))
 }
 
 /// `m1, m2, … (+N more)`: ids listed up to what the cap leaves.
 fn id_list(messages: &[i64], summaries: &[i64], budget: u32) -> String {
-    let labels: Vec<String> = messages.iter().map(|id| label("message", *id)).chain(summaries.iter().map(|id| label("summary", *id))).collect();
+    let labels: Vec<String> = messages
+        .iter()
+        .map(|id| label("message", *id))
+        .chain(summaries.iter().map(|id| label("summary", *id)))
+        .collect();
     let mut out = String::new();
     for (n, l) in labels.iter().enumerate() {
         let more = format!(" (+{} more)", labels.len() - n);
-        let piece = if out.is_empty() { l.clone() } else { format!(", {l}") };
+        let piece = if out.is_empty() {
+            l.clone()
+        } else {
+            format!(", {l}")
+        };
         if estimate_text(&out) + estimate_text(&piece) + estimate_text(&more) > budget {
             out.push_str(&more);
             return out;
@@ -150,14 +173,30 @@ fn id_list(messages: &[i64], summaries: &[i64], budget: u32) -> String {
 /// ignored unless the outcome is `Answered`; `detail` says what went wrong otherwise.
 pub fn finish(outcome: Outcome, llm_text: &str, detail: &str, evidence: &[Evidence]) -> Answer {
     let (evidence_message_ids, evidence_summary_ids) = ids_line(evidence);
-    let known = |kind: char, id: i64| evidence.iter().any(|e| e.id == id && (e.kind == "summary") == (kind == 's'));
+    let known = |kind: char, id: i64| {
+        evidence
+            .iter()
+            .any(|e| e.id == id && (e.kind == "summary") == (kind == 's'))
+    };
     let mut cited_message_ids = Vec::new();
     let mut cited_summary_ids = Vec::new();
-    let outcome = if outcome == Outcome::Answered && llm_text.trim().is_empty() { Outcome::LlmFailed } else { outcome };
-    let detail = if outcome == Outcome::LlmFailed && detail.is_empty() { "the LLM's answer was empty" } else { detail };
+    let outcome = if outcome == Outcome::Answered && llm_text.trim().is_empty() {
+        Outcome::LlmFailed
+    } else {
+        outcome
+    };
+    let detail = if outcome == Outcome::LlmFailed && detail.is_empty() {
+        "the LLM's answer was empty"
+    } else {
+        detail
+    };
     if outcome == Outcome::Answered {
         for (kind, id) in references(llm_text) {
-            let list = if kind == 's' { &mut cited_summary_ids } else { &mut cited_message_ids };
+            let list = if kind == 's' {
+                &mut cited_summary_ids
+            } else {
+                &mut cited_message_ids
+            };
             if known(kind, id) && !list.contains(&id) {
                 list.push(id);
             }
@@ -172,14 +211,33 @@ pub fn finish(outcome: Outcome, llm_text: &str, detail: &str, evidence: &[Eviden
         Outcome::NoLlm => format!("No answer: no LLM is available to this tool here ({}). The evidence is listed below; {open_hint}.", one_line(detail)),
     };
     let cited_line = if outcome == Outcome::Answered {
-        let line = if cited_message_ids.is_empty() && cited_summary_ids.is_empty() { "none (the answer cites no evidence label)".to_owned() } else { id_list(&cited_message_ids, &cited_summary_ids, ANSWER_CAP_TOKENS / 4) };
+        let line = if cited_message_ids.is_empty() && cited_summary_ids.is_empty() {
+            "none (the answer cites no evidence label)".to_owned()
+        } else {
+            id_list(
+                &cited_message_ids,
+                &cited_summary_ids,
+                ANSWER_CAP_TOKENS / 4,
+            )
+        };
         format!("\nRests on: {line}")
     } else {
         String::new()
     };
-    let evidence_line = format!("\nEvidence sent: {}", id_list(&evidence_message_ids, &evidence_summary_ids, ANSWER_CAP_TOKENS / 4));
+    let evidence_line = format!(
+        "\nEvidence sent: {}",
+        id_list(
+            &evidence_message_ids,
+            &evidence_summary_ids,
+            ANSWER_CAP_TOKENS / 4
+        )
+    );
     let tail = format!("{cited_line}{evidence_line}");
-    let body = if outcome == Outcome::Answered { llm_text.trim().to_owned() } else { head };
+    let body = if outcome == Outcome::Answered {
+        llm_text.trim().to_owned()
+    } else {
+        head
+    };
     let room = ANSWER_CAP_TOKENS.saturating_sub(estimate_text(&tail) + 2);
     let mut truncated = false;
     let mut text = body.clone();
@@ -189,7 +247,16 @@ pub fn finish(outcome: Outcome, llm_text: &str, detail: &str, evidence: &[Eviden
     }
     text.push_str(&tail);
     let tokens = estimate_text(&text);
-    Answer { outcome, text, cited_message_ids, cited_summary_ids, evidence_message_ids, evidence_summary_ids, truncated, tokens }
+    Answer {
+        outcome,
+        text,
+        cited_message_ids,
+        cited_summary_ids,
+        evidence_message_ids,
+        evidence_summary_ids,
+        truncated,
+        tokens,
+    }
 }
 
 fn one_line(detail: &str) -> String {
@@ -202,22 +269,50 @@ mod tests {
     use super::*;
 
     fn ev(kind: &'static str, id: i64, text: &str) -> Evidence {
-        Evidence { kind, id, conversation_id: 1, role: "user".into(), at: 1_790_000_000_000, text: text.into(), tokens: estimate_text(text), excerpt: false, matched_terms: 1 }
+        Evidence {
+            kind,
+            id,
+            conversation_id: 1,
+            role: "user".into(),
+            at: 1_790_000_000_000,
+            text: text.into(),
+            tokens: estimate_text(text),
+            excerpt: false,
+            matched_terms: 1,
+        }
     }
 
     #[test]
     fn the_prompt_carries_the_marker_the_question_and_every_item_with_its_label() {
-        let p = prompt("what port?", &[ev("message", 12, "port 5433"), ev("summary", 3, "talked about ports")]);
+        let p = prompt(
+            "what port?",
+            &[
+                ev("message", 12, "port 5433"),
+                ev("summary", 3, "talked about ports"),
+            ],
+        );
         assert!(p.starts_with(ASK_MARKER));
         assert!(p.contains("Question: what port?"));
-        assert!(p.contains("[m12] user, 2026-09-21 ") && p.contains("port 5433"), "{p}");
+        assert!(
+            p.contains("[m12] user, 2026-09-21 ") && p.contains("port 5433"),
+            "{p}"
+        );
         assert!(p.contains("[s3] summary,"), "{p}");
     }
 
     #[test]
     fn only_cited_ids_that_were_evidence_are_returned() {
-        let evidence = [ev("message", 12, "a"), ev("message", 14, "b"), ev("summary", 3, "c")];
-        let a = finish(Outcome::Answered, "The port is 5433 [m12], later changed [m14][s3]; also [m999] and item12.", "", &evidence);
+        let evidence = [
+            ev("message", 12, "a"),
+            ev("message", 14, "b"),
+            ev("summary", 3, "c"),
+        ];
+        let a = finish(
+            Outcome::Answered,
+            "The port is 5433 [m12], later changed [m14][s3]; also [m999] and item12.",
+            "",
+            &evidence,
+        );
         assert_eq!(a.outcome, Outcome::Answered);
         assert_eq!(a.cited_message_ids, vec![12, 14]);
         assert_eq!(a.cited_summary_ids, vec![3]);
@@ -234,28 +329,67 @@ mod tests {
         assert!(a.truncated, "the answer was cut");
         assert!(a.tokens <= ANSWER_CAP_TOKENS, "{} tokens", a.tokens);
         assert_eq!(estimate_text(&a.text), a.tokens);
-        assert!(a.text.contains("Rests on: m7") && a.text.contains("more)"), "{}", a.text);
-        assert_eq!(a.evidence_message_ids.len(), 300, "all ids are in the structured result");
+        assert!(
+            a.text.contains("Rests on: m7") && a.text.contains("more)"),
+            "{}",
+            a.text
+        );
+        assert_eq!(
+            a.evidence_message_ids.len(),
+            300,
+            "all ids are in the structured result"
+        );
     }
 
     #[test]
     fn failures_and_timeouts_are_sentences_that_still_list_the_evidence() {
         let evidence = [ev("message", 12, "a")];
-        for (outcome, word) in [(Outcome::LlmFailed, "failed"), (Outcome::TimedOut, "in time"), (Outcome::NoLlm, "no LLM")] {
+        for (outcome, word) in [
+            (Outcome::LlmFailed, "failed"),
+            (Outcome::TimedOut, "in time"),
+            (Outcome::NoLlm, "no LLM"),
+        ] {
             let a = finish(outcome, "ignored text", "HTTP 500\nbody", &evidence);
             assert_eq!(a.outcome, outcome);
-            assert!(a.text.contains(word) && a.text.contains("Evidence sent: m12") && !a.text.contains("ignored"), "{}", a.text);
+            assert!(
+                a.text.contains(word)
+                    && a.text.contains("Evidence sent: m12")
+                    && !a.text.contains("ignored"),
+                "{}",
+                a.text
+            );
             assert!(a.cited_message_ids.is_empty());
         }
-        assert!(finish(Outcome::LlmFailed, "", "HTTP 503 upstream overloaded", &evidence).text.contains("(HTTP 503 upstream overloaded)"), "a short detail is kept whole");
+        assert!(
+            finish(
+                Outcome::LlmFailed,
+                "",
+                "HTTP 503 upstream overloaded",
+                &evidence
+            )
+            .text
+            .contains("(HTTP 503 upstream overloaded)"),
+            "a short detail is kept whole"
+        );
         let empty = finish(Outcome::Answered, "  ", "", &evidence);
-        assert_eq!(empty.outcome, Outcome::LlmFailed, "an empty answer is a failure");
+        assert_eq!(
+            empty.outcome,
+            Outcome::LlmFailed,
+            "an empty answer is a failure"
+        );
         let none = finish(Outcome::NothingFound, "", "searched for: zebra", &[]);
-        assert!(none.text.starts_with("Nothing found") && none.text.contains("Evidence sent: none"), "{}", none.text);
+        assert!(
+            none.text.starts_with("Nothing found") && none.text.contains("Evidence sent: none"),
+            "{}",
+            none.text
+        );
     }
 
     #[test]
     fn references_read_labels_and_ignore_words_that_contain_digits() {
-        assert_eq!(references("[m1] m22, #3 S4 sum5 item6 m7x"), vec![('m', 1), ('m', 22), ('m', 3), ('s', 4)]);
+        assert_eq!(
+            references("[m1] m22, #3 S4 sum5 item6 m7x"),
+            vec![('m', 1), ('m', 22), ('m', 3), ('s', 4)]
+        );
     }
 }

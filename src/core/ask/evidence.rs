@@ -138,14 +138,21 @@ pub fn select(mut candidates: Vec<Candidate>, terms: &[String], budget: u32) -> 
     candidates.sort_by(|a, b| (a.kind, a.id, a.origin).cmp(&(b.kind, b.id, b.origin)));
     candidates.dedup_by(|later, kept| later.kind == kept.kind && later.id == kept.id);
     let matches: Vec<u32> = candidates.iter().map(|c| matched(&c.text, terms)).collect();
-    let message_rank: std::collections::HashMap<i64, u32> =
-        candidates.iter().zip(&matches).filter(|(c, _)| c.kind == "message").map(|(c, m)| (c.id, *m)).collect();
+    let message_rank: std::collections::HashMap<i64, u32> = candidates
+        .iter()
+        .zip(&matches)
+        .filter(|(c, _)| c.kind == "message")
+        .map(|(c, m)| (c.id, *m))
+        .collect();
     // Ranks in half terms: a neighbour gets its anchor's rank less one half.
     let mut scored: Vec<(u32, u32, Candidate)> = candidates
         .into_iter()
         .zip(matches)
         .map(|(c, m)| {
-            let anchor = c.follows.and_then(|id| message_rank.get(&id)).map_or(0, |a| (a * 2).saturating_sub(1));
+            let anchor = c
+                .follows
+                .and_then(|id| message_rank.get(&id))
+                .map_or(0, |a| (a * 2).saturating_sub(1));
             ((m * 2).max(anchor), m, c)
         })
         .collect();
@@ -173,9 +180,23 @@ pub fn select(mut candidates: Vec<Candidate>, terms: &[String], budget: u32) -> 
         }
         selection.tokens += tokens + ITEM_HEADER_TOKENS;
         let excerpt = text.len() < c.text.len();
-        selection.items.push(Evidence { kind: c.kind, id: c.id, conversation_id: c.conversation_id, role: c.role, at: c.at, text, tokens, excerpt, matched_terms });
+        selection.items.push(Evidence {
+            kind: c.kind,
+            id: c.id,
+            conversation_id: c.conversation_id,
+            role: c.role,
+            at: c.at,
+            text,
+            tokens,
+            excerpt,
+            matched_terms,
+        });
     }
-    selection.items.sort_by(|a, b| a.at.cmp(&b.at).then((a.kind == "summary").cmp(&(b.kind == "summary"))).then(a.id.cmp(&b.id)));
+    selection.items.sort_by(|a, b| {
+        a.at.cmp(&b.at)
+            .then((a.kind == "summary").cmp(&(b.kind == "summary")))
+            .then(a.id.cmp(&b.id))
+    });
     selection
 }
 
@@ -184,7 +205,20 @@ mod tests {
     use super::*;
 
     fn cand(kind: &'static str, id: i64, text: &str, origin: Origin) -> Candidate {
-        Candidate { kind, id, conversation_id: 1, role: if kind == "summary" { "summary".into() } else { "user".into() }, at: id * 10, text: text.into(), origin, follows: None }
+        Candidate {
+            kind,
+            id,
+            conversation_id: 1,
+            role: if kind == "summary" {
+                "summary".into()
+            } else {
+                "user".into()
+            },
+            at: id * 10,
+            text: text.into(),
+            origin,
+            follows: None,
+        }
     }
 
     fn terms(t: &[&str]) -> Vec<String> {
@@ -194,26 +228,52 @@ mod tests {
     #[test]
     fn the_budget_is_never_exceeded_and_the_best_matches_win() {
         let filler = "routine words ".repeat(200);
-        let mut cands: Vec<Candidate> = (1..=40).map(|i| cand("message", i, &filler, Origin::Hit)).collect();
-        cands.push(cand("message", 99, "the vault code is ZEBRA-9 for staging", Origin::Hit));
+        let mut cands: Vec<Candidate> = (1..=40)
+            .map(|i| cand("message", i, &filler, Origin::Hit))
+            .collect();
+        cands.push(cand(
+            "message",
+            99,
+            "the vault code is ZEBRA-9 for staging",
+            Origin::Hit,
+        ));
         let sel = select(cands, &terms(&["ZEBRA-9", "staging"]), 1_000);
         assert!(!sel.items.is_empty(), "something was selected");
         assert!(sel.tokens <= 1_000, "{} tokens", sel.tokens);
-        let sum: u32 = sel.items.iter().map(|e| e.tokens + ITEM_HEADER_TOKENS).sum();
+        let sum: u32 = sel
+            .items
+            .iter()
+            .map(|e| e.tokens + ITEM_HEADER_TOKENS)
+            .sum();
         assert_eq!(sum, sel.tokens);
-        assert!(sel.items.iter().any(|e| e.id == 99 && e.matched_terms == 2), "the message with both terms is chosen");
+        assert!(
+            sel.items.iter().any(|e| e.id == 99 && e.matched_terms == 2),
+            "the message with both terms is chosen"
+        );
         assert!(sel.left_out > 0, "the budget left candidates out");
     }
 
     #[test]
     fn a_huge_message_becomes_an_excerpt_around_its_term() {
-        let text = format!("{} the port is 5433 {}", "before ".repeat(3_000), "after ".repeat(3_000));
-        let sel = select(vec![cand("message", 1, &text, Origin::Hit)], &terms(&["5433"]), 900);
+        let text = format!(
+            "{} the port is 5433 {}",
+            "before ".repeat(3_000),
+            "after ".repeat(3_000)
+        );
+        let sel = select(
+            vec![cand("message", 1, &text, Origin::Hit)],
+            &terms(&["5433"]),
+            900,
+        );
         let item = &sel.items[0];
         assert!(item.excerpt, "cut to an excerpt");
         assert!(item.text.contains("the port is 5433"), "{}", item.text);
         assert!(item.text.starts_with('…') && item.text.ends_with('…'));
-        assert!(item.tokens <= 300, "at most a third of the budget: {}", item.tokens);
+        assert!(
+            item.tokens <= 300,
+            "at most a third of the budget: {}",
+            item.tokens
+        );
     }
 
     #[test]
@@ -226,23 +286,46 @@ mod tests {
         let sel = select(cands, &terms(&["retry"]), 6 + ITEM_HEADER_TOKENS + 20);
         assert_eq!(sel.items.len(), 1, "{:?}", sel.items);
         assert_eq!((sel.items[0].kind, sel.items[0].id), ("message", 5));
-        assert_eq!(sel.left_out, 1, "the summary did not fit after the original");
+        assert_eq!(
+            sel.left_out, 1,
+            "the summary did not fit after the original"
+        );
     }
 
     #[test]
     fn the_message_after_a_strong_hit_ranks_above_weaker_hits() {
         let mut reply = cand("message", 2, "done, raised it", Origin::Neighbour);
         reply.follows = Some(1);
-        let cands = vec![cand("message", 1, "retry budget zq7", Origin::Hit), cand("message", 3, "retry budget", Origin::Hit), reply];
-        let sel = select(cands, &terms(&["retry", "budget", "zq7"]), 7 + 4 + 2 * ITEM_HEADER_TOKENS + 20);
-        assert_eq!(sel.items.iter().map(|e| e.id).collect::<Vec<_>>(), vec![1, 2], "{:?}", sel.items);
+        let cands = vec![
+            cand("message", 1, "retry budget zq7", Origin::Hit),
+            cand("message", 3, "retry budget", Origin::Hit),
+            reply,
+        ];
+        let sel = select(
+            cands,
+            &terms(&["retry", "budget", "zq7"]),
+            7 + 4 + 2 * ITEM_HEADER_TOKENS + 20,
+        );
+        assert_eq!(
+            sel.items.iter().map(|e| e.id).collect::<Vec<_>>(),
+            vec![1, 2],
+            "{:?}",
+            sel.items
+        );
     }
 
     #[test]
     fn chosen_items_are_ordered_oldest_first() {
-        let cands = vec![cand("message", 3, "alpha beta", Origin::Hit), cand("message", 1, "alpha", Origin::Hit), cand("message", 2, "beta", Origin::Hit)];
+        let cands = vec![
+            cand("message", 3, "alpha beta", Origin::Hit),
+            cand("message", 1, "alpha", Origin::Hit),
+            cand("message", 2, "beta", Origin::Hit),
+        ];
         let sel = select(cands, &terms(&["alpha", "beta"]), 1_000);
-        assert_eq!(sel.items.iter().map(|e| e.id).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(
+            sel.items.iter().map(|e| e.id).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
     }
 
     #[test]

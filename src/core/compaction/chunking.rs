@@ -87,7 +87,11 @@ impl From<u32> for ChunkSize {
     /// A chunk of `max_tokens` that takes the next message along below a quarter of it (at most
     /// [`MIN_USEFUL_CHUNK_TOKENS`]).
     fn from(max_tokens: u32) -> Self {
-        ChunkSize { max_tokens, min_tokens: u32::try_from(MIN_USEFUL_CHUNK_TOKENS.min(u64::from(max_tokens) / 4)).unwrap_or(0) }
+        ChunkSize {
+            max_tokens,
+            min_tokens: u32::try_from(MIN_USEFUL_CHUNK_TOKENS.min(u64::from(max_tokens) / 4))
+                .unwrap_or(0),
+        }
     }
 }
 
@@ -121,7 +125,10 @@ impl TailRule {
 impl From<u32> for TailRule {
     /// A tail of `count` messages, whatever their size.
     fn from(count: u32) -> Self {
-        TailRule { count, max_tokens: u64::MAX }
+        TailRule {
+            count,
+            max_tokens: u64::MAX,
+        }
     }
 }
 
@@ -147,7 +154,10 @@ pub fn fresh_tail_start(items: &[ContextItem], tail: impl Into<TailRule>) -> usi
         }
     }
     if let Some(call) = items.get(start).and_then(|first| first.answers.as_deref()) {
-        if let Some(caller) = items[..start].iter().rposition(|item| item.tool_calls.iter().any(|id| id == call)) {
+        if let Some(caller) = items[..start]
+            .iter()
+            .rposition(|item| item.tool_calls.iter().any(|id| id == call))
+        {
             start = caller;
         }
     }
@@ -170,8 +180,15 @@ fn partner_reach(items: &[ContextItem], base: usize) -> Vec<Option<usize>> {
     }
     tail.iter()
         .map(|item| {
-            let from_calls = item.tool_calls.iter().filter_map(|id| answers.get(id.as_str()).copied()).max();
-            let from_answer = item.answers.as_deref().and_then(|id| callers.get(id).copied());
+            let from_calls = item
+                .tool_calls
+                .iter()
+                .filter_map(|id| answers.get(id.as_str()).copied())
+                .max();
+            let from_answer = item
+                .answers
+                .as_deref()
+                .and_then(|id| callers.get(id).copied());
             from_calls.max(from_answer)
         })
         .collect()
@@ -182,7 +199,12 @@ fn reach(reaches: &[Option<usize>], base: usize, index: usize) -> Option<usize> 
 }
 
 /// The first index in `start..end` whose partner lies at or beyond `end`.
-fn first_open_pair(reaches: &[Option<usize>], base: usize, start: usize, end: usize) -> Option<usize> {
+fn first_open_pair(
+    reaches: &[Option<usize>],
+    base: usize,
+    start: usize,
+    end: usize,
+) -> Option<usize> {
     (start..end).find(|&i| reach(reaches, base, i).is_some_and(|r| r >= end))
 }
 
@@ -190,17 +212,30 @@ fn first_open_pair(reaches: &[Option<usize>], base: usize, start: usize, end: us
 /// chunk of at least `size.min_tokens`. A run that ends at a summary and is too small is left
 /// raw (it can never grow, and summarizing it would not pay); the run that ends at the fresh
 /// tail grows with every turn, so when it is too small the answer is "not yet".
-pub fn select_leaf_chunk(items: &[ContextItem], tail: impl Into<TailRule>, size: impl Into<ChunkSize>) -> Result<LeafPlan, NoChunk> {
+pub fn select_leaf_chunk(
+    items: &[ContextItem],
+    tail: impl Into<TailRule>,
+    size: impl Into<ChunkSize>,
+) -> Result<LeafPlan, NoChunk> {
     let size = size.into();
     let tail = fresh_tail_start(items, tail);
     let outside = items.get(..tail).unwrap_or(&[]);
     let mut from = 0;
     let mut skipped = None;
     loop {
-        let Some(start) = outside.iter().skip(from).position(ContextItem::is_message).map(|p| from + p) else {
+        let Some(start) = outside
+            .iter()
+            .skip(from)
+            .position(ContextItem::is_message)
+            .map(|p| from + p)
+        else {
             return Err(skipped.unwrap_or(NoChunk::NothingOutsideTail));
         };
-        let run_end = outside.iter().skip(start).position(|item| !item.is_message()).map_or(tail, |n| start + n);
+        let run_end = outside
+            .iter()
+            .skip(start)
+            .position(|item| !item.is_message())
+            .map_or(tail, |n| start + n);
         match chunk_in_run(items, start, run_end, size) {
             Ok(plan) => return Ok(plan),
             Err(why) if run_end < tail => {
@@ -213,14 +248,24 @@ pub fn select_leaf_chunk(items: &[ContextItem], tail: impl Into<TailRule>, size:
 }
 
 fn tokens_between(items: &[ContextItem], start: usize, end: usize) -> u64 {
-    items.get(start..end).unwrap_or(&[]).iter().map(|item| u64::from(item.tokens)).sum()
+    items
+        .get(start..end)
+        .unwrap_or(&[])
+        .iter()
+        .map(|item| u64::from(item.tokens))
+        .sum()
 }
 
 /// The chunk at the start of one run (`items[start..run_end]`, all raw messages). Prefers
 /// shrinking the chunk so a tool pair stays in the next one (keeping the chunk within budget);
 /// extends it over the pair when shrinking would leave less than the minimum, which is also how
 /// a single message larger than the chunk becomes a chunk of its own.
-fn chunk_in_run(items: &[ContextItem], start: usize, run_end: usize, size: ChunkSize) -> Result<LeafPlan, NoChunk> {
+fn chunk_in_run(
+    items: &[ContextItem],
+    start: usize,
+    run_end: usize,
+    size: ChunkSize,
+) -> Result<LeafPlan, NoChunk> {
     let budget = u64::from(size.max_tokens);
     let min = u64::from(size.min_tokens).min(budget);
     let mut end = start;
@@ -286,13 +331,21 @@ impl CondenseRules {
     /// at most that much, so a condensed prompt is never larger than a leaf prompt.
     pub fn from_config(config: &CompactionConfig) -> Self {
         let chunk = u64::from(config.leaf_chunk_tokens);
-        CondenseRules { fanout: config.condensed_fanout.max(2), run_budget_tokens: chunk, max_input_tokens: chunk }
+        CondenseRules {
+            fanout: config.condensed_fanout.max(2),
+            run_budget_tokens: chunk,
+            max_input_tokens: chunk,
+        }
     }
 }
 
 /// Plans the next condensation: the shallowest depth with a qualifying run, its oldest run.
 /// Only summaries before the fresh tail are considered.
-pub fn plan_condensation(items: &[ContextItem], tail: impl Into<TailRule>, rules: &CondenseRules) -> Option<CondensePlan> {
+pub fn plan_condensation(
+    items: &[ContextItem],
+    tail: impl Into<TailRule>,
+    rules: &CondenseRules,
+) -> Option<CondensePlan> {
     let outside = items.get(..fresh_tail_start(items, tail)).unwrap_or(&[]);
     let mut runs: Vec<(u32, &[ContextItem])> = Vec::new();
     let mut i = 0;
@@ -345,30 +398,80 @@ mod tests {
 
     #[test]
     fn the_tail_counts_the_newest_first_within_the_cap_and_always_the_newest() {
-        let all = TailRule { count: 3, max_tokens: u64::MAX };
+        let all = TailRule {
+            count: 3,
+            max_tokens: u64::MAX,
+        };
         assert_eq!(all.tokens_of(&[5, 7, 9, 11]), 27);
-        assert_eq!(TailRule { count: 3, max_tokens: 20 }.tokens_of(&[5, 7, 9, 11]), 20);
-        assert_eq!(TailRule { count: 3, max_tokens: 19 }.tokens_of(&[5, 7, 9, 11]), 11);
-        assert_eq!(TailRule { count: 3, max_tokens: 0 }.tokens_of(&[5, 7, 9, 11]), 11, "the newest always counts");
+        assert_eq!(
+            TailRule {
+                count: 3,
+                max_tokens: 20
+            }
+            .tokens_of(&[5, 7, 9, 11]),
+            20
+        );
+        assert_eq!(
+            TailRule {
+                count: 3,
+                max_tokens: 19
+            }
+            .tokens_of(&[5, 7, 9, 11]),
+            11
+        );
+        assert_eq!(
+            TailRule {
+                count: 3,
+                max_tokens: 0
+            }
+            .tokens_of(&[5, 7, 9, 11]),
+            11,
+            "the newest always counts"
+        );
         assert_eq!(all.tokens_of(&[]), 0);
     }
 
     fn msg(ordinal: i64, role: Role, tokens: u32) -> ContextItem {
-        ContextItem { ordinal, id: 100 + ordinal, kind: ItemKind::Message { role }, tokens, tool_calls: vec![], answers: None }
+        ContextItem {
+            ordinal,
+            id: 100 + ordinal,
+            kind: ItemKind::Message { role },
+            tokens,
+            tool_calls: vec![],
+            answers: None,
+        }
     }
     fn call(ordinal: i64, tokens: u32, ids: &[&str]) -> ContextItem {
-        ContextItem { tool_calls: ids.iter().map(|s| s.to_string()).collect(), ..msg(ordinal, Role::Assistant, tokens) }
+        ContextItem {
+            tool_calls: ids.iter().map(|s| s.to_string()).collect(),
+            ..msg(ordinal, Role::Assistant, tokens)
+        }
     }
     fn result(ordinal: i64, tokens: u32, id: &str) -> ContextItem {
-        ContextItem { answers: Some(id.to_owned()), ..msg(ordinal, Role::ToolResult, tokens) }
+        ContextItem {
+            answers: Some(id.to_owned()),
+            ..msg(ordinal, Role::ToolResult, tokens)
+        }
     }
     fn summary(ordinal: i64, depth: u32, tokens: u32) -> ContextItem {
-        ContextItem { ordinal, id: 900 + ordinal, kind: ItemKind::Summary { depth }, tokens, tool_calls: vec![], answers: None }
+        ContextItem {
+            ordinal,
+            id: 900 + ordinal,
+            kind: ItemKind::Summary { depth },
+            tokens,
+            tool_calls: vec![],
+            answers: None,
+        }
     }
 
     #[test]
     fn fresh_tail_counts_raw_messages_from_the_end() {
-        let items = [summary(0, 0, 10), msg(1, Role::User, 10), msg(2, Role::Assistant, 10), msg(3, Role::User, 10)];
+        let items = [
+            summary(0, 0, 10),
+            msg(1, Role::User, 10),
+            msg(2, Role::Assistant, 10),
+            msg(3, Role::User, 10),
+        ];
         assert_eq!(fresh_tail_start(&items, 2), 2);
         assert_eq!(fresh_tail_start(&items, 0), 4);
         assert_eq!(fresh_tail_start(&items, 99), 1);
@@ -377,74 +480,240 @@ mod tests {
 
     #[test]
     fn fresh_tail_yields_to_its_token_cap_but_keeps_the_newest_message() {
-        let items = [msg(0, Role::User, 500), msg(1, Role::Assistant, 500), msg(2, Role::User, 500), msg(3, Role::Assistant, 900)];
-        assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 1_500 }), 2);
-        assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 1_399 }), 3);
-        assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 10 }), 3, "the newest message always stays");
-        assert_eq!(fresh_tail_start(&items, TailRule { count: 0, max_tokens: 10 }), 4);
+        let items = [
+            msg(0, Role::User, 500),
+            msg(1, Role::Assistant, 500),
+            msg(2, Role::User, 500),
+            msg(3, Role::Assistant, 900),
+        ];
+        assert_eq!(
+            fresh_tail_start(
+                &items,
+                TailRule {
+                    count: 32,
+                    max_tokens: 1_500
+                }
+            ),
+            2
+        );
+        assert_eq!(
+            fresh_tail_start(
+                &items,
+                TailRule {
+                    count: 32,
+                    max_tokens: 1_399
+                }
+            ),
+            3
+        );
+        assert_eq!(
+            fresh_tail_start(
+                &items,
+                TailRule {
+                    count: 32,
+                    max_tokens: 10
+                }
+            ),
+            3,
+            "the newest message always stays"
+        );
+        assert_eq!(
+            fresh_tail_start(
+                &items,
+                TailRule {
+                    count: 0,
+                    max_tokens: 10
+                }
+            ),
+            4
+        );
     }
 
     #[test]
     fn a_tiny_chunk_takes_the_next_message_along_instead_of_being_summarized_alone() {
-        let items = [msg(0, Role::Assistant, 19), msg(1, Role::User, 4_056), msg(2, Role::Assistant, 19)];
-        let plan = select_leaf_chunk(&items, TailRule { count: 32, max_tokens: 100 }, 1_127).unwrap();
+        let items = [
+            msg(0, Role::Assistant, 19),
+            msg(1, Role::User, 4_056),
+            msg(2, Role::Assistant, 19),
+        ];
+        let plan = select_leaf_chunk(
+            &items,
+            TailRule {
+                count: 32,
+                max_tokens: 100,
+            },
+            1_127,
+        )
+        .unwrap();
         assert_eq!(plan.message_ids, vec![100, 101]);
-        let roomy = [msg(0, Role::User, 600), msg(1, Role::User, 4_056), msg(2, Role::Assistant, 19)];
-        let plan = select_leaf_chunk(&roomy, TailRule { count: 32, max_tokens: 100 }, 1_127).unwrap();
-        assert_eq!(plan.message_ids, vec![100], "a chunk of useful size stops at its budget");
+        let roomy = [
+            msg(0, Role::User, 600),
+            msg(1, Role::User, 4_056),
+            msg(2, Role::Assistant, 19),
+        ];
+        let plan = select_leaf_chunk(
+            &roomy,
+            TailRule {
+                count: 32,
+                max_tokens: 100,
+            },
+            1_127,
+        )
+        .unwrap();
+        assert_eq!(
+            plan.message_ids,
+            vec![100],
+            "a chunk of useful size stops at its budget"
+        );
     }
 
     #[test]
     fn fresh_tail_never_starts_with_a_result_whose_call_is_outside() {
-        let items = [msg(0, Role::User, 10), call(1, 10, &["a"]), result(2, 5_000, "a")];
-        assert_eq!(fresh_tail_start(&items, TailRule { count: 32, max_tokens: 100 }), 1);
-        let plan = select_leaf_chunk(&items, TailRule { count: 32, max_tokens: 100 }, ChunkSize { max_tokens: 1_000, min_tokens: 0 }).unwrap();
-        assert_eq!(plan.message_ids, vec![100], "the pair stays together in the tail");
+        let items = [
+            msg(0, Role::User, 10),
+            call(1, 10, &["a"]),
+            result(2, 5_000, "a"),
+        ];
+        assert_eq!(
+            fresh_tail_start(
+                &items,
+                TailRule {
+                    count: 32,
+                    max_tokens: 100
+                }
+            ),
+            1
+        );
+        let plan = select_leaf_chunk(
+            &items,
+            TailRule {
+                count: 32,
+                max_tokens: 100,
+            },
+            ChunkSize {
+                max_tokens: 1_000,
+                min_tokens: 0,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            plan.message_ids,
+            vec![100],
+            "the pair stays together in the tail"
+        );
     }
 
     #[test]
     fn leaf_chunk_is_the_oldest_raw_run_outside_the_tail_within_budget() {
-        let items = [summary(0, 0, 50), msg(1, Role::User, 40), msg(2, Role::Assistant, 40), msg(3, Role::User, 40),
-                     msg(4, Role::Assistant, 40), msg(5, Role::User, 40)];
+        let items = [
+            summary(0, 0, 50),
+            msg(1, Role::User, 40),
+            msg(2, Role::Assistant, 40),
+            msg(3, Role::User, 40),
+            msg(4, Role::Assistant, 40),
+            msg(5, Role::User, 40),
+        ];
         let plan = select_leaf_chunk(&items, 1, 100).unwrap();
-        assert_eq!((plan.first_ordinal, plan.last_ordinal, plan.tokens), (1, 2, 80));
+        assert_eq!(
+            (plan.first_ordinal, plan.last_ordinal, plan.tokens),
+            (1, 2, 80)
+        );
         assert_eq!(plan.message_ids, vec![101, 102]);
     }
 
     #[test]
     fn leaf_chunk_stops_at_a_summary_and_never_enters_the_tail() {
-        let items = [msg(0, Role::User, 10), summary(1, 0, 10), msg(2, Role::User, 10), msg(3, Role::Assistant, 10)];
-        let plan = select_leaf_chunk(&items, 2, ChunkSize { max_tokens: 1_000, min_tokens: 0 }).unwrap();
+        let items = [
+            msg(0, Role::User, 10),
+            summary(1, 0, 10),
+            msg(2, Role::User, 10),
+            msg(3, Role::Assistant, 10),
+        ];
+        let plan = select_leaf_chunk(
+            &items,
+            2,
+            ChunkSize {
+                max_tokens: 1_000,
+                min_tokens: 0,
+            },
+        )
+        .unwrap();
         assert_eq!((plan.first_ordinal, plan.last_ordinal), (0, 0));
-        assert_eq!(select_leaf_chunk(&items[2..], 2, 1_000), Err(NoChunk::NothingOutsideTail));
-        assert_eq!(select_leaf_chunk(&[], 2, 1_000), Err(NoChunk::NothingOutsideTail));
+        assert_eq!(
+            select_leaf_chunk(&items[2..], 2, 1_000),
+            Err(NoChunk::NothingOutsideTail)
+        );
+        assert_eq!(
+            select_leaf_chunk(&[], 2, 1_000),
+            Err(NoChunk::NothingOutsideTail)
+        );
     }
 
-    const PAYING: ChunkSize = ChunkSize { max_tokens: 3_000, min_tokens: MIN_PAYOFF_CHUNK_TOKENS };
+    const PAYING: ChunkSize = ChunkSize {
+        max_tokens: 3_000,
+        min_tokens: MIN_PAYOFF_CHUNK_TOKENS,
+    };
 
     #[test]
     fn a_lone_small_message_before_the_tail_is_never_a_chunk() {
-        let items = [msg(0, Role::User, 50), msg(1, Role::Assistant, 40), msg(2, Role::User, 30)];
-        assert_eq!(select_leaf_chunk(&items, 1, PAYING), Err(NoChunk::TooSmallToPayOff));
+        let items = [
+            msg(0, Role::User, 50),
+            msg(1, Role::Assistant, 40),
+            msg(2, Role::User, 30),
+        ];
+        assert_eq!(
+            select_leaf_chunk(&items, 1, PAYING),
+            Err(NoChunk::TooSmallToPayOff)
+        );
         // Once the run has grown past the minimum it is a chunk.
-        let grown = [msg(0, Role::User, 50), msg(1, Role::Assistant, 700), msg(2, Role::User, 30)];
-        assert_eq!(select_leaf_chunk(&grown, 1, PAYING).map(|p| p.message_ids), Ok(vec![100, 101]));
+        let grown = [
+            msg(0, Role::User, 50),
+            msg(1, Role::Assistant, 700),
+            msg(2, Role::User, 30),
+        ];
+        assert_eq!(
+            select_leaf_chunk(&grown, 1, PAYING).map(|p| p.message_ids),
+            Ok(vec![100, 101])
+        );
     }
 
     #[test]
     fn a_small_run_between_summaries_stays_raw_and_the_next_run_is_chunked() {
-        let items = [summary(0, 0, 100), msg(1, Role::User, 48), summary(2, 0, 100), msg(3, Role::User, 900), msg(4, Role::Assistant, 900), msg(5, Role::User, 20)];
+        let items = [
+            summary(0, 0, 100),
+            msg(1, Role::User, 48),
+            summary(2, 0, 100),
+            msg(3, Role::User, 900),
+            msg(4, Role::Assistant, 900),
+            msg(5, Role::User, 20),
+        ];
         let plan = select_leaf_chunk(&items, 1, PAYING).unwrap();
-        assert_eq!(plan.message_ids, vec![103, 104], "the 48-token orphan is not summarized alone");
-        assert_eq!(select_leaf_chunk(&items[..3], 0, PAYING), Err(NoChunk::TooSmallToPayOff));
+        assert_eq!(
+            plan.message_ids,
+            vec![103, 104],
+            "the 48-token orphan is not summarized alone"
+        );
+        assert_eq!(
+            select_leaf_chunk(&items[..3], 0, PAYING),
+            Err(NoChunk::TooSmallToPayOff)
+        );
     }
 
     #[test]
     fn keeping_a_pair_together_extends_the_chunk_rather_than_leaving_a_lone_message() {
         // The budget ends between the call and its 2,000-token result. Shrinking would leave the
         // 50-token request alone; the chunk takes the pair instead.
-        let items = [msg(0, Role::User, 50), call(1, 40, &["a"]), result(2, 2_000, "a"), msg(3, Role::Assistant, 30), msg(4, Role::User, 30)];
-        let size = ChunkSize { max_tokens: 1_000, min_tokens: MIN_PAYOFF_CHUNK_TOKENS };
+        let items = [
+            msg(0, Role::User, 50),
+            call(1, 40, &["a"]),
+            result(2, 2_000, "a"),
+            msg(3, Role::Assistant, 30),
+            msg(4, Role::User, 30),
+        ];
+        let size = ChunkSize {
+            max_tokens: 1_000,
+            min_tokens: MIN_PAYOFF_CHUNK_TOKENS,
+        };
         let plan = select_leaf_chunk(&items, 1, size).unwrap();
         assert_eq!(plan.message_ids, vec![100, 101, 102]);
         assert_eq!(plan.tokens, 2_090);
@@ -453,8 +722,14 @@ mod tests {
     #[test]
     fn leaf_chunk_never_splits_a_tool_call_from_its_results() {
         // Budget cuts after the call; the chunk shrinks to keep call and results together.
-        let items = [msg(0, Role::User, 30), call(1, 30, &["a", "b"]), result(2, 30, "a"), result(3, 30, "b"),
-                     msg(4, Role::Assistant, 30), msg(5, Role::User, 30)];
+        let items = [
+            msg(0, Role::User, 30),
+            call(1, 30, &["a", "b"]),
+            result(2, 30, "a"),
+            result(3, 30, "b"),
+            msg(4, Role::Assistant, 30),
+            msg(5, Role::User, 30),
+        ];
         let plan = select_leaf_chunk(&items, 1, 70).unwrap();
         assert_eq!(plan.message_ids, vec![100], "shrunk to before the call");
         // Budget cuts between the two results: also shrunk before the call.
@@ -467,63 +742,152 @@ mod tests {
 
     #[test]
     fn leaf_chunk_extends_when_the_oldest_message_opens_a_pair() {
-        let items = [call(0, 500, &["x"]), result(1, 200, "x"), msg(2, Role::Assistant, 10), msg(3, Role::User, 10)];
+        let items = [
+            call(0, 500, &["x"]),
+            result(1, 200, "x"),
+            msg(2, Role::Assistant, 10),
+            msg(3, Role::User, 10),
+        ];
         let plan = select_leaf_chunk(&items, 1, 100).unwrap();
-        assert_eq!(plan.message_ids, vec![100, 101], "extended to include the result");
+        assert_eq!(
+            plan.message_ids,
+            vec![100, 101],
+            "extended to include the result"
+        );
         assert_eq!(plan.tokens, 700);
         // When the answer is inside the fresh tail, its call joins the tail: nothing can be taken yet.
-        assert_eq!(select_leaf_chunk(&items, 3, 100), Err(NoChunk::NothingOutsideTail));
+        assert_eq!(
+            select_leaf_chunk(&items, 3, 100),
+            Err(NoChunk::NothingOutsideTail)
+        );
     }
 
     #[test]
     fn a_single_message_larger_than_the_chunk_is_a_chunk_of_its_own() {
-        let items = [msg(0, Role::User, 200_000), msg(1, Role::Assistant, 10), msg(2, Role::User, 10)];
+        let items = [
+            msg(0, Role::User, 200_000),
+            msg(1, Role::Assistant, 10),
+            msg(2, Role::User, 10),
+        ];
         let plan = select_leaf_chunk(&items, 1, 20_000).unwrap();
-        assert_eq!((plan.message_ids.clone(), plan.tokens), (vec![100], 200_000));
+        assert_eq!(
+            (plan.message_ids.clone(), plan.tokens),
+            (vec![100], 200_000)
+        );
     }
 
     #[test]
     fn conversation_of_only_tool_results_is_chunked_without_panicking() {
-        let items: Vec<_> = (0..10).map(|i| result(i, 100, &format!("orphan{i}"))).collect();
+        let items: Vec<_> = (0..10)
+            .map(|i| result(i, 100, &format!("orphan{i}")))
+            .collect();
         let plan = select_leaf_chunk(&items, 2, 250).unwrap();
         assert_eq!(plan.message_ids, vec![100, 101]);
     }
 
     #[test]
     fn condensation_merges_the_shallowest_run_reaching_the_fanout() {
-        let rules = CondenseRules { fanout: 4, run_budget_tokens: 10_000, max_input_tokens: 10_000 };
-        let mut items: Vec<_> = vec![summary(0, 1, 500), summary(1, 1, 500), summary(2, 1, 500), summary(3, 1, 500)];
+        let rules = CondenseRules {
+            fanout: 4,
+            run_budget_tokens: 10_000,
+            max_input_tokens: 10_000,
+        };
+        let mut items: Vec<_> = vec![
+            summary(0, 1, 500),
+            summary(1, 1, 500),
+            summary(2, 1, 500),
+            summary(3, 1, 500),
+        ];
         items.extend((4..8).map(|o| summary(o, 0, 1_000)));
         items.push(msg(8, Role::User, 10));
         let plan = plan_condensation(&items, 1, &rules).unwrap();
-        assert_eq!((plan.source_depth, plan.target_depth(), plan.first_ordinal, plan.last_ordinal), (0, 1, 4, 7));
+        assert_eq!(
+            (
+                plan.source_depth,
+                plan.target_depth(),
+                plan.first_ordinal,
+                plan.last_ordinal
+            ),
+            (0, 1, 4, 7)
+        );
         assert_eq!(plan.tokens, 4_000);
     }
 
     #[test]
     fn condensation_waits_for_the_fanout_unless_the_run_outgrows_its_budget() {
-        let rules = CondenseRules { fanout: 4, run_budget_tokens: 5_000, max_input_tokens: 20_000 };
-        let small = [summary(0, 0, 1_000), summary(1, 0, 1_000), summary(2, 0, 1_000), msg(3, Role::User, 1)];
+        let rules = CondenseRules {
+            fanout: 4,
+            run_budget_tokens: 5_000,
+            max_input_tokens: 20_000,
+        };
+        let small = [
+            summary(0, 0, 1_000),
+            summary(1, 0, 1_000),
+            summary(2, 0, 1_000),
+            msg(3, Role::User, 1),
+        ];
         assert_eq!(plan_condensation(&small, 1, &rules), None);
-        let big = [summary(0, 0, 3_000), summary(1, 0, 3_000), msg(2, Role::User, 1)];
-        assert_eq!(plan_condensation(&big, 1, &rules).unwrap().summary_ids, vec![900, 901]);
+        let big = [
+            summary(0, 0, 3_000),
+            summary(1, 0, 3_000),
+            msg(2, Role::User, 1),
+        ];
+        assert_eq!(
+            plan_condensation(&big, 1, &rules).unwrap().summary_ids,
+            vec![900, 901]
+        );
         let single = [summary(0, 0, 90_000), msg(1, Role::User, 1)];
-        assert_eq!(plan_condensation(&single, 1, &rules), None, "one summary alone is never merged");
+        assert_eq!(
+            plan_condensation(&single, 1, &rules),
+            None,
+            "one summary alone is never merged"
+        );
     }
 
     #[test]
     fn condensation_input_is_bounded_but_takes_at_least_two() {
-        let rules = CondenseRules { fanout: 2, run_budget_tokens: 1_000, max_input_tokens: 2_500 };
+        let rules = CondenseRules {
+            fanout: 2,
+            run_budget_tokens: 1_000,
+            max_input_tokens: 2_500,
+        };
         let items: Vec<_> = (0..6).map(|o| summary(o, 0, 1_000)).collect();
-        assert_eq!(plan_condensation(&items, 0, &rules).unwrap().summary_ids.len(), 2);
-        let huge = [summary(0, 0, 9_000), summary(1, 0, 9_000), summary(2, 0, 9_000)];
-        assert_eq!(plan_condensation(&huge, 0, &rules).unwrap().summary_ids.len(), 2);
+        assert_eq!(
+            plan_condensation(&items, 0, &rules)
+                .unwrap()
+                .summary_ids
+                .len(),
+            2
+        );
+        let huge = [
+            summary(0, 0, 9_000),
+            summary(1, 0, 9_000),
+            summary(2, 0, 9_000),
+        ];
+        assert_eq!(
+            plan_condensation(&huge, 0, &rules)
+                .unwrap()
+                .summary_ids
+                .len(),
+            2
+        );
     }
 
     #[test]
     fn condensation_runs_are_contiguous_and_same_depth() {
-        let rules = CondenseRules { fanout: 3, run_budget_tokens: 100_000, max_input_tokens: 100_000 };
-        let items = [summary(0, 0, 1), summary(1, 0, 1), summary(2, 1, 1), summary(3, 0, 1), msg(4, Role::User, 1), summary(5, 0, 1)];
+        let rules = CondenseRules {
+            fanout: 3,
+            run_budget_tokens: 100_000,
+            max_input_tokens: 100_000,
+        };
+        let items = [
+            summary(0, 0, 1),
+            summary(1, 0, 1),
+            summary(2, 1, 1),
+            summary(3, 0, 1),
+            msg(4, Role::User, 1),
+            summary(5, 0, 1),
+        ];
         assert_eq!(plan_condensation(&items, 0, &rules), None);
     }
 }

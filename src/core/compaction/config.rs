@@ -90,26 +90,70 @@ struct IntRange {
 }
 
 // A chunk smaller than a summary's own target would make summaries no shorter than their source.
-const LEAF_CHUNK: IntRange = IntRange { min_meaningful: 1, clamp_min: 1_000, max: 1_000_000, why_min: "a positive token count" };
-const TARGET: IntRange = IntRange { min_meaningful: 1, clamp_min: 64, max: 32_000, why_min: "a positive token count" };
+const LEAF_CHUNK: IntRange = IntRange {
+    min_meaningful: 1,
+    clamp_min: 1_000,
+    max: 1_000_000,
+    why_min: "a positive token count",
+};
+const TARGET: IntRange = IntRange {
+    min_meaningful: 1,
+    clamp_min: 64,
+    max: 32_000,
+    why_min: "a positive token count",
+};
 // Protecting zero messages would let a pass summarize the request the model is answering.
-const TAIL: IntRange = IntRange { min_meaningful: 0, clamp_min: 1, max: 100_000, why_min: "a count" };
-const FANOUT: IntRange = IntRange { min_meaningful: 2, clamp_min: 2, max: 64, why_min: "at least 2 (merging one summary into one does nothing)" };
-const BREAKER: IntRange = IntRange { min_meaningful: 1, clamp_min: 1, max: 1_000, why_min: "at least 1" };
+const TAIL: IntRange = IntRange {
+    min_meaningful: 0,
+    clamp_min: 1,
+    max: 100_000,
+    why_min: "a count",
+};
+const FANOUT: IntRange = IntRange {
+    min_meaningful: 2,
+    clamp_min: 2,
+    max: 64,
+    why_min: "at least 2 (merging one summary into one does nothing)",
+};
+const BREAKER: IntRange = IntRange {
+    min_meaningful: 1,
+    clamp_min: 1,
+    max: 1_000,
+    why_min: "at least 1",
+};
 // Below a second, retries would hammer a failing provider every turn.
-const BACKOFF: IntRange = IntRange { min_meaningful: 0, clamp_min: 1_000, max: 7 * 24 * 3_600_000, why_min: "a duration in milliseconds" };
+const BACKOFF: IntRange = IntRange {
+    min_meaningful: 0,
+    clamp_min: 1_000,
+    max: 7 * 24 * 3_600_000,
+    why_min: "a duration in milliseconds",
+};
 
 fn int_value(key: &str, value: &Value, range: &IntRange) -> Result<(u64, bool)> {
     let n = match value.as_u64() {
         Some(n) => n,
-        None if value.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0 && f >= 0.0) => {
+        None if value
+            .as_f64()
+            .is_some_and(|f| f.is_finite() && f.fract() == 0.0 && f >= 0.0) =>
+        {
             // Integral floats beyond u64 (e.g. 1e30) are simply huge: clamp them like any large value.
             return Ok((range.max, true));
         }
-        None => return Err(Error::config(key, format!("must be a non-negative integer ({}), got {value}", range.why_min))),
+        None => {
+            return Err(Error::config(
+                key,
+                format!(
+                    "must be a non-negative integer ({}), got {value}",
+                    range.why_min
+                ),
+            ))
+        }
     };
     if n < range.min_meaningful {
-        return Err(Error::config(key, format!("must be {}, got {n}", range.why_min)));
+        return Err(Error::config(
+            key,
+            format!("must be {}, got {n}", range.why_min),
+        ));
     }
     let clamped = n.clamp(range.clamp_min, range.max);
     Ok((clamped, clamped != n))
@@ -123,10 +167,12 @@ fn u32_value(key: &str, value: &Value, range: &IntRange) -> Result<(u32, bool)> 
 
 /// A fraction clamped into [0,1]; NaN cannot arrive from JSON, but a non-number can.
 fn fraction(key: &str, value: &Value) -> Result<(f64, bool)> {
-    let f = value
-        .as_f64()
-        .filter(|f| f.is_finite())
-        .ok_or_else(|| Error::config(key, format!("must be a number between 0 and 1, got {value}")))?;
+    let f = value.as_f64().filter(|f| f.is_finite()).ok_or_else(|| {
+        Error::config(
+            key,
+            format!("must be a number between 0 and 1, got {value}"),
+        )
+    })?;
     let clamped = f.clamp(0.0, 1.0);
     Ok((clamped, clamped != f))
 }
@@ -137,22 +183,44 @@ impl CompactionConfig {
     pub fn apply_key(&mut self, key: &str, value: &Value) -> Result<Option<bool>> {
         let clamped = match key {
             "freshTailCount" => set(&mut self.fresh_tail_count, u32_value(key, value, &TAIL)?),
-            "leafChunkTokens" => set(&mut self.leaf_chunk_tokens, u32_value(key, value, &LEAF_CHUNK)?),
+            "leafChunkTokens" => set(
+                &mut self.leaf_chunk_tokens,
+                u32_value(key, value, &LEAF_CHUNK)?,
+            ),
             "contextThreshold" => {
                 let (f, clamped) = fraction(key, value)?;
                 // At 0 every turn would be "over threshold": a full sweep on every turn.
                 if f <= 0.0 {
-                    return Err(Error::config(key, format!("must be greater than 0 (a fraction of the token budget), got {value}")));
+                    return Err(Error::config(
+                        key,
+                        format!(
+                            "must be greater than 0 (a fraction of the token budget), got {value}"
+                        ),
+                    ));
                 }
                 self.context_threshold = f;
                 clamped
             }
-            "leafBudgetHeadroomFactor" => set(&mut self.leaf_budget_headroom_factor, fraction(key, value)?),
-            "leafSkipReductionThreshold" => set(&mut self.leaf_skip_reduction_threshold, fraction(key, value)?),
+            "leafBudgetHeadroomFactor" => {
+                set(&mut self.leaf_budget_headroom_factor, fraction(key, value)?)
+            }
+            "leafSkipReductionThreshold" => set(
+                &mut self.leaf_skip_reduction_threshold,
+                fraction(key, value)?,
+            ),
             "condensedFanout" => set(&mut self.condensed_fanout, u32_value(key, value, &FANOUT)?),
-            "leafTargetTokens" => set(&mut self.leaf_target_tokens, u32_value(key, value, &TARGET)?),
-            "condensedTargetTokens" => set(&mut self.condensed_target_tokens, u32_value(key, value, &TARGET)?),
-            "maxFailuresBeforeBreaker" => set(&mut self.max_failures_before_breaker, u32_value(key, value, &BREAKER)?),
+            "leafTargetTokens" => set(
+                &mut self.leaf_target_tokens,
+                u32_value(key, value, &TARGET)?,
+            ),
+            "condensedTargetTokens" => set(
+                &mut self.condensed_target_tokens,
+                u32_value(key, value, &TARGET)?,
+            ),
+            "maxFailuresBeforeBreaker" => set(
+                &mut self.max_failures_before_breaker,
+                u32_value(key, value, &BREAKER)?,
+            ),
             "backoffBaseMs" => set(&mut self.backoff_base_ms, int_value(key, value, &BACKOFF)?),
             "backoffMaxMs" => set(&mut self.backoff_max_ms, int_value(key, value, &BACKOFF)?),
             _ => return Ok(None),
@@ -162,14 +230,20 @@ impl CompactionConfig {
 
     /// The fresh tail as chunk selection applies it.
     pub fn tail_rule(&self) -> super::TailRule {
-        super::TailRule { count: self.fresh_tail_count, max_tokens: self.fresh_tail_max_tokens }
+        super::TailRule {
+            count: self.fresh_tail_count,
+            max_tokens: self.fresh_tail_max_tokens,
+        }
     }
 
     /// The retry policy. A maximum below the base is read as "no growth" rather than an error,
     /// because the two keys are applied one at a time and either order must work.
     /// The leaf chunk's size limits: at most `leaf_chunk_tokens`, at least the payoff minimum.
     pub fn chunk_size(&self) -> super::chunking::ChunkSize {
-        super::chunking::ChunkSize { max_tokens: self.leaf_chunk_tokens, min_tokens: self.leaf_chunk_min_tokens.min(self.leaf_chunk_tokens) }
+        super::chunking::ChunkSize {
+            max_tokens: self.leaf_chunk_tokens,
+            min_tokens: self.leaf_chunk_min_tokens.min(self.leaf_chunk_tokens),
+        }
     }
 
     pub fn backoff_policy(&self) -> BackoffPolicy {
@@ -194,9 +268,26 @@ mod tests {
     #[test]
     fn defaults_match_the_documented_values() {
         let c = CompactionConfig::default();
-        assert_eq!((c.fresh_tail_count, c.leaf_chunk_tokens, c.condensed_fanout), (32, 20_000, 4));
-        assert_eq!((c.context_threshold, c.leaf_budget_headroom_factor, c.leaf_skip_reduction_threshold), (0.75, 0.8, 0.05));
-        assert_eq!((c.leaf_target_tokens, c.condensed_target_tokens, c.max_failures_before_breaker), (1_200, 2_000, 3));
+        assert_eq!(
+            (c.fresh_tail_count, c.leaf_chunk_tokens, c.condensed_fanout),
+            (32, 20_000, 4)
+        );
+        assert_eq!(
+            (
+                c.context_threshold,
+                c.leaf_budget_headroom_factor,
+                c.leaf_skip_reduction_threshold
+            ),
+            (0.75, 0.8, 0.05)
+        );
+        assert_eq!(
+            (
+                c.leaf_target_tokens,
+                c.condensed_target_tokens,
+                c.max_failures_before_breaker
+            ),
+            (1_200, 2_000, 3)
+        );
         assert_eq!((c.backoff_base_ms, c.backoff_max_ms), (30_000, 3_600_000));
     }
 
@@ -204,7 +295,11 @@ mod tests {
     fn every_listed_key_is_applied_and_other_keys_are_not_ours() {
         let mut c = CompactionConfig::default();
         for key in KEYS {
-            let value = if key.contains("Threshold") || key.contains("Factor") { json!(0.5) } else { json!(5000) };
+            let value = if key.contains("Threshold") || key.contains("Factor") {
+                json!(0.5)
+            } else {
+                json!(5000)
+            };
             assert!(c.apply_key(key, &value).unwrap().is_some(), "{key}");
         }
         assert_eq!(c.apply_key("dbPath", &json!("/x")).unwrap(), None);
@@ -214,32 +309,72 @@ mod tests {
     #[test]
     fn valid_values_are_applied_unclamped() {
         let mut c = CompactionConfig::default();
-        assert_eq!(c.apply_key("freshTailCount", &json!(8)).unwrap(), Some(false));
-        assert_eq!(c.apply_key("leafBudgetHeadroomFactor", &json!(0)).unwrap(), Some(false));
-        assert_eq!(c.apply_key("leafSkipReductionThreshold", &json!(0.1)).unwrap(), Some(false));
-        assert_eq!(c.apply_key("contextThreshold", &json!(1)).unwrap(), Some(false));
-        assert_eq!((c.fresh_tail_count, c.leaf_budget_headroom_factor, c.context_threshold), (8, 0.0, 1.0));
+        assert_eq!(
+            c.apply_key("freshTailCount", &json!(8)).unwrap(),
+            Some(false)
+        );
+        assert_eq!(
+            c.apply_key("leafBudgetHeadroomFactor", &json!(0)).unwrap(),
+            Some(false)
+        );
+        assert_eq!(
+            c.apply_key("leafSkipReductionThreshold", &json!(0.1))
+                .unwrap(),
+            Some(false)
+        );
+        assert_eq!(
+            c.apply_key("contextThreshold", &json!(1)).unwrap(),
+            Some(false)
+        );
+        assert_eq!(
+            (
+                c.fresh_tail_count,
+                c.leaf_budget_headroom_factor,
+                c.context_threshold
+            ),
+            (8, 0.0, 1.0)
+        );
     }
 
     #[test]
     fn out_of_range_fractions_are_clamped_to_zero_one_and_reported() {
         let mut c = CompactionConfig::default();
-        assert_eq!(c.apply_key("leafBudgetHeadroomFactor", &json!(1.7)).unwrap(), Some(true));
+        assert_eq!(
+            c.apply_key("leafBudgetHeadroomFactor", &json!(1.7))
+                .unwrap(),
+            Some(true)
+        );
         assert_eq!(c.leaf_budget_headroom_factor, 1.0);
-        assert_eq!(c.apply_key("leafSkipReductionThreshold", &json!(-0.2)).unwrap(), Some(true));
+        assert_eq!(
+            c.apply_key("leafSkipReductionThreshold", &json!(-0.2))
+                .unwrap(),
+            Some(true)
+        );
         assert_eq!(c.leaf_skip_reduction_threshold, 0.0);
-        assert_eq!(c.apply_key("contextThreshold", &json!(3)).unwrap(), Some(true));
+        assert_eq!(
+            c.apply_key("contextThreshold", &json!(3)).unwrap(),
+            Some(true)
+        );
         assert_eq!(c.context_threshold, 1.0);
     }
 
     #[test]
     fn out_of_range_integers_are_clamped_and_reported() {
         let mut c = CompactionConfig::default();
-        assert_eq!(c.apply_key("leafChunkTokens", &json!(10)).unwrap(), Some(true));
+        assert_eq!(
+            c.apply_key("leafChunkTokens", &json!(10)).unwrap(),
+            Some(true)
+        );
         assert_eq!(c.leaf_chunk_tokens, 1_000);
-        assert_eq!(c.apply_key("freshTailCount", &json!(0)).unwrap(), Some(true));
+        assert_eq!(
+            c.apply_key("freshTailCount", &json!(0)).unwrap(),
+            Some(true)
+        );
         assert_eq!(c.fresh_tail_count, 1);
-        assert_eq!(c.apply_key("backoffMaxMs", &json!(1e30)).unwrap(), Some(true));
+        assert_eq!(
+            c.apply_key("backoffMaxMs", &json!(1e30)).unwrap(),
+            Some(true)
+        );
         assert_eq!(c.backoff_max_ms, 7 * 24 * 3_600_000);
     }
 
@@ -261,8 +396,15 @@ mod tests {
         ] {
             let mut c = CompactionConfig::default();
             let err = c.apply_key(key, &bad).unwrap_err();
-            assert!(err.to_string().contains(&format!("`{key}`")), "{key}={bad}: {err}");
-            assert_eq!(c, CompactionConfig::default(), "a rejected value must leave the config untouched");
+            assert!(
+                err.to_string().contains(&format!("`{key}`")),
+                "{key}={bad}: {err}"
+            );
+            assert_eq!(
+                c,
+                CompactionConfig::default(),
+                "a rejected value must leave the config untouched"
+            );
         }
     }
 

@@ -21,7 +21,10 @@ const LOOP_SHARE_PERCENT: usize = 40;
 const LOOP_MIN_RUNS: usize = 12;
 
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// A repetition loop found in an answer.
@@ -42,18 +45,29 @@ pub fn repetition_loop(text: &str) -> Option<Loop> {
         return None;
     }
     let runs: Vec<&[String]> = words.windows(LOOP_WORDS).collect();
-    let mut counts: std::collections::HashMap<&[String], usize> = std::collections::HashMap::with_capacity(runs.len());
+    let mut counts: std::collections::HashMap<&[String], usize> =
+        std::collections::HashMap::with_capacity(runs.len());
     for run in &runs {
         *counts.entry(run).or_insert(0) += 1;
     }
-    let repeated = runs.iter().filter(|r| counts.get(*r).copied().unwrap_or(0) >= LOOP_MIN_REPEATS).count();
+    let repeated = runs
+        .iter()
+        .filter(|r| counts.get(*r).copied().unwrap_or(0) >= LOOP_MIN_REPEATS)
+        .count();
     let share = repeated * 100 / runs.len();
     if share < LOOP_SHARE_PERCENT {
         return None;
     }
     // The first run among the most frequent, so the verdict is the same on every run.
-    let top = runs.iter().copied().max_by(|a, b| counts[a].cmp(&counts[b]).then_with(|| b.cmp(a)))?;
-    Some(Loop { phrase: top.join(" "), repeats: u32::try_from(counts[top]).unwrap_or(u32::MAX), share_percent: u32::try_from(share).unwrap_or(100) })
+    let top = runs
+        .iter()
+        .copied()
+        .max_by(|a, b| counts[a].cmp(&counts[b]).then_with(|| b.cmp(a)))?;
+    Some(Loop {
+        phrase: top.join(" "),
+        repeats: u32::try_from(counts[top]).unwrap_or(u32::MAX),
+        share_percent: u32::try_from(share).unwrap_or(100),
+    })
 }
 
 /// Share of an answer's word runs taken from the prompt's instructions at which it counts as
@@ -74,14 +88,29 @@ impl Instructions {
     /// The instructions of a summarization prompt: the text before its first data block, and
     /// the hint lines of the shape it asks for (`hints`, lowercased on comparison).
     pub fn of_prompt(prompt: &str, hints: &[&str]) -> Self {
-        let cut = ["\n<messages>\n", "\n<summaries>\n", "\n<previous_summary>\n"].iter().filter_map(|t| prompt.find(t)).min().unwrap_or(prompt.len());
-        Instructions { fingerprint: EchoFingerprint::of(&prompt[..cut]), hints: hints.iter().map(|h| h.to_lowercase()).collect() }
+        let cut = [
+            "\n<messages>\n",
+            "\n<summaries>\n",
+            "\n<previous_summary>\n",
+        ]
+        .iter()
+        .filter_map(|t| prompt.find(t))
+        .min()
+        .unwrap_or(prompt.len());
+        Instructions {
+            fingerprint: EchoFingerprint::of(&prompt[..cut]),
+            hints: hints.iter().map(|h| h.to_lowercase()).collect(),
+        }
     }
 
     /// `Some(percent)` of the answer copied from the instructions when it restates them.
     pub fn restated(&self, answer: &str) -> Option<u32> {
         let lower = answer.to_lowercase();
-        let hints = self.hints.iter().filter(|h| lower.contains(h.as_str())).count();
+        let hints = self
+            .hints
+            .iter()
+            .filter(|h| lower.contains(h.as_str()))
+            .count();
         let copied = self.fingerprint.copied_percent(answer);
         if hints >= TEMPLATE_HINTS {
             // The template came back; its hint lines are often too short to judge by word runs.
@@ -106,21 +135,33 @@ mod tests {
     fn one_sentence_over_and_over_is_a_loop() {
         let looped = "The user is working on the parser and the tests. ".repeat(30);
         let found = repetition_loop(&looped).expect("a loop");
-        assert!(found.repeats >= 20 && found.share_percent >= 90, "{found:?}");
+        assert!(
+            found.repeats >= 20 && found.share_percent >= 90,
+            "{found:?}"
+        );
         assert!(found.phrase.split(' ').count() == LOOP_WORDS);
     }
 
     #[test]
     fn a_summary_that_starts_well_and_then_loops_is_a_loop() {
-        let text = format!("{REAL}\n{}", "- the user wants the parser fixed and the tests green\n".repeat(25));
+        let text = format!(
+            "{REAL}\n{}",
+            "- the user wants the parser fixed and the tests green\n".repeat(25)
+        );
         assert!(repetition_loop(&text).is_some());
     }
 
     #[test]
     fn a_real_summary_with_repeated_paths_and_commands_is_not_a_loop() {
         assert_eq!(repetition_loop(REAL), None);
-        let ledgerish = (0..40).map(|i| format!("- ran: cargo test -p mod{i}\n- read: src/mod{i}.rs\n")).collect::<String>();
-        assert_eq!(repetition_loop(&ledgerish), None, "distinct commands are a ledger, not a loop");
+        let ledgerish = (0..40)
+            .map(|i| format!("- ran: cargo test -p mod{i}\n- read: src/mod{i}.rs\n"))
+            .collect::<String>();
+        assert_eq!(
+            repetition_loop(&ledgerish),
+            None,
+            "distinct commands are a ledger, not a loop"
+        );
     }
 
     #[test]
@@ -132,7 +173,10 @@ mod tests {
         Reply with the summary only, in exactly this plain shape:\n# Summary\n## Goal\n- what the user is trying to achieve\n## Progress\n\
         - what was done and what came of it, oldest first\n\nKeep decisions and their reasons, constraints, open tasks, blockers, and exact identifiers.\n\n\
         <messages>\n[t | user]\nplease fix the parser\n</messages>";
-    const HINTS: [&str; 2] = ["what the user is trying to achieve", "what was done and what came of it, oldest first"];
+    const HINTS: [&str; 2] = [
+        "what the user is trying to achieve",
+        "what was done and what came of it, oldest first",
+    ];
 
     #[test]
     fn the_template_sent_back_with_its_hints_is_restated_instructions() {
@@ -145,7 +189,11 @@ mod tests {
     fn instructions_paraphrased_back_are_restated_instructions() {
         let ins = Instructions::of_prompt(PROMPT, &HINTS);
         let answer = "Reply with the summary only, in exactly this plain shape. Keep decisions and their reasons, constraints, open tasks, blockers, and exact identifiers.";
-        assert!(matches!(ins.restated(answer), Some(p) if p >= RESTATED_PERCENT), "{:?}", ins.restated(answer));
+        assert!(
+            matches!(ins.restated(answer), Some(p) if p >= RESTATED_PERCENT),
+            "{:?}",
+            ins.restated(answer)
+        );
     }
 
     #[test]

@@ -19,9 +19,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::format::contains_our_markup;
 use super::degenerate::{repetition_loop, Instructions};
 pub use super::failure::Failure;
+use super::format::contains_our_markup;
 use super::plausibility::{check_shape, EchoFingerprint};
 use super::reasoning::strip_reasoning;
 use super::retry::RetryKind;
@@ -45,7 +45,9 @@ impl Level {
     }
 
     pub fn parse(name: &str) -> Option<Level> {
-        [Level::Normal, Level::Aggressive].into_iter().find(|l| l.as_str() == name)
+        [Level::Normal, Level::Aggressive]
+            .into_iter()
+            .find(|l| l.as_str() == name)
     }
 }
 
@@ -71,11 +73,13 @@ impl GiveUp {
     }
 
     pub fn reason(&self) -> String {
-        self.last_failure().map_or_else(|| "no attempt was made".to_owned(), Failure::reason)
+        self.last_failure()
+            .map_or_else(|| "no attempt was made".to_owned(), Failure::reason)
     }
 
     pub fn retry_kind(&self) -> RetryKind {
-        self.last_failure().map_or(RetryKind::Output, Failure::retry_kind)
+        self.last_failure()
+            .map_or(RetryKind::Output, Failure::retry_kind)
     }
 
     /// The log line operators look for (seed 02): it says the safety net worked.
@@ -188,17 +192,31 @@ impl Escalation {
     /// Classifies the output of the attempt at the current level. `finish` turns the raw text
     /// into what would be stored (the caller's formatting, e.g. [`super::format::finalize`]);
     /// it runs only on output that passed the raw checks.
-    pub fn on_output(&mut self, output: SummarizerOutput, finish: impl FnOnce(&str) -> String) -> Step {
+    pub fn on_output(
+        &mut self,
+        output: SummarizerOutput,
+        finish: impl FnOnce(&str) -> String,
+    ) -> Step {
         if self.finished {
-            return Step::GiveUp(GiveUp { attempts: self.attempts.clone() });
+            return Step::GiveUp(GiveUp {
+                attempts: self.attempts.clone(),
+            });
         }
         match self.classify(output, finish) {
             Ok((text, tokens)) => {
                 self.finished = true;
-                Step::Accept(SummaryDraft { text, tokens, level: self.level, summarizer: self.summarizer.clone() })
+                Step::Accept(SummaryDraft {
+                    text,
+                    tokens,
+                    level: self.level,
+                    summarizer: self.summarizer.clone(),
+                })
             }
             Err(failure) if failure.escalates() && self.level == Level::Normal => {
-                self.attempts.push(FailedAttempt { level: self.level, failure });
+                self.attempts.push(FailedAttempt {
+                    level: self.level,
+                    failure,
+                });
                 self.level = Level::Aggressive;
                 Step::Run(self.level)
             }
@@ -212,14 +230,25 @@ impl Escalation {
     }
 
     fn fail(&mut self, failure: Failure) -> Step {
-        self.attempts.push(FailedAttempt { level: self.level, failure });
+        self.attempts.push(FailedAttempt {
+            level: self.level,
+            failure,
+        });
         self.finished = true;
-        Step::GiveUp(GiveUp { attempts: self.attempts.clone() })
+        Step::GiveUp(GiveUp {
+            attempts: self.attempts.clone(),
+        })
     }
 
-    fn classify(&self, output: SummarizerOutput, finish: impl FnOnce(&str) -> String) -> Result<(String, u32), Failure> {
+    fn classify(
+        &self,
+        output: SummarizerOutput,
+        finish: impl FnOnce(&str) -> String,
+    ) -> Result<(String, u32), Failure> {
         let raw = output.map_err(|SummarizerError { kind, message }| match kind {
-            ErrorKind::Truncated => Failure::Truncated { output_tokens: estimate_text(&message) },
+            ErrorKind::Truncated => Failure::Truncated {
+                output_tokens: estimate_text(&message),
+            },
             kind => Failure::Summarizer { kind, message },
         })?;
         // Reasoning is never part of a summary; what is left is judged as the answer.
@@ -227,7 +256,9 @@ impl Escalation {
         if stripped.text.is_empty() {
             return Err(match stripped.reasoning_chars {
                 0 => Failure::EmptyOutput,
-                chars => Failure::ReasoningOnly { reasoning_chars: u32::try_from(chars).unwrap_or(u32::MAX) },
+                chars => Failure::ReasoningOnly {
+                    reasoning_chars: u32::try_from(chars).unwrap_or(u32::MAX),
+                },
             });
         }
         let raw = stripped.text;
@@ -239,16 +270,27 @@ impl Escalation {
         }
         // The extractive summarizer copies input sentences by design: repetitive input makes a
         // repetitive extract, which is faithful, not a model stuck in a loop.
-        if let Some(found) = repetition_loop(&raw).filter(|_| self.summarizer != super::extractive::NAME) {
-            return Err(Failure::RepetitionLoop { phrase: found.phrase, repeats: found.repeats });
+        if let Some(found) =
+            repetition_loop(&raw).filter(|_| self.summarizer != super::extractive::NAME)
+        {
+            return Err(Failure::RepetitionLoop {
+                phrase: found.phrase,
+                repeats: found.repeats,
+            });
         }
         if let Some(copied_percent) = self.instructions.restated(&raw) {
             return Err(Failure::RestatedInstructions { copied_percent });
         }
         let raw_tokens = estimate_text(&raw);
-        let cap_tokens = self.limits.for_level(self.level).saturating_mul(OVER_CAP_FACTOR);
+        let cap_tokens = self
+            .limits
+            .for_level(self.level)
+            .saturating_mul(OVER_CAP_FACTOR);
         if raw_tokens > cap_tokens {
-            return Err(Failure::OverCap { output_tokens: raw_tokens, cap_tokens });
+            return Err(Failure::OverCap {
+                output_tokens: raw_tokens,
+                cap_tokens,
+            });
         }
         let text = finish(&raw);
         if text.trim().is_empty() {
@@ -259,12 +301,18 @@ impl Escalation {
         }
         let tokens = estimate_text(&text);
         if tokens >= self.input_tokens {
-            return Err(Failure::NotShorter { output_tokens: tokens, input_tokens: self.input_tokens });
+            return Err(Failure::NotShorter {
+                output_tokens: tokens,
+                input_tokens: self.input_tokens,
+            });
         }
         if let Some(cost) = self.view_cost {
             let summary_tokens = tokens.saturating_add(cost.framing_tokens);
             if summary_tokens >= cost.range_tokens {
-                return Err(Failure::NoSaving { summary_tokens, range_tokens: cost.range_tokens });
+                return Err(Failure::NoSaving {
+                    summary_tokens,
+                    range_tokens: cost.range_tokens,
+                });
             }
         }
         Ok((text, tokens))
@@ -277,7 +325,10 @@ mod tests {
     use crate::core::compaction::format::render_for_context;
     use crate::core::compaction::format::SummaryView;
 
-    const LIMITS: OutputLimits = OutputLimits { normal: 1_000, aggressive: 500 };
+    const LIMITS: OutputLimits = OutputLimits {
+        normal: 1_000,
+        aggressive: 500,
+    };
 
     fn same(text: &str) -> String {
         text.to_owned()
@@ -309,8 +360,13 @@ mod tests {
     #[test]
     fn normal_success_is_accepted_at_normal_level() {
         let steps = drive(500, vec![short()]);
-        let Some(Step::Accept(draft)) = steps.last() else { panic!("{steps:?}") };
-        assert_eq!((draft.text(), draft.level(), draft.summarizer()), ("short summary", Level::Normal, "scripted"));
+        let Some(Step::Accept(draft)) = steps.last() else {
+            panic!("{steps:?}")
+        };
+        assert_eq!(
+            (draft.text(), draft.level(), draft.summarizer()),
+            ("short summary", Level::Normal, "scripted")
+        );
         assert_eq!(draft.tokens(), estimate_text("short summary"));
     }
 
@@ -318,7 +374,9 @@ mod tests {
     fn aggressive_runs_only_when_normal_was_not_shorter() {
         let steps = drive(500, vec![long(), short()]);
         assert_eq!(steps[1], Step::Run(Level::Aggressive));
-        let Some(Step::Accept(draft)) = steps.last() else { panic!("{steps:?}") };
+        let Some(Step::Accept(draft)) = steps.last() else {
+            panic!("{steps:?}")
+        };
         assert_eq!(draft.level(), Level::Aggressive);
         // A normal output far over its cap (though shorter than a huge input) also escalates.
         let steps = drive(1_000_000, vec![Ok("y".repeat(20_000)), short()]);
@@ -327,8 +385,20 @@ mod tests {
 
     #[test]
     fn errors_empty_output_and_our_markup_give_up_without_escalating() {
-        let echoed = render_for_context(&SummaryView { id: "sum_1", depth: 0, earliest_ms: None, latest_ms: None, text: "## Goal\n- x" });
-        for output in [err(ErrorKind::Auth), err(ErrorKind::Timeout), err(ErrorKind::Other), Ok("   \n".to_owned()), Ok(echoed)] {
+        let echoed = render_for_context(&SummaryView {
+            id: "sum_1",
+            depth: 0,
+            earliest_ms: None,
+            latest_ms: None,
+            text: "## Goal\n- x",
+        });
+        for output in [
+            err(ErrorKind::Auth),
+            err(ErrorKind::Timeout),
+            err(ErrorKind::Other),
+            Ok("   \n".to_owned()),
+            Ok(echoed),
+        ] {
             let steps = drive(500, vec![output.clone(), short()]);
             assert_eq!(steps.len(), 2, "{output:?} must give up at once: {steps:?}");
             assert!(matches!(steps[1], Step::GiveUp(_)));
@@ -341,10 +411,15 @@ mod tests {
         // engine has nothing it could store.
         let steps = drive(500, vec![long(), long()]);
         assert_eq!(steps.len(), 3);
-        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
+        let Some(Step::GiveUp(give_up)) = steps.last() else {
+            panic!("{steps:?}")
+        };
         assert!(!steps.iter().any(|s| matches!(s, Step::Accept(_))));
         assert_eq!(give_up.attempts.len(), 2);
-        assert!(matches!(give_up.last_failure(), Some(Failure::NotShorter { .. })));
+        assert!(matches!(
+            give_up.last_failure(),
+            Some(Failure::NotShorter { .. })
+        ));
         // A finished escalation stays finished: further outputs cannot sneak a draft in.
         let mut esc = Escalation::new(500, LIMITS, "scripted");
         esc.start();
@@ -356,7 +431,10 @@ mod tests {
     fn aggressive_failure_of_any_kind_gives_up() {
         for second in [err(ErrorKind::Timeout), Ok(String::new()), long()] {
             let steps = drive(500, vec![long(), second]);
-            assert!(matches!(steps.last(), Some(Step::GiveUp(g)) if g.attempts.len() == 2), "{steps:?}");
+            assert!(
+                matches!(steps.last(), Some(Step::GiveUp(g)) if g.attempts.len() == 2),
+                "{steps:?}"
+            );
         }
     }
 
@@ -365,22 +443,48 @@ mod tests {
         let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center><h1>502 Bad Gateway</h1></center></body>\r\n</html>";
         let steps = drive(500, vec![Ok(page.to_owned()), short()]);
         assert_eq!(steps.len(), 2, "an error page gives up at once: {steps:?}");
-        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
-        assert_eq!(give_up.last_failure(), Some(&Failure::ErrorPage { title: "502 Bad Gateway".to_owned() }));
-        assert_eq!(give_up.reason(), "summarizer returned an error page, not a summary: \"502 Bad Gateway\"");
-        assert_eq!(give_up.retry_kind(), RetryKind::Provider, "a gateway's error page backs off like the outage it is");
+        let Some(Step::GiveUp(give_up)) = steps.last() else {
+            panic!("{steps:?}")
+        };
+        assert_eq!(
+            give_up.last_failure(),
+            Some(&Failure::ErrorPage {
+                title: "502 Bad Gateway".to_owned()
+            })
+        );
+        assert_eq!(
+            give_up.reason(),
+            "summarizer returned an error page, not a summary: \"502 Bad Gateway\""
+        );
+        assert_eq!(
+            give_up.retry_kind(),
+            RetryKind::Provider,
+            "a gateway's error page backs off like the outage it is"
+        );
     }
 
     #[test]
     fn refusals_and_error_bodies_give_up_with_a_reason_that_says_which() {
         let cases = [
-            ("I'm sorry, but I can't help with summarizing this conversation.", "refused instead of summarizing"),
-            (r#"{"error":{"message":"rate_limit_error","type":"rate_limit_error"}}"#, "error body, not a summary: \"rate_limit_error\""),
+            (
+                "I'm sorry, but I can't help with summarizing this conversation.",
+                "refused instead of summarizing",
+            ),
+            (
+                r#"{"error":{"message":"rate_limit_error","type":"rate_limit_error"}}"#,
+                "error body, not a summary: \"rate_limit_error\"",
+            ),
         ];
         for (text, reason) in cases {
             let steps = drive(500, vec![Ok(text.to_owned())]);
-            let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
-            assert!(give_up.reason().contains(reason), "{text}: {}", give_up.reason());
+            let Some(Step::GiveUp(give_up)) = steps.last() else {
+                panic!("{steps:?}")
+            };
+            assert!(
+                give_up.reason().contains(reason),
+                "{text}: {}",
+                give_up.reason()
+            );
         }
     }
 
@@ -392,9 +496,13 @@ mod tests {
         let mut esc = Escalation::new(5_000, LIMITS, "llm").with_prompt(&prompt);
         esc.start();
         let step = esc.on_output(Ok(echo.clone()), same);
-        assert!(matches!(&step, Step::GiveUp(g) if matches!(g.last_failure(), Some(Failure::EchoedInput { copied_percent }) if *copied_percent >= 80)), "{step:?}");
+        assert!(
+            matches!(&step, Step::GiveUp(g) if matches!(g.last_failure(), Some(Failure::EchoedInput { copied_percent }) if *copied_percent >= 80)),
+            "{step:?}"
+        );
         // The extractive summarizer quotes its input by design and is never judged as an echo.
-        let mut esc = Escalation::new(5_000, LIMITS, crate::core::compaction::extractive::NAME).with_prompt(&prompt);
+        let mut esc = Escalation::new(5_000, LIMITS, crate::core::compaction::extractive::NAME)
+            .with_prompt(&prompt);
         esc.start();
         assert!(matches!(esc.on_output(Ok(echo), same), Step::Accept(_)));
     }
@@ -402,7 +510,9 @@ mod tests {
     #[test]
     fn empty_source_gives_up_before_calling_the_summarizer() {
         let mut esc = Escalation::new(0, LIMITS, "scripted");
-        assert!(matches!(esc.start(), Step::GiveUp(g) if g.last_failure() == Some(&Failure::EmptySource)));
+        assert!(
+            matches!(esc.start(), Step::GiveUp(g) if g.last_failure() == Some(&Failure::EmptySource))
+        );
     }
 
     #[test]
@@ -410,46 +520,86 @@ mod tests {
         let mut esc = Escalation::new(500, LIMITS, "scripted");
         esc.start();
         let step = esc.on_output(Ok("raw".to_owned()), |raw| format!("# Summary\n- {raw}"));
-        let Step::Accept(draft) = step else { panic!("{step:?}") };
+        let Step::Accept(draft) = step else {
+            panic!("{step:?}")
+        };
         assert_eq!(draft.text(), "# Summary\n- raw");
         // A finisher that blows the text up past the input fails as not shorter.
         let mut esc = Escalation::new(5, LIMITS, "scripted");
         esc.start();
-        assert_eq!(esc.on_output(Ok("raw".to_owned()), |_| "z".repeat(400)), Step::Run(Level::Aggressive));
+        assert_eq!(
+            esc.on_output(Ok("raw".to_owned()), |_| "z".repeat(400)),
+            Step::Run(Level::Aggressive)
+        );
     }
 
     #[test]
     fn failure_is_logged_as_all_originals_preserved() {
         let steps = drive(500, vec![err(ErrorKind::Timeout)]);
-        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!() };
-        assert_eq!(give_up.log_line(42), "compaction failed (summarizer timed out: boom); all 42 original messages preserved");
+        let Some(Step::GiveUp(give_up)) = steps.last() else {
+            panic!()
+        };
+        assert_eq!(
+            give_up.log_line(42),
+            "compaction failed (summarizer timed out: boom); all 42 original messages preserved"
+        );
         assert_eq!(give_up.retry_kind(), RetryKind::Provider);
     }
 
     #[test]
     fn reasoning_is_stripped_and_only_the_summary_is_stored() {
-        let steps = drive(500, vec![Ok("<think>The user ran tests; I should list them.</think>\nshort summary".to_owned())]);
-        let Some(Step::Accept(draft)) = steps.last() else { panic!("{steps:?}") };
+        let steps = drive(
+            500,
+            vec![Ok(
+                "<think>The user ran tests; I should list them.</think>\nshort summary".to_owned(),
+            )],
+        );
+        let Some(Step::Accept(draft)) = steps.last() else {
+            panic!("{steps:?}")
+        };
         assert_eq!(draft.text(), "short summary");
     }
 
     #[test]
     fn an_answer_that_is_only_reasoning_is_a_failure_never_a_summary() {
-        for raw in ["<think>Let me look at the messages. The user wants", "<thinking>plan</thinking>   "] {
+        for raw in [
+            "<think>Let me look at the messages. The user wants",
+            "<thinking>plan</thinking>   ",
+        ] {
             let steps = drive(500, vec![Ok(raw.to_owned()), short()]);
-            let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
-            assert!(matches!(give_up.last_failure(), Some(Failure::ReasoningOnly { reasoning_chars }) if *reasoning_chars > 0), "{raw}");
-            assert!(give_up.reason().contains("only reasoning"), "{}", give_up.reason());
+            let Some(Step::GiveUp(give_up)) = steps.last() else {
+                panic!("{steps:?}")
+            };
+            assert!(
+                matches!(give_up.last_failure(), Some(Failure::ReasoningOnly { reasoning_chars }) if *reasoning_chars > 0),
+                "{raw}"
+            );
+            assert!(
+                give_up.reason().contains("only reasoning"),
+                "{}",
+                give_up.reason()
+            );
         }
     }
 
     #[test]
     fn an_answer_cut_off_at_the_output_limit_escalates_and_is_never_stored() {
-        let cut = Err(SummarizerError::new(ErrorKind::Truncated, "## Goal\n- the user wants the parser to handle"));
+        let cut = Err(SummarizerError::new(
+            ErrorKind::Truncated,
+            "## Goal\n- the user wants the parser to handle",
+        ));
         let steps = drive(500, vec![cut.clone(), cut]);
-        assert_eq!(steps[1], Step::Run(Level::Aggressive), "a stricter, shorter prompt can fix a run-long answer");
-        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
-        assert!(matches!(give_up.last_failure(), Some(f @ Failure::Truncated { .. }) if f.too_long() && f.answer_tokens().is_some()));
+        assert_eq!(
+            steps[1],
+            Step::Run(Level::Aggressive),
+            "a stricter, shorter prompt can fix a run-long answer"
+        );
+        let Some(Step::GiveUp(give_up)) = steps.last() else {
+            panic!("{steps:?}")
+        };
+        assert!(
+            matches!(give_up.last_failure(), Some(f @ Failure::Truncated { .. }) if f.too_long() && f.answer_tokens().is_some())
+        );
         assert_eq!(give_up.retry_kind(), RetryKind::Output);
     }
 
@@ -461,8 +611,14 @@ mod tests {
         assert!(matches!(steps.last(), Some(Step::Accept(d)) if d.level() == Level::Aggressive));
         let looped = Ok("- ran cargo test and it failed again\n".repeat(30));
         let steps = drive(5_000, vec![looped.clone(), looped]);
-        let Some(Step::GiveUp(give_up)) = steps.last() else { panic!("{steps:?}") };
-        assert!(give_up.reason().contains("repetition loop"), "{}", give_up.reason());
+        let Some(Step::GiveUp(give_up)) = steps.last() else {
+            panic!("{steps:?}")
+        };
+        assert!(
+            give_up.reason().contains("repetition loop"),
+            "{}",
+            give_up.reason()
+        );
     }
 
     #[test]
@@ -474,24 +630,46 @@ mod tests {
         let mut esc = Escalation::new(5_000, LIMITS, "llm").with_prompt(&prompt);
         esc.start();
         let template = "# Summary\n## Goal\n- what the user is trying to achieve\n## Progress\n- what was done and what came of it, oldest first";
-        assert_eq!(esc.on_output(Ok(template.to_owned()), same), Step::Run(Level::Aggressive));
-        assert!(matches!(esc.attempts().last().map(|a| &a.failure), Some(Failure::RestatedInstructions { .. })));
+        assert_eq!(
+            esc.on_output(Ok(template.to_owned()), same),
+            Step::Run(Level::Aggressive)
+        );
+        assert!(matches!(
+            esc.attempts().last().map(|a| &a.failure),
+            Some(Failure::RestatedInstructions { .. })
+        ));
     }
 
     #[test]
     fn a_summary_that_would_cost_the_view_as_much_as_its_range_is_never_stored() {
         // 110 tokens of messages; the answer is shorter than the source text but, with the
         // summary's framing in the view, would not save a token.
-        let cost = ViewCost { range_tokens: 110, framing_tokens: 60 };
-        let answer = Ok((0..60).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" "));
+        let cost = ViewCost {
+            range_tokens: 110,
+            framing_tokens: 60,
+        };
+        let answer = Ok((0..60)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" "));
         let mut esc = Escalation::new(400, LIMITS, "llm").with_view_cost(cost);
         esc.start();
-        assert_eq!(esc.on_output(answer.clone(), same), Step::Run(Level::Aggressive));
-        let Step::GiveUp(give_up) = esc.on_output(answer, same) else { panic!() };
-        assert!(matches!(give_up.last_failure(), Some(Failure::NoSaving { summary_tokens, range_tokens: 110 }) if *summary_tokens >= 110));
+        assert_eq!(
+            esc.on_output(answer.clone(), same),
+            Step::Run(Level::Aggressive)
+        );
+        let Step::GiveUp(give_up) = esc.on_output(answer, same) else {
+            panic!()
+        };
+        assert!(
+            matches!(give_up.last_failure(), Some(Failure::NoSaving { summary_tokens, range_tokens: 110 }) if *summary_tokens >= 110)
+        );
         let mut esc = Escalation::new(400, LIMITS, "llm").with_view_cost(cost);
         esc.start();
-        assert!(matches!(esc.on_output(Ok("tiny".to_owned()), same), Step::Accept(_)), "a summary that saves view tokens is kept");
+        assert!(
+            matches!(esc.on_output(Ok("tiny".to_owned()), same), Step::Accept(_)),
+            "a summary that saves view tokens is kept"
+        );
     }
 
     #[test]

@@ -21,8 +21,20 @@ const BULLET_MAX_CHARS: usize = 200;
 
 /// Phrases that mark a sentence as a decision or a constraint.
 const DECISION_CUES: [&str; 14] = [
-    "decided", "decide to", "we will", "we'll", "let's", "instead of", "going with", "chose", "must ", "must not",
-    "do not", "don't", "prefer", "the plan is",
+    "decided",
+    "decide to",
+    "we will",
+    "we'll",
+    "let's",
+    "instead of",
+    "going with",
+    "chose",
+    "must ",
+    "must not",
+    "do not",
+    "don't",
+    "prefer",
+    "the plan is",
 ];
 
 /// How much each level keeps.
@@ -34,22 +46,38 @@ struct Keep {
 
 fn keep(level: Level) -> Keep {
     match level {
-        Level::Normal => Keep { progress: usize::MAX, decisions: 12, user_asks: true },
-        Level::Aggressive => Keep { progress: 4, decisions: 4, user_asks: false },
+        Level::Normal => Keep {
+            progress: usize::MAX,
+            decisions: 12,
+            user_asks: true,
+        },
+        Level::Aggressive => Keep {
+            progress: 4,
+            decisions: 4,
+            user_asks: false,
+        },
     }
 }
 
 /// The message's own prose: no tool-call renderings, no markup of ours.
 fn prose(text: &str) -> String {
-    strip_our_markup(text).lines().filter(|l| !l.trim_start().starts_with("[tool call ")).collect::<Vec<_>>().join("\n")
+    strip_our_markup(text)
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("[tool call "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split_inclusive(['.', '!', '?', '\n']).map(str::trim).filter(|s| s.chars().any(char::is_alphanumeric))
+    text.split_inclusive(['.', '!', '?', '\n'])
+        .map(str::trim)
+        .filter(|s| s.chars().any(char::is_alphanumeric))
 }
 
 fn first_sentence(text: &str) -> Option<String> {
-    sentences(text).next().map(|s| one_line(s, BULLET_MAX_CHARS))
+    sentences(text)
+        .next()
+        .map(|s| one_line(s, BULLET_MAX_CHARS))
 }
 
 fn is_decision(sentence: &str) -> bool {
@@ -64,13 +92,23 @@ fn newest(mut items: Vec<String>, n: usize) -> Vec<String> {
 }
 
 fn nothing_to_extract() -> SummarizerOutput {
-    Err(SummarizerError::new(ErrorKind::Other, "the extractive summarizer found no text to keep"))
+    Err(SummarizerError::new(
+        ErrorKind::Other,
+        "the extractive summarizer found no text to keep",
+    ))
 }
 
 /// Summarizes raw messages (oldest first) in about `target_tokens`.
-pub fn summarize_leaf(messages: &[SourceMessage<'_>], level: Level, target_tokens: u32) -> SummarizerOutput {
+pub fn summarize_leaf(
+    messages: &[SourceMessage<'_>],
+    level: Level,
+    target_tokens: u32,
+) -> SummarizerOutput {
     let keep = keep(level);
-    let mut doc = SummaryDoc { ledger: ledger::extract(messages), ..SummaryDoc::default() };
+    let mut doc = SummaryDoc {
+        ledger: ledger::extract(messages),
+        ..SummaryDoc::default()
+    };
     let mut progress = Vec::new();
     let mut decisions = Vec::new();
     let mut seen_user = false;
@@ -94,7 +132,11 @@ pub fn summarize_leaf(messages: &[SourceMessage<'_>], level: Level, target_token
                 continue;
             }
         }
-        decisions.extend(sentences(&text).filter(|s| is_decision(s)).map(|s| one_line(s, BULLET_MAX_CHARS)));
+        decisions.extend(
+            sentences(&text)
+                .filter(|s| is_decision(s))
+                .map(|s| one_line(s, BULLET_MAX_CHARS)),
+        );
     }
     if progress.is_empty() && doc.goal.is_empty() {
         progress = tool_output;
@@ -113,7 +155,11 @@ pub fn summarize_leaf(messages: &[SourceMessage<'_>], level: Level, target_token
 
 /// Merges summaries (oldest first) in about `target_tokens`. At the aggressive level older
 /// progress and decisions go first, before any bounding.
-pub fn summarize_condensed(summaries: &[SourceSummary<'_>], level: Level, target_tokens: u32) -> SummarizerOutput {
+pub fn summarize_condensed(
+    summaries: &[SourceSummary<'_>],
+    level: Level,
+    target_tokens: u32,
+) -> SummarizerOutput {
     let keep = keep(level);
     let mut doc = SummaryDoc::default();
     for s in summaries {
@@ -139,7 +185,9 @@ mod tests {
     use serde_json::{json, Value};
 
     fn conversation() -> Vec<Value> {
-        let mut values = vec![json!({"role":"user","content":"Migrate the billing service to the new queue. Keep the old API working.","timestamp":1_700_000_000_000i64})];
+        let mut values = vec![
+            json!({"role":"user","content":"Migrate the billing service to the new queue. Keep the old API working.","timestamp":1_700_000_000_000i64}),
+        ];
         for i in 0..30 {
             values.push(json!({"role":"assistant","content":[
                 {"type":"text","text":format!("Step {i}: I inspected the consumer for shard {i} and found it still polls. We will switch it to push delivery instead of polling. {}", "Details follow about retries, batching and idempotency keys. ".repeat(4))},
@@ -151,22 +199,37 @@ mod tests {
     }
 
     fn summarize(values: &[Value], level: Level, target: u32) -> (u32, SummarizerOutput) {
-        let stored: Vec<_> = values.iter().map(|v| parse_message(v, "m").unwrap()).collect();
+        let stored: Vec<_> = values
+            .iter()
+            .map(|v| parse_message(v, "m").unwrap())
+            .collect();
         let sources: Vec<SourceMessage> = stored.iter().map(SourceMessage::from).collect();
-        (estimate_text(&render_messages(&sources)), summarize_leaf(&sources, level, target))
+        (
+            estimate_text(&render_messages(&sources)),
+            summarize_leaf(&sources, level, target),
+        )
     }
 
     #[test]
     fn extractive_summary_is_flat_shorter_and_keeps_the_ledger() {
         let (input_tokens, out) = summarize(&conversation(), Level::Normal, 1_200);
         let text = out.unwrap();
-        assert!(estimate_text(&text) < input_tokens / 2, "{} vs {input_tokens}", estimate_text(&text));
+        assert!(
+            estimate_text(&text) < input_tokens / 2,
+            "{} vs {input_tokens}",
+            estimate_text(&text)
+        );
         assert!(estimate_text(&text) <= 1_200);
-        assert!(text.starts_with("# Summary\n## Goal\n- Migrate the billing service to the new queue."), "{text}");
+        assert!(
+            text.starts_with("# Summary\n## Goal\n- Migrate the billing service to the new queue."),
+            "{text}"
+        );
         assert!(text.contains("- ran: cargo test billing::shard29"));
         assert!(text.contains("- error: error: shard7 timed out"));
         assert!(text.contains("We will switch it to push delivery instead of polling."));
-        assert!(text.ends_with("## Latest request\n> Good. Now write the migration notes in docs/billing.md"));
+        assert!(text.ends_with(
+            "## Latest request\n> Good. Now write the migration notes in docs/billing.md"
+        ));
         assert!(!contains_our_markup(&text));
     }
 
@@ -184,21 +247,38 @@ mod tests {
         // A single short message: the summary cannot beat its input, so escalation gives up and
         // no summary exists — no truncated stand-in either.
         let values = [json!({"role":"user","content":"ok"})];
-        let stored: Vec<_> = values.iter().map(|v| parse_message(v, "m").unwrap()).collect();
+        let stored: Vec<_> = values
+            .iter()
+            .map(|v| parse_message(v, "m").unwrap())
+            .collect();
         let sources: Vec<SourceMessage> = stored.iter().map(SourceMessage::from).collect();
         let input = estimate_text(&render_messages(&sources));
         let ledger = ledger::extract(&sources);
-        let mut esc = Escalation::new(input, OutputLimits { normal: 400, aggressive: 200 }, NAME);
+        let mut esc = Escalation::new(
+            input,
+            OutputLimits {
+                normal: 400,
+                aggressive: 200,
+            },
+            NAME,
+        );
         let mut step = esc.start();
         while let Step::Run(level) = step {
-            step = esc.on_output(summarize_leaf(&sources, level, 200), |raw| finalize(raw, &ledger, 400));
+            step = esc.on_output(summarize_leaf(&sources, level, 200), |raw| {
+                finalize(raw, &ledger, 400)
+            });
         }
         assert!(matches!(step, Step::GiveUp(_)), "{step:?}");
     }
 
     #[test]
     fn messages_without_text_produce_an_error_not_an_empty_summary() {
-        let sources = [SourceMessage { role: Role::ToolResult, text: "", raw_json: "{}", timestamp_ms: None }];
+        let sources = [SourceMessage {
+            role: Role::ToolResult,
+            text: "",
+            raw_json: "{}",
+            timestamp_ms: None,
+        }];
         let err = summarize_leaf(&sources, Level::Normal, 500).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Other);
         assert!(summarize_condensed(&[], Level::Normal, 500).is_err());
@@ -208,10 +288,25 @@ mod tests {
     fn condensed_extractive_merges_flat_and_respects_the_level() {
         let a = "# Summary\n## Progress\n- one\n- two\n## Artifacts\n- read: a.rs";
         let b = "# Summary\n## Progress\n- three\n- four\n- five\n## Decisions\n- keep it flat";
-        let summaries = [SourceSummary { text: a, earliest_ms: None, latest_ms: None }, SourceSummary { text: b, earliest_ms: None, latest_ms: None }];
+        let summaries = [
+            SourceSummary {
+                text: a,
+                earliest_ms: None,
+                latest_ms: None,
+            },
+            SourceSummary {
+                text: b,
+                earliest_ms: None,
+                latest_ms: None,
+            },
+        ];
         let normal = summarize_condensed(&summaries, Level::Normal, 2_000).unwrap();
         assert_eq!(normal.matches("## Progress").count(), 1);
-        assert!(normal.contains("- one") && normal.contains("- five") && normal.contains("- read: a.rs"));
+        assert!(
+            normal.contains("- one")
+                && normal.contains("- five")
+                && normal.contains("- read: a.rs")
+        );
         let aggressive = summarize_condensed(&summaries, Level::Aggressive, 2_000).unwrap();
         assert!(!aggressive.contains("- one") && aggressive.contains("- two"));
     }

@@ -14,36 +14,65 @@ use super::ErrorKind;
 #[serde(tag = "failure", rename_all = "snake_case")]
 pub enum Failure {
     /// The summarizer threw, timed out, or returned something that is not text.
-    Summarizer { kind: ErrorKind, message: String },
+    Summarizer {
+        kind: ErrorKind,
+        message: String,
+    },
     EmptyOutput,
     /// The answer was nothing but reasoning (`<think>` blocks and the like).
-    ReasoningOnly { reasoning_chars: u32 },
+    ReasoningOnly {
+        reasoning_chars: u32,
+    },
     /// The provider stopped at the output limit (`stopReason`/`finish_reason` "length"): the
     /// answer ends mid-sentence.
-    Truncated { output_tokens: u32 },
+    Truncated {
+        output_tokens: u32,
+    },
     /// The same word run over and over.
-    RepetitionLoop { phrase: String, repeats: u32 },
+    RepetitionLoop {
+        phrase: String,
+        repeats: u32,
+    },
     /// The answer restates the prompt's instructions or sends its template back.
-    RestatedInstructions { copied_percent: u32 },
+    RestatedInstructions {
+        copied_percent: u32,
+    },
     /// The output contains the wrapper we render summaries in (or our prompt marker): storing it
     /// would nest one summary inside another.
     OurMarkup,
     /// The output is far longer than the level asked for.
-    OverCap { output_tokens: u32, cap_tokens: u32 },
-    NotShorter { output_tokens: u32, input_tokens: u32 },
+    OverCap {
+        output_tokens: u32,
+        cap_tokens: u32,
+    },
+    NotShorter {
+        output_tokens: u32,
+        input_tokens: u32,
+    },
     /// In the view, the summary (with its framing) would cost at least what the range it
     /// replaces costs now.
-    NoSaving { summary_tokens: u32, range_tokens: u32 },
+    NoSaving {
+        summary_tokens: u32,
+        range_tokens: u32,
+    },
     /// There was nothing to summarize.
     EmptySource,
     /// An HTML document or a gateway's status text (a proxy answered, not the model).
-    ErrorPage { title: String },
+    ErrorPage {
+        title: String,
+    },
     /// A JSON error body returned as if it were the completion.
-    ErrorBody { message: String },
+    ErrorBody {
+        message: String,
+    },
     /// The model declined to summarize.
-    Refusal { opening: String },
+    Refusal {
+        opening: String,
+    },
     /// Most of the answer is the input copied back.
-    EchoedInput { copied_percent: u32 },
+    EchoedInput {
+        copied_percent: u32,
+    },
 }
 
 impl From<NotASummary> for Failure {
@@ -61,10 +90,22 @@ impl Failure {
     /// A short reason for logs and `compact` results.
     pub fn reason(&self) -> String {
         match self {
-            Failure::Summarizer { kind: ErrorKind::Auth, message } => format!("summarizer authentication failed: {message}"),
-            Failure::Summarizer { kind: ErrorKind::Timeout, message } => format!("summarizer timed out: {message}"),
-            Failure::Summarizer { kind: ErrorKind::Other, message } => format!("summarizer error: {message}"),
-            Failure::Summarizer { kind: ErrorKind::Truncated, .. } => "summarizer stopped at its output limit".to_owned(),
+            Failure::Summarizer {
+                kind: ErrorKind::Auth,
+                message,
+            } => format!("summarizer authentication failed: {message}"),
+            Failure::Summarizer {
+                kind: ErrorKind::Timeout,
+                message,
+            } => format!("summarizer timed out: {message}"),
+            Failure::Summarizer {
+                kind: ErrorKind::Other,
+                message,
+            } => format!("summarizer error: {message}"),
+            Failure::Summarizer {
+                kind: ErrorKind::Truncated,
+                ..
+            } => "summarizer stopped at its output limit".to_owned(),
             Failure::EmptyOutput => "summarizer returned empty output".to_owned(),
             Failure::ReasoningOnly { reasoning_chars } => {
                 format!("summarizer returned only reasoning ({reasoning_chars} characters of <think> text) and no summary")
@@ -72,24 +113,43 @@ impl Failure {
             Failure::Truncated { output_tokens } => {
                 format!("summarizer stopped at its output limit after {output_tokens} tokens; the answer is cut off")
             }
-            Failure::RepetitionLoop { phrase, repeats } => format!("summarizer answer is a repetition loop ({phrase:?} {repeats} times)"),
+            Failure::RepetitionLoop { phrase, repeats } => {
+                format!("summarizer answer is a repetition loop ({phrase:?} {repeats} times)")
+            }
             Failure::RestatedInstructions { copied_percent } => {
                 format!("summarizer restated its instructions instead of summarizing ({copied_percent}% copied from the prompt)")
             }
             Failure::OurMarkup => "summarizer output contained summary markup".to_owned(),
-            Failure::OverCap { output_tokens, cap_tokens } => {
-                format!("summary of {output_tokens} tokens is far over its {cap_tokens}-token limit")
+            Failure::OverCap {
+                output_tokens,
+                cap_tokens,
+            } => {
+                format!(
+                    "summary of {output_tokens} tokens is far over its {cap_tokens}-token limit"
+                )
             }
-            Failure::NotShorter { output_tokens, input_tokens } => {
+            Failure::NotShorter {
+                output_tokens,
+                input_tokens,
+            } => {
                 format!("summary of {output_tokens} tokens is not shorter than its {input_tokens}-token input")
             }
-            Failure::NoSaving { summary_tokens, range_tokens } => {
+            Failure::NoSaving {
+                summary_tokens,
+                range_tokens,
+            } => {
                 format!("summary would take {summary_tokens} tokens of the view, not less than the {range_tokens} tokens it replaces")
             }
             Failure::EmptySource => "nothing to summarize".to_owned(),
-            Failure::ErrorPage { title } => format!("summarizer returned an error page, not a summary: {title:?}"),
-            Failure::ErrorBody { message } => format!("summarizer returned an error body, not a summary: {message:?}"),
-            Failure::Refusal { opening } => format!("summarizer refused instead of summarizing: {opening:?}"),
+            Failure::ErrorPage { title } => {
+                format!("summarizer returned an error page, not a summary: {title:?}")
+            }
+            Failure::ErrorBody { message } => {
+                format!("summarizer returned an error body, not a summary: {message:?}")
+            }
+            Failure::Refusal { opening } => {
+                format!("summarizer refused instead of summarizing: {opening:?}")
+            }
             Failure::EchoedInput { copied_percent } => {
                 format!("summarizer repeated its input instead of summarizing ({copied_percent}% copied word for word)")
             }
@@ -113,13 +173,21 @@ impl Failure {
     /// Whether the answer was too long for its chunk: the next attempt needs a larger chunk to
     /// pay off (a summarizer's answers do not shrink because its input did).
     pub fn too_long(&self) -> bool {
-        matches!(self, Failure::NotShorter { .. } | Failure::OverCap { .. } | Failure::NoSaving { .. } | Failure::Truncated { .. })
+        matches!(
+            self,
+            Failure::NotShorter { .. }
+                | Failure::OverCap { .. }
+                | Failure::NoSaving { .. }
+                | Failure::Truncated { .. }
+        )
     }
 
     /// The answer's size, for failures that judged it too long.
     pub fn answer_tokens(&self) -> Option<u32> {
         match self {
-            Failure::NotShorter { output_tokens, .. } | Failure::OverCap { output_tokens, .. } | Failure::Truncated { output_tokens } => Some(*output_tokens),
+            Failure::NotShorter { output_tokens, .. }
+            | Failure::OverCap { output_tokens, .. }
+            | Failure::Truncated { output_tokens } => Some(*output_tokens),
             Failure::NoSaving { summary_tokens, .. } => Some(*summary_tokens),
             _ => None,
         }
@@ -130,9 +198,14 @@ impl Failure {
     /// retried on the next turn (see [`super::retry`]).
     pub fn retry_kind(&self) -> RetryKind {
         match self {
-            Failure::Summarizer { kind: ErrorKind::Auth, .. } => RetryKind::Auth,
+            Failure::Summarizer {
+                kind: ErrorKind::Auth,
+                ..
+            } => RetryKind::Auth,
             // An error page or error body is a provider failure that arrived as text.
-            Failure::Summarizer { .. } | Failure::ErrorPage { .. } | Failure::ErrorBody { .. } => RetryKind::Provider,
+            Failure::Summarizer { .. } | Failure::ErrorPage { .. } | Failure::ErrorBody { .. } => {
+                RetryKind::Provider
+            }
             _ => RetryKind::Output,
         }
     }

@@ -28,23 +28,36 @@ fn share(budget: u32, fraction: f64) -> u32 {
 /// `config` fitted to a view budget of `budget` tokens and, when known, the model's window.
 pub fn fit(config: &CompactionConfig, budget: u32, window: Option<u32>) -> CompactionConfig {
     let mut fitted = config.clone();
-    fitted.fresh_tail_max_tokens = u64::from(share(budget, TAIL_SHARE)).min(config.fresh_tail_max_tokens);
-    let mut chunk = config.leaf_chunk_tokens.min((budget / 2).max(MIN_LEAF_CHUNK));
+    fitted.fresh_tail_max_tokens =
+        u64::from(share(budget, TAIL_SHARE)).min(config.fresh_tail_max_tokens);
+    let mut chunk = config
+        .leaf_chunk_tokens
+        .min((budget / 2).max(MIN_LEAF_CHUNK));
     if let Some(window) = window.filter(|w| *w > 0) {
         chunk = chunk.min((window / 2).max(MIN_LEAF_CHUNK));
     }
     fitted.leaf_chunk_tokens = chunk;
     fitted.leaf_chunk_min_tokens = config.leaf_chunk_min_tokens.min(chunk);
-    fitted.leaf_target_tokens = config.leaf_target_tokens.min((budget / 8).max(MIN_LEAF_TARGET));
-    fitted.condensed_target_tokens = config.condensed_target_tokens.min((budget / 6).max(MIN_CONDENSED_TARGET));
+    fitted.leaf_target_tokens = config
+        .leaf_target_tokens
+        .min((budget / 8).max(MIN_LEAF_TARGET));
+    fitted.condensed_target_tokens = config
+        .condensed_target_tokens
+        .min((budget / 6).max(MIN_CONDENSED_TARGET));
     fitted
 }
 
 /// [`fit`], with the leaf chunk's minimum raised to what the summarizer's answers showed they
 /// need ([`super::retry::RetryState::chunk_min`]).
-pub fn fit_for(config: &CompactionConfig, budget: u32, window: Option<u32>, retry: &super::RetryState) -> CompactionConfig {
+pub fn fit_for(
+    config: &CompactionConfig,
+    budget: u32,
+    window: Option<u32>,
+    retry: &super::RetryState,
+) -> CompactionConfig {
     let mut fitted = fit(config, budget, window);
-    fitted.leaf_chunk_min_tokens = retry.chunk_min(fitted.leaf_chunk_min_tokens, fitted.leaf_chunk_tokens);
+    fitted.leaf_chunk_min_tokens =
+        retry.chunk_min(fitted.leaf_chunk_min_tokens, fitted.leaf_chunk_tokens);
     fitted
 }
 
@@ -58,7 +71,10 @@ mod tests {
         let fitted = fit(&config, 100_000, Some(128_000));
         assert_eq!(fitted.leaf_chunk_tokens, config.leaf_chunk_tokens);
         assert_eq!(fitted.leaf_target_tokens, config.leaf_target_tokens);
-        assert_eq!(fitted.condensed_target_tokens, config.condensed_target_tokens);
+        assert_eq!(
+            fitted.condensed_target_tokens,
+            config.condensed_target_tokens
+        );
         assert_eq!(fitted.fresh_tail_max_tokens, 40_000);
         assert_eq!(fitted.fresh_tail_count, config.fresh_tail_count);
     }
@@ -70,18 +86,29 @@ mod tests {
         assert_eq!(fitted.leaf_chunk_tokens, 800);
         assert_eq!(fitted.leaf_target_tokens, 200);
         assert_eq!(fitted.condensed_target_tokens, 266);
-        assert!(fitted.fresh_tail_max_tokens + u64::from(fitted.condensed_target_tokens) + 2 * u64::from(fitted.leaf_target_tokens) <= 1_600);
+        assert!(
+            fitted.fresh_tail_max_tokens
+                + u64::from(fitted.condensed_target_tokens)
+                + 2 * u64::from(fitted.leaf_target_tokens)
+                <= 1_600
+        );
     }
 
     #[test]
     fn the_summarization_request_fits_the_window_and_fitting_never_grows_a_value() {
-        let mut config = CompactionConfig { leaf_target_tokens: 100, ..CompactionConfig::default() };
+        let mut config = CompactionConfig {
+            leaf_target_tokens: 100,
+            ..CompactionConfig::default()
+        };
         config.leaf_chunk_tokens = 5_000;
         let fitted = fit(&config, 50_000, Some(6_000));
         assert_eq!(fitted.leaf_chunk_tokens, 3_000);
         assert_eq!(fitted.leaf_target_tokens, 100);
         let tiny = fit(&config, 0, None);
         assert_eq!(tiny.leaf_chunk_tokens, MIN_LEAF_CHUNK);
-        assert_eq!(tiny.fresh_tail_max_tokens, 0, "the tail then keeps only the newest message");
+        assert_eq!(
+            tiny.fresh_tail_max_tokens, 0,
+            "the tail then keeps only the newest message"
+        );
     }
 }

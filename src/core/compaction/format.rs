@@ -32,7 +32,13 @@ pub enum Section {
 }
 
 impl Section {
-    pub const ALL: [Section; 5] = [Section::Goal, Section::Progress, Section::Decisions, Section::Artifacts, Section::LatestRequest];
+    pub const ALL: [Section; 5] = [
+        Section::Goal,
+        Section::Progress,
+        Section::Decisions,
+        Section::Artifacts,
+        Section::LatestRequest,
+    ];
 
     pub fn heading(self) -> &'static str {
         match self {
@@ -74,7 +80,12 @@ pub struct SummaryDoc {
 }
 
 /// Lines of earlier summarizers' scaffolding that carry no content of their own.
-const WRAPPER_LINES: [&str; 4] = ["previously compacted context", "newly compacted context", "conversation summary", "summary"];
+const WRAPPER_LINES: [&str; 4] = [
+    "previously compacted context",
+    "newly compacted context",
+    "conversation summary",
+    "summary",
+];
 
 /// Removes bullet markers, numbering and quote markers, however deeply repeated.
 fn strip_bullets(line: &str) -> &str {
@@ -88,7 +99,10 @@ fn strip_bullets(line: &str) -> &str {
         }
         let digits = s.bytes().take_while(u8::is_ascii_digit).count();
         if digits > 0 && digits < 4 {
-            if let Some(rest) = s.get(digits..).and_then(|r| r.strip_prefix(". ").or_else(|| r.strip_prefix(") "))) {
+            if let Some(rest) = s
+                .get(digits..)
+                .and_then(|r| r.strip_prefix(". ").or_else(|| r.strip_prefix(") ")))
+            {
                 s = rest.trim_start();
             }
         }
@@ -107,7 +121,11 @@ fn is_wrapper(content: &str) -> bool {
 fn section_label(content: &str) -> Option<(Section, &str)> {
     let (label, rest) = content.split_once(':')?;
     let label = label.trim().trim_matches('*').trim();
-    let exact = Section::ALL.into_iter().find(|s| s.heading().trim_start_matches("## ").eq_ignore_ascii_case(label))?;
+    let exact = Section::ALL.into_iter().find(|s| {
+        s.heading()
+            .trim_start_matches("## ")
+            .eq_ignore_ascii_case(label)
+    })?;
     Some((exact, rest.trim()))
 }
 
@@ -191,7 +209,10 @@ impl SummaryDoc {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.goal.is_empty() && self.progress.is_empty() && self.decisions.is_empty() && self.ledger.is_empty()
+        self.goal.is_empty()
+            && self.progress.is_empty()
+            && self.decisions.is_empty()
+            && self.ledger.is_empty()
     }
 
     /// The canonical text. Empty sections are left out.
@@ -213,10 +234,21 @@ impl SummaryDoc {
         section(Section::Decisions.heading(), bullets(&self.decisions));
         let artifacts: Vec<String> = EntryKind::ALL
             .iter()
-            .flat_map(|kind| self.ledger.list(*kind).iter().map(move |e| format!("- {}{e}", kind.prefix())))
+            .flat_map(|kind| {
+                self.ledger
+                    .list(*kind)
+                    .iter()
+                    .map(move |e| format!("- {}{e}", kind.prefix()))
+            })
             .collect();
         section(Section::Artifacts.heading(), artifacts);
-        let request: Vec<String> = self.ledger.latest_request.iter().flat_map(|r| r.lines()).map(|l| format!("> {l}")).collect();
+        let request: Vec<String> = self
+            .ledger
+            .latest_request
+            .iter()
+            .flat_map(|r| r.lines())
+            .map(|l| format!("> {l}"))
+            .collect();
         section(Section::LatestRequest.heading(), request);
         out
     }
@@ -243,9 +275,14 @@ impl SummaryDoc {
         if total <= budget {
             return clipped;
         }
-        let mut piles: Vec<Pile> = SHARES.iter().map(|&(slot, weight, keep)| Pile::new(self.slot(slot), weight, keep)).collect();
+        let mut piles: Vec<Pile> = SHARES
+            .iter()
+            .map(|&(slot, weight, keep)| Pile::new(self.slot(slot), weight, keep))
+            .collect();
         while total > budget {
-            let Some(pile) = heaviest(&mut piles) else { break };
+            let Some(pile) = heaviest(&mut piles) else {
+                break;
+            };
             total = total.saturating_sub(pile.drop_oldest());
         }
         for (&(slot, _, _), pile) in SHARES.iter().zip(&piles) {
@@ -297,9 +334,18 @@ impl Pile {
     fn new(lines: &[String], weight: u64, keep: usize) -> Pile {
         // A lower bound of what removing the rendered line saves, so the running total never
         // claims the text fits when it does not.
-        let costs: Vec<u64> = lines.iter().map(|l| u64::from(estimate_text(&format!("- {l}\n")).saturating_sub(1))).collect();
+        let costs: Vec<u64> = lines
+            .iter()
+            .map(|l| u64::from(estimate_text(&format!("- {l}\n")).saturating_sub(1)))
+            .collect();
         let sum = costs.iter().sum();
-        Pile { costs, dropped: 0, sum, weight, keep }
+        Pile {
+            costs,
+            dropped: 0,
+            sum,
+            weight,
+            keep,
+        }
     }
 
     fn can_drop(&self) -> bool {
@@ -319,7 +365,9 @@ impl Pile {
 fn heaviest(piles: &mut [Pile]) -> Option<&mut Pile> {
     let mut best: Option<usize> = None;
     for (i, pile) in piles.iter().enumerate().filter(|(_, p)| p.can_drop()) {
-        let heavier = best.and_then(|b| piles.get(b)).is_none_or(|b| pile.sum.saturating_mul(b.weight) > b.sum.saturating_mul(pile.weight));
+        let heavier = best
+            .and_then(|b| piles.get(b))
+            .is_none_or(|b| pile.sum.saturating_mul(b.weight) > b.sum.saturating_mul(pile.weight));
         if heavier {
             best = Some(i);
         }
@@ -331,7 +379,10 @@ fn heaviest(piles: &mut [Pile]) -> Option<&mut Pile> {
 /// ledger merged in (it wins over the summarizer's paraphrase), deduplicated, bounded.
 pub fn finalize(summarizer_text: &str, sources_ledger: &Ledger, budget_tokens: u32) -> String {
     let mut doc = SummaryDoc::parse(summarizer_text);
-    doc.absorb(SummaryDoc { ledger: sources_ledger.clone(), ..SummaryDoc::default() });
+    doc.absorb(SummaryDoc {
+        ledger: sources_ledger.clone(),
+        ..SummaryDoc::default()
+    });
     doc.bound(budget_tokens);
     doc.render()
 }
@@ -375,7 +426,11 @@ pub struct SummaryView<'a> {
 }
 
 fn attribute(value: &str) -> String {
-    value.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
+    value
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Renders a summary for the model's context: id, depth and time span in the wrapper, the text,
@@ -393,8 +448,12 @@ pub fn render_for_context(view: &SummaryView<'_>) -> String {
 }
 
 /// Our markers, lower-cased once (markup is matched case-insensitively).
-const MARKERS_LOWER: [&str; 4] =
-    ["<lossless-summary", "</lossless-summary>", "recover details of this summary with lcm_expand", "[lossless-wasm:summarize]"];
+const MARKERS_LOWER: [&str; 4] = [
+    "<lossless-summary",
+    "</lossless-summary>",
+    "recover details of this summary with lcm_expand",
+    "[lossless-wasm:summarize]",
+];
 
 fn line_has_markup(lower_line: &str) -> bool {
     MARKERS_LOWER.iter().any(|m| lower_line.contains(m))
@@ -410,7 +469,10 @@ pub fn strip_our_markup(text: &str) -> String {
     if !contains_our_markup(text) {
         return text.to_owned();
     }
-    text.lines().filter(|line| !line_has_markup(&line.to_ascii_lowercase())).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .filter(|line| !line_has_markup(&line.to_ascii_lowercase()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
@@ -420,15 +482,24 @@ mod tests {
 
     fn leaf_summary(i: usize) -> String {
         let mut doc = SummaryDoc::default();
-        doc.goal.push(format!("Ship feature {} of the importer", i / 50));
+        doc.goal
+            .push(format!("Ship feature {} of the importer", i / 50));
         for k in 0..4 {
-            doc.progress.push(format!("Turn {i}.{k}: converted batch {k} of module m{i} and verified its output"));
+            doc.progress.push(format!(
+                "Turn {i}.{k}: converted batch {k} of module m{i} and verified its output"
+            ));
         }
-        doc.decisions.push(format!("Use streaming parser for module m{i} because files exceed memory"));
-        doc.ledger.add(EntryKind::Read, &format!("src/importer/m{i}.rs"));
-        doc.ledger.add(EntryKind::Modified, &format!("src/importer/m{i}_out.rs"));
-        doc.ledger.add(EntryKind::Command, &format!("cargo test importer::m{i}"));
-        doc.ledger.set_latest_request(&format!("Continue with module m{}", i + 1));
+        doc.decisions.push(format!(
+            "Use streaming parser for module m{i} because files exceed memory"
+        ));
+        doc.ledger
+            .add(EntryKind::Read, &format!("src/importer/m{i}.rs"));
+        doc.ledger
+            .add(EntryKind::Modified, &format!("src/importer/m{i}_out.rs"));
+        doc.ledger
+            .add(EntryKind::Command, &format!("cargo test importer::m{i}"));
+        doc.ledger
+            .set_latest_request(&format!("Continue with module m{}", i + 1));
         doc.render()
     }
 
@@ -452,35 +523,68 @@ mod tests {
         let mut sizes = Vec::new();
         for i in 1..=1_000 {
             let leaf = leaf_summary(i);
-            let sources: Vec<&str> = running.iter().map(String::as_str).chain([leaf.as_str()]).collect();
+            let sources: Vec<&str> = running
+                .iter()
+                .map(String::as_str)
+                .chain([leaf.as_str()])
+                .collect();
             let output = echo_summarizer(&sources.join("\n\n"));
             let merged = finalize(&output, &ledger_of(&sources), budget);
-            let rendered = render_for_context(&SummaryView { id: "sum_1", depth: 1, earliest_ms: Some(0), latest_ms: Some(i as i64 * 60_000), text: &merged });
+            let rendered = render_for_context(&SummaryView {
+                id: "sum_1",
+                depth: 1,
+                earliest_ms: Some(0),
+                latest_ms: Some(i as i64 * 60_000),
+                text: &merged,
+            });
             sizes.push(rendered.len());
             running = Some(merged);
         }
         let (at_10, at_1000) = (sizes[9], sizes[999]);
-        assert!(at_1000 <= 2 * at_10, "size grew from {at_10} bytes at merge 10 to {at_1000} at merge 1000");
+        assert!(
+            at_1000 <= 2 * at_10,
+            "size grew from {at_10} bytes at merge 10 to {at_1000} at merge 1000"
+        );
         let last = running.unwrap();
         assert!(estimate_text(&last) <= budget, "bounded by the budget");
         for heading in Section::ALL.map(Section::heading) {
             assert_eq!(last.matches(heading).count(), 1, "{heading} appears once");
         }
-        assert!(!last.to_lowercase().contains("compacted context"), "no wrapper survives");
-        assert!(last.lines().all(|l| !l.starts_with(' ') && !l.starts_with("- -")), "no nesting:\n{last}");
-        assert!(last.contains("> Continue with module m1001"), "newest request kept verbatim");
-        assert!(last.contains("src/importer/m1000_out.rs"), "newest artifacts kept");
+        assert!(
+            !last.to_lowercase().contains("compacted context"),
+            "no wrapper survives"
+        );
+        assert!(
+            last.lines()
+                .all(|l| !l.starts_with(' ') && !l.starts_with("- -")),
+            "no nesting:\n{last}"
+        );
+        assert!(
+            last.contains("> Continue with module m1001"),
+            "newest request kept verbatim"
+        );
+        assert!(
+            last.contains("src/importer/m1000_out.rs"),
+            "newest artifacts kept"
+        );
     }
 
     #[test]
     fn nested_wrappers_and_prefix_runs_flatten_to_one_level() {
         let nested = "Conversation summary:\n- Previously compacted context:\n  - Previously compacted context:\n    - - - Scope: importer\n      - Key timeline:\n        - step one\n## Goal\n### Goal\n- ship it\n1. numbered item\n";
         let doc = SummaryDoc::parse(nested);
-        assert_eq!(doc.progress, vec!["Scope: importer", "Key timeline:", "step one"]);
+        assert_eq!(
+            doc.progress,
+            vec!["Scope: importer", "Key timeline:", "step one"]
+        );
         assert_eq!(doc.goal, vec!["ship it", "numbered item"]);
         let rendered = doc.render();
         assert!(rendered.lines().all(|l| !l.starts_with(' ')), "{rendered}");
-        assert_eq!(SummaryDoc::parse(&rendered), doc, "render and parse round-trip");
+        assert_eq!(
+            SummaryDoc::parse(&rendered),
+            doc,
+            "render and parse round-trip"
+        );
     }
 
     #[test]
@@ -488,22 +592,32 @@ mod tests {
         let a = "## Progress\n- built parser\n- wrote tests\n## Latest request\n> first ask";
         let b = "## Progress\n- Built  parser\n- shipped\n## Artifacts\n- read: a.rs\n## Latest request\n> second ask\n> with two lines";
         let merged = SummaryDoc::parse(&merge(&[a, b], 10_000));
-        assert_eq!(merged.progress, vec!["wrote tests", "Built parser", "shipped"]);
+        assert_eq!(
+            merged.progress,
+            vec!["wrote tests", "Built parser", "shipped"]
+        );
         assert_eq!(merged.ledger.read, vec!["a.rs"]);
-        assert_eq!(merged.ledger.latest_request.as_deref(), Some("second ask\nwith two lines"));
+        assert_eq!(
+            merged.ledger.latest_request.as_deref(),
+            Some("second ask\nwith two lines")
+        );
     }
 
     #[test]
     fn bounding_drops_old_progress_before_the_ledger_and_never_the_request() {
         let mut doc = SummaryDoc::default();
         for i in 0..200 {
-            doc.progress.push(format!("progress item number {i} with some detail"));
+            doc.progress
+                .push(format!("progress item number {i} with some detail"));
         }
         doc.ledger.add(EntryKind::Modified, "src/keep.rs");
         doc.ledger.set_latest_request("please keep me");
         assert!(doc.bound(300));
         assert!(estimate_text(&doc.render()) <= 300);
-        assert_eq!(doc.progress.last().map(String::as_str), Some("progress item number 199 with some detail"));
+        assert_eq!(
+            doc.progress.last().map(String::as_str),
+            Some("progress item number 199 with some detail")
+        );
         assert_eq!(doc.ledger.modified, vec!["src/keep.rs"]);
         assert_eq!(doc.ledger.latest_request.as_deref(), Some("please keep me"));
         assert!(!doc.clone().bound(300), "already within budget");
@@ -513,10 +627,14 @@ mod tests {
     fn a_long_latest_request_is_clipped_to_a_quarter_of_the_summary() {
         let mut doc = SummaryDoc::default();
         doc.goal.push("keep the logbook".to_owned());
-        doc.ledger.set_latest_request(&"note the tide and the wind ".repeat(70));
+        doc.ledger
+            .set_latest_request(&"note the tide and the wind ".repeat(70));
         assert!(doc.bound(200));
         let request = doc.ledger.latest_request.clone().unwrap();
-        assert!(request.starts_with("note the tide") && request.ends_with('…'), "{request}");
+        assert!(
+            request.starts_with("note the tide") && request.ends_with('…'),
+            "{request}"
+        );
         assert!(estimate_text(&request) <= 51, "{}", estimate_text(&request));
         assert!(estimate_text(&doc.render()) <= 200);
     }
@@ -526,15 +644,33 @@ mod tests {
         let mut ledger = Ledger::default();
         ledger.add(EntryKind::Command, "cargo test --lib core::compaction");
         ledger.set_latest_request("Run the tests, then open a PR");
-        let out = finalize("Goal: get tests green\nWe ran the tests.\n## Latest request\n> run tests", &ledger, 1_000);
-        assert!(out.starts_with("# Summary\n## Goal\n- get tests green\n## Progress\n- We ran the tests.\n"), "{out}");
+        let out = finalize(
+            "Goal: get tests green\nWe ran the tests.\n## Latest request\n> run tests",
+            &ledger,
+            1_000,
+        );
+        assert!(
+            out.starts_with(
+                "# Summary\n## Goal\n- get tests green\n## Progress\n- We ran the tests.\n"
+            ),
+            "{out}"
+        );
         assert!(out.contains("- ran: cargo test --lib core::compaction"));
-        assert!(out.ends_with("## Latest request\n> Run the tests, then open a PR"), "{out}");
+        assert!(
+            out.ends_with("## Latest request\n> Run the tests, then open a PR"),
+            "{out}"
+        );
     }
 
     #[test]
     fn context_rendering_is_deterministic_and_hints_at_recovery() {
-        let view = SummaryView { id: "sum_\"7\"", depth: 2, earliest_ms: Some(1_700_000_000_000), latest_ms: Some(1_700_003_600_000), text: "# Summary\n## Goal\n- x\n" };
+        let view = SummaryView {
+            id: "sum_\"7\"",
+            depth: 2,
+            earliest_ms: Some(1_700_000_000_000),
+            latest_ms: Some(1_700_003_600_000),
+            text: "# Summary\n## Goal\n- x\n",
+        };
         let a = render_for_context(&view);
         assert_eq!(a, render_for_context(&view));
         assert!(a.starts_with("<lossless-summary id=\"sum_&quot;7&quot;\" depth=\"2\" span=\"from 2023-11-14 22:13 UTC to 2023-11-14 23:13 UTC\">\n# Summary\n"), "{a}");
@@ -544,15 +680,31 @@ mod tests {
 
     #[test]
     fn our_markup_is_detected_and_stripped_so_summaries_never_nest() {
-        let inner = render_for_context(&SummaryView { id: "s1", depth: 0, earliest_ms: None, latest_ms: None, text: "## Progress\n- old" });
-        let outer = render_for_context(&SummaryView { id: "s2", depth: 1, earliest_ms: None, latest_ms: None, text: &inner });
+        let inner = render_for_context(&SummaryView {
+            id: "s1",
+            depth: 0,
+            earliest_ms: None,
+            latest_ms: None,
+            text: "## Progress\n- old",
+        });
+        let outer = render_for_context(&SummaryView {
+            id: "s2",
+            depth: 1,
+            earliest_ms: None,
+            latest_ms: None,
+            text: &inner,
+        });
         assert_eq!(outer.matches("<lossless-summary").count(), 1, "{outer}");
         assert!(outer.contains("- old"));
         assert!(contains_our_markup("x\n[LOSSLESS-WASM:SUMMARIZE] leaf"));
         assert!(!contains_our_markup("## Goal\n- plain summary"));
-        assert_eq!(strip_our_markup("keep\n</lossless-summary>\nalso"), "keep\nalso");
+        assert_eq!(
+            strip_our_markup("keep\n</lossless-summary>\nalso"),
+            "keep\nalso"
+        );
         assert_eq!(SummaryDoc::parse(&inner).progress, vec!["old"]);
-        let markers = [OPEN_TAG, CLOSE_TAG, HINT_PREFIX, PROMPT_MARKER].map(str::to_ascii_lowercase);
+        let markers =
+            [OPEN_TAG, CLOSE_TAG, HINT_PREFIX, PROMPT_MARKER].map(str::to_ascii_lowercase);
         assert_eq!(markers, MARKERS_LOWER.map(str::to_owned));
     }
 }

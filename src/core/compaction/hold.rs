@@ -95,7 +95,13 @@ impl SummaryRuns {
     /// background work outlives its turns). A request another runner left (or this runner lost
     /// track of) was abandoned. Returns whether anything changed (so the caller saves it).
     /// Another runner's request still leased ([`LEASE_MS`]) is live, not abandoned.
-    pub fn observe(&mut self, runner: &str, live_here: bool, long_lived: bool, now_ms: i64) -> bool {
+    pub fn observe(
+        &mut self,
+        runner: &str,
+        live_here: bool,
+        long_lived: bool,
+        now_ms: i64,
+    ) -> bool {
         let before = self.clone();
         let leased_elsewhere = self.leased_elsewhere(runner, now_ms).is_some();
         if let Some(o) = &self.outstanding {
@@ -115,14 +121,20 @@ impl SummaryRuns {
 
     /// The request another runner is waiting for under a lease that has not run out.
     pub fn leased_elsewhere(&self, runner: &str, now_ms: i64) -> Option<&Outstanding> {
-        self.outstanding.as_ref().filter(|o| o.runner != runner && o.lease_until_ms.is_some_and(|until| until > now_ms))
+        self.outstanding
+            .as_ref()
+            .filter(|o| o.runner != runner && o.lease_until_ms.is_some_and(|until| until > now_ms))
     }
 
     /// A request was sent (by a successor too, which so takes over a hand-over), `leased` when
     /// its sender will renew the lease while it waits.
     pub fn asked(&mut self, runner: &str, leased: bool, now_ms: i64) {
         let lease_until_ms = leased.then(|| now_ms.saturating_add(LEASE_MS));
-        self.outstanding = Some(Outstanding { runner: runner.to_owned(), since_ms: now_ms, lease_until_ms });
+        self.outstanding = Some(Outstanding {
+            runner: runner.to_owned(),
+            since_ms: now_ms,
+            lease_until_ms,
+        });
         self.handed_over_at_ms = None;
     }
 
@@ -147,7 +159,9 @@ impl SummaryRuns {
     /// How long ago a hand-over was made whose successor has not asked yet, while it may still
     /// ([`HAND_OVER_GRACE_MS`]).
     pub fn hand_over_pending(&self, now_ms: i64) -> Option<i64> {
-        self.handed_over_at_ms.map(|at| now_ms.saturating_sub(at)).filter(|age| *age < HAND_OVER_GRACE_MS)
+        self.handed_over_at_ms
+            .map(|at| now_ms.saturating_sub(at))
+            .filter(|age| *age < HAND_OVER_GRACE_MS)
     }
 
     /// A successor started: whatever it does, the hand-over it answers is no longer pending.
@@ -160,7 +174,11 @@ impl SummaryRuns {
     /// shows that answers arrive in the process that asks; a catch-up's or a successor's answer
     /// (`awaited`) only shows that a process waited for it.
     pub fn answered(&mut self, runner: &str, awaited: bool) {
-        if self.outstanding.as_ref().is_some_and(|o| o.runner == runner) {
+        if self
+            .outstanding
+            .as_ref()
+            .is_some_and(|o| o.runner == runner)
+        {
             self.outstanding = None;
         }
         if !awaited {
@@ -200,7 +218,10 @@ pub struct HoldInput {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ask {
     /// Ask. `hold_ms`: how long the call may be held for the answer; `None`: until it arrives.
-    Now { hold_ms: Option<u32>, catch_up: bool },
+    Now {
+        hold_ms: Option<u32>,
+        catch_up: bool,
+    },
     /// Do not ask now; the reason, for the log.
     Refrain(String),
     /// Do not ask here: the caller starts a successor process that asks (the reason, for the log).
@@ -216,12 +237,18 @@ impl HoldInput {
 /// The first request of a job.
 pub fn first_request(input: &HoldInput) -> Ask {
     if input.successor {
-        return Ask::Now { hold_ms: None, catch_up: false };
+        return Ask::Now {
+            hold_ms: None,
+            catch_up: false,
+        };
     }
     let one_shot = input.can_hand_over && input.ends_with_turn;
     if input.abandoned == 0 && !one_shot {
         // Answers arrive here (in the background when not within the hold): ask.
-        return Ask::Now { hold_ms: later_hold(input), catch_up: false };
+        return Ask::Now {
+            hold_ms: later_hold(input),
+            catch_up: false,
+        };
     }
     if let Some(age) = input.hand_over_pending_ms {
         return Ask::Refrain(format!(
@@ -238,11 +265,17 @@ pub fn first_request(input: &HoldInput) -> Ask {
         return Ask::HandOver(format!("{why}; a successor process writes this conversation's summaries instead, and no turn waits for them"));
     }
     if input.catch_up_due() {
-        return Ask::Now { hold_ms: None, catch_up: true };
+        return Ask::Now {
+            hold_ms: None,
+            catch_up: true,
+        };
     }
     let catch_up = match input.catch_up_turns {
         0 => "catch-up turns are off (summaryCatchUpTurns 0)".to_owned(),
-        n => format!("a turn waits for one after {n} turns without a stored summary ({} so far)", input.unserved_turns),
+        n => format!(
+            "a turn waits for one after {n} turns without a stored summary ({} so far)",
+            input.unserved_turns
+        ),
     };
     Ask::Refrain(format!(
         "summary requests here end unanswered ({} in a row: the process exited before the summarizer answered); none is sent \
@@ -255,14 +288,20 @@ pub fn first_request(input: &HoldInput) -> Ask {
 /// for one summary only: requests here do not outlive the turn, so the rest waits for the next.
 pub fn later_request(input: &HoldInput, catch_up_job: bool) -> Ask {
     if catch_up_job && input.abandoned > 0 {
-        return Ask::Refrain("the catch-up waited for one summary; the rest waits for the next catch-up".to_owned());
+        return Ask::Refrain(
+            "the catch-up waited for one summary; the rest waits for the next catch-up".to_owned(),
+        );
     }
-    Ask::Now { hold_ms: later_hold(input), catch_up: false }
+    Ask::Now {
+        hold_ms: later_hold(input),
+        catch_up: false,
+    }
 }
 
 fn later_hold(input: &HoldInput) -> Option<u32> {
     // A hold as long as the request's own limit is no hold at all.
-    (input.turn_waits && input.turn_wait_ms < input.summary_timeout_ms).then_some(input.turn_wait_ms)
+    (input.turn_waits && input.turn_wait_ms < input.summary_timeout_ms)
+        .then_some(input.turn_wait_ms)
 }
 
 #[cfg(test)]
@@ -286,57 +325,146 @@ mod tests {
 
     #[test]
     fn a_call_the_turn_waits_on_holds_it_for_the_turn_wait_only() {
-        assert_eq!(first_request(&input()), Ask::Now { hold_ms: Some(1_000), catch_up: false });
-        assert_eq!(later_request(&input(), false), Ask::Now { hold_ms: Some(1_000), catch_up: false });
+        assert_eq!(
+            first_request(&input()),
+            Ask::Now {
+                hold_ms: Some(1_000),
+                catch_up: false
+            }
+        );
+        assert_eq!(
+            later_request(&input(), false),
+            Ask::Now {
+                hold_ms: Some(1_000),
+                catch_up: false
+            }
+        );
     }
 
     #[test]
     fn a_call_the_turn_does_not_wait_on_waits_for_the_answer() {
-        let background = HoldInput { turn_waits: false, unserved_turns: 9, ..input() };
-        assert_eq!(first_request(&background), Ask::Now { hold_ms: None, catch_up: false });
-        assert_eq!(later_request(&background, false), Ask::Now { hold_ms: None, catch_up: false });
+        let background = HoldInput {
+            turn_waits: false,
+            unserved_turns: 9,
+            ..input()
+        };
+        assert_eq!(
+            first_request(&background),
+            Ask::Now {
+                hold_ms: None,
+                catch_up: false
+            }
+        );
+        assert_eq!(
+            later_request(&background, false),
+            Ask::Now {
+                hold_ms: None,
+                catch_up: false
+            }
+        );
     }
 
     #[test]
     fn a_turn_wait_as_long_as_the_request_limit_is_no_hold() {
-        let long = HoldInput { turn_wait_ms: 120_000, ..input() };
-        assert_eq!(first_request(&long), Ask::Now { hold_ms: None, catch_up: false });
+        let long = HoldInput {
+            turn_wait_ms: 120_000,
+            ..input()
+        };
+        assert_eq!(
+            first_request(&long),
+            Ask::Now {
+                hold_ms: None,
+                catch_up: false
+            }
+        );
     }
 
     #[test]
     fn after_requests_were_abandoned_none_is_sent_that_cannot_be_awaited() {
-        let abandoned = HoldInput { abandoned: 1, unserved_turns: 2, ..input() };
-        let Ask::Refrain(why) = first_request(&abandoned) else { panic!("should refrain") };
-        assert!(why.contains("1 in a row") && why.contains("after 4 turns") && why.contains("2 so far"), "{why}");
+        let abandoned = HoldInput {
+            abandoned: 1,
+            unserved_turns: 2,
+            ..input()
+        };
+        let Ask::Refrain(why) = first_request(&abandoned) else {
+            panic!("should refrain")
+        };
+        assert!(
+            why.contains("1 in a row") && why.contains("after 4 turns") && why.contains("2 so far"),
+            "{why}"
+        );
         // Background calls of a process that exits first are abandoned too: they refrain as well.
-        let background = HoldInput { turn_waits: false, ..abandoned };
+        let background = HoldInput {
+            turn_waits: false,
+            ..abandoned
+        };
         assert!(matches!(first_request(&background), Ask::Refrain(_)));
     }
 
     #[test]
     fn a_catch_up_turn_waits_for_one_summary_after_the_configured_unserved_turns() {
-        let due = HoldInput { abandoned: 3, unserved_turns: 4, ..input() };
-        assert_eq!(first_request(&due), Ask::Now { hold_ms: None, catch_up: true });
+        let due = HoldInput {
+            abandoned: 3,
+            unserved_turns: 4,
+            ..input()
+        };
+        assert_eq!(
+            first_request(&due),
+            Ask::Now {
+                hold_ms: None,
+                catch_up: true
+            }
+        );
         // It asks for that one summary only: a second request would be lost with the process.
         assert!(matches!(later_request(&due, true), Ask::Refrain(_)));
-        let not_yet = HoldInput { unserved_turns: 3, ..due };
+        let not_yet = HoldInput {
+            unserved_turns: 3,
+            ..due
+        };
         assert!(matches!(first_request(&not_yet), Ask::Refrain(_)));
     }
 
     #[test]
     fn no_catch_up_while_answers_arrive() {
         // Unserved turns alone (answers that were failures, a backoff) never hold a turn.
-        let answered = HoldInput { abandoned: 0, unserved_turns: 40, ..input() };
-        assert_eq!(first_request(&answered), Ask::Now { hold_ms: Some(1_000), catch_up: false });
+        let answered = HoldInput {
+            abandoned: 0,
+            unserved_turns: 40,
+            ..input()
+        };
+        assert_eq!(
+            first_request(&answered),
+            Ask::Now {
+                hold_ms: Some(1_000),
+                catch_up: false
+            }
+        );
     }
 
     #[test]
     fn catch_up_turns_zero_never_holds_a_turn_beyond_the_turn_wait() {
-        let off = HoldInput { catch_up_turns: 0, abandoned: 2, unserved_turns: 50, ..input() };
-        let Ask::Refrain(why) = first_request(&off) else { panic!("should refrain") };
+        let off = HoldInput {
+            catch_up_turns: 0,
+            abandoned: 2,
+            unserved_turns: 50,
+            ..input()
+        };
+        let Ask::Refrain(why) = first_request(&off) else {
+            panic!("should refrain")
+        };
         assert!(why.contains("summaryCatchUpTurns 0"), "{why}");
-        let fresh = HoldInput { catch_up_turns: 0, unserved_turns: 50, ..input() };
-        assert_eq!(first_request(&fresh), Ask::Now { hold_ms: Some(1_000), catch_up: false });
+        let fresh = HoldInput {
+            catch_up_turns: 0,
+            unserved_turns: 50,
+            ..input()
+        };
+        assert_eq!(
+            first_request(&fresh),
+            Ask::Now {
+                hold_ms: Some(1_000),
+                catch_up: false
+            }
+        );
     }
 
     #[test]
@@ -344,22 +472,42 @@ mod tests {
         let mut runs = SummaryRuns::default();
         assert!(!runs.observe("process-a", false, false, 50));
         runs.asked("process-a", false, 100);
-        assert!(!runs.observe("process-a", true, false, 150), "a live request of this process is not abandoned");
+        assert!(
+            !runs.observe("process-a", true, false, 150),
+            "a live request of this process is not abandoned"
+        );
         // Another process: once the request's lease ran out unrenewed (its sender died), it was
         // abandoned.
         let expired = 100 + LEASE_MS;
         assert!(runs.observe("process-b", false, false, expired));
-        assert_eq!((runs.outstanding.clone(), runs.abandoned, runs.abandoned_at_ms), (None, 1, Some(expired)));
+        assert_eq!(
+            (
+                runs.outstanding.clone(),
+                runs.abandoned,
+                runs.abandoned_at_ms
+            ),
+            (None, 1, Some(expired))
+        );
         runs.asked("process-b", false, 300);
-        assert!(runs.observe("process-b", false, false, 400), "a request this process lost track of is abandoned too");
+        assert!(
+            runs.observe("process-b", false, false, 400),
+            "a request this process lost track of is abandoned too"
+        );
         assert_eq!(runs.abandoned, 2);
         runs.asked("process-c", false, 500);
         runs.answered("process-c", true);
-        assert_eq!(runs.abandoned, 2, "a catch-up's answer says nothing about answers nobody waits for");
+        assert_eq!(
+            runs.abandoned, 2,
+            "a catch-up's answer says nothing about answers nobody waits for"
+        );
         runs.asked("process-c", false, 600);
         runs.asked("process-d", true, 650);
         runs.answered("process-c", false);
-        assert_eq!(runs.outstanding.as_ref().map(|o| o.runner.as_str()), Some("process-d"), "another process's request, recorded meanwhile, stays");
+        assert_eq!(
+            runs.outstanding.as_ref().map(|o| o.runner.as_str()),
+            Some("process-d"),
+            "another process's request, recorded meanwhile, stays"
+        );
         assert_eq!(runs.abandoned, 0);
         runs.answered("process-d", false);
         assert_eq!(runs.outstanding, None);
@@ -367,41 +515,106 @@ mod tests {
 
     #[test]
     fn a_process_that_stored_more_than_one_turn_lives_long_enough_for_its_answers() {
-        let mut runs = SummaryRuns { abandoned: 3, abandoned_at_ms: Some(1), ..SummaryRuns::default() };
-        assert!(!runs.observe("one-shot", false, false, 100), "a process at its first turn proves nothing");
+        let mut runs = SummaryRuns {
+            abandoned: 3,
+            abandoned_at_ms: Some(1),
+            ..SummaryRuns::default()
+        };
+        assert!(
+            !runs.observe("one-shot", false, false, 100),
+            "a process at its first turn proves nothing"
+        );
         assert_eq!(runs.abandoned, 3);
         assert!(runs.observe("gateway", false, true, 200));
         assert_eq!((runs.abandoned, runs.abandoned_at_ms), (0, None));
     }
 
     #[test]
-    fn where_a_successor_can_be_started_lost_requests_are_handed_over_instead_of_awaited_by_a_turn() {
-        let lost = HoldInput { abandoned: 1, unserved_turns: 9, can_hand_over: true, ..input() };
-        let Ask::HandOver(why) = first_request(&lost) else { panic!("should hand over") };
+    fn where_a_successor_can_be_started_lost_requests_are_handed_over_instead_of_awaited_by_a_turn()
+    {
+        let lost = HoldInput {
+            abandoned: 1,
+            unserved_turns: 9,
+            can_hand_over: true,
+            ..input()
+        };
+        let Ask::HandOver(why) = first_request(&lost) else {
+            panic!("should hand over")
+        };
         assert!(why.contains("successor process"), "{why}");
         // Until the successor asks (or its grace runs out), no second one is started.
-        let pending = HoldInput { hand_over_pending_ms: Some(12_000), ..lost };
-        let Ask::Refrain(why) = first_request(&pending) else { panic!("should refrain") };
+        let pending = HoldInput {
+            hand_over_pending_ms: Some(12_000),
+            ..lost
+        };
+        let Ask::Refrain(why) = first_request(&pending) else {
+            panic!("should refrain")
+        };
         assert!(why.contains("12 s ago"), "{why}");
         // While answers arrive here, nothing is handed over.
-        assert_eq!(first_request(&HoldInput { abandoned: 0, ..lost }), Ask::Now { hold_ms: Some(1_000), catch_up: false });
+        assert_eq!(
+            first_request(&HoldInput {
+                abandoned: 0,
+                ..lost
+            }),
+            Ask::Now {
+                hold_ms: Some(1_000),
+                catch_up: false
+            }
+        );
         // The successor itself asks and waits for every answer, whatever came before.
-        let successor = HoldInput { successor: true, turn_waits: false, ..pending };
-        assert_eq!(first_request(&successor), Ask::Now { hold_ms: None, catch_up: false });
-        assert_eq!(later_request(&successor, false), Ask::Now { hold_ms: None, catch_up: false });
+        let successor = HoldInput {
+            successor: true,
+            turn_waits: false,
+            ..pending
+        };
+        assert_eq!(
+            first_request(&successor),
+            Ask::Now {
+                hold_ms: None,
+                catch_up: false
+            }
+        );
+        assert_eq!(
+            later_request(&successor, false),
+            Ask::Now {
+                hold_ms: None,
+                catch_up: false
+            }
+        );
     }
 
     #[test]
     fn another_process_lease_keeps_its_request_live_until_it_runs_out() {
         let mut runs = SummaryRuns::default();
         runs.asked("gateway-a", true, 1_000);
-        assert_eq!(runs.leased_elsewhere("gateway-b", 1_000 + LEASE_MS - 1).map(|o| o.runner.as_str()), Some("gateway-a"));
-        assert!(!runs.observe("gateway-b", false, false, 1_000 + LEASE_MS - 1), "a leased request is not abandoned");
+        assert_eq!(
+            runs.leased_elsewhere("gateway-b", 1_000 + LEASE_MS - 1)
+                .map(|o| o.runner.as_str()),
+            Some("gateway-a")
+        );
+        assert!(
+            !runs.observe("gateway-b", false, false, 1_000 + LEASE_MS - 1),
+            "a leased request is not abandoned"
+        );
         assert!(runs.renew("gateway-a", 15_000));
-        assert!(!runs.renew("gateway-b", 15_000), "only its sender renews a lease");
-        assert!(runs.leased_elsewhere("gateway-b", 15_000 + LEASE_MS - 1).is_some(), "renewing moves the lease on");
-        assert!(runs.leased_elsewhere("gateway-a", 16_000).is_none(), "a runner's own request is not another's");
-        assert!(runs.observe("gateway-b", false, false, 15_000 + LEASE_MS), "a lease nobody renewed ran out: abandoned");
+        assert!(
+            !runs.renew("gateway-b", 15_000),
+            "only its sender renews a lease"
+        );
+        assert!(
+            runs.leased_elsewhere("gateway-b", 15_000 + LEASE_MS - 1)
+                .is_some(),
+            "renewing moves the lease on"
+        );
+        assert!(
+            runs.leased_elsewhere("gateway-a", 16_000).is_none(),
+            "a runner's own request is not another's"
+        );
+        assert!(
+            runs.observe("gateway-b", false, false, 15_000 + LEASE_MS),
+            "a lease nobody renewed ran out: abandoned"
+        );
         assert_eq!((runs.outstanding.clone(), runs.abandoned), (None, 1));
         // A request sent without a lease (a process at its first turn) is never live elsewhere,
         // and is not renewed into one.
@@ -409,35 +622,77 @@ mod tests {
         assert!(runs.leased_elsewhere("gateway-b", 40_001).is_none());
         assert!(!runs.renew("one-shot", 40_002));
         // Records written before leases never count as live elsewhere.
-        let old: SummaryRuns = serde_json::from_str(r#"{"outstanding":{"runner":"old","sinceMs":5},"abandoned":0}"#).unwrap();
+        let old: SummaryRuns =
+            serde_json::from_str(r#"{"outstanding":{"runner":"old","sinceMs":5},"abandoned":0}"#)
+                .unwrap();
         assert!(old.leased_elsewhere("new", 6).is_none());
     }
 
     #[test]
     fn a_hand_over_stays_pending_until_the_successor_asks_or_its_grace_runs_out() {
-        let mut runs = SummaryRuns { abandoned: 2, ..SummaryRuns::default() };
+        let mut runs = SummaryRuns {
+            abandoned: 2,
+            ..SummaryRuns::default()
+        };
         runs.handed_over(1_000);
         assert_eq!(runs.hand_over_pending(31_000), Some(30_000));
         assert_eq!(runs.hand_over_pending(1_000 + HAND_OVER_GRACE_MS), None);
         runs.asked("successor", true, 2_000);
-        assert_eq!(runs.hand_over_pending(3_000), None, "the successor's request takes the hand-over");
+        assert_eq!(
+            runs.hand_over_pending(3_000),
+            None,
+            "the successor's request takes the hand-over"
+        );
         runs.answered("successor", true);
-        assert_eq!(runs.abandoned, 2, "a successor's answer says nothing of answers in one-shot processes");
+        assert_eq!(
+            runs.abandoned, 2,
+            "a successor's answer says nothing of answers in one-shot processes"
+        );
     }
 
     #[test]
     fn a_process_that_ends_with_its_turn_hands_over_from_its_first_request() {
-        let one_shot = HoldInput { can_hand_over: true, ends_with_turn: true, ..input() };
-        let Ask::HandOver(why) = first_request(&one_shot) else { panic!("should hand over") };
-        assert!(why.contains("ends with its turn") && why.contains("successor"), "{why}");
+        let one_shot = HoldInput {
+            can_hand_over: true,
+            ends_with_turn: true,
+            ..input()
+        };
+        let Ask::HandOver(why) = first_request(&one_shot) else {
+            panic!("should hand over")
+        };
+        assert!(
+            why.contains("ends with its turn") && why.contains("successor"),
+            "{why}"
+        );
         // Once handed over, the next one-shot process neither asks nor starts a second successor.
-        let pending = HoldInput { hand_over_pending_ms: Some(4_000), ..one_shot };
+        let pending = HoldInput {
+            hand_over_pending_ms: Some(4_000),
+            ..one_shot
+        };
         assert!(matches!(first_request(&pending), Ask::Refrain(why) if why.contains("4 s ago")));
         // Where no successor can be started, it asks as before (a browser, an embedder).
-        let alone = HoldInput { can_hand_over: false, ..one_shot };
-        assert_eq!(first_request(&alone), Ask::Now { hold_ms: Some(1_000), catch_up: false });
+        let alone = HoldInput {
+            can_hand_over: false,
+            ..one_shot
+        };
+        assert_eq!(
+            first_request(&alone),
+            Ask::Now {
+                hold_ms: Some(1_000),
+                catch_up: false
+            }
+        );
         // The successor itself asks.
-        let successor = HoldInput { successor: true, ..one_shot };
-        assert_eq!(first_request(&successor), Ask::Now { hold_ms: None, catch_up: false });
+        let successor = HoldInput {
+            successor: true,
+            ..one_shot
+        };
+        assert_eq!(
+            first_request(&successor),
+            Ask::Now {
+                hold_ms: None,
+                catch_up: false
+            }
+        );
     }
 }

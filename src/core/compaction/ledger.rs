@@ -35,7 +35,13 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
-    pub const ALL: [EntryKind; 5] = [EntryKind::Modified, EntryKind::Read, EntryKind::Command, EntryKind::Error, EntryKind::Note];
+    pub const ALL: [EntryKind; 5] = [
+        EntryKind::Modified,
+        EntryKind::Read,
+        EntryKind::Command,
+        EntryKind::Error,
+        EntryKind::Note,
+    ];
 
     /// The rendered prefix (`- modified: src/lib.rs`); notes have none.
     pub fn prefix(self) -> &'static str {
@@ -81,7 +87,10 @@ pub(crate) fn clip(text: &str, max_chars: usize) -> String {
 
 /// An entry's identity for deduplication: its words, lower-cased, whitespace-insensitive.
 fn normalized(entry: &str) -> impl Iterator<Item = char> + '_ {
-    entry.split_whitespace().flat_map(|w| std::iter::once(' ').chain(w.chars())).flat_map(char::to_lowercase)
+    entry
+        .split_whitespace()
+        .flat_map(|w| std::iter::once(' ').chain(w.chars()))
+        .flat_map(char::to_lowercase)
 }
 
 fn same_entry(a: &str, b: &str) -> bool {
@@ -217,7 +226,12 @@ pub fn extract(messages: &[SourceMessage<'_>]) -> Ledger {
         match message.role {
             Role::User => ledger.set_latest_request(message.text),
             Role::Assistant => {
-                for block in raw.get("content").and_then(Value::as_array).into_iter().flatten() {
+                for block in raw
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if block.get("type").and_then(Value::as_str) == Some("toolCall") {
                         record_tool_call(&mut ledger, block);
                     }
@@ -246,25 +260,51 @@ pub fn extract(messages: &[SourceMessage<'_>]) -> Ledger {
     ledger
 }
 
-const PATH_KEYS: [&str; 7] = ["path", "file_path", "filePath", "file", "filename", "target_file", "notebook_path"];
+const PATH_KEYS: [&str; 7] = [
+    "path",
+    "file_path",
+    "filePath",
+    "file",
+    "filename",
+    "target_file",
+    "notebook_path",
+];
 const PATH_LIST_KEYS: [&str; 2] = ["paths", "files"];
 const COMMAND_KEYS: [&str; 3] = ["command", "cmd", "script"];
-const MODIFYING_WORDS: [&str; 14] =
-    ["write", "edit", "create", "patch", "apply", "replace", "delete", "remove", "move", "rename", "insert", "append", "save", "update"];
+const MODIFYING_WORDS: [&str; 14] = [
+    "write", "edit", "create", "patch", "apply", "replace", "delete", "remove", "move", "rename",
+    "insert", "append", "save", "update",
+];
 
 /// Tools are classified by name: anything that sounds like it changes a file counts as
 /// modifying it; every other tool that names a path is recorded as reading it.
 fn record_tool_call(ledger: &mut Ledger, block: &Value) {
-    let name = block.get("name").and_then(Value::as_str).unwrap_or_default().to_lowercase();
-    let Some(args) = block.get("arguments").and_then(Value::as_object) else { return };
-    let kind = if MODIFYING_WORDS.iter().any(|w| name.contains(w)) { EntryKind::Modified } else { EntryKind::Read };
+    let name = block
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_lowercase();
+    let Some(args) = block.get("arguments").and_then(Value::as_object) else {
+        return;
+    };
+    let kind = if MODIFYING_WORDS.iter().any(|w| name.contains(w)) {
+        EntryKind::Modified
+    } else {
+        EntryKind::Read
+    };
     for key in PATH_KEYS {
         if let Some(path) = args.get(key).and_then(Value::as_str) {
             ledger.add(kind, path);
         }
     }
     for key in PATH_LIST_KEYS {
-        for path in args.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+        for path in args
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             ledger.add(kind, path);
         }
     }
@@ -283,13 +323,25 @@ fn record_tool_call(ledger: &mut Ledger, block: &Value) {
 /// Whether a line reads like an error report rather than ordinary output.
 pub fn looks_like_error(line: &str) -> bool {
     let lower = line.trim().to_lowercase();
-    const STARTS: [&str; 7] = ["error", "fatal", "panic", "traceback", "exception", "failed", "npm err!"];
+    const STARTS: [&str; 7] = [
+        "error",
+        "fatal",
+        "panic",
+        "traceback",
+        "exception",
+        "failed",
+        "npm err!",
+    ];
     const CONTAINS: [&str; 4] = ["error:", "error[", "panicked at", "exception:"];
     STARTS.iter().any(|s| lower.starts_with(s)) || CONTAINS.iter().any(|s| lower.contains(s))
 }
 
 fn record_error_lines(ledger: &mut Ledger, text: &str) {
-    for line in text.lines().filter(|l| looks_like_error(l)).take(ERROR_LINES_PER_MESSAGE) {
+    for line in text
+        .lines()
+        .filter(|l| looks_like_error(l))
+        .take(ERROR_LINES_PER_MESSAGE)
+    {
         ledger.add(EntryKind::Error, line.trim());
     }
 }
@@ -301,7 +353,10 @@ mod tests {
     use serde_json::json;
 
     fn extract_json(values: &[Value]) -> Ledger {
-        let stored: Vec<_> = values.iter().map(|v| parse_message(v, "m").unwrap()).collect();
+        let stored: Vec<_> = values
+            .iter()
+            .map(|v| parse_message(v, "m").unwrap())
+            .collect();
         let sources: Vec<SourceMessage> = stored.iter().map(SourceMessage::from).collect();
         extract(&sources)
     }
@@ -321,8 +376,18 @@ mod tests {
         assert_eq!(ledger.read, vec!["src/lib.rs"]);
         assert_eq!(ledger.modified, vec!["src/lib.rs"]);
         assert_eq!(ledger.commands, vec!["cargo test --lib", "git status"]);
-        assert_eq!(ledger.errors, vec!["exit status 101", "error[E0308]: mismatched types", "fatal: not a git repository"]);
-        assert_eq!(ledger.latest_request.as_deref(), Some("Now also update the README"));
+        assert_eq!(
+            ledger.errors,
+            vec![
+                "exit status 101",
+                "error[E0308]: mismatched types",
+                "fatal: not a git repository"
+            ]
+        );
+        assert_eq!(
+            ledger.latest_request.as_deref(),
+            Some("Now also update the README")
+        );
     }
 
     #[test]
@@ -347,9 +412,24 @@ mod tests {
     #[test]
     fn malformed_tool_calls_and_json_are_ignored_not_fatal() {
         let sources = [
-            SourceMessage { role: Role::Assistant, text: "", raw_json: "not json", timestamp_ms: None },
-            SourceMessage { role: Role::Assistant, text: "", raw_json: r#"{"content":[{"type":"toolCall","arguments":7}]}"#, timestamp_ms: None },
-            SourceMessage { role: Role::BashExecution, text: "", raw_json: r#"{"command":5}"#, timestamp_ms: None },
+            SourceMessage {
+                role: Role::Assistant,
+                text: "",
+                raw_json: "not json",
+                timestamp_ms: None,
+            },
+            SourceMessage {
+                role: Role::Assistant,
+                text: "",
+                raw_json: r#"{"content":[{"type":"toolCall","arguments":7}]}"#,
+                timestamp_ms: None,
+            },
+            SourceMessage {
+                role: Role::BashExecution,
+                text: "",
+                raw_json: r#"{"command":5}"#,
+                timestamp_ms: None,
+            },
         ];
         assert!(extract(&sources).is_empty());
     }
@@ -357,11 +437,27 @@ mod tests {
     #[test]
     fn rendered_lines_parse_back_into_their_kinds() {
         let mut ledger = Ledger::default();
-        for line in ["modified: x.rs", "Read: y.rs", "ran: ls -la", "error: boom", "Files: none", "something else", "read: Y.rs"] {
+        for line in [
+            "modified: x.rs",
+            "Read: y.rs",
+            "ran: ls -la",
+            "error: boom",
+            "Files: none",
+            "something else",
+            "read: Y.rs",
+        ] {
             ledger.push_rendered_line(line);
         }
         ledger.dedupe();
-        assert_eq!((ledger.modified.len(), ledger.read.len(), ledger.commands.len(), ledger.errors.len()), (1, 1, 1, 1));
+        assert_eq!(
+            (
+                ledger.modified.len(),
+                ledger.read.len(),
+                ledger.commands.len(),
+                ledger.errors.len()
+            ),
+            (1, 1, 1, 1)
+        );
         assert_eq!(ledger.notes, vec!["something else"]);
         assert_eq!(ledger.read, vec!["Y.rs"]);
     }

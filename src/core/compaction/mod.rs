@@ -16,8 +16,8 @@ pub mod chunking;
 pub mod config;
 pub mod degenerate;
 pub mod escalation;
-pub mod failure;
 pub mod extractive;
+pub mod failure;
 pub mod fit;
 pub mod format;
 pub mod hold;
@@ -33,13 +33,20 @@ use serde::Serialize;
 
 use super::message::{Role, StoredMessage};
 
-pub use chunking::{plan_condensation, select_leaf_chunk, CondenseRules, ContextItem, ItemKind, NoChunk, TailRule};
+pub use chunking::{
+    plan_condensation, select_leaf_chunk, CondenseRules, ContextItem, ItemKind, NoChunk, TailRule,
+};
 pub use config::CompactionConfig;
-pub use escalation::{failure_log_line, Escalation, Failure, GiveUp, Level, OutputLimits, Step, ViewCost};
-pub use retry::{BackoffPolicy, RetryKind, RetryState};
+pub use escalation::{
+    failure_log_line, Escalation, Failure, GiveUp, Level, OutputLimits, Step, ViewCost,
+};
 pub use format::{render_for_context, SummaryView};
 pub use prompts::{Prompt, PROMPT_MARKER};
-pub use trigger::{evaluate_leaf_trigger, needs_full_sweep, sweep_target, LeafDecision, LeafReason, LeafTriggerInput};
+pub use retry::{BackoffPolicy, RetryKind, RetryState};
+pub use trigger::{
+    evaluate_leaf_trigger, needs_full_sweep, sweep_target, LeafDecision, LeafReason,
+    LeafTriggerInput,
+};
 
 /// Which kind of summary a pass produces: a leaf summarizes raw messages, a condensed summary
 /// merges same-depth summaries into one a level deeper.
@@ -146,7 +153,10 @@ pub struct SummarizerError {
 
 impl SummarizerError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        SummarizerError { kind, message: message.into() }
+        SummarizerError {
+            kind,
+            message: message.into(),
+        }
     }
 }
 
@@ -166,7 +176,12 @@ pub struct SourceMessage<'a> {
 
 impl<'a> From<&'a StoredMessage> for SourceMessage<'a> {
     fn from(m: &'a StoredMessage) -> Self {
-        SourceMessage { role: m.role, text: &m.text, raw_json: &m.raw_json, timestamp_ms: m.timestamp_ms }
+        SourceMessage {
+            role: m.role,
+            text: &m.text,
+            raw_json: &m.raw_json,
+            timestamp_ms: m.timestamp_ms,
+        }
     }
 }
 

@@ -30,7 +30,11 @@ pub enum NotASummary {
 const QUOTE_CHARS: usize = 80;
 
 fn quote(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     let mut out: String = line.chars().take(QUOTE_CHARS).collect();
     if line.chars().count() > QUOTE_CHARS {
         out.push('…');
@@ -43,7 +47,9 @@ fn html_title(text: &str) -> Option<String> {
     let lower = text.to_ascii_lowercase();
     let start = lower.find("<title>")? + "<title>".len();
     let end = start + lower.get(start..)?.find("</title>")?;
-    text.get(start..end).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty())
+    text.get(start..end)
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
 }
 
 const HTML_OPENERS: [&str; 5] = ["<!doctype html", "<html", "<head", "<body", "<?xml"];
@@ -69,7 +75,9 @@ fn error_page(trimmed: &str) -> Option<String> {
     if HTML_OPENERS.iter().any(|o| lower.starts_with(o)) {
         return Some(html_title(trimmed).unwrap_or_else(|| quote(trimmed)));
     }
-    if trimmed.chars().count() <= STATUS_MAX_CHARS && STATUS_PHRASES.iter().any(|p| lower.contains(p)) {
+    if trimmed.chars().count() <= STATUS_MAX_CHARS
+        && STATUS_PHRASES.iter().any(|p| lower.contains(p))
+    {
         return Some(quote(trimmed));
     }
     None
@@ -79,11 +87,16 @@ fn error_body(trimmed: &str) -> Option<String> {
     if !trimmed.starts_with('{') {
         return None;
     }
-    let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(trimmed) else { return None };
+    let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(trimmed) else {
+        return None;
+    };
     let error = obj.get("error").or_else(|| obj.get("errors"))?;
     let message = match error {
         Value::String(s) => s.clone(),
-        Value::Object(e) => e.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned),
+        Value::Object(e) => e
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| error.to_string(), str::to_owned),
         other => other.to_string(),
     };
     Some(message.chars().take(QUOTE_CHARS).collect())
@@ -107,9 +120,17 @@ const REFUSALS: [&str; 12] = [
 ];
 
 fn refusal(trimmed: &str) -> Option<String> {
-    let head: String = trimmed.chars().take(40).collect::<String>().to_lowercase().replace('\u{2019}', "'");
+    let head: String = trimmed
+        .chars()
+        .take(40)
+        .collect::<String>()
+        .to_lowercase()
+        .replace('\u{2019}', "'");
     let head = head.trim_start_matches(|c: char| !c.is_alphanumeric());
-    REFUSALS.iter().any(|r| head.starts_with(r)).then(|| quote(trimmed))
+    REFUSALS
+        .iter()
+        .any(|r| head.starts_with(r))
+        .then(|| quote(trimmed))
 }
 
 /// Judges the text's shape: error page, error body or refusal. `None` means it may be a summary.
@@ -143,7 +164,10 @@ fn fnv(words: &[&str]) -> u64 {
 }
 
 fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 fn shingles(text: &str) -> Vec<u64> {
@@ -171,7 +195,9 @@ impl EchoFingerprint {
     /// prompts get none: merging summaries legitimately restates their facts, and a merge that
     /// restates all of them fails as not shorter anyway.
     pub fn of_leaf_prompt(prompt: &str) -> Self {
-        let Some(start) = prompt.rfind("\n<messages>\n") else { return EchoFingerprint::default() };
+        let Some(start) = prompt.rfind("\n<messages>\n") else {
+            return EchoFingerprint::default();
+        };
         let body = &prompt[start + "\n<messages>\n".len()..];
         let body = body.strip_suffix("\n</messages>").unwrap_or(body);
         EchoFingerprint::of(body)
@@ -180,7 +206,9 @@ impl EchoFingerprint {
     /// `Some(Echo)` when most of `output`'s word runs occur in the input.
     pub fn check(&self, output: &str) -> Option<NotASummary> {
         let percent = self.copied_percent(output)?;
-        (percent >= ECHO_PERCENT).then_some(NotASummary::Echo { copied_percent: percent })
+        (percent >= ECHO_PERCENT).then_some(NotASummary::Echo {
+            copied_percent: percent,
+        })
     }
 
     /// The share of `output`'s word runs found in the fingerprinted text, when there is enough
@@ -193,7 +221,10 @@ impl EchoFingerprint {
         if own.len() < MIN_SHINGLES {
             return None;
         }
-        let copied = own.iter().filter(|h| self.hashes.binary_search(h).is_ok()).count();
+        let copied = own
+            .iter()
+            .filter(|h| self.hashes.binary_search(h).is_ok())
+            .count();
         Some(u32::try_from(copied * 100 / own.len()).unwrap_or(100))
     }
 }
@@ -206,15 +237,23 @@ mod tests {
 
     #[test]
     fn an_html_502_page_is_an_error_page_named_by_its_title() {
-        assert_eq!(check_shape(BAD_GATEWAY), Some(NotASummary::ErrorPage("502 Bad Gateway".to_owned())));
+        assert_eq!(
+            check_shape(BAD_GATEWAY),
+            Some(NotASummary::ErrorPage("502 Bad Gateway".to_owned()))
+        );
         let doc = "  <!DOCTYPE html><html><body>Cloudflare: origin unreachable</body></html>";
         assert!(matches!(check_shape(doc), Some(NotASummary::ErrorPage(_))));
     }
 
     #[test]
     fn a_short_plain_text_gateway_status_is_an_error_page() {
-        assert!(matches!(check_shape("503 Service Unavailable"), Some(NotASummary::ErrorPage(t)) if t == "503 Service Unavailable"));
-        assert!(matches!(check_shape("upstream connect error or disconnect/reset before headers"), Some(NotASummary::ErrorPage(_))));
+        assert!(
+            matches!(check_shape("503 Service Unavailable"), Some(NotASummary::ErrorPage(t)) if t == "503 Service Unavailable")
+        );
+        assert!(matches!(
+            check_shape("upstream connect error or disconnect/reset before headers"),
+            Some(NotASummary::ErrorPage(_))
+        ));
     }
 
     #[test]
@@ -227,17 +266,38 @@ mod tests {
 
     #[test]
     fn a_json_error_body_is_rejected_with_its_message() {
-        let body = r#"{"error":{"message":"overloaded_error: Overloaded","type":"overloaded_error"}}"#;
-        assert_eq!(check_shape(body), Some(NotASummary::ErrorBody("overloaded_error: Overloaded".to_owned())));
-        assert_eq!(check_shape(r#"{"goal":"x"}"#), None, "JSON without an error key is not an error body");
+        let body =
+            r#"{"error":{"message":"overloaded_error: Overloaded","type":"overloaded_error"}}"#;
+        assert_eq!(
+            check_shape(body),
+            Some(NotASummary::ErrorBody(
+                "overloaded_error: Overloaded".to_owned()
+            ))
+        );
+        assert_eq!(
+            check_shape(r#"{"goal":"x"}"#),
+            None,
+            "JSON without an error key is not an error body"
+        );
     }
 
     #[test]
     fn refusals_are_rejected_whatever_the_apostrophe() {
-        for text in ["I'm sorry, but I can't help with that.", "I\u{2019}m sorry, I cannot summarize this.", "As an AI, I cannot", "  Sorry, I am unable to do that"] {
-            assert!(matches!(check_shape(text), Some(NotASummary::Refusal(_))), "{text}");
+        for text in [
+            "I'm sorry, but I can't help with that.",
+            "I\u{2019}m sorry, I cannot summarize this.",
+            "As an AI, I cannot",
+            "  Sorry, I am unable to do that",
+        ] {
+            assert!(
+                matches!(check_shape(text), Some(NotASummary::Refusal(_))),
+                "{text}"
+            );
         }
-        assert_eq!(check_shape("## Goal\n- the user said \"I'm sorry\" to the reviewer"), None);
+        assert_eq!(
+            check_shape("## Goal\n- the user said \"I'm sorry\" to the reviewer"),
+            None
+        );
     }
 
     #[test]
@@ -245,7 +305,11 @@ mod tests {
         let input = (0..60).map(|i| format!("[2026-01-01 10:{i:02} | user]\nplease run the migration number {i} against staging and report back")).collect::<Vec<_>>().join("\n\n");
         let fp = EchoFingerprint::of(&input);
         let half = &input[..input.len() / 2];
-        assert!(matches!(fp.check(half), Some(NotASummary::Echo { copied_percent }) if copied_percent >= 90), "{:?}", fp.check(half));
+        assert!(
+            matches!(fp.check(half), Some(NotASummary::Echo { copied_percent }) if copied_percent >= 90),
+            "{:?}",
+            fp.check(half)
+        );
         let summary = "## Goal\n- migrate staging\n## Progress\n- the user asked sixty times for migrations 0 to 59 to be run on staging; none were reported back yet";
         assert_eq!(fp.check(summary), None);
     }
@@ -257,13 +321,20 @@ mod tests {
         let fp = EchoFingerprint::of_leaf_prompt(&leaf);
         assert!(fp.check(transcript).is_some());
         assert_eq!(fp.check("You are the memory-compaction step of an AI agent and so on and so forth for a while"), None, "instructions are not input");
-        assert_eq!(EchoFingerprint::of_leaf_prompt("<summaries>\nx\n</summaries>"), EchoFingerprint::default());
+        assert_eq!(
+            EchoFingerprint::of_leaf_prompt("<summaries>\nx\n</summaries>"),
+            EchoFingerprint::default()
+        );
     }
 
     #[test]
     fn short_answers_and_empty_fingerprints_are_never_echoes() {
         let fp = EchoFingerprint::of("one two three four five six seven eight nine ten");
-        assert_eq!(fp.check("one two three four five six seven eight nine ten"), None, "too short to judge");
+        assert_eq!(
+            fp.check("one two three four five six seven eight nine ten"),
+            None,
+            "too short to judge"
+        );
         assert_eq!(EchoFingerprint::default().check(&"word ".repeat(500)), None);
     }
 }

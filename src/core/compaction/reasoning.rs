@@ -62,9 +62,14 @@ fn leading_close(text: &str) -> Option<usize> {
 /// Removes reasoning blocks from a completion. An opening tag that never closes makes the rest
 /// of the text reasoning: the output limit cut the thinking short, and no answer followed.
 pub fn strip_reasoning(raw: &str) -> Stripped {
-    let lower_has_tag = TAGS.iter().any(|t| find_ci(raw, &format!("{t}>"), 0).is_some());
+    let lower_has_tag = TAGS
+        .iter()
+        .any(|t| find_ci(raw, &format!("{t}>"), 0).is_some());
     if !lower_has_tag {
-        return Stripped { text: raw.trim().to_owned(), reasoning_chars: 0 };
+        return Stripped {
+            text: raw.trim().to_owned(),
+            reasoning_chars: 0,
+        };
     }
     let mut removed = 0;
     let mut rest = raw;
@@ -89,7 +94,10 @@ pub fn strip_reasoning(raw: &str) -> Stripped {
         }
     }
     out.push_str(&rest[at..]);
-    Stripped { text: out.trim().to_owned(), reasoning_chars: removed }
+    Stripped {
+        text: out.trim().to_owned(),
+        reasoning_chars: removed,
+    }
 }
 
 #[cfg(test)]
@@ -119,7 +127,8 @@ mod tests {
 
     #[test]
     fn a_bare_closing_tag_ends_reasoning_the_template_opened() {
-        let raw = format!("Okay, so I need to summarize this. First the goal...\n</think>\n{SUMMARY}");
+        let raw =
+            format!("Okay, so I need to summarize this. First the goal...\n</think>\n{SUMMARY}");
         let out = strip_reasoning(&raw);
         assert_eq!(out.text, SUMMARY);
         assert!(out.reasoning_chars > 0);
@@ -127,7 +136,11 @@ mod tests {
 
     #[test]
     fn reasoning_only_answers_strip_to_nothing() {
-        for raw in ["<think>\nLet me think about what the user did. They ran cargo test", "<think>all of it</think>", "Hmm, where to start.\n</think>\n  "] {
+        for raw in [
+            "<think>\nLet me think about what the user did. They ran cargo test",
+            "<think>all of it</think>",
+            "Hmm, where to start.\n</think>\n  ",
+        ] {
             let out = strip_reasoning(raw);
             assert_eq!(out.text, "", "{raw}");
             assert!(out.reasoning_chars > 0);
@@ -137,7 +150,13 @@ mod tests {
     #[test]
     fn an_answer_without_reasoning_is_returned_trimmed_and_unchanged() {
         let out = strip_reasoning(&format!("\n  {SUMMARY}\n"));
-        assert_eq!(out, Stripped { text: SUMMARY.to_owned(), reasoning_chars: 0 });
+        assert_eq!(
+            out,
+            Stripped {
+                text: SUMMARY.to_owned(),
+                reasoning_chars: 0
+            }
+        );
         // A summary that merely mentions a tag name without a tag is untouched.
         let mention = "## Decisions\n- the prompt format drops think blocks and thinking tokens";
         assert_eq!(strip_reasoning(mention).text, mention);
@@ -146,6 +165,9 @@ mod tests {
     #[test]
     fn multibyte_text_around_tags_is_kept_intact() {
         let raw = "<think>überlegen…</think>## Ziel\n- Parser ausliefern — 完成";
-        assert_eq!(strip_reasoning(raw).text, "## Ziel\n- Parser ausliefern — 完成");
+        assert_eq!(
+            strip_reasoning(raw).text,
+            "## Ziel\n- Parser ausliefern — 完成"
+        );
     }
 }

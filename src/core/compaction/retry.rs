@@ -118,7 +118,8 @@ impl RetryState {
             self.unusable_request = Some(fingerprint.to_owned());
             self.unusable_repeats = 1;
         }
-        self.resend_at_ms = Some(now_ms.saturating_add(doubling_delay(self.unusable_repeats, policy)));
+        self.resend_at_ms =
+            Some(now_ms.saturating_add(doubling_delay(self.unusable_repeats, policy)));
     }
 
     /// When the request `fingerprint` may be sent again, if it may not be sent now: only the
@@ -133,13 +134,18 @@ impl RetryState {
     /// A compaction succeeded: every counter resets and the breaker closes. The chunk floor
     /// stays: it records how long this summarizer's answers run.
     pub fn on_success(&mut self) {
-        *self = RetryState { chunk_floor: self.chunk_floor, ..RetryState::default() };
+        *self = RetryState {
+            chunk_floor: self.chunk_floor,
+            ..RetryState::default()
+        };
     }
 
     /// An answer of `answer_tokens` was too long for a chunk of `chunk_tokens`: the next chunk
     /// must be at least twice that chunk and three times the answer.
     pub fn on_answer_too_long(&mut self, chunk_tokens: u32, answer_tokens: u32) {
-        let needed = chunk_tokens.saturating_mul(2).max(answer_tokens.saturating_mul(3));
+        let needed = chunk_tokens
+            .saturating_mul(2)
+            .max(answer_tokens.saturating_mul(3));
         self.chunk_floor = self.chunk_floor.max(needed);
     }
 
@@ -162,14 +168,17 @@ impl RetryState {
     pub fn chunk_min(&self, base: u32, max_chunk: u32) -> u32 {
         base.max(self.chunk_floor).min(max_chunk)
     }
-
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const POLICY: BackoffPolicy = BackoffPolicy { base_ms: 30_000, max_ms: 3_600_000, breaker_after: 3 };
+    const POLICY: BackoffPolicy = BackoffPolicy {
+        base_ms: 30_000,
+        max_ms: 3_600_000,
+        breaker_after: 3,
+    };
 
     #[test]
     fn provider_failures_back_off_doubling_up_to_the_cap_and_success_resets_it() {
@@ -198,9 +207,15 @@ mod tests {
             assert!(!s.may_attempt(1_000), "probe too early at turn {turn}");
             s.on_turn();
         }
-        assert!(s.may_attempt(1_000), "a probe after {PROBE_AFTER_TURNS} turns");
+        assert!(
+            s.may_attempt(1_000),
+            "a probe after {PROBE_AFTER_TURNS} turns"
+        );
         s.on_failure(RetryKind::Provider, 1_000, &POLICY);
-        assert!(!s.may_attempt(1_001), "a failed probe starts the count again");
+        assert!(
+            !s.may_attempt(1_001),
+            "a failed probe starts the count again"
+        );
     }
 
     #[test]
@@ -209,22 +224,49 @@ mod tests {
         for _ in 0..5 {
             s.on_failure(RetryKind::Output, 0, &POLICY);
         }
-        assert!(s.may_attempt(0), "no waiting in time after an answer that was not a summary");
-        assert_eq!(s.chunk_min(640, 3_000), 640, "a loop or an echo says nothing about the chunk's size");
+        assert!(
+            s.may_attempt(0),
+            "no waiting in time after an answer that was not a summary"
+        );
+        assert_eq!(
+            s.chunk_min(640, 3_000),
+            640,
+            "a loop or an echo says nothing about the chunk's size"
+        );
     }
 
     #[test]
     fn an_answer_too_long_for_its_chunk_raises_the_floor_and_the_floor_outlives_success() {
         let mut s = RetryState::default();
         s.on_answer_too_long(700, 420);
-        assert_eq!(s.chunk_min(640, 3_000), 1_400, "twice the chunk that was too small");
+        assert_eq!(
+            s.chunk_min(640, 3_000),
+            1_400,
+            "twice the chunk that was too small"
+        );
         s.on_answer_too_long(1_400, 900);
-        assert_eq!(s.chunk_min(640, 8_000), 2_800, "twice 1,400 beats three times 900");
+        assert_eq!(
+            s.chunk_min(640, 8_000),
+            2_800,
+            "twice 1,400 beats three times 900"
+        );
         s.on_answer_too_long(100, 1_500);
-        assert_eq!(s.chunk_min(640, 8_000), 4_500, "three times an answer that long");
-        assert_eq!(s.chunk_min(640, 3_000), 3_000, "never above the largest chunk the budget allows");
+        assert_eq!(
+            s.chunk_min(640, 8_000),
+            4_500,
+            "three times an answer that long"
+        );
+        assert_eq!(
+            s.chunk_min(640, 3_000),
+            3_000,
+            "never above the largest chunk the budget allows"
+        );
         s.on_success();
-        assert_eq!(s.chunk_min(640, 8_000), 4_500, "a success keeps what the summarizer showed it needs");
+        assert_eq!(
+            s.chunk_min(640, 8_000),
+            4_500,
+            "a success keeps what the summarizer showed it needs"
+        );
     }
 
     #[test]
@@ -232,17 +274,33 @@ mod tests {
         let mut s = RetryState::default();
         s.on_unusable_request("a", 0, &POLICY);
         assert_eq!(s.resend_blocked_until("a", 1), Some(30_000));
-        assert_eq!(s.resend_blocked_until("b", 1), None, "a changed request is not held");
+        assert_eq!(
+            s.resend_blocked_until("b", 1),
+            None,
+            "a changed request is not held"
+        );
         assert_eq!(s.resend_blocked_until("a", 30_000), None);
         s.on_unusable_request("a", 30_000, &POLICY);
-        assert_eq!(s.resend_blocked_until("a", 30_000), Some(90_000), "the second repeat waits twice as long");
+        assert_eq!(
+            s.resend_blocked_until("a", 30_000),
+            Some(90_000),
+            "the second repeat waits twice as long"
+        );
         for _ in 0..PROBE_AFTER_TURNS + 2 {
             s.on_turn();
         }
         assert!(s.may_attempt(30_001), "other requests run");
-        assert_eq!(s.resend_blocked_until("a", 30_001), Some(90_000), "no turn probe shortens the wait for the same request");
+        assert_eq!(
+            s.resend_blocked_until("a", 30_001),
+            Some(90_000),
+            "no turn probe shortens the wait for the same request"
+        );
         s.on_unusable_request("b", 40_000, &POLICY);
-        assert_eq!((s.unusable_repeats, s.resend_blocked_until("b", 40_001)), (1, Some(70_000)), "a new request starts the count again");
+        assert_eq!(
+            (s.unusable_repeats, s.resend_blocked_until("b", 40_001)),
+            (1, Some(70_000)),
+            "a new request starts the count again"
+        );
         s.on_success();
         assert_eq!(s.resend_blocked_until("b", 40_001), None);
     }
@@ -260,10 +318,16 @@ mod tests {
         for _ in 0..10 {
             s.on_turn();
         }
-        assert!(!s.may_attempt(10), "turn probes do not bypass an open breaker");
+        assert!(
+            !s.may_attempt(10),
+            "turn probes do not bypass an open breaker"
+        );
         assert!(s.may_attempt(3_600_000), "one probe after the cooldown");
         s.on_failure(RetryKind::Provider, 3_600_000, &POLICY);
-        assert!(s.breaker_open, "a timeout does not prove the credentials work");
+        assert!(
+            s.breaker_open,
+            "a timeout does not prove the credentials work"
+        );
         s.on_success();
         assert!(!s.breaker_open);
     }
@@ -272,13 +336,30 @@ mod tests {
     fn retry_state_round_trips_reads_older_rows_and_survives_extremes() {
         let mut s = RetryState::default();
         for _ in 0..200 {
-            s.on_failure(RetryKind::Auth, i64::MAX - 5, &BackoffPolicy { base_ms: u64::MAX, max_ms: u64::MAX, breaker_after: 1 });
+            s.on_failure(
+                RetryKind::Auth,
+                i64::MAX - 5,
+                &BackoffPolicy {
+                    base_ms: u64::MAX,
+                    max_ms: u64::MAX,
+                    breaker_after: 1,
+                },
+            );
         }
         assert_eq!(s.next_retry_at_ms, Some(i64::MAX));
         let json = serde_json::to_string(&s).unwrap();
-        assert!(json.contains("\"consecutiveFailures\":200") && json.contains("\"breakerOpen\":true"), "{json}");
+        assert!(
+            json.contains("\"consecutiveFailures\":200") && json.contains("\"breakerOpen\":true"),
+            "{json}"
+        );
         assert_eq!(serde_json::from_str::<RetryState>(&json).unwrap(), s);
-        let old = r#"{"consecutiveFailures":2,"authFailures":0,"nextRetryAtMs":5,"breakerOpen":false}"#;
-        assert_eq!(serde_json::from_str::<RetryState>(old).unwrap().turns_since_failure, 0);
+        let old =
+            r#"{"consecutiveFailures":2,"authFailures":0,"nextRetryAtMs":5,"breakerOpen":false}"#;
+        assert_eq!(
+            serde_json::from_str::<RetryState>(old)
+                .unwrap()
+                .turns_since_failure,
+            0
+        );
     }
 }

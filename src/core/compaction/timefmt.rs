@@ -22,7 +22,11 @@ pub fn utc_minute(ms: i64) -> String {
     let days = secs.div_euclid(86_400);
     let in_day = secs.rem_euclid(86_400);
     let (year, month, day) = civil_from_days(days);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", in_day / 3_600, (in_day % 3_600) / 60)
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        in_day / 3_600,
+        (in_day % 3_600) / 60
+    )
 }
 
 /// `from A to B`, `at A` when both ends are the same minute, or `time unknown`.
@@ -53,7 +57,10 @@ mod tests {
     #[test]
     fn spans_collapse_equal_ends() {
         assert_eq!(span(Some(0), Some(59_000)), "at 1970-01-01 00:00 UTC");
-        assert_eq!(span(Some(0), Some(3_600_000)), "from 1970-01-01 00:00 UTC to 1970-01-01 01:00 UTC");
+        assert_eq!(
+            span(Some(0), Some(3_600_000)),
+            "from 1970-01-01 00:00 UTC to 1970-01-01 01:00 UTC"
+        );
         assert_eq!(span(None, None), "time unknown");
     }
 }

@@ -48,7 +48,13 @@ pub struct LeafTriggerInput {
 
 impl LeafTriggerInput {
     /// Inputs with the thresholds taken from `config`.
-    pub fn new(config: &CompactionConfig, raw_tokens_outside_tail: i64, stored: i64, live: Option<i64>, budget: Option<i64>) -> Self {
+    pub fn new(
+        config: &CompactionConfig,
+        raw_tokens_outside_tail: i64,
+        stored: i64,
+        live: Option<i64>,
+        budget: Option<i64>,
+    ) -> Self {
         LeafTriggerInput {
             raw_tokens_outside_tail,
             leaf_chunk_tokens: i64::from(config.leaf_chunk_tokens),
@@ -125,7 +131,9 @@ impl LeafDecision {
     /// A one-line log message, e.g. `leaf trigger: skip (below_headroom): ...`.
     pub fn log_line(&self) -> String {
         let verdict = if self.compact { "compact" } else { "skip" };
-        let ceiling = self.ceiling.map_or_else(|| "none".to_owned(), |c| c.to_string());
+        let ceiling = self
+            .ceiling
+            .map_or_else(|| "none".to_owned(), |c| c.to_string());
         format!(
             "leaf trigger: {verdict} ({}): {}; assembled {} tokens, ceiling {ceiling}, one pass removes ~{}",
             self.reason.name(),
@@ -195,7 +203,10 @@ pub fn evaluate_leaf_trigger(input: &LeafTriggerInput) -> LeafDecision {
     } else {
         LeafReason::LeafChunkReady
     };
-    let compact = matches!(reason, LeafReason::BudgetPressure | LeafReason::LeafChunkReady);
+    let compact = matches!(
+        reason,
+        LeafReason::BudgetPressure | LeafReason::LeafChunkReady
+    );
     LeafDecision {
         compact,
         reason,
@@ -242,15 +253,60 @@ mod tests {
     fn leaf_trigger_scenarios_a_to_e_match_seed_05() {
         // (scenario, raw outside tail, leafChunkTokens, assembled, budget, expected compact, reason)
         let table = [
-            ("A: original issue, 2K leaf chunks", 60 * K, 2 * K, 150 * K, 200 * K, true, LeafReason::BudgetPressure),
-            ("B: small context, genuine pressure", 40 * K, 20 * K, 90 * K, 128 * K, true, LeafReason::BudgetPressure),
-            ("C: 1M context at 93% of its ceiling", 300 * K, 20 * K, 700 * K, 1_000 * K, true, LeafReason::BudgetPressure),
-            ("D: orchestrator with headroom", 25 * K, 20 * K, 40 * K, 200 * K, false, LeafReason::BelowHeadroom),
-            ("E: rapid tool use at the ceiling", 80 * K, 20 * K, 150 * K, 200 * K, true, LeafReason::BudgetPressure),
+            (
+                "A: original issue, 2K leaf chunks",
+                60 * K,
+                2 * K,
+                150 * K,
+                200 * K,
+                true,
+                LeafReason::BudgetPressure,
+            ),
+            (
+                "B: small context, genuine pressure",
+                40 * K,
+                20 * K,
+                90 * K,
+                128 * K,
+                true,
+                LeafReason::BudgetPressure,
+            ),
+            (
+                "C: 1M context at 93% of its ceiling",
+                300 * K,
+                20 * K,
+                700 * K,
+                1_000 * K,
+                true,
+                LeafReason::BudgetPressure,
+            ),
+            (
+                "D: orchestrator with headroom",
+                25 * K,
+                20 * K,
+                40 * K,
+                200 * K,
+                false,
+                LeafReason::BelowHeadroom,
+            ),
+            (
+                "E: rapid tool use at the ceiling",
+                80 * K,
+                20 * K,
+                150 * K,
+                200 * K,
+                true,
+                LeafReason::BudgetPressure,
+            ),
         ];
         for (name, raw, chunk, assembled, budget, compact, reason) in table {
             let d = evaluate_leaf_trigger(&input(raw, chunk, assembled, Some(budget)));
-            assert_eq!((d.compact, d.reason), (compact, reason), "{name}: {}", d.log_line());
+            assert_eq!(
+                (d.compact, d.reason),
+                (compact, reason),
+                "{name}: {}",
+                d.log_line()
+            );
         }
     }
 
@@ -269,9 +325,16 @@ mod tests {
     #[test]
     fn cache_aware_skip_applies_without_pressure() {
         let mut i = input(300 * K, 20 * K, 700 * K, None);
-        assert_eq!(evaluate_leaf_trigger(&i).reason, LeafReason::ReductionTooSmall);
+        assert_eq!(
+            evaluate_leaf_trigger(&i).reason,
+            LeafReason::ReductionTooSmall
+        );
         i.skip_reduction_threshold = 0.0;
-        assert_eq!(evaluate_leaf_trigger(&i).reason, LeafReason::LeafChunkReady, "0 disables the skip");
+        assert_eq!(
+            evaluate_leaf_trigger(&i).reason,
+            LeafReason::LeafChunkReady,
+            "0 disables the skip"
+        );
         i.skip_reduction_threshold = 0.02;
         assert!(evaluate_leaf_trigger(&i).compact, "20K is above 2% of 700K");
     }
@@ -285,7 +348,10 @@ mod tests {
     #[test]
     fn empty_conversation_does_not_compact() {
         let d = evaluate_leaf_trigger(&input(0, 20 * K, 0, Some(200 * K)));
-        assert_eq!((d.compact, d.reason), (false, LeafReason::EmptyConversation));
+        assert_eq!(
+            (d.compact, d.reason),
+            (false, LeafReason::EmptyConversation)
+        );
         assert_eq!(d.estimated_reduction, 0);
     }
 
@@ -295,7 +361,10 @@ mod tests {
         assert_eq!((d.compact, d.reason), (false, LeafReason::NoReduction));
         assert_eq!(d.inputs.raw_tokens_outside_tail, -5_000);
         let zero_chunk = evaluate_leaf_trigger(&input(50 * K, 0, 150 * K, Some(200 * K)));
-        assert_eq!((zero_chunk.compact, zero_chunk.reason), (false, LeafReason::NoReduction));
+        assert_eq!(
+            (zero_chunk.compact, zero_chunk.reason),
+            (false, LeafReason::NoReduction)
+        );
     }
 
     #[test]
@@ -303,10 +372,18 @@ mod tests {
         let mut i = input(80 * K, 20 * K, 149 * K, Some(200 * K));
         i.headroom_factor = 7.5;
         let d = evaluate_leaf_trigger(&i);
-        assert_eq!(d.headroom_floor, Some(150 * K as u64), "clamped to 1.0 × ceiling");
+        assert_eq!(
+            d.headroom_floor,
+            Some(150 * K as u64),
+            "clamped to 1.0 × ceiling"
+        );
         assert_eq!((d.compact, d.reason), (false, LeafReason::BelowHeadroom));
         i.stored_assembled_tokens = 150 * K;
-        assert_eq!(evaluate_leaf_trigger(&i).reason, LeafReason::BudgetPressure, "still compacts at the ceiling");
+        assert_eq!(
+            evaluate_leaf_trigger(&i).reason,
+            LeafReason::BudgetPressure,
+            "still compacts at the ceiling"
+        );
     }
 
     #[test]
@@ -316,17 +393,28 @@ mod tests {
         let d = evaluate_leaf_trigger(&i);
         assert_eq!(d.headroom_floor, None);
         assert!(!d.budget_pressure);
-        assert_eq!((d.compact, d.reason), (true, LeafReason::LeafChunkReady), "20K of 40K is worth it");
+        assert_eq!(
+            (d.compact, d.reason),
+            (true, LeafReason::LeafChunkReady),
+            "20K of 40K is worth it"
+        );
         i.raw_tokens_outside_tail = 500 * K;
         i.stored_assembled_tokens = 600 * K;
         i.token_budget = Some(1_000 * K);
-        assert_eq!(evaluate_leaf_trigger(&i).reason, LeafReason::ReductionTooSmall, "no false pressure under the ceiling");
+        assert_eq!(
+            evaluate_leaf_trigger(&i).reason,
+            LeafReason::ReductionTooSmall,
+            "no false pressure under the ceiling"
+        );
     }
 
     #[test]
     fn undefined_budget_skips_headroom_and_pressure() {
         let d = evaluate_leaf_trigger(&input(25 * K, 20 * K, 40 * K, None));
-        assert_eq!((d.ceiling, d.headroom_floor, d.budget_pressure), (None, None, false));
+        assert_eq!(
+            (d.ceiling, d.headroom_floor, d.budget_pressure),
+            (None, None, false)
+        );
         assert_eq!((d.compact, d.reason), (true, LeafReason::LeafChunkReady));
         let zero_budget = evaluate_leaf_trigger(&input(25 * K, 20 * K, 40 * K, Some(0)));
         assert_eq!(zero_budget.ceiling, None, "a zero budget is no budget");
@@ -344,9 +432,16 @@ mod tests {
         assert_eq!(evaluate_leaf_trigger(&i).reason, LeafReason::BelowHeadroom);
         i.live_assembled_tokens = Some(160 * K);
         let d = evaluate_leaf_trigger(&i);
-        assert_eq!((d.assembled_tokens, d.reason), (160 * K as u64, LeafReason::BudgetPressure));
+        assert_eq!(
+            (d.assembled_tokens, d.reason),
+            (160 * K as u64, LeafReason::BudgetPressure)
+        );
         i.live_assembled_tokens = Some(-1);
-        assert_eq!(evaluate_leaf_trigger(&i).assembled_tokens, 40 * K as u64, "a negative live count is ignored");
+        assert_eq!(
+            evaluate_leaf_trigger(&i).assembled_tokens,
+            40 * K as u64,
+            "a negative live count is ignored"
+        );
     }
 
     #[test]
@@ -355,15 +450,33 @@ mod tests {
         let json = serde_json::to_value(&d).unwrap();
         assert_eq!(json["reason"], d.reason.name());
         assert_eq!(json["compact"], false);
-        for key in ["rawTokensOutsideTail", "leafChunkTokens", "storedAssembledTokens", "liveAssembledTokens", "tokenBudget", "contextThreshold", "headroomFactor", "skipReductionThreshold"] {
+        for key in [
+            "rawTokensOutsideTail",
+            "leafChunkTokens",
+            "storedAssembledTokens",
+            "liveAssembledTokens",
+            "tokenBudget",
+            "contextThreshold",
+            "headroomFactor",
+            "skipReductionThreshold",
+        ] {
             assert!(json["inputs"].get(key).is_some(), "missing input {key}");
         }
-        for reason in [LeafReason::EmptyConversation, LeafReason::NoReduction, LeafReason::BelowLeafChunk, LeafReason::BelowHeadroom,
-                       LeafReason::BudgetPressure, LeafReason::ReductionTooSmall, LeafReason::LeafChunkReady] {
+        for reason in [
+            LeafReason::EmptyConversation,
+            LeafReason::NoReduction,
+            LeafReason::BelowLeafChunk,
+            LeafReason::BelowHeadroom,
+            LeafReason::BudgetPressure,
+            LeafReason::ReductionTooSmall,
+            LeafReason::LeafChunkReady,
+        ] {
             assert_eq!(serde_json::to_value(reason).unwrap(), reason.name());
             assert!(!reason.sentence().is_empty());
         }
-        assert!(d.log_line().starts_with("leaf trigger: skip (below_headroom)"));
+        assert!(d
+            .log_line()
+            .starts_with("leaf trigger: skip (below_headroom)"));
     }
 
     #[test]
@@ -371,7 +484,14 @@ mod tests {
         assert_eq!(sweep_target(200_000, 0.75), 150_000);
         assert!(!needs_full_sweep(150_000, 200_000, 0.75));
         assert!(needs_full_sweep(150_001, 200_000, 0.75));
-        assert!(!needs_full_sweep(0, 0, 0.75), "an empty context with no budget needs nothing");
-        assert_eq!(sweep_target(200_000, f64::NAN), 200_000, "a broken threshold falls back to the whole budget");
+        assert!(
+            !needs_full_sweep(0, 0, 0.75),
+            "an empty context with no budget needs nothing"
+        );
+        assert_eq!(
+            sweep_target(200_000, f64::NAN),
+            200_000,
+            "a broken threshold falls back to the whole budget"
+        );
     }
 }

@@ -25,7 +25,11 @@ pub struct MaskingConfig {
 
 impl Default for MaskingConfig {
     fn default() -> Self {
-        MaskingConfig { enabled: true, min_tokens: 200, batch_ratio: 1.0 }
+        MaskingConfig {
+            enabled: true,
+            min_tokens: 200,
+            batch_ratio: 1.0,
+        }
     }
 }
 
@@ -38,11 +42,18 @@ impl MaskingConfig {
     pub fn apply_key(&mut self, key: &str, value: &Value) -> Result<Option<bool>> {
         match key {
             "toolOutputStubs" => {
-                self.enabled = value.as_bool().ok_or_else(|| Error::config(key, format!("must be true or false, got {value}")))?;
+                self.enabled = value.as_bool().ok_or_else(|| {
+                    Error::config(key, format!("must be true or false, got {value}"))
+                })?;
                 Ok(Some(false))
             }
             "stubMinTokens" => {
-                let n = value.as_u64().ok_or_else(|| Error::config(key, format!("must be a non-negative integer (a token count), got {value}")))?;
+                let n = value.as_u64().ok_or_else(|| {
+                    Error::config(
+                        key,
+                        format!("must be a non-negative integer (a token count), got {value}"),
+                    )
+                })?;
                 let clamped = n.clamp(MIN_TOKENS.0, MIN_TOKENS.1);
                 self.min_tokens = u32::try_from(clamped).unwrap_or(u32::MAX);
                 Ok(Some(clamped != n))
@@ -75,17 +86,33 @@ mod tests {
     fn keys_apply_clamp_and_reject_naming_the_key() {
         let mut c = MaskingConfig::default();
         for key in KEYS {
-            let value = if *key == "toolOutputStubs" { json!(false) } else { json!(300) };
+            let value = if *key == "toolOutputStubs" {
+                json!(false)
+            } else {
+                json!(300)
+            };
             assert!(c.apply_key(key, &value).unwrap().is_some(), "{key}");
         }
         assert_eq!((c.enabled, c.min_tokens), (false, 300));
         assert_eq!(c.apply_key("stubMinTokens", &json!(1)).unwrap(), Some(true));
         assert_eq!(c.min_tokens, 64);
-        assert_eq!(c.apply_key("stubBatchRatio", &json!(1e9)).unwrap(), Some(true));
+        assert_eq!(
+            c.apply_key("stubBatchRatio", &json!(1e9)).unwrap(),
+            Some(true)
+        );
         assert_eq!(c.batch_ratio, 100.0);
-        assert_eq!(c.apply_key("stubBatchRatio", &json!(0)).unwrap(), Some(false));
+        assert_eq!(
+            c.apply_key("stubBatchRatio", &json!(0)).unwrap(),
+            Some(false)
+        );
         assert_eq!(c.apply_key("dbPath", &json!("/x")).unwrap(), None);
-        for (key, bad) in [("toolOutputStubs", json!("yes")), ("stubMinTokens", json!(-3)), ("stubMinTokens", json!(2.5)), ("stubBatchRatio", json!(-1)), ("stubBatchRatio", json!("1"))] {
+        for (key, bad) in [
+            ("toolOutputStubs", json!("yes")),
+            ("stubMinTokens", json!(-3)),
+            ("stubMinTokens", json!(2.5)),
+            ("stubBatchRatio", json!(-1)),
+            ("stubBatchRatio", json!("1")),
+        ] {
             let before = c.clone();
             let err = c.apply_key(key, &bad).unwrap_err().to_string();
             assert!(err.contains(&format!("`{key}`")), "{err}");

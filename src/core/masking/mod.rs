@@ -23,5 +23,8 @@ pub mod trigger;
 
 pub use config::MaskingConfig;
 pub use select::{plan, Candidate, Change, Plan, PlanRules, ScanItem};
-pub use stub::{excerpt_tokens, excerpt_variant, render_excerpt, render_line, stub_line_of, summarizer_text, Original, Rendered, ToolCall, STUB_LINE_VARIANT};
+pub use stub::{
+    excerpt_tokens, excerpt_variant, render_excerpt, render_line, stub_line_of, summarizer_text,
+    Original, Rendered, ToolCall, STUB_LINE_VARIANT,
+};
 pub use trigger::{decide, MaskDecision, MaskInput, MaskReason};

@@ -101,12 +101,19 @@ fn is_tool_output(role: Role) -> bool {
 }
 
 fn user_positions(items: &[ScanItem]) -> Vec<usize> {
-    items.iter().enumerate().filter(|(_, i)| i.message_id.is_some() && i.role == Some(Role::User)).map(|(n, _)| n).collect()
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.message_id.is_some() && i.role == Some(Role::User))
+        .map(|(n, _)| n)
+        .collect()
 }
 
 /// Whether the newest turn ends with the assistant's answer.
 fn newest_turn_finished(items: &[ScanItem]) -> bool {
-    items.last().is_some_and(|last| last.role == Some(Role::Assistant) && !last.calls_tools)
+    items
+        .last()
+        .is_some_and(|last| last.role == Some(Role::Assistant) && !last.calls_tools)
 }
 
 /// The first ordinal of the protected turns (see the module doc), or None when every row is
@@ -114,19 +121,28 @@ fn newest_turn_finished(items: &[ScanItem]) -> bool {
 pub fn protected_from(items: &[ScanItem]) -> Option<i64> {
     let users = user_positions(items);
     let newest = *users.last()?;
-    let start = if newest_turn_finished(items) { newest } else { *users.get(users.len().checked_sub(2)?)? };
+    let start = if newest_turn_finished(items) {
+        newest
+    } else {
+        *users.get(users.len().checked_sub(2)?)?
+    };
     Some(items[start].ordinal)
 }
 
 /// The ordinal of the request the model is still answering, if any.
 fn open_request(items: &[ScanItem]) -> Option<i64> {
-    (!newest_turn_finished(items)).then(|| user_positions(items).last().map(|n| items[*n].ordinal)).flatten()
+    (!newest_turn_finished(items))
+        .then(|| user_positions(items).last().map(|n| items[*n].ordinal))
+        .flatten()
 }
 
 /// Plans a batch over `items` (oldest first, ending with the context's newest item); the items
 /// from ordinal `new_from` on were appended by the turn just stored.
 pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
-    let mut out = Plan { protected_from: protected_from(items), ..Plan::default() };
+    let mut out = Plan {
+        protected_from: protected_from(items),
+        ..Plan::default()
+    };
     let protected = out.protected_from.unwrap_or(i64::MIN);
     let request = open_request(items);
     let mut first_change: Option<i64> = None;
@@ -136,7 +152,13 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
             after.push((item.ordinal, item.tokens));
             continue;
         };
-        let candidate = |change| Candidate { ordinal: item.ordinal, message_id, role, tokens: item.tokens, change };
+        let candidate = |change| Candidate {
+            ordinal: item.ordinal,
+            message_id,
+            role,
+            tokens: item.tokens,
+            change,
+        };
         let old_output = item.ordinal < protected && is_tool_output(role);
         let excerpted = item.stub.is_some_and(|v| v >= 2);
         let new_tokens = if old_output && item.stub.is_none() && item.tokens < rules.min_tokens {
@@ -147,7 +169,14 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
             out.saved += u64::from(item.tokens.saturating_sub(rules.stub_tokens));
             first_change.get_or_insert(item.ordinal);
             rules.stub_tokens.min(item.tokens)
-        } else if item.stub.is_none() && item.tokens > if request == Some(item.ordinal) { rules.request_tokens.max(rules.huge_tokens) } else { rules.huge_tokens } {
+        } else if item.stub.is_none()
+            && item.tokens
+                > if request == Some(item.ordinal) {
+                    rules.request_tokens.max(rules.huge_tokens)
+                } else {
+                    rules.huge_tokens
+                }
+        {
             let excerpt = rules.excerpt_tokens.saturating_add(rules.stub_tokens);
             out.huge.push(candidate(Change::Excerpt));
             out.huge_saved += u64::from(item.tokens.saturating_sub(excerpt));
@@ -158,7 +187,11 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
         after.push((item.ordinal, new_tokens));
     }
     if let Some(first) = first_change {
-        out.rewritten = after.iter().filter(|(o, _)| *o >= first && *o < new_from).map(|(_, t)| u64::from(*t)).sum();
+        out.rewritten = after
+            .iter()
+            .filter(|(o, _)| *o >= first && *o < new_from)
+            .map(|(_, t)| u64::from(*t))
+            .sum();
     }
     out
 }
@@ -167,7 +200,13 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
 mod tests {
     use super::*;
 
-    const RULES: PlanRules = PlanRules { min_tokens: 200, huge_tokens: 20_000, request_tokens: 50_000, excerpt_tokens: 4_096, stub_tokens: 60 };
+    const RULES: PlanRules = PlanRules {
+        min_tokens: 200,
+        huge_tokens: 20_000,
+        request_tokens: 50_000,
+        excerpt_tokens: 4_096,
+        stub_tokens: 60,
+    };
 
     /// Items from a compact description: `u` user, `a` assistant, `c` assistant calling tools,
     /// `r` tool result, each with its tokens.
@@ -180,35 +219,107 @@ mod tests {
                     'r' => Role::ToolResult,
                     _ => Role::Assistant,
                 };
-                ScanItem { ordinal: i as i64 + 1, message_id: Some(100 + i as i64), role: Some(role), tokens: *tokens, stub: None, calls_tools: *kind == 'c' }
+                ScanItem {
+                    ordinal: i as i64 + 1,
+                    message_id: Some(100 + i as i64),
+                    role: Some(role),
+                    tokens: *tokens,
+                    stub: None,
+                    calls_tools: *kind == 'c',
+                }
             })
             .collect()
     }
 
     #[test]
     fn the_newest_finished_turn_is_protected_and_older_tool_outputs_are_candidates() {
-        let rows = items(&[('u', 50), ('c', 30), ('r', 3_000), ('a', 80), ('u', 50), ('c', 30), ('r', 5_000), ('a', 90)]);
+        let rows = items(&[
+            ('u', 50),
+            ('c', 30),
+            ('r', 3_000),
+            ('a', 80),
+            ('u', 50),
+            ('c', 30),
+            ('r', 5_000),
+            ('a', 90),
+        ]);
         let p = plan(&rows, &RULES, i64::MAX);
-        assert_eq!(p.protected_from, Some(5), "the newest turn starts at its user message");
-        assert_eq!(p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(
+            p.protected_from,
+            Some(5),
+            "the newest turn starts at its user message"
+        );
+        assert_eq!(
+            p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(),
+            vec![3]
+        );
         assert_eq!(p.saved, 3_000 - 60);
-        assert_eq!(p.rewritten, 60 + 80 + 50 + 30 + 5_000 + 90, "from the stub to the end");
-        assert_eq!(plan(&rows, &RULES, 5).rewritten, 60 + 80, "the turn just appended is new to the cache anyway");
+        assert_eq!(
+            p.rewritten,
+            60 + 80 + 50 + 30 + 5_000 + 90,
+            "from the stub to the end"
+        );
+        assert_eq!(
+            plan(&rows, &RULES, 5).rewritten,
+            60 + 80,
+            "the turn just appended is new to the cache anyway"
+        );
         assert!(p.huge.is_empty() && p.small.is_empty());
     }
 
     #[test]
     fn an_unfinished_newest_turn_protects_the_turn_before_it_too() {
-        let rows = items(&[('u', 50), ('c', 30), ('r', 3_000), ('a', 80), ('u', 50), ('c', 30), ('r', 5_000), ('a', 90), ('u', 40), ('c', 30), ('r', 900)]);
+        let rows = items(&[
+            ('u', 50),
+            ('c', 30),
+            ('r', 3_000),
+            ('a', 80),
+            ('u', 50),
+            ('c', 30),
+            ('r', 5_000),
+            ('a', 90),
+            ('u', 40),
+            ('c', 30),
+            ('r', 900),
+        ]);
         let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.protected_from, Some(5));
         assert_eq!(p.candidates.len(), 1);
-        let mut calling = items(&[('u', 50), ('r', 3_000), ('u', 50), ('r', 3_000), ('u', 50), ('c', 30)]);
-        assert_eq!(protected_from(&calling), Some(3), "a trailing tool call is an unfinished turn");
-        let asked = items(&[('u', 50), ('c', 30), ('r', 3_000), ('a', 80), ('u', 50), ('c', 30), ('r', 3_000), ('a', 80), ('u', 60)]);
-        assert_eq!(protected_from(&asked), Some(5), "a user message the model has not answered yet is the current turn");
+        let mut calling = items(&[
+            ('u', 50),
+            ('r', 3_000),
+            ('u', 50),
+            ('r', 3_000),
+            ('u', 50),
+            ('c', 30),
+        ]);
+        assert_eq!(
+            protected_from(&calling),
+            Some(3),
+            "a trailing tool call is an unfinished turn"
+        );
+        let asked = items(&[
+            ('u', 50),
+            ('c', 30),
+            ('r', 3_000),
+            ('a', 80),
+            ('u', 50),
+            ('c', 30),
+            ('r', 3_000),
+            ('a', 80),
+            ('u', 60),
+        ]);
+        assert_eq!(
+            protected_from(&asked),
+            Some(5),
+            "a user message the model has not answered yet is the current turn"
+        );
         calling.truncate(2);
-        assert_eq!(plan(&calling, &RULES, i64::MAX).candidates, vec![], "the only turn ends with a result: all protected");
+        assert_eq!(
+            plan(&calling, &RULES, i64::MAX).candidates,
+            vec![],
+            "the only turn ends with a result: all protected"
+        );
     }
 
     #[test]
@@ -223,44 +334,109 @@ mod tests {
 
     #[test]
     fn small_outputs_stay_whole_unless_repeated_and_stubs_are_not_stubbed_again() {
-        let mut rows = items(&[('u', 50), ('c', 30), ('r', 150), ('c', 30), ('r', 3_000), ('c', 30), ('r', 60), ('u', 50), ('a', 10)]);
+        let mut rows = items(&[
+            ('u', 50),
+            ('c', 30),
+            ('r', 150),
+            ('c', 30),
+            ('r', 3_000),
+            ('c', 30),
+            ('r', 60),
+            ('u', 50),
+            ('a', 10),
+        ]);
         rows[6].stub = Some(1);
         let p = plan(&rows, &RULES, i64::MAX);
-        assert_eq!(p.small.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![3]);
-        assert_eq!(p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![5], "ordinal 7 is stubbed already");
+        assert_eq!(
+            p.small.iter().map(|c| c.ordinal).collect::<Vec<_>>(),
+            vec![3]
+        );
+        assert_eq!(
+            p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(),
+            vec![5],
+            "ordinal 7 is stubbed already"
+        );
     }
 
     #[test]
     fn a_huge_message_is_excerpted_even_in_the_newest_turn_and_an_old_one_becomes_a_line() {
-        let mut rows = items(&[('u', 50), ('c', 30), ('r', 45_000), ('a', 80), ('u', 30_000), ('c', 30), ('r', 45_000), ('a', 90)]);
+        let mut rows = items(&[
+            ('u', 50),
+            ('c', 30),
+            ('r', 45_000),
+            ('a', 80),
+            ('u', 30_000),
+            ('c', 30),
+            ('r', 45_000),
+            ('a', 90),
+        ]);
         let p = plan(&rows, &RULES, i64::MAX);
-        assert_eq!(p.huge.iter().map(|c| (c.ordinal, c.role)).collect::<Vec<_>>(), vec![(5, Role::User), (7, Role::ToolResult)]);
+        assert_eq!(
+            p.huge
+                .iter()
+                .map(|c| (c.ordinal, c.role))
+                .collect::<Vec<_>>(),
+            vec![(5, Role::User), (7, Role::ToolResult)]
+        );
         assert!(p.huge.iter().all(|c| c.change == Change::Excerpt));
-        assert_eq!(p.candidates.iter().map(|c| (c.ordinal, c.change)).collect::<Vec<_>>(), vec![(3, Change::Line)]);
+        assert_eq!(
+            p.candidates
+                .iter()
+                .map(|c| (c.ordinal, c.change))
+                .collect::<Vec<_>>(),
+            vec![(3, Change::Line)]
+        );
         assert_eq!(p.huge_saved, 30_000 - 4_156 + 45_000 - 4_156);
         // An excerpt of an old tool output is stubbed on; an excerpted user message stays.
         rows[2].stub = Some(6);
         rows[2].tokens = 4_150;
         rows[4].stub = Some(6);
         let p = plan(&rows, &RULES, i64::MAX);
-        assert_eq!(p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![3]);
-        assert_eq!(p.huge.iter().map(|c| c.ordinal).collect::<Vec<_>>(), vec![7]);
+        assert_eq!(
+            p.candidates.iter().map(|c| c.ordinal).collect::<Vec<_>>(),
+            vec![3]
+        );
+        assert_eq!(
+            p.huge.iter().map(|c| c.ordinal).collect::<Vec<_>>(),
+            vec![7]
+        );
     }
 
     #[test]
     fn the_request_being_answered_is_cut_only_when_it_does_not_fit_the_view() {
         let rows = items(&[('u', 50), ('a', 80), ('u', 30_000)]);
-        assert!(plan(&rows, &RULES, i64::MAX).huge.is_empty(), "30K of a 50K view: the model gets the whole request");
+        assert!(
+            plan(&rows, &RULES, i64::MAX).huge.is_empty(),
+            "30K of a 50K view: the model gets the whole request"
+        );
         let rows = items(&[('u', 50), ('a', 80), ('u', 60_000)]);
-        assert_eq!(plan(&rows, &RULES, i64::MAX).huge.len(), 1, "larger than the view: an excerpt beats nothing");
+        assert_eq!(
+            plan(&rows, &RULES, i64::MAX).huge.len(),
+            1,
+            "larger than the view: an excerpt beats nothing"
+        );
         let answered = items(&[('u', 50), ('a', 80), ('u', 30_000), ('a', 80)]);
-        assert_eq!(plan(&answered, &RULES, i64::MAX).huge.len(), 1, "once answered, the tail's share decides");
+        assert_eq!(
+            plan(&answered, &RULES, i64::MAX).huge.len(),
+            1,
+            "once answered, the tail's share decides"
+        );
     }
 
     #[test]
     fn summaries_are_neither_candidates_nor_turn_starts() {
         let mut rows = items(&[('u', 50), ('r', 3_000), ('u', 50), ('a', 10)]);
-        rows.insert(0, ScanItem { ordinal: 0, message_id: None, role: None, tokens: 900, stub: None, calls_tools: false });
+        rows.insert(
+            0,
+            ScanItem {
+                ordinal: 0,
+                message_id: None,
+                role: None,
+                tokens: 900,
+                stub: None,
+                calls_tools: false,
+            },
+        );
         let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.protected_from, Some(3));
         assert_eq!(p.candidates.len(), 1);

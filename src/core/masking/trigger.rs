@@ -71,9 +71,15 @@ impl MaskReason {
         match self {
             MaskReason::Disabled => "tool-output stubs are switched off",
             MaskReason::NothingToStub => "no old tool output is waiting to be stubbed",
-            MaskReason::BudgetPressure => "the context is near its budget, which overrides the cache: stubs before summaries",
-            MaskReason::PaysForCacheBreak => "the stubs save enough to pay for re-writing the cached prompt after them",
-            MaskReason::TooSmallForCacheBreak => "the stubs would save too little to pay for re-writing the cached prompt after them",
+            MaskReason::BudgetPressure => {
+                "the context is near its budget, which overrides the cache: stubs before summaries"
+            }
+            MaskReason::PaysForCacheBreak => {
+                "the stubs save enough to pay for re-writing the cached prompt after them"
+            }
+            MaskReason::TooSmallForCacheBreak => {
+                "the stubs would save too little to pay for re-writing the cached prompt after them"
+            }
         }
     }
 }
@@ -115,8 +121,14 @@ impl MaskDecision {
 
 /// Decides (see the module doc for the rules).
 pub fn decide(input: &MaskInput) -> MaskDecision {
-    let budget_pressure = input.pressure_line.is_some_and(|line| input.context_tokens >= line);
-    let ratio = if input.batch_ratio.is_finite() { input.batch_ratio.max(0.0) } else { 1.0 };
+    let budget_pressure = input
+        .pressure_line
+        .is_some_and(|line| input.context_tokens >= line);
+    let ratio = if input.batch_ratio.is_finite() {
+        input.batch_ratio.max(0.0)
+    } else {
+        1.0
+    };
     let reason = if !input.enabled {
         MaskReason::Disabled
     } else if input.candidates == 0 || input.saved_tokens == 0 {
@@ -128,8 +140,17 @@ pub fn decide(input: &MaskInput) -> MaskDecision {
     } else {
         MaskReason::TooSmallForCacheBreak
     };
-    let stub = matches!(reason, MaskReason::BudgetPressure | MaskReason::PaysForCacheBreak);
-    MaskDecision { stub, excerpt_huge: input.enabled && input.huge > 0, reason, budget_pressure, inputs: *input }
+    let stub = matches!(
+        reason,
+        MaskReason::BudgetPressure | MaskReason::PaysForCacheBreak
+    );
+    MaskDecision {
+        stub,
+        excerpt_huge: input.enabled && input.huge > 0,
+        reason,
+        budget_pressure,
+        inputs: *input,
+    }
 }
 
 #[cfg(test)]
@@ -137,15 +158,34 @@ mod tests {
     use super::*;
 
     fn input(saved: u64, rewritten: u64, context: u64) -> MaskInput {
-        MaskInput { enabled: true, candidates: 3, saved_tokens: saved, rewritten_tokens: rewritten, huge: 0, context_tokens: context, pressure_line: Some(60_000), batch_ratio: 1.0 }
+        MaskInput {
+            enabled: true,
+            candidates: 3,
+            saved_tokens: saved,
+            rewritten_tokens: rewritten,
+            huge: 0,
+            context_tokens: context,
+            pressure_line: Some(60_000),
+            batch_ratio: 1.0,
+        }
     }
 
     #[test]
     fn a_batch_runs_when_it_saves_what_it_rewrites_and_waits_otherwise() {
         let d = decide(&input(12_000, 11_000, 30_000));
-        assert_eq!((d.stub, d.reason), (true, MaskReason::PaysForCacheBreak), "{}", d.log_line());
+        assert_eq!(
+            (d.stub, d.reason),
+            (true, MaskReason::PaysForCacheBreak),
+            "{}",
+            d.log_line()
+        );
         let d = decide(&input(4_000, 11_000, 30_000));
-        assert_eq!((d.stub, d.reason), (false, MaskReason::TooSmallForCacheBreak), "{}", d.log_line());
+        assert_eq!(
+            (d.stub, d.reason),
+            (false, MaskReason::TooSmallForCacheBreak),
+            "{}",
+            d.log_line()
+        );
         let mut eager = input(4_000, 11_000, 30_000);
         eager.batch_ratio = 0.0;
         assert!(decide(&eager).stub, "ratio 0 stubs on every turn");
@@ -154,10 +194,17 @@ mod tests {
     #[test]
     fn budget_pressure_always_wins_over_the_cache() {
         let d = decide(&input(400, 50_000, 60_000));
-        assert_eq!((d.stub, d.reason, d.budget_pressure), (true, MaskReason::BudgetPressure, true));
+        assert_eq!(
+            (d.stub, d.reason, d.budget_pressure),
+            (true, MaskReason::BudgetPressure, true)
+        );
         let mut no_budget = input(400, 50_000, 900_000);
         no_budget.pressure_line = None;
-        assert_eq!(decide(&no_budget).reason, MaskReason::TooSmallForCacheBreak, "no budget, no pressure");
+        assert_eq!(
+            decide(&no_budget).reason,
+            MaskReason::TooSmallForCacheBreak,
+            "no budget, no pressure"
+        );
     }
 
     #[test]
@@ -166,11 +213,17 @@ mod tests {
         i.candidates = 0;
         i.huge = 1;
         let d = decide(&i);
-        assert_eq!((d.stub, d.excerpt_huge, d.reason), (false, true, MaskReason::NothingToStub));
+        assert_eq!(
+            (d.stub, d.excerpt_huge, d.reason),
+            (false, true, MaskReason::NothingToStub)
+        );
         assert!(d.applies());
         i.enabled = false;
         let d = decide(&i);
-        assert_eq!((d.stub, d.excerpt_huge, d.reason), (false, false, MaskReason::Disabled));
+        assert_eq!(
+            (d.stub, d.excerpt_huge, d.reason),
+            (false, false, MaskReason::Disabled)
+        );
         assert!(!d.applies());
     }
 
@@ -179,13 +232,30 @@ mod tests {
         let d = decide(&input(4_000, 11_000, 30_000));
         let json = serde_json::to_value(&d).unwrap();
         assert_eq!(json["reason"], d.reason.name());
-        for key in ["enabled", "candidates", "savedTokens", "rewrittenTokens", "huge", "contextTokens", "pressureLine", "batchRatio"] {
+        for key in [
+            "enabled",
+            "candidates",
+            "savedTokens",
+            "rewrittenTokens",
+            "huge",
+            "contextTokens",
+            "pressureLine",
+            "batchRatio",
+        ] {
             assert!(json["inputs"].get(key).is_some(), "missing input {key}");
         }
-        for reason in [MaskReason::Disabled, MaskReason::NothingToStub, MaskReason::BudgetPressure, MaskReason::PaysForCacheBreak, MaskReason::TooSmallForCacheBreak] {
+        for reason in [
+            MaskReason::Disabled,
+            MaskReason::NothingToStub,
+            MaskReason::BudgetPressure,
+            MaskReason::PaysForCacheBreak,
+            MaskReason::TooSmallForCacheBreak,
+        ] {
             assert_eq!(serde_json::to_value(reason).unwrap(), reason.name());
             assert!(!reason.sentence().is_empty());
         }
-        assert!(d.log_line().starts_with("tool-output stubs: wait (too_small_for_cache_break)"));
+        assert!(d
+            .log_line()
+            .starts_with("tool-output stubs: wait (too_small_for_cache_break)"));
     }
 }

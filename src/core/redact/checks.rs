@@ -14,13 +14,18 @@ pub fn passes(check: Check, candidate: &str) -> bool {
         Check::Mixed => mixed(candidate),
         Check::Random => random(candidate),
         Check::NotPlaceholder => !is_placeholder(candidate),
-        Check::RandomValue => !is_placeholder(candidate) && candidate.len() >= 8 && mixed(candidate),
+        Check::RandomValue => {
+            !is_placeholder(candidate) && candidate.len() >= 8 && mixed(candidate)
+        }
         Check::UrlPassword => !is_placeholder(candidate) && !is_port(candidate),
         Check::JwtHeader => jwt_header(candidate),
         Check::Base64PrivateKey => base64_private_key(candidate),
         Check::RandomBase64 => {
             let has = |f: fn(&u8) -> bool| candidate.bytes().any(|b| f(&b));
-            has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit) && entropy(candidate) >= 4.2
+            has(u8::is_ascii_uppercase)
+                && has(u8::is_ascii_lowercase)
+                && has(u8::is_ascii_digit)
+                && entropy(candidate) >= 4.2
         }
     }
 }
@@ -43,7 +48,12 @@ pub fn entropy(s: &str) -> f64 {
         counts[usize::from(b)] += 1;
     }
     let n = s.len() as f64;
-    counts.iter().filter(|c| **c > 0).map(|c| f64::from(*c) / n).map(|p| -p * p.log2()).sum()
+    counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|c| f64::from(*c) / n)
+        .map(|p| -p * p.log2())
+        .sum()
 }
 
 /// Looks machine-generated: 2+ digits, 2+ letters, 3 bits of entropy per character, and a run
@@ -51,37 +61,97 @@ pub fn entropy(s: &str) -> f64 {
 pub fn random(s: &str) -> bool {
     let digits = s.bytes().filter(u8::is_ascii_digit).count();
     let letters = s.bytes().filter(u8::is_ascii_alphabetic).count();
-    let longest_run = s.split(|c: char| !c.is_ascii_alphanumeric()).map(str::len).max().unwrap_or(0);
+    let longest_run = s
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
     digits >= 2 && letters >= 2 && longest_run >= 16 && entropy(s) >= 3.0
 }
 
 /// Words that stand for a value rather than being one: types, literals, placeholders.
 const STAND_IN_WORDS: &[&str] = &[
-    "null", "none", "nil", "true", "false", "undefined", "string", "str", "number", "int", "integer", "bool", "boolean", "any",
-    "object", "bytes", "required", "optional", "redacted", "masked", "hidden", "empty", "example", "placeholder", "secret",
-    "password", "passwd", "token", "xxx", "todo", "tbd", "env", "default", "value", "dummy", "test", "unknown", "unset", "blank",
-    "omitted", "removed", "sensitive", "private", "stdin", "prompt", "apikey", "api_key", "api-key", "key",
+    "null",
+    "none",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "string",
+    "str",
+    "number",
+    "int",
+    "integer",
+    "bool",
+    "boolean",
+    "any",
+    "object",
+    "bytes",
+    "required",
+    "optional",
+    "redacted",
+    "masked",
+    "hidden",
+    "empty",
+    "example",
+    "placeholder",
+    "secret",
+    "password",
+    "passwd",
+    "token",
+    "xxx",
+    "todo",
+    "tbd",
+    "env",
+    "default",
+    "value",
+    "dummy",
+    "test",
+    "unknown",
+    "unset",
+    "blank",
+    "omitted",
+    "removed",
+    "sensitive",
+    "private",
+    "stdin",
+    "prompt",
+    "apikey",
+    "api_key",
+    "api-key",
+    "key",
 ];
 
 /// A reference or a stand-in, not a credential: `$TOKEN`, `${X}`, `%s`, `{{ x }}`, `<token>`,
 /// `[credential: x]`, masks (`****`, `xxxx`), ellipses, `YOUR_API_KEY`, `your-token-here`.
 pub fn is_placeholder(value: &str) -> bool {
     let v = value.trim();
-    let Some(first) = v.chars().next() else { return true };
+    let Some(first) = v.chars().next() else {
+        return true;
+    };
     if matches!(first, '$' | '%' | '{' | '<' | '[' | '(') || v.ends_with('>') {
         return true;
     }
-    if v.chars().all(|c| matches!(c, '*' | 'x' | 'X' | '.' | '•' | '#' | '-' | '_' | '0')) {
+    if v.chars()
+        .all(|c| matches!(c, '*' | 'x' | 'X' | '.' | '•' | '#' | '-' | '_' | '0'))
+    {
         return true;
     }
     let lower = v.to_ascii_lowercase();
-    let masked = lower.contains("****") || lower.contains("xxxx") || lower.contains("...") || lower.contains('…');
+    let masked = lower.contains("****")
+        || lower.contains("xxxx")
+        || lower.contains("...")
+        || lower.contains('…');
     let template = ["${", "$(", "{{", "%("].iter().any(|t| v.contains(t));
     if masked || template || lower.starts_with("your") {
         return true;
     }
     // An environment variable's name written where its value goes.
-    let env_name = v.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') && v.contains('_') && first.is_ascii_uppercase();
+    let env_name = v
+        .bytes()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        && v.contains('_')
+        && first.is_ascii_uppercase();
     env_name || STAND_IN_WORDS.contains(&lower.as_str())
 }
 
@@ -120,10 +190,17 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
 
 /// A JWT's first part is base64url JSON naming its algorithm or type.
 fn jwt_header(token: &str) -> bool {
-    let Some(header) = token.split('.').next().and_then(base64_decode) else { return false };
-    let Ok(header) = std::str::from_utf8(&header) else { return false };
+    let Some(header) = token.split('.').next().and_then(base64_decode) else {
+        return false;
+    };
+    let Ok(header) = std::str::from_utf8(&header) else {
+        return false;
+    };
     let header = header.trim_start();
-    header.starts_with('{') && ["\"alg\"", "\"typ\"", "\"enc\"", "\"kid\""].iter().any(|k| header.contains(k))
+    header.starts_with('{')
+        && ["\"alg\"", "\"typ\"", "\"enc\"", "\"kid\""]
+            .iter()
+            .any(|k| header.contains(k))
 }
 
 /// A base64 blob whose text starts a PEM private key (a Kubernetes `tls.key`, say).
@@ -139,10 +216,32 @@ mod tests {
 
     #[test]
     fn placeholders_and_references_are_not_credentials() {
-        for v in ["$TOKEN", "${API_KEY}", "%s", "{{ secrets.X }}", "<your-token>", "changeme-${RANDOM}", "[credential: jwt]", "****", "xxxxxxxx", "sk-...abcd", "YOUR_API_KEY", "your-token-here", "null", "string", ""] {
+        for v in [
+            "$TOKEN",
+            "${API_KEY}",
+            "%s",
+            "{{ secrets.X }}",
+            "<your-token>",
+            "changeme-${RANDOM}",
+            "[credential: jwt]",
+            "****",
+            "xxxxxxxx",
+            "sk-...abcd",
+            "YOUR_API_KEY",
+            "your-token-here",
+            "null",
+            "string",
+            "",
+        ] {
             assert!(is_placeholder(v), "{v:?} is a placeholder");
         }
-        for v in ["hunter2", "s3cr3t-P@ss", "ghp_abc", "Tr0ub4dor&3", "postgres"] {
+        for v in [
+            "hunter2",
+            "s3cr3t-P@ss",
+            "ghp_abc",
+            "Tr0ub4dor&3",
+            "postgres",
+        ] {
             assert!(!is_placeholder(v), "{v:?} is a value");
         }
     }
@@ -166,7 +265,10 @@ mod tests {
     #[test]
     fn a_jwt_header_must_decode_to_json_naming_its_algorithm() {
         assert!(jwt_header("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.x.y"));
-        assert!(!jwt_header("eyJ1IjoibWFwYm94In0.x.y"), "JSON without alg/typ");
+        assert!(
+            !jwt_header("eyJ1IjoibWFwYm94In0.x.y"),
+            "JSON without alg/typ"
+        );
         assert!(!jwt_header("eyJ!!.x.y"));
     }
 }

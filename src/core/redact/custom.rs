@@ -34,18 +34,28 @@ pub fn entry_error(index: usize, reason: impl Into<String>) -> Error {
 
 fn valid_name(name: &str) -> bool {
     (1..=40).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
 }
 
 /// Compiles a pattern the way the redactor will, or says why it cannot be used.
 pub fn compile(pattern: &str) -> std::result::Result<regex_lite::Regex, String> {
     if pattern.len() > MAX_PATTERN_LEN {
-        return Err(format!("the pattern is longer than {MAX_PATTERN_LEN} characters"));
+        return Err(format!(
+            "the pattern is longer than {MAX_PATTERN_LEN} characters"
+        ));
     }
-    let regex = regex_lite::Regex::new(pattern).map_err(|err| format!("not a valid regular expression: {err}"))?;
+    let regex = regex_lite::Regex::new(pattern)
+        .map_err(|err| format!("not a valid regular expression: {err}"))?;
     if regex.is_match("") {
-        return Err("the pattern matches the empty string, so it would match everywhere".to_owned());
+        return Err(
+            "the pattern matches the empty string, so it would match everywhere".to_owned(),
+        );
     }
     Ok(regex)
 }
@@ -54,10 +64,19 @@ fn parse_entry(index: usize, entry: &Value) -> Result<CustomPattern> {
     let (name, pattern, keywords) = match entry {
         Value::String(pattern) => (DEFAULT_NAME.to_owned(), pattern.clone(), Vec::new()),
         Value::Object(obj) => {
-            if let Some(unknown) = obj.keys().find(|k| !matches!(k.as_str(), "name" | "pattern" | "keywords")) {
-                return Err(entry_error(index, format!("unknown field `{unknown}` (fields: name, pattern, keywords)")));
+            if let Some(unknown) = obj
+                .keys()
+                .find(|k| !matches!(k.as_str(), "name" | "pattern" | "keywords"))
+            {
+                return Err(entry_error(
+                    index,
+                    format!("unknown field `{unknown}` (fields: name, pattern, keywords)"),
+                ));
             }
-            let pattern = obj.get("pattern").and_then(Value::as_str).ok_or_else(|| entry_error(index, "needs a `pattern` string"))?;
+            let pattern = obj
+                .get("pattern")
+                .and_then(Value::as_str)
+                .ok_or_else(|| entry_error(index, "needs a `pattern` string"))?;
             let name = match obj.get("name") {
                 None | Some(Value::Null) => DEFAULT_NAME.to_owned(),
                 Some(Value::String(name)) if valid_name(name) => name.clone(),
@@ -69,17 +88,31 @@ fn parse_entry(index: usize, entry: &Value) -> Result<CustomPattern> {
                     .iter()
                     .map(|k| match k.as_str() {
                         Some(k) if k.len() >= 3 && k.is_ascii() => Ok(k.to_ascii_lowercase()),
-                        _ => Err(entry_error(index, "`keywords` must be ASCII strings of 3 characters or more")),
+                        _ => Err(entry_error(
+                            index,
+                            "`keywords` must be ASCII strings of 3 characters or more",
+                        )),
                     })
                     .collect::<Result<Vec<_>>>()?,
-                Some(_) => return Err(entry_error(index, "`keywords` must be an array of strings")),
+                Some(_) => {
+                    return Err(entry_error(index, "`keywords` must be an array of strings"))
+                }
             };
             (name, pattern.to_owned(), keywords)
         }
-        _ => return Err(entry_error(index, "must be a regex string or an object {name, pattern, keywords}")),
+        _ => {
+            return Err(entry_error(
+                index,
+                "must be a regex string or an object {name, pattern, keywords}",
+            ))
+        }
     };
     compile(&pattern).map_err(|reason| entry_error(index, reason))?;
-    Ok(CustomPattern { name, pattern, keywords })
+    Ok(CustomPattern {
+        name,
+        pattern,
+        keywords,
+    })
 }
 
 /// Parses the `redactPatterns` value.
@@ -87,12 +120,23 @@ pub fn parse(value: &Value) -> Result<Vec<CustomPattern>> {
     let list = match value {
         Value::Null => return Ok(Vec::new()),
         Value::Array(list) => list,
-        _ => return Err(Error::config(KEY, "must be an array of regex strings or {name, pattern, keywords} objects")),
+        _ => {
+            return Err(Error::config(
+                KEY,
+                "must be an array of regex strings or {name, pattern, keywords} objects",
+            ))
+        }
     };
     if list.len() > MAX_PATTERNS {
-        return Err(Error::config(KEY, format!("at most {MAX_PATTERNS} patterns")));
+        return Err(Error::config(
+            KEY,
+            format!("at most {MAX_PATTERNS} patterns"),
+        ));
     }
-    list.iter().enumerate().map(|(i, entry)| parse_entry(i, entry)).collect()
+    list.iter()
+        .enumerate()
+        .map(|(i, entry)| parse_entry(i, entry))
+        .collect()
 }
 
 #[cfg(test)]
@@ -103,17 +147,32 @@ mod tests {
     #[test]
     fn strings_and_objects_are_accepted() {
         let parsed = parse(&json!(["itk_[a-z0-9]{32}", {"name": "acme-key", "pattern": "acme-(?P<secret>[0-9a-f]{24})", "keywords": ["ACME-"]}])).unwrap();
-        assert_eq!(parsed[0], CustomPattern { name: "custom".into(), pattern: "itk_[a-z0-9]{32}".into(), keywords: vec![] });
+        assert_eq!(
+            parsed[0],
+            CustomPattern {
+                name: "custom".into(),
+                pattern: "itk_[a-z0-9]{32}".into(),
+                keywords: vec![]
+            }
+        );
         assert_eq!(parsed[1].name, "acme-key");
         assert_eq!(parsed[1].keywords, ["acme-"]);
     }
 
     #[test]
     fn an_invalid_regex_is_rejected_naming_the_key_and_the_index() {
-        let err = parse(&json!(["ok_[a-z]+", "broken(["])).unwrap_err().to_string();
-        assert!(err.contains("`redactPatterns`: entry 1: not a valid regular expression"), "{err}");
+        let err = parse(&json!(["ok_[a-z]+", "broken(["]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`redactPatterns`: entry 1: not a valid regular expression"),
+            "{err}"
+        );
         let err = parse(&json!([{"pattern": "a*"}])).unwrap_err().to_string();
-        assert!(err.contains("`redactPatterns`: entry 0: ") && err.contains("empty string"), "{err}");
+        assert!(
+            err.contains("`redactPatterns`: entry 0: ") && err.contains("empty string"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -123,7 +182,10 @@ mod tests {
             (json!([3]), "`redactPatterns`: entry 0"),
             (json!([{"name": "Bad Name", "pattern": "x+"}]), "`name`"),
             (json!([{"pattern": "x+", "keywords": ["ab"]}]), "`keywords`"),
-            (json!([{"pattern": "x+", "flags": "i"}]), "unknown field `flags`"),
+            (
+                json!([{"pattern": "x+", "flags": "i"}]),
+                "unknown field `flags`",
+            ),
             (json!([{"name": "n"}]), "`pattern`"),
         ] {
             let err = parse(&bad).unwrap_err().to_string();

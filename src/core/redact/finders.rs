@@ -29,19 +29,35 @@ pub fn discord_bot_tokens(text: &str) -> Vec<(usize, usize)> {
             start -= 1;
         }
         let first = &bytes[start..dot];
-        if !(23..=28).contains(&first.len()) || !matches!(first[0], b'M' | b'N' | b'O') || (start > 0 && is_b64url(bytes[start - 1])) {
+        if !(23..=28).contains(&first.len())
+            || !matches!(first[0], b'M' | b'N' | b'O')
+            || (start > 0 && is_b64url(bytes[start - 1]))
+        {
             continue;
         }
-        let second_end = (dot + 1..bytes.len()).find(|&i| !is_b64url(bytes[i])).unwrap_or(bytes.len());
+        let second_end = (dot + 1..bytes.len())
+            .find(|&i| !is_b64url(bytes[i]))
+            .unwrap_or(bytes.len());
         if !(6..=7).contains(&(second_end - dot - 1)) || bytes.get(second_end) != Some(&b'.') {
             continue;
         }
-        let third_end = (second_end + 1..bytes.len()).find(|&i| !is_b64url(bytes[i])).unwrap_or(bytes.len());
+        let third_end = (second_end + 1..bytes.len())
+            .find(|&i| !is_b64url(bytes[i]))
+            .unwrap_or(bytes.len());
         if !(27..=40).contains(&(third_end - second_end - 1)) {
             continue;
         }
-        let id_is_digits = std::str::from_utf8(first).ok().and_then(base64_decode).is_some_and(|id| (17..=20).contains(&id.len()) && id.iter().all(u8::is_ascii_digit));
-        let random_parts = [&bytes[start..dot], &bytes[dot + 1..second_end], &bytes[second_end + 1..third_end]].iter().all(|part| std::str::from_utf8(part).is_ok_and(mixed));
+        let id_is_digits = std::str::from_utf8(first)
+            .ok()
+            .and_then(base64_decode)
+            .is_some_and(|id| (17..=20).contains(&id.len()) && id.iter().all(u8::is_ascii_digit));
+        let random_parts = [
+            &bytes[start..dot],
+            &bytes[dot + 1..second_end],
+            &bytes[second_end + 1..third_end],
+        ]
+        .iter()
+        .all(|part| std::str::from_utf8(part).is_ok_and(mixed));
         if id_is_digits || random_parts {
             out.push((start, third_end));
             from = third_end;
@@ -61,11 +77,15 @@ pub fn telegram_bot_tokens(text: &str) -> Vec<(usize, usize)> {
             start -= 1;
         }
         let digits = colon - start;
-        let preceded_by_token = start > 0 && (bytes[start - 1].is_ascii_alphanumeric() && !text[..start].ends_with("bot") || bytes[start - 1] == b'_');
+        let preceded_by_token = start > 0
+            && (bytes[start - 1].is_ascii_alphanumeric() && !text[..start].ends_with("bot")
+                || bytes[start - 1] == b'_');
         if !(8..=10).contains(&digits) || preceded_by_token {
             continue;
         }
-        let end = (colon + 1..bytes.len()).find(|&i| !is_b64url(bytes[i])).unwrap_or(bytes.len());
+        let end = (colon + 1..bytes.len())
+            .find(|&i| !is_b64url(bytes[i]))
+            .unwrap_or(bytes.len());
         if (30..=40).contains(&(end - colon - 1)) && mixed(&text[colon + 1..end]) {
             out.push((start, end));
         }
@@ -85,14 +105,24 @@ pub fn pem_private_keys(text: &str, starts: impl Iterator<Item = usize>) -> Vec<
             continue;
         }
         let label_start = start + BEGIN.len();
-        let Some(label_len) = text[label_start..].get(..64.min(text.len() - label_start)).and_then(|head| head.find("-----")) else { continue };
+        let Some(label_len) = text[label_start..]
+            .get(..64.min(text.len() - label_start))
+            .and_then(|head| head.find("-----"))
+        else {
+            continue;
+        };
         let label = &text[label_start..label_start + label_len];
         let label = label.strip_suffix(" BLOCK").unwrap_or(label);
-        if !label.ends_with("PRIVATE KEY") || !label.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ') {
+        if !label.ends_with("PRIVATE KEY")
+            || !label
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b' ')
+        {
             continue;
         }
         let body = label_start + label_len + 5;
-        let end = matching_end(text, body).unwrap_or_else(|| base64_lines_end(text.as_bytes(), body));
+        let end =
+            matching_end(text, body).unwrap_or_else(|| base64_lines_end(text.as_bytes(), body));
         out.push((start, end));
     }
     out
@@ -105,7 +135,9 @@ fn matching_end(text: &str, body: usize) -> Option<usize> {
     let mut from = body;
     while let Some(n) = text.get(from..reach).and_then(|window| window.find(END)) {
         let label = from + n + END.len();
-        let close = text[label..].get(..64.min(text.len() - label)).and_then(|head| head.find("-----"))?;
+        let close = text[label..]
+            .get(..64.min(text.len() - label))
+            .and_then(|head| head.find("-----"))?;
         let name = &text[label..label + close];
         if name.ends_with("PRIVATE KEY") || name.ends_with("PRIVATE KEY BLOCK") {
             return Some(label + close + 5);
@@ -131,12 +163,19 @@ fn base64_lines_end(bytes: &[u8], body: usize) -> usize {
             _ => return end,
         }
         let line_start = i;
-        while bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
+        while bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        {
             i += 1;
         }
-        let header = bytes[line_start..].starts_with(b"Proc-Type:") || bytes[line_start..].starts_with(b"DEK-Info:");
+        let header = bytes[line_start..].starts_with(b"Proc-Type:")
+            || bytes[line_start..].starts_with(b"DEK-Info:");
         if header {
-            while bytes.get(i).is_some_and(|b| !matches!(b, b'\n' | b'\r' | b'\\')) {
+            while bytes
+                .get(i)
+                .is_some_and(|b| !matches!(b, b'\n' | b'\r' | b'\\'))
+            {
                 i += 1;
             }
             blank_ok = true;
@@ -151,7 +190,10 @@ fn base64_lines_end(bytes: &[u8], body: usize) -> usize {
 }
 
 /// Maximal runs of `is_member` bytes, as byte spans.
-fn runs<'a, F: Fn(u8) -> bool + 'a>(bytes: &'a [u8], is_member: F) -> impl Iterator<Item = (usize, usize)> + 'a {
+fn runs<'a, F: Fn(u8) -> bool + 'a>(
+    bytes: &'a [u8],
+    is_member: F,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
     let mut i = 0;
     std::iter::from_fn(move || {
         while i < bytes.len() && !is_member(bytes[i]) {
@@ -171,7 +213,13 @@ fn runs<'a, F: Fn(u8) -> bool + 'a>(bytes: &'a [u8], is_member: F) -> impl Itera
 /// Whole tokens: a run of `alphabet`'s run characters that is `prefix` plus exactly `len`
 /// characters of the alphabet, followed by `padding` and then nothing token-like. A run right
 /// after `-`, `_`, `.` or `=` is part of something longer (`sha512-…`, `key=…` is another rule's).
-pub fn token_runs(text: &str, prefix: &str, alphabet: Alphabet, len: usize, padding: &str) -> Vec<(usize, usize)> {
+pub fn token_runs(
+    text: &str,
+    prefix: &str,
+    alphabet: Alphabet,
+    len: usize,
+    padding: &str,
+) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let in_run: fn(u8) -> bool = match alphabet {
         Alphabet::Base64 => is_b64,
@@ -182,7 +230,11 @@ pub fn token_runs(text: &str, prefix: &str, alphabet: Alphabet, len: usize, padd
         Alphabet::Hex => u8::is_ascii_hexdigit,
     };
     runs(bytes, in_run)
-        .filter(|&(s, e)| e - s == prefix.len() + len && text[s..e].starts_with(prefix) && bytes[s + prefix.len()..e].iter().all(in_alphabet))
+        .filter(|&(s, e)| {
+            e - s == prefix.len() + len
+                && text[s..e].starts_with(prefix)
+                && bytes[s + prefix.len()..e].iter().all(in_alphabet)
+        })
         .filter(|&(s, _)| !(s > 0 && matches!(bytes[s - 1], b'-' | b'_' | b'.' | b'=')))
         .filter_map(|(s, e)| {
             let end = e + padding.len();
@@ -204,12 +256,22 @@ pub fn printable_base64_blobs(text: &str) -> Vec<(usize, usize, String)> {
         }
         let len = e - s;
         // Base64 of text always has digits somewhere; a long identifier usually has none.
-        if !(16..=8_192).contains(&len) || len % 4 != 0 || !bytes[s..e].iter().any(u8::is_ascii_digit) {
+        if !(16..=8_192).contains(&len)
+            || len % 4 != 0
+            || !bytes[s..e].iter().any(u8::is_ascii_digit)
+        {
             continue;
         }
-        let Some(decoded) = base64_decode(&text[s..e]) else { continue };
-        let Ok(decoded) = String::from_utf8(decoded) else { continue };
-        if decoded.chars().all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t')) {
+        let Some(decoded) = base64_decode(&text[s..e]) else {
+            continue;
+        };
+        let Ok(decoded) = String::from_utf8(decoded) else {
+            continue;
+        };
+        if decoded
+            .chars()
+            .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+        {
             out.push((s, e, decoded));
         }
     }
@@ -226,18 +288,35 @@ mod tests {
         let token = "MTIzNDU2Nzg5MDEyMzQ1Njc4.GhIjKl.abcdefghijklmnopqrstuvwxyz0123456789";
         let text = format!("client.login('{token}')");
         assert_eq!(discord_bot_tokens(&text), vec![(14, 14 + token.len())]);
-        assert!(discord_bot_tokens("NotAToken1234567890abcdefg.abcdef.abcdefghijklmnopqrstuvwxyz01").is_empty());
+        assert!(discord_bot_tokens(
+            "NotAToken1234567890abcdefg.abcdef.abcdefghijklmnopqrstuvwxyz01"
+        )
+        .is_empty());
     }
 
     #[test]
     fn a_telegram_token_is_a_bot_id_a_colon_and_35_characters() {
         let token = "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
-        for text in [format!("TeleBot(\"{token}\")"), format!("https://api.telegram.org/bot{token}/getMe"), format!("Updater('{}')", token.replace(":AA", ":BB"))] {
+        for text in [
+            format!("TeleBot(\"{token}\")"),
+            format!("https://api.telegram.org/bot{token}/getMe"),
+            format!("Updater('{}')", token.replace(":AA", ":BB")),
+        ] {
             assert_eq!(telegram_bot_tokens(&text).len(), 1, "{text}");
         }
-        assert!(telegram_bot_tokens("at 20240101:abcdefghijklmnopqrstuvwxyzabcdefghi").is_empty(), "one case only");
-        assert!(telegram_bot_tokens("2024010112:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawAAHdqTcvCH1v").is_empty(), "too long");
-        assert!(telegram_bot_tokens("v123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw").is_empty(), "part of a longer word");
+        assert!(
+            telegram_bot_tokens("at 20240101:abcdefghijklmnopqrstuvwxyzabcdefghi").is_empty(),
+            "one case only"
+        );
+        assert!(
+            telegram_bot_tokens("2024010112:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawAAHdqTcvCH1v")
+                .is_empty(),
+            "too long"
+        );
+        assert!(
+            telegram_bot_tokens("v123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw").is_empty(),
+            "part of a longer word"
+        );
     }
 
     #[test]
@@ -245,10 +324,17 @@ mod tests {
         let key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3y\nAoGCCqGSM49\n-----END EC PRIVATE KEY-----";
         let text = format!("cert:\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\nkey:\n{key}\ndone");
         let found = pem_private_keys(&text, text.match_indices("-----BEGIN").map(|(i, _)| i));
-        assert_eq!(found.iter().map(|(s, e)| &text[*s..*e]).collect::<Vec<_>>(), [key], "the certificate stays");
+        assert_eq!(
+            found.iter().map(|(s, e)| &text[*s..*e]).collect::<Vec<_>>(),
+            [key],
+            "the certificate stays"
+        );
         let cut = r"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\nkqhkiG9w0BAQEF\n and the rest of the message";
         let found = pem_private_keys(cut, std::iter::once(0));
-        assert_eq!(&cut[found[0].0..found[0].1], r"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\nkqhkiG9w0BAQEF");
+        assert_eq!(
+            &cut[found[0].0..found[0].1],
+            r"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\nkqhkiG9w0BAQEF"
+        );
         let encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,34F0\n\nMIIEpAIBAAKCAQEA\nzz\n\nnext paragraph";
         let found = pem_private_keys(encrypted, std::iter::once(0));
         assert_eq!(&encrypted[found[0].1..], "\n\nnext paragraph");
@@ -258,18 +344,46 @@ mod tests {
     fn token_runs_are_whole_tokens_of_the_exact_length() {
         let text = "key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY end";
         let found = token_runs(text, "", Alphabet::Base64, 40, "");
-        assert_eq!(found.iter().map(|(s, e)| &text[*s..*e]).collect::<Vec<_>>(), ["wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]);
-        assert!(token_runs(&format!("{}x", &text[32..72]), "", Alphabet::Base64, 40, "").is_empty(), "a longer run is not a key");
-        assert!(token_runs("sha1-wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "", Alphabet::Base64, 40, "").is_empty());
+        assert_eq!(
+            found.iter().map(|(s, e)| &text[*s..*e]).collect::<Vec<_>>(),
+            ["wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"]
+        );
+        assert!(
+            token_runs(&format!("{}x", &text[32..72]), "", Alphabet::Base64, 40, "").is_empty(),
+            "a longer run is not a key"
+        );
+        assert!(token_runs(
+            "sha1-wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "",
+            Alphabet::Base64,
+            40,
+            ""
+        )
+        .is_empty());
         let sk = "SK0123456789abcdef0123456789abcdef";
-        assert_eq!(token_runs(&format!("api_key: {sk}\n"), "SK", Alphabet::Hex, 32, ""), vec![(9, 9 + sk.len())]);
-        assert!(token_runs("SK0123456789abcdef0123456789abcdeg", "SK", Alphabet::Hex, 32, "").is_empty());
-        assert_eq!(token_runs("k=x AAAA==;", "", Alphabet::Base64, 4, "==").len(), 1);
+        assert_eq!(
+            token_runs(&format!("api_key: {sk}\n"), "SK", Alphabet::Hex, 32, ""),
+            vec![(9, 9 + sk.len())]
+        );
+        assert!(token_runs(
+            "SK0123456789abcdef0123456789abcdeg",
+            "SK",
+            Alphabet::Hex,
+            32,
+            ""
+        )
+        .is_empty());
+        assert_eq!(
+            token_runs("k=x AAAA==;", "", Alphabet::Base64, 4, "==").len(),
+            1
+        );
     }
 
     #[test]
     fn only_base64_that_decodes_to_text_is_a_candidate() {
-        let blobs = printable_base64_blobs("password: cGFzc3dvcmQxMjM0NTY3OA== and iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB");
+        let blobs = printable_base64_blobs(
+            "password: cGFzc3dvcmQxMjM0NTY3OA== and iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB",
+        );
         assert_eq!(blobs.len(), 1);
         assert_eq!(blobs[0].2, "password12345678");
     }

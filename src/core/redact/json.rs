@@ -20,13 +20,18 @@ pub fn walk(redactor: &Redactor, value: &mut Value, counts: &mut Counts) {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 let keyed = match &*v {
-                    Value::String(s) if may_name_a_secret(key) => secret_key(key).is_some_and(|family| secret_value(s, family, true, is_env_key(key), "")),
+                    Value::String(s) if may_name_a_secret(key) => secret_key(key)
+                        .is_some_and(|family| secret_value(s, family, true, is_env_key(key), "")),
                     _ => false,
                 };
                 if keyed {
                     // Reported under its own class when a rule recognizes the value.
                     let own = redactor.redact(v.as_str().unwrap_or_default()).counts;
-                    let class = own.iter().next().map_or(KEYED_CLASS, |(class, _)| class).to_owned();
+                    let class = own
+                        .iter()
+                        .next()
+                        .map_or(KEYED_CLASS, |(class, _)| class)
+                        .to_owned();
                     counts.add(&class, 1);
                     *v = Value::String(placeholder(&class));
                 } else {
@@ -40,9 +45,22 @@ pub fn walk(redactor: &Redactor, value: &mut Value, counts: &mut Counts) {
 
 /// A cheap look before the word split: most keys are `role`, `type`, `text`, `id`.
 fn may_name_a_secret(key: &str) -> bool {
-    const WORDS: [&[u8]; 8] = [b"pass", b"pwd", b"secret", b"token", b"key", b"credential", b"auth", b"dockerc"];
+    const WORDS: [&[u8]; 8] = [
+        b"pass",
+        b"pwd",
+        b"secret",
+        b"token",
+        b"key",
+        b"credential",
+        b"auth",
+        b"dockerc",
+    ];
     let bytes = key.as_bytes();
-    WORDS.iter().any(|w| bytes.windows(w.len()).any(|window| window.eq_ignore_ascii_case(w)))
+    WORDS.iter().any(|w| {
+        bytes
+            .windows(w.len())
+            .any(|window| window.eq_ignore_ascii_case(w))
+    })
 }
 
 fn redact_string(redactor: &Redactor, s: &mut String, counts: &mut Counts) {

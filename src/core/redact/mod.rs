@@ -72,7 +72,10 @@ impl Counts {
 
     /// `2 aws-secret-key, 1 jwt`, for log lines.
     pub fn describe(&self) -> String {
-        self.iter().map(|(class, n)| format!("{n} {class}")).collect::<Vec<_>>().join(", ")
+        self.iter()
+            .map(|(class, n)| format!("{n} {class}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -86,9 +89,23 @@ pub struct Redacted {
 /// How one compiled rule finds candidates.
 #[derive(Debug, Clone)]
 enum Find {
-    Windows { regex: Regex, groups: Vec<usize>, before: usize, after: usize, needs: Option<u8> },
-    Whole { regex: Regex, groups: Vec<usize> },
-    TokenRun { prefix: &'static str, alphabet: patterns::Alphabet, len: usize, padding: &'static str },
+    Windows {
+        regex: Regex,
+        groups: Vec<usize>,
+        before: usize,
+        after: usize,
+        needs: Option<u8>,
+    },
+    Whole {
+        regex: Regex,
+        groups: Vec<usize>,
+    },
+    TokenRun {
+        prefix: &'static str,
+        alphabet: patterns::Alphabet,
+        len: usize,
+        padding: &'static str,
+    },
     Assignment,
     DiscordBotToken,
     TelegramBotToken,
@@ -127,7 +144,12 @@ const MIN_CREDENTIAL_TEXT: usize = 6;
 const MAX_NESTING: u8 = 1;
 
 fn compile_builtin(class: &str, regex: &str) -> Result<Regex> {
-    Regex::new(regex).map_err(|err| Error::config(custom::KEY, format!("built-in pattern `{class}` does not compile: {err}")))
+    Regex::new(regex).map_err(|err| {
+        Error::config(
+            custom::KEY,
+            format!("built-in pattern `{class}` does not compile: {err}"),
+        )
+    })
 }
 
 impl Redactor {
@@ -139,32 +161,90 @@ impl Redactor {
             let find = match p.finder {
                 // A token right after an escaped `\n` (JSON or source code shown as text) has no
                 // word boundary before it: take the escape as one, and replace only the token.
-                Finder::Regex { regex, groups: [], before, after, needs } if regex.starts_with(r"\b") => {
+                Finder::Regex {
+                    regex,
+                    groups: [],
+                    before,
+                    after,
+                    needs,
+                } if regex.starts_with(r"\b") => {
                     let wrapped = format!(r"(?:\\[nrt]|\b)({})", &regex[2..]);
-                    Find::Windows { regex: compile_builtin(p.class, &wrapped)?, groups: vec![1], before: before.max(2), after, needs }
+                    Find::Windows {
+                        regex: compile_builtin(p.class, &wrapped)?,
+                        groups: vec![1],
+                        before: before.max(2),
+                        after,
+                        needs,
+                    }
                 }
-                Finder::Regex { regex, groups, before, after, needs } => {
-                    Find::Windows { regex: compile_builtin(p.class, regex)?, groups: groups.to_vec(), before, after, needs }
-                }
-                Finder::TokenRun { prefix, alphabet, len, padding } => Find::TokenRun { prefix, alphabet, len, padding },
+                Finder::Regex {
+                    regex,
+                    groups,
+                    before,
+                    after,
+                    needs,
+                } => Find::Windows {
+                    regex: compile_builtin(p.class, regex)?,
+                    groups: groups.to_vec(),
+                    before,
+                    after,
+                    needs,
+                },
+                Finder::TokenRun {
+                    prefix,
+                    alphabet,
+                    len,
+                    padding,
+                } => Find::TokenRun {
+                    prefix,
+                    alphabet,
+                    len,
+                    padding,
+                },
                 Finder::Assignment => Find::Assignment,
                 Finder::DiscordBotToken => Find::DiscordBotToken,
                 Finder::TelegramBotToken => Find::TelegramBotToken,
                 Finder::PemPrivateKey => Find::PemPrivateKey,
                 Finder::Base64Blob => Find::Base64Blob,
             };
-            rules.push(Rule { class: p.class.to_owned(), gated: !p.keywords.is_empty(), find, check: p.check });
+            rules.push(Rule {
+                class: p.class.to_owned(),
+                gated: !p.keywords.is_empty(),
+                find,
+                check: p.check,
+            });
             keywords.push(p.keywords.iter().map(|k| (*k).to_owned()).collect());
         }
         for (i, c) in custom.iter().enumerate() {
-            let regex = custom::compile(&c.pattern).map_err(|reason| custom::entry_error(i, reason))?;
-            let secret = regex.capture_names().position(|name| name == Some("secret"));
+            let regex =
+                custom::compile(&c.pattern).map_err(|reason| custom::entry_error(i, reason))?;
+            let secret = regex
+                .capture_names()
+                .position(|name| name == Some("secret"));
             let groups = secret.map_or_else(Vec::new, |g| vec![g]);
-            let find = if c.keywords.is_empty() { Find::Whole { regex, groups } } else { Find::Windows { regex, groups, before: 256, after: 256, needs: None } };
-            rules.push(Rule { class: c.name.clone(), gated: !c.keywords.is_empty(), find, check: Check::None });
+            let find = if c.keywords.is_empty() {
+                Find::Whole { regex, groups }
+            } else {
+                Find::Windows {
+                    regex,
+                    groups,
+                    before: 256,
+                    after: 256,
+                    needs: None,
+                }
+            };
+            rules.push(Rule {
+                class: c.name.clone(),
+                gated: !c.keywords.is_empty(),
+                find,
+                check: Check::None,
+            });
             keywords.push(c.keywords.clone());
         }
-        Ok(Redactor { rules, keywords: scan::Keywords::new(&keywords) })
+        Ok(Redactor {
+            rules,
+            keywords: scan::Keywords::new(&keywords),
+        })
     }
 
     /// The built-in patterns only.
@@ -177,7 +257,10 @@ impl Redactor {
         let spans = self.spans(text, 0);
         let mut counts = Counts::default();
         if spans.is_empty() {
-            return Redacted { text: text.to_owned(), counts };
+            return Redacted {
+                text: text.to_owned(),
+                counts,
+            };
         }
         let mut out = String::with_capacity(text.len());
         let mut at = 0;
@@ -221,7 +304,10 @@ impl Redactor {
                 continue;
             }
             for span in self.candidates(rule, text, &rule_hits, depth) {
-                let overlaps = taken.range(..span.end).next_back().is_some_and(|(_, t)| t.end > span.start);
+                let overlaps = taken
+                    .range(..span.end)
+                    .next_back()
+                    .is_some_and(|(_, t)| t.end > span.start);
                 if !overlaps && span.end > span.start {
                     taken.insert(span.start, span);
                 }
@@ -231,28 +317,80 @@ impl Redactor {
     }
 
     fn candidates(&self, rule: &Rule, text: &str, hits: &[scan::Hit], depth: u8) -> Vec<Span> {
-        let span = |(start, end): (usize, usize)| Span { start, end, class: rule.class.clone() };
+        let span = |(start, end): (usize, usize)| Span {
+            start,
+            end,
+            class: rule.class.clone(),
+        };
         let checked = |s: &(usize, usize)| checks::passes(rule.check, &text[s.0..s.1]);
         match &rule.find {
-            Find::Windows { regex, groups, before, after, needs } => {
+            Find::Windows {
+                regex,
+                groups,
+                before,
+                after,
+                needs,
+            } => {
                 let mut out = Vec::new();
                 for (start, end) in scan::windows(text, hits, *before, *after) {
                     if needs.is_some_and(|b| !text.as_bytes()[start..end].contains(&b)) {
                         continue;
                     }
-                    out.extend(regex_spans(regex, groups, &text[..end], start).into_iter().filter(checked).map(span));
+                    out.extend(
+                        regex_spans(regex, groups, &text[..end], start)
+                            .into_iter()
+                            .filter(checked)
+                            .map(span),
+                    );
                 }
                 out
             }
-            Find::Whole { regex, groups } => regex_spans(regex, groups, text, 0).into_iter().filter(checked).map(span).collect(),
-            Find::Assignment => assign::find(text, &hits.iter().map(|h| (h.start, h.end)).collect::<Vec<_>>()).into_iter().map(span).collect(),
-            Find::TokenRun { prefix, alphabet, len, padding } => finders::token_runs(text, prefix, *alphabet, *len, padding).into_iter().filter(checked).map(span).collect(),
-            Find::DiscordBotToken => finders::discord_bot_tokens(text).into_iter().map(span).collect(),
-            Find::TelegramBotToken => finders::telegram_bot_tokens(text).into_iter().map(span).collect(),
-            Find::PemPrivateKey => finders::pem_private_keys(text, hits.iter().map(|h| h.start)).into_iter().map(span).collect(),
+            Find::Whole { regex, groups } => regex_spans(regex, groups, text, 0)
+                .into_iter()
+                .filter(checked)
+                .map(span)
+                .collect(),
+            Find::Assignment => assign::find(
+                text,
+                &hits.iter().map(|h| (h.start, h.end)).collect::<Vec<_>>(),
+            )
+            .into_iter()
+            .map(span)
+            .collect(),
+            Find::TokenRun {
+                prefix,
+                alphabet,
+                len,
+                padding,
+            } => finders::token_runs(text, prefix, *alphabet, *len, padding)
+                .into_iter()
+                .filter(checked)
+                .map(span)
+                .collect(),
+            Find::DiscordBotToken => finders::discord_bot_tokens(text)
+                .into_iter()
+                .map(span)
+                .collect(),
+            Find::TelegramBotToken => finders::telegram_bot_tokens(text)
+                .into_iter()
+                .map(span)
+                .collect(),
+            Find::PemPrivateKey => finders::pem_private_keys(text, hits.iter().map(|h| h.start))
+                .into_iter()
+                .map(span)
+                .collect(),
             Find::Base64Blob if depth < MAX_NESTING => finders::printable_base64_blobs(text)
                 .into_iter()
-                .filter_map(|(start, end, decoded)| self.spans(&decoded, depth + 1).into_iter().next().map(|inner| Span { start, end, class: inner.class }))
+                .filter_map(|(start, end, decoded)| {
+                    self.spans(&decoded, depth + 1)
+                        .into_iter()
+                        .next()
+                        .map(|inner| Span {
+                            start,
+                            end,
+                            class: inner.class,
+                        })
+                })
                 .collect(),
             Find::Base64Blob => Vec::new(),
         }
@@ -273,17 +411,28 @@ impl Redactor {
 /// The secret spans of `regex`'s matches in `haystack` from `start` on (`haystack` may end
 /// early; what comes before `start` is context for `\b`). `groups`: first present wins; none
 /// given or none present means the whole match.
-fn regex_spans(regex: &Regex, groups: &[usize], haystack: &str, start: usize) -> Vec<(usize, usize)> {
+fn regex_spans(
+    regex: &Regex,
+    groups: &[usize],
+    haystack: &str,
+    start: usize,
+) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut at = start;
     while at <= haystack.len() {
-        let Some(caps) = regex.captures_at(haystack, at) else { break };
+        let Some(caps) = regex.captures_at(haystack, at) else {
+            break;
+        };
         let Some(whole) = caps.get(0) else { break };
         let secret = groups.iter().find_map(|g| caps.get(*g)).unwrap_or(whole);
         out.push((secret.start(), secret.end()));
         // Resume after the secret, not after trailing context the pattern consumed, so two
         // credentials separated by one character are both found.
-        at = if secret.end() > at { secret.end() } else { next_boundary(haystack, at) };
+        at = if secret.end() > at {
+            secret.end()
+        } else {
+            next_boundary(haystack, at)
+        };
     }
     out
 }

@@ -27,7 +27,8 @@ pub struct Keywords {
 }
 
 fn hash3(a: u8, b: u8, c: u8) -> u16 {
-    let h = (u32::from(a.to_ascii_lowercase()) * 31 + u32::from(b.to_ascii_lowercase())) * 31 + u32::from(c.to_ascii_lowercase());
+    let h = (u32::from(a.to_ascii_lowercase()) * 31 + u32::from(b.to_ascii_lowercase())) * 31
+        + u32::from(c.to_ascii_lowercase());
     (h & 0xffff) as u16
 }
 
@@ -58,7 +59,12 @@ impl Keywords {
             }
         }
         by_hash.sort_unstable();
-        Keywords { words, owners, present, by_hash }
+        Keywords {
+            words,
+            owners,
+            present,
+            by_hash,
+        }
     }
 
     /// Every keyword hit in `text` as `(rule, hit)`, sorted by rule and then text order (most
@@ -77,9 +83,17 @@ impl Keywords {
             let first = self.by_hash.partition_point(|(x, _)| *x < h);
             for &(_, k) in self.by_hash[first..].iter().take_while(|(x, _)| *x == h) {
                 let word = &self.words[k];
-                if bytes.len() - i >= word.len() && bytes[i..i + word.len()].eq_ignore_ascii_case(word) {
+                if bytes.len() - i >= word.len()
+                    && bytes[i..i + word.len()].eq_ignore_ascii_case(word)
+                {
                     for &rule in &self.owners[k] {
-                        out.push((rule, Hit { start: i, end: i + word.len() }));
+                        out.push((
+                            rule,
+                            Hit {
+                                start: i,
+                                end: i + word.len(),
+                            },
+                        ));
                     }
                 }
             }
@@ -138,14 +152,24 @@ mod tests {
     use super::*;
 
     fn kw(rules: &[&[&str]]) -> Keywords {
-        Keywords::new(&rules.iter().map(|r| r.iter().map(|s| s.to_string()).collect()).collect::<Vec<_>>())
+        Keywords::new(
+            &rules
+                .iter()
+                .map(|r| r.iter().map(|s| s.to_string()).collect())
+                .collect::<Vec<_>>(),
+        )
     }
 
     #[test]
     fn hits_are_found_case_insensitively_for_every_rule_that_owns_the_keyword() {
         let k = kw(&[&["akia", "ghp_"], &["ghp_"]]);
         let hits = k.hits("x AKIAABC and ghp_1 and Ghp_2");
-        let of = |rule: usize| hits.iter().filter(|(r, _)| *r == rule).map(|(_, h)| h.start).collect::<Vec<_>>();
+        let of = |rule: usize| {
+            hits.iter()
+                .filter(|(r, _)| *r == rule)
+                .map(|(_, h)| h.start)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(of(0), vec![2, 14, 24]);
         assert_eq!(of(1), vec![14, 24]);
     }

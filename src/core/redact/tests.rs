@@ -14,10 +14,14 @@ const UPPER_NUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 /// `len` characters of `alphabet`, deterministic in `seed`.
 pub(super) fn fake(alphabet: &[u8], len: usize, seed: u64) -> String {
-    let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+    let mut state = seed
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
     (0..len)
         .map(|_| {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             alphabet[((state >> 33) % alphabet.len() as u64) as usize] as char
         })
         .collect()
@@ -26,7 +30,10 @@ pub(super) fn fake(alphabet: &[u8], len: usize, seed: u64) -> String {
 fn b64(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
         for i in 0..4 {
             if i <= chunk.len() {
                 out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
@@ -39,7 +46,10 @@ fn b64(bytes: &[u8]) -> String {
 }
 
 fn b64url(bytes: &[u8]) -> String {
-    b64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
+    b64(bytes)
+        .trim_end_matches('=')
+        .replace('+', "-")
+        .replace('/', "_")
 }
 
 fn redactor() -> Redactor {
@@ -48,10 +58,23 @@ fn redactor() -> Redactor {
 
 /// (class, text around the secret, the secret) for every built-in class.
 fn planted() -> Vec<(&'static str, String, String)> {
-    let pem_body = (0..6).map(|i| fake(B64, 64, 100 + i)).collect::<Vec<_>>().join("\n");
+    let pem_body = (0..6)
+        .map(|i| fake(B64, 64, 100 + i))
+        .collect::<Vec<_>>()
+        .join("\n");
     let pem = format!("-----BEGIN RSA PRIVATE KEY-----\n{pem_body}\n-----END RSA PRIVATE KEY-----");
-    let jwt = format!("{}.{}.{}", b64url(br#"{"alg":"HS256","typ":"JWT"}"#), b64url(br#"{"sub":"1234567890","name":"Ada"}"#), fake(URLSAFE, 43, 7));
-    let discord = format!("{}.{}.{}", b64url(b"412345678901234567"), fake(URLSAFE, 6, 8), fake(URLSAFE, 38, 9));
+    let jwt = format!(
+        "{}.{}.{}",
+        b64url(br#"{"alg":"HS256","typ":"JWT"}"#),
+        b64url(br#"{"sub":"1234567890","name":"Ada"}"#),
+        fake(URLSAFE, 43, 7)
+    );
+    let discord = format!(
+        "{}.{}.{}",
+        b64url(b"412345678901234567"),
+        fake(URLSAFE, 6, 8),
+        fake(URLSAFE, 38, 9)
+    );
     let aws_secret = fake(B64, 40, 10);
     let v = |s: &str| s.to_owned();
     vec![
@@ -107,16 +130,34 @@ fn each_class_is_replaced_by_its_typed_placeholder_in_context() {
     for (class, text, secret) in planted() {
         assert!(text.contains(&secret), "the fixture plants {class}");
         let out = redact(&text, &r);
-        assert_eq!(out.counts.get(class), 1, "{class} found once in {text:?} -> {:?} {:?}", out.text, out.counts);
-        assert!(!out.text.contains(&secret), "{class}: the secret is gone from {:?}", out.text);
-        assert!(out.text.contains(&placeholder(class)), "{class}: {:?}", out.text);
+        assert_eq!(
+            out.counts.get(class),
+            1,
+            "{class} found once in {text:?} -> {:?} {:?}",
+            out.text,
+            out.counts
+        );
+        assert!(
+            !out.text.contains(&secret),
+            "{class}: the secret is gone from {:?}",
+            out.text
+        );
+        assert!(
+            out.text.contains(&placeholder(class)),
+            "{class}: {:?}",
+            out.text
+        );
     }
 }
 
 #[test]
 fn url_passwords_keep_scheme_user_and_host() {
-    let out = redactor().redact("mongodb+srv://admin:hunter22@cluster0.example.net/db?retryWrites=true");
-    assert_eq!(out.text, "mongodb+srv://admin:[credential: url-password]@cluster0.example.net/db?retryWrites=true");
+    let out =
+        redactor().redact("mongodb+srv://admin:hunter22@cluster0.example.net/db?retryWrites=true");
+    assert_eq!(
+        out.text,
+        "mongodb+srv://admin:[credential: url-password]@cluster0.example.net/db?retryWrites=true"
+    );
 }
 
 #[test]
@@ -130,15 +171,24 @@ fn assignments_keep_the_key_and_lose_the_value() {
 fn a_private_key_block_is_replaced_whole_and_the_text_around_it_kept() {
     let body = fake(B64, 64, 1);
     let text = format!("before\n-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n-----END OPENSSH PRIVATE KEY-----\nafter");
-    assert_eq!(redactor().redact(&text).text, "before\n[credential: private-key]\nafter");
+    assert_eq!(
+        redactor().redact(&text).text,
+        "before\n[credential: private-key]\nafter"
+    );
     let cut = format!("head -c 200 key.pem\n-----BEGIN PRIVATE KEY-----\n{body}");
-    assert_eq!(redactor().redact(&cut).text, "head -c 200 key.pem\n[credential: private-key]", "a block cut short is still removed");
+    assert_eq!(
+        redactor().redact(&cut).text,
+        "head -c 200 key.pem\n[credential: private-key]",
+        "a block cut short is still removed"
+    );
 }
 
 #[test]
 fn a_token_inside_a_url_or_header_is_reported_under_its_own_class() {
     let token = format!("ghs_{}", fake(ALNUM, 36, 3));
-    let out = redactor().redact(&format!("https://x-access-token:{token}@github.com/o/r and Authorization: token {token}"));
+    let out = redactor().redact(&format!(
+        "https://x-access-token:{token}@github.com/o/r and Authorization: token {token}"
+    ));
     assert_eq!(out.counts.get("github-token"), 2, "{:?}", out.counts);
     assert_eq!(out.counts.total(), 2);
 }
@@ -147,7 +197,10 @@ fn a_token_inside_a_url_or_header_is_reported_under_its_own_class() {
 fn a_token_right_after_an_escaped_newline_is_found_and_the_escape_kept() {
     let token = format!("ghp_{}", fake(ALNUM, 36, 8));
     let out = redactor().redact(&format!(r#"{{"note": "rotate it:\n{token}\tnow"}}"#));
-    assert_eq!(out.text, r#"{"note": "rotate it:\n[credential: github-token]\tnow"}"#);
+    assert_eq!(
+        out.text,
+        r#"{"note": "rotate it:\n[credential: github-token]\tnow"}"#
+    );
 }
 
 #[test]
@@ -157,19 +210,45 @@ fn redaction_is_idempotent() {
         let once = r.redact(&text).text;
         let twice = r.redact(&once);
         assert_eq!(twice.text, once);
-        assert!(twice.counts.is_empty(), "placeholders are never redacted again: {:?}", twice.counts);
+        assert!(
+            twice.counts.is_empty(),
+            "placeholders are never redacted again: {:?}",
+            twice.counts
+        );
     }
 }
 
 #[test]
 fn base64_encoded_credentials_in_a_kubernetes_secret_are_found() {
     let url = b64(b"postgres://app:Zq8wE3rT6yU@db:5432/app");
-    let key = b64(format!("-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", fake(B64, 64, 4)).as_bytes());
-    let text = format!("apiVersion: v1\nkind: Secret\ndata:\n  url: {url}\n  tls.key: {key}\n  host: {}\n", b64(b"db.internal"));
+    let key = b64(format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        fake(B64, 64, 4)
+    )
+    .as_bytes());
+    let text = format!(
+        "apiVersion: v1\nkind: Secret\ndata:\n  url: {url}\n  tls.key: {key}\n  host: {}\n",
+        b64(b"db.internal")
+    );
     let out = redactor().redact(&text);
-    assert!(!out.text.contains(&url) && !out.text.contains(&key), "{}", out.text);
-    assert_eq!((out.counts.get("url-password"), out.counts.get("private-key")), (1, 1), "{:?}", out.counts);
-    assert!(out.text.contains(&b64(b"db.internal")), "a value holding no credential stays");
+    assert!(
+        !out.text.contains(&url) && !out.text.contains(&key),
+        "{}",
+        out.text
+    );
+    assert_eq!(
+        (
+            out.counts.get("url-password"),
+            out.counts.get("private-key")
+        ),
+        (1, 1),
+        "{:?}",
+        out.counts
+    );
+    assert!(
+        out.text.contains(&b64(b"db.internal")),
+        "a value holding no credential stays"
+    );
 }
 
 #[test]
@@ -180,8 +259,14 @@ fn extra_patterns_add_classes_and_may_replace_only_a_named_group() {
     ]))
     .unwrap();
     let r = Redactor::new(&custom).unwrap();
-    let out = r.redact(&format!("use acme_{} for ticket=ABCDEFGHIJ", fake(b"abcdefghijklmnopqrstuvwxyz0123456789", 24, 5)));
-    assert_eq!(out.text, "use [credential: acme-token] for ticket=[credential: ticket-secret]");
+    let out = r.redact(&format!(
+        "use acme_{} for ticket=ABCDEFGHIJ",
+        fake(b"abcdefghijklmnopqrstuvwxyz0123456789", 24, 5)
+    ));
+    assert_eq!(
+        out.text,
+        "use [credential: acme-token] for ticket=[credential: ticket-secret]"
+    );
 }
 
 #[test]
@@ -193,7 +278,10 @@ fn json_values_under_secret_keys_are_replaced_and_other_strings_redacted() {
     assert_eq!(args["api_key"], "[credential: secret-value]");
     assert_eq!(args["note"], "use [credential: github-token]");
     assert_eq!(args["url"], "https://x");
-    assert_eq!((counts.get("secret-value"), counts.get("github-token")), (1, 1));
+    assert_eq!(
+        (counts.get("secret-value"), counts.get("github-token")),
+        (1, 1)
+    );
 }
 
 /// Texts that look like credentials and are not: they must come out unchanged.
@@ -274,21 +362,56 @@ fn texts_that_only_look_like_credentials_survive_unchanged() {
             redacted.push(format!("{text:?} -> {:?}", out.text));
         }
     }
-    assert!(redacted.is_empty(), "false positives:\n{}", redacted.join("\n"));
+    assert!(
+        redacted.is_empty(),
+        "false positives:\n{}",
+        redacted.join("\n")
+    );
 }
 
 #[test]
 fn arbitrary_text_never_panics_and_every_replacement_is_counted() {
     let fragments = [
-        "password=", "é", "\"", "token: ", "sk-", "://", ":", "@", "AKIA", "eyJ", "-----BEGIN PRIVATE KEY-----", "\n", "🎉", "=", "ghp_",
-        "静默", "\\\"", "api_key", " ", "'", "`", "$", "{", "Bearer ", "Authorization: ", "LS0tLS1CRUdJTi", "8Q~", ":AA", ".", "==", "xoxb-",
+        "password=",
+        "é",
+        "\"",
+        "token: ",
+        "sk-",
+        "://",
+        ":",
+        "@",
+        "AKIA",
+        "eyJ",
+        "-----BEGIN PRIVATE KEY-----",
+        "\n",
+        "🎉",
+        "=",
+        "ghp_",
+        "静默",
+        "\\\"",
+        "api_key",
+        " ",
+        "'",
+        "`",
+        "$",
+        "{",
+        "Bearer ",
+        "Authorization: ",
+        "LS0tLS1CRUdJTi",
+        "8Q~",
+        ":AA",
+        ".",
+        "==",
+        "xoxb-",
     ];
     let r = redactor();
     let mut state = 99u64;
     for round in 0..3_000 {
         let mut text = String::new();
         for _ in 0..(round % 40) {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             let pick = (state >> 33) as usize;
             if pick % 3 == 0 {
                 text.push_str(&fake(B64, pick % 50, state));
@@ -297,22 +420,36 @@ fn arbitrary_text_never_panics_and_every_replacement_is_counted() {
             }
         }
         let out = r.redact(&text);
-        let placed = out.text.matches("[credential: ").count() - text.matches("[credential: ").count();
-        assert_eq!(placed as u32, out.counts.total(), "{text:?} -> {:?}", out.text);
+        let placed =
+            out.text.matches("[credential: ").count() - text.matches("[credential: ").count();
+        assert_eq!(
+            placed as u32,
+            out.counts.total(),
+            "{text:?} -> {:?}",
+            out.text
+        );
     }
 }
 
 #[test]
 fn the_documentation_lists_every_built_in_class() {
     let doc = include_str!("../../../docs/summarization.md");
-    let missing: Vec<&str> = Redactor::builtin_classes().into_iter().filter(|c| !doc.contains(&format!("`{c}`"))).collect();
-    assert!(missing.is_empty(), "docs/summarization.md does not list {missing:?}");
+    let missing: Vec<&str> = Redactor::builtin_classes()
+        .into_iter()
+        .filter(|c| !doc.contains(&format!("`{c}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/summarization.md does not list {missing:?}"
+    );
 }
 
 #[test]
 fn a_long_line_with_many_keys_is_handled_in_one_pass() {
     // 20,000 keys on one line: quadratic scanning would take minutes in a debug build.
-    let line: String = (0..20_000).map(|i| format!("{{\"token_{i}\":\"v{i}\",\"api_key\":\"Zx9{i:05}QwErTy\"}},")).collect();
+    let line: String = (0..20_000)
+        .map(|i| format!("{{\"token_{i}\":\"v{i}\",\"api_key\":\"Zx9{i:05}QwErTy\"}},"))
+        .collect();
     let out = redactor().redact(&line);
     assert_eq!(out.counts.get("secret-value"), 20_000);
 }

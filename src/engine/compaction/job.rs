@@ -5,8 +5,12 @@
 use super::pass::{Allowed, Pass};
 use super::runs::{AskPlan, Asking};
 use super::target::{Goal, ViewAim};
-use super::{CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest};
-use crate::core::compaction::{CompactionConfig, RetryKind, RetryState, Step, SummarizerOutput, SummaryKind};
+use super::{
+    CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest,
+};
+use crate::core::compaction::{
+    CompactionConfig, RetryKind, RetryState, Step, SummarizerOutput, SummaryKind,
+};
 use crate::engine::params::validate_session;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -84,7 +88,11 @@ impl SpentCall {
             level: self.level,
             input_tokens: self.input,
             output_tokens: self.output,
-            counted_by: if self.estimated { "estimate" } else { "provider" },
+            counted_by: if self.estimated {
+                "estimate"
+            } else {
+                "provider"
+            },
             outcome: self.outcome,
             reason: self.reason.as_deref(),
         };
@@ -100,19 +108,29 @@ fn summaries_blocked(retry: &RetryState, now_ms: i64) -> Option<String> {
     if retry.may_attempt(now_ms) {
         return None;
     }
-    let until = retry.next_retry_at_ms.map_or_else(String::new, |t| format!(" until {t}"));
-    Some(format!("compaction is backing off after {} failures{until}", retry.consecutive_failures))
+    let until = retry
+        .next_retry_at_ms
+        .map_or_else(String::new, |t| format!(" until {t}"));
+    Some(format!(
+        "compaction is backing off after {} failures{until}",
+        retry.consecutive_failures
+    ))
 }
 
 impl<S: Sql> Engine<S> {
     /// Starts a compaction job; returns a summary request or the finished report.
-    pub fn compaction_start(&mut self, params: CompactionParams, now_ms: i64) -> Result<CompactionStep> {
+    pub fn compaction_start(
+        &mut self,
+        params: CompactionParams,
+        now_ms: i64,
+    ) -> Result<CompactionStep> {
         validate_session(&params.session)?;
         let Some(conversation) = self.conversation(&params.session)? else {
             return Ok(CompactionStep::Done(CompactionReport {
                 ok: true,
                 compacted: false,
-                reason: "nothing to compact: no conversation stored for this session yet".to_owned(),
+                reason: "nothing to compact: no conversation stored for this session yet"
+                    .to_owned(),
                 tokens_before: 0,
                 tokens_after: 0,
                 summary_ids: Vec::new(),
@@ -121,13 +139,30 @@ impl<S: Sql> Engine<S> {
             }));
         };
         let (retry, pending) = store::load_state(self.store.sql(), conversation.id)?;
-        let live = params.current_token_count.filter(|t| t.is_finite() && *t > 0.0).map(|t| t.min(9e15) as i64);
+        let live = params
+            .current_token_count
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map(|t| t.min(9e15) as i64);
         let done = |ok: bool, reason: String, tokens: i64, hand_over: bool| {
-            Ok(CompactionStep::Done(CompactionReport { ok, compacted: false, reason, tokens_before: tokens, tokens_after: tokens, summary_ids: Vec::new(), failures: Vec::new(), hand_over }))
+            Ok(CompactionStep::Done(CompactionReport {
+                ok,
+                compacted: false,
+                reason,
+                tokens_before: tokens,
+                tokens_after: tokens,
+                summary_ids: Vec::new(),
+                failures: Vec::new(),
+                hand_over,
+            }))
         };
         let fallback_tokens = conversation.context_token_count.max(live.unwrap_or(0));
         let Some(aim) = self.aim(&conversation, &params, pending.as_ref(), &retry)? else {
-            return done(true, "no compaction is pending".to_owned(), fallback_tokens, false);
+            return done(
+                true,
+                "no compaction is pending".to_owned(),
+                fallback_tokens,
+                false,
+            );
         };
         let mut blocked = summaries_blocked(&retry, now_ms);
         if let (Some(why), None) = (&blocked, &aim.view) {
@@ -138,7 +173,15 @@ impl<S: Sql> Engine<S> {
             let nothing_to_shrink = aim.view.is_none_or(|v| v.before <= v.budget);
             if conversation.context_token_count <= target && nothing_to_shrink {
                 self.clear_pending(conversation.id, now_ms)?;
-                return done(true, format!("already under target ({} <= {target} tokens)", conversation.context_token_count), aim.tokens_before, false);
+                return done(
+                    true,
+                    format!(
+                        "already under target ({} <= {target} tokens)",
+                        conversation.context_token_count
+                    ),
+                    aim.tokens_before,
+                    false,
+                );
             }
         }
         // Asked only now, so that a job with nothing to do hands nothing over.
@@ -180,11 +223,18 @@ impl<S: Sql> Engine<S> {
         self.drive(id, None, now_ms)
     }
 
-/// Hands the answer to a summary request back; returns the next request or the report.
-    pub fn compaction_continue(&mut self, answer: SummaryAnswer, now_ms: i64) -> Result<CompactionStep> {
+    /// Hands the answer to a summary request back; returns the next request or the report.
+    pub fn compaction_continue(
+        &mut self,
+        answer: SummaryAnswer,
+        now_ms: i64,
+    ) -> Result<CompactionStep> {
         let id = answer.job_id;
         if !self.jobs.contains_key(&id) {
-            return Err(Error::input("jobId", format!("no compaction job {id} is waiting for a summary")));
+            return Err(Error::input(
+                "jobId",
+                format!("no compaction job {id} is waiting for a summary"),
+            ));
         }
         let asked = self.jobs.get(&id).map_or(0, |job| job.asked_tokens);
         self.request_answered(id)?;
@@ -193,22 +243,43 @@ impl<S: Sql> Engine<S> {
                 job.host_aborted = true;
             }
         }
-        let answered = Answered { output: answer.output(), model: answer.model.clone(), tokens: answer.tokens(asked) };
+        let answered = Answered {
+            output: answer.output(),
+            model: answer.model.clone(),
+            tokens: answer.tokens(asked),
+        };
         self.drive(id, Some(answered), now_ms)
     }
 
     /// Runs the job until it needs the host's LLM or is finished.
-    fn drive(&mut self, id: u64, mut answer: Option<Answered>, now_ms: i64) -> Result<CompactionStep> {
+    fn drive(
+        &mut self,
+        id: u64,
+        mut answer: Option<Answered>,
+        now_ms: i64,
+    ) -> Result<CompactionStep> {
         let backoff = self.config.compaction.backoff_policy();
         loop {
             let Some(job) = self.jobs.get_mut(&id) else {
                 return Err(Error::storage(format!("compaction job {id} disappeared")));
             };
-            let (summarizer, conversation_id, config) = (job.summarizer, job.conversation_id, job.config.clone());
+            let (summarizer, conversation_id, config) =
+                (job.summarizer, job.conversation_id, job.config.clone());
             let (step, model, call) = match (&mut job.pass, answer.take()) {
-                (Some(pass), Some(Answered { output, model, tokens })) => {
+                (
+                    Some(pass),
+                    Some(Answered {
+                        output,
+                        model,
+                        tokens,
+                    }),
+                ) => {
                     let level = pass.level();
-                    (pass.feed(output, &config), model, Some((pass.kind(), level, tokens)))
+                    (
+                        pass.feed(output, &config),
+                        model,
+                        Some((pass.kind(), level, tokens)),
+                    )
                 }
                 (Some(pass), None) if summarizer == Summarizer::Extractive => {
                     let output = pass.run_extractive(&config);
@@ -220,7 +291,9 @@ impl<S: Sql> Engine<S> {
                     job.asked_tokens = crate::core::tokens::estimate_text(&prompt.text);
                     let hold_ms = match self.next_request(id, now_ms)? {
                         Ok(hold_ms) => hold_ms,
-                        Err(why) => return Ok(CompactionStep::Done(self.finish(id, true, why, now_ms)?)),
+                        Err(why) => {
+                            return Ok(CompactionStep::Done(self.finish(id, true, why, now_ms)?))
+                        }
                     };
                     return Ok(CompactionStep::NeedSummary(SummaryRequest {
                         job_id: id,
@@ -241,18 +314,41 @@ impl<S: Sql> Engine<S> {
                 }
             };
             let spent = |outcome: &'static str, reason: Option<String>| {
-                call.map(|(kind, level, (input, output, estimated))| SpentCall { pass: kind.as_str(), level: level.as_str(), input, output, estimated, outcome, reason })
+                call.map(|(kind, level, (input, output, estimated))| SpentCall {
+                    pass: kind.as_str(),
+                    level: level.as_str(),
+                    input,
+                    output,
+                    estimated,
+                    outcome,
+                    reason,
+                })
             };
             match step {
                 Step::Run(_) => {
-                    let reason = self.jobs.get(&id).and_then(|j| j.pass.as_ref()).and_then(Pass::last_rejection);
+                    let reason = self
+                        .jobs
+                        .get(&id)
+                        .and_then(|j| j.pass.as_ref())
+                        .and_then(Pass::last_rejection);
                     if let Some(call) = spent("rejected", reason) {
-                        self.store.write(|sql| call.record(sql, conversation_id, now_ms))?;
+                        self.store
+                            .write(|sql| call.record(sql, conversation_id, now_ms))?;
                     }
                 }
-                Step::Accept(draft) => self.accept(id, conversation_id, &draft, model.as_deref(), spent("stored", None), now_ms)?,
+                Step::Accept(draft) => self.accept(
+                    id,
+                    conversation_id,
+                    &draft,
+                    model.as_deref(),
+                    spent("stored", None),
+                    now_ms,
+                )?,
                 Step::GiveUp(give_up) => {
-                    let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
+                    let job = self
+                        .jobs
+                        .get_mut(&id)
+                        .ok_or_else(|| Error::storage("compaction job disappeared"))?;
                     let pass = job.pass.take();
                     let covered = pass.as_ref().map_or(0, |p| p.covered_messages());
                     let line = give_up.log_line(covered);
@@ -262,18 +358,41 @@ impl<S: Sql> Engine<S> {
                     // An answer too long for a leaf chunk raises the chunk floor (a larger chunk
                     // next time); an unusable answer also holds back this same request for the
                     // backoff, so a chunk that cannot grow is not asked for again every turn.
-                    let too_long = give_up.last_failure().filter(|f| f.too_long()).and_then(|f| f.answer_tokens());
+                    let too_long = give_up
+                        .last_failure()
+                        .filter(|f| f.too_long())
+                        .and_then(|f| f.answer_tokens());
                     let grow = match (&pass, too_long) {
-                        (Some(p), Some(answer)) if p.kind() == SummaryKind::Leaf => Some((u32::try_from(p.range_tokens()).unwrap_or(u32::MAX), answer)),
+                        (Some(p), Some(answer)) if p.kind() == SummaryKind::Leaf => {
+                            Some((u32::try_from(p.range_tokens()).unwrap_or(u32::MAX), answer))
+                        }
                         _ => None,
                     };
                     let request = pass.as_ref().map(|p| p.request_fingerprint().to_owned());
                     let count_it = !job.host_aborted;
-                    let outcome = if give_up.retry_kind() == RetryKind::Output { "rejected" } else { "failed" };
+                    let outcome = if give_up.retry_kind() == RetryKind::Output {
+                        "rejected"
+                    } else {
+                        "failed"
+                    };
                     let call = spent(outcome, Some(give_up.reason()));
                     let telemetry = pass.as_ref().and_then(Pass::redaction_telemetry);
                     self.store.write(|sql| {
-                        store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "failed", reason: &line, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: telemetry.as_deref() }, now_ms)?;
+                        store::record_event(
+                            sql,
+                            &Event {
+                                conversation_id,
+                                pass: pass_name,
+                                level: None,
+                                outcome: "failed",
+                                reason: &line,
+                                tokens_before: None,
+                                tokens_after: None,
+                                summary_id: None,
+                                telemetry_json: telemetry.as_deref(),
+                            },
+                            now_ms,
+                        )?;
                         if let Some(call) = &call {
                             call.record(sql, conversation_id, now_ms)?;
                         }
@@ -298,16 +417,46 @@ impl<S: Sql> Engine<S> {
     }
 
     /// Stores an accepted summary in one transaction; a stale plan is logged and replanned.
-    fn accept(&mut self, id: u64, conversation_id: i64, draft: &crate::core::compaction::SummaryDraft, model: Option<&str>, call: Option<SpentCall>, now_ms: i64) -> Result<()> {
-        let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
-        let Some(pass) = job.pass.take() else { return Ok(()) };
+    fn accept(
+        &mut self,
+        id: u64,
+        conversation_id: i64,
+        draft: &crate::core::compaction::SummaryDraft,
+        model: Option<&str>,
+        call: Option<SpentCall>,
+        now_ms: i64,
+    ) -> Result<()> {
+        let job = self
+            .jobs
+            .get_mut(&id)
+            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+        let Some(pass) = job.pass.take() else {
+            return Ok(());
+        };
         let level = draft.level().as_str();
         let telemetry = pass.redaction_telemetry();
         let applied = self.store.write(|sql| {
             let applied = pass.apply(sql, conversation_id, draft, model, now_ms)?;
             let (before, after) = (applied.tokens_before, applied.tokens_after);
-            let reason = format!("{} pass summarized {before} tokens into {after}", pass.kind().as_str());
-            store::record_event(sql, &Event { conversation_id, pass: pass.kind().as_str(), level: Some(level), outcome: "compacted", reason: &reason, tokens_before: Some(before), tokens_after: Some(after), summary_id: Some(applied.summary_id), telemetry_json: telemetry.as_deref() }, now_ms)?;
+            let reason = format!(
+                "{} pass summarized {before} tokens into {after}",
+                pass.kind().as_str()
+            );
+            store::record_event(
+                sql,
+                &Event {
+                    conversation_id,
+                    pass: pass.kind().as_str(),
+                    level: Some(level),
+                    outcome: "compacted",
+                    reason: &reason,
+                    tokens_before: Some(before),
+                    tokens_after: Some(after),
+                    summary_id: Some(applied.summary_id),
+                    telemetry_json: telemetry.as_deref(),
+                },
+                now_ms,
+            )?;
             if let Some(call) = &call {
                 call.record(sql, conversation_id, now_ms)?;
             }
@@ -317,19 +466,46 @@ impl<S: Sql> Engine<S> {
             Ok(applied)
         });
         if let Ok(applied) = &applied {
-            self.views.replaced(self.store.sql(), conversation_id, applied.first_ordinal, applied.last_ordinal, applied.item.clone());
+            self.views.replaced(
+                self.store.sql(),
+                conversation_id,
+                applied.first_ordinal,
+                applied.last_ordinal,
+                applied.item.clone(),
+            );
         }
-        let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
+        let job = self
+            .jobs
+            .get_mut(&id)
+            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
         match applied {
             Ok(applied) => job.summary_ids.push(applied.summary_id),
             Err(Error::Stale(reason)) => {
                 let pass_name = pass.kind().as_str();
-                let call = call.map(|c| SpentCall { outcome: "stale", reason: Some(reason.clone()), ..c });
+                let call = call.map(|c| SpentCall {
+                    outcome: "stale",
+                    reason: Some(reason.clone()),
+                    ..c
+                });
                 self.store.write(|sql| {
                     if let Some(call) = &call {
                         call.record(sql, conversation_id, now_ms)?;
                     }
-                    store::record_event(sql, &Event { conversation_id, pass: pass_name, level: None, outcome: "skipped", reason: &reason, tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, now_ms)
+                    store::record_event(
+                        sql,
+                        &Event {
+                            conversation_id,
+                            pass: pass_name,
+                            level: None,
+                            outcome: "skipped",
+                            reason: &reason,
+                            tokens_before: None,
+                            tokens_after: None,
+                            summary_id: None,
+                            telemetry_json: None,
+                        },
+                        now_ms,
+                    )
                 })?;
             }
             Err(err) => return Err(err),
@@ -339,25 +515,56 @@ impl<S: Sql> Engine<S> {
 
     /// Plans the job's next pass; returns the report when the job is done.
     fn next_pass(&mut self, id: u64, now_ms: i64) -> Result<Option<CompactionReport>> {
-        let job = self.jobs.get(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?.clone();
+        let job = self
+            .jobs
+            .get(&id)
+            .ok_or_else(|| Error::storage("compaction job disappeared"))?
+            .clone();
         let config = job.config.clone();
         let tokens = self.context_tokens_of(job.conversation_id)?;
         if let Some(why) = &job.no_summaries {
             return self.finish(id, true, why.clone(), now_ms).map(Some);
         }
         let allowed = match job.goal {
-            Goal::Pending if job.passes >= 2 => return self.finish(id, true, "pending compaction done".to_owned(), now_ms).map(Some),
+            Goal::Pending if job.passes >= 2 => {
+                return self
+                    .finish(id, true, "pending compaction done".to_owned(), now_ms)
+                    .map(Some)
+            }
             Goal::Pending if job.passes == 1 => Allowed::CondenseOnly,
             Goal::Pending => Allowed::LeafThenCondense,
             Goal::Under(target) if tokens <= target => {
-                return self.finish(id, true, format!("context is under target ({tokens} <= {target} tokens)"), now_ms).map(Some);
+                return self
+                    .finish(
+                        id,
+                        true,
+                        format!("context is under target ({tokens} <= {target} tokens)"),
+                        now_ms,
+                    )
+                    .map(Some);
             }
             Goal::Under(_) => Allowed::LeafThenCondense,
         };
         if job.passes >= MAX_PASSES {
-            return self.finish(id, true, format!("stopped after {MAX_PASSES} passes; the rest continues on a later call"), now_ms).map(Some);
+            return self
+                .finish(
+                    id,
+                    true,
+                    format!(
+                        "stopped after {MAX_PASSES} passes; the rest continues on a later call"
+                    ),
+                    now_ms,
+                )
+                .map(Some);
         }
-        match Pass::plan(self.store.sql(), job.conversation_id, &config, allowed, job.summarizer.name(), &self.redactor)? {
+        match Pass::plan(
+            self.store.sql(),
+            job.conversation_id,
+            &config,
+            allowed,
+            job.summarizer.name(),
+            &self.redactor,
+        )? {
             Ok(mut pass) => {
                 let (retry, _) = store::load_state(self.store.sql(), job.conversation_id)?;
                 if let Some(at) = retry.resend_blocked_until(pass.request_fingerprint(), now_ms) {
@@ -372,7 +579,10 @@ impl<S: Sql> Engine<S> {
                 if let Step::GiveUp(give_up) = pass.start() {
                     return self.finish(id, true, give_up.reason(), now_ms).map(Some);
                 }
-                let job = self.jobs.get_mut(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
+                let job = self
+                    .jobs
+                    .get_mut(&id)
+                    .ok_or_else(|| Error::storage("compaction job disappeared"))?;
                 job.passes += 1;
                 job.pass = Some(pass);
                 Ok(None)
@@ -385,11 +595,22 @@ impl<S: Sql> Engine<S> {
     /// how far the prompt shrinks: its summaries, and the view under its budget (which leaves
     /// out the oldest messages when summaries could not keep up). It never fails a turn while
     /// the view could shrink; when nothing could, it says so in words hosts treat as a skip.
-    fn finish(&mut self, id: u64, ok: bool, reason: String, now_ms: i64) -> Result<CompactionReport> {
-        let job = self.jobs.remove(&id).ok_or_else(|| Error::storage("compaction job disappeared"))?;
+    fn finish(
+        &mut self,
+        id: u64,
+        ok: bool,
+        reason: String,
+        now_ms: i64,
+    ) -> Result<CompactionReport> {
+        let job = self
+            .jobs
+            .remove(&id)
+            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
         let context_after = self.context_tokens_of(job.conversation_id)?;
         let view_after = match job.view {
-            Some(aim) => self.view_tokens_under(&job.session_key, job.conversation_id, aim.budget)?,
+            Some(aim) => {
+                self.view_tokens_under(&job.session_key, job.conversation_id, aim.budget)?
+            }
             None => None,
         };
         let shrunk = match (job.view, view_after) {
@@ -403,7 +624,12 @@ impl<S: Sql> Engine<S> {
         if ok && !hand_over {
             self.clear_pending(job.conversation_id, now_ms)?;
         }
-        let tokens_after = if job.host_counted { job.tokens_before.saturating_sub(i64::try_from(shrunk).unwrap_or(i64::MAX)) } else { context_after };
+        let tokens_after = if job.host_counted {
+            job.tokens_before
+                .saturating_sub(i64::try_from(shrunk).unwrap_or(i64::MAX))
+        } else {
+            context_after
+        };
         let reason = match (compacted, job.view, view_after) {
             (true, Some(aim), Some(after)) => format!(
                 "{} summaries written, view {} -> {after} tokens ({} -> {tokens_after} prompt tokens); {reason}",
@@ -419,15 +645,35 @@ impl<S: Sql> Engine<S> {
             (false, _, _) => reason,
         };
         let ok = ok || job.view.is_some();
-        Ok(CompactionReport { ok, compacted, reason, tokens_before: job.tokens_before, tokens_after, summary_ids: job.summary_ids, failures: job.failures, hand_over })
+        Ok(CompactionReport {
+            ok,
+            compacted,
+            reason,
+            tokens_before: job.tokens_before,
+            tokens_after,
+            summary_ids: job.summary_ids,
+            failures: job.failures,
+            hand_over,
+        })
     }
 
     /// The tokens of the conversation's view under `budget` (None when it is no longer active).
-    fn view_tokens_under(&mut self, session_key: &str, conversation_id: i64, budget: u32) -> Result<Option<u64>> {
-        let Some(conversation) = conversations::find_active(self.store.sql(), session_key)?.filter(|c| c.id == conversation_id) else {
+    fn view_tokens_under(
+        &mut self,
+        session_key: &str,
+        conversation_id: i64,
+        budget: u32,
+    ) -> Result<Option<u64>> {
+        let Some(conversation) = conversations::find_active(self.store.sql(), session_key)?
+            .filter(|c| c.id == conversation_id)
+        else {
             return Ok(None);
         };
-        Ok(Some(self.views.view(self.store.sql(), &conversation, budget)?.tokens()))
+        Ok(Some(
+            self.views
+                .view(self.store.sql(), &conversation, budget)?
+                .tokens(),
+        ))
     }
 
     fn clear_pending(&mut self, conversation_id: i64, now_ms: i64) -> Result<()> {
@@ -442,14 +688,23 @@ impl<S: Sql> Engine<S> {
 
     /// The active context's tokens of a conversation.
     fn context_tokens_of(&mut self, conversation_id: i64) -> Result<i64> {
-        let row = self.store.sql().query_row("SELECT context_token_count FROM conversations WHERE id = ?1", &[conversation_id.into()])?;
+        let row = self.store.sql().query_row(
+            "SELECT context_token_count FROM conversations WHERE id = ?1",
+            &[conversation_id.into()],
+        )?;
         row.map_or(Ok(0), |r| r.int(0))
     }
 
     /// The budget the model's prompt really has: the smallest of the host's value and the
     /// budget of the latest assemble (which accounts for the system prompt).
-    pub(crate) fn prompt_budget(&self, conversation: &conversations::Conversation, host: Option<f64>) -> u32 {
-        let host = host.filter(|b| b.is_finite() && *b > 0.0).map(|b| b.min(f64::from(u32::MAX)) as u32);
+    pub(crate) fn prompt_budget(
+        &self,
+        conversation: &conversations::Conversation,
+        host: Option<f64>,
+    ) -> u32 {
+        let host = host
+            .filter(|b| b.is_finite() && *b > 0.0)
+            .map(|b| b.min(f64::from(u32::MAX)) as u32);
         match (host, self.views.budget(conversation.id)) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) | (None, Some(a)) => a,

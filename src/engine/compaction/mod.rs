@@ -204,21 +204,39 @@ impl SummaryAnswer {
                 };
                 Err(SummarizerError::new(kind, message.clone()))
             }
-            (Some(text), None) if self.stop_reason.as_deref() == Some("length") => Err(SummarizerError::new(ErrorKind::Truncated, text.clone())),
+            (Some(text), None) if self.stop_reason.as_deref() == Some("length") => {
+                Err(SummarizerError::new(ErrorKind::Truncated, text.clone()))
+            }
             (Some(text), None) => Ok(text.clone()),
-            (None, None) => Err(SummarizerError::new(ErrorKind::Other, "the summarizer returned neither text nor an error")),
+            (None, None) => Err(SummarizerError::new(
+                ErrorKind::Other,
+                "the summarizer returned neither text nor an error",
+            )),
         }
     }
 
     /// Tokens in and out: the provider's counts where it gave them, else estimates from the
     /// prompt and the answer's text; and whether any of it is an estimate.
     pub(crate) fn tokens(&self, prompt_tokens: u32) -> (i64, i64, bool) {
-        let reported = |v: Option<f64>| v.filter(|t| t.is_finite() && *t >= 0.0).map(|t| t.min(9e15) as i64);
+        let reported = |v: Option<f64>| {
+            v.filter(|t| t.is_finite() && *t >= 0.0)
+                .map(|t| t.min(9e15) as i64)
+        };
         let usage = self.usage.unwrap_or_default();
         let input = reported(usage.input_tokens);
         let output = reported(usage.output_tokens);
-        let estimated_out = || i64::from(self.text.as_deref().map_or(0, crate::core::tokens::estimate_text));
-        (input.unwrap_or(i64::from(prompt_tokens)), output.unwrap_or_else(estimated_out), input.is_none() || output.is_none())
+        let estimated_out = || {
+            i64::from(
+                self.text
+                    .as_deref()
+                    .map_or(0, crate::core::tokens::estimate_text),
+            )
+        };
+        (
+            input.unwrap_or(i64::from(prompt_tokens)),
+            output.unwrap_or_else(estimated_out),
+            input.is_none() || output.is_none(),
+        )
     }
 }
 

@@ -5,27 +5,35 @@
 
 use crate::core::assemble::summary_item_tokens;
 use crate::core::compaction::chunking::fresh_tail_start;
-use crate::core::compaction::{
-    extractive, format, ledger, plan_condensation, prompts, select_leaf_chunk, CompactionConfig, CondensePlan, CondenseRules, ContextItem,
-    Escalation, ItemKind, LeafPlan, Level, Prompt, SourceMessage, SourceSummary, Step, SummaryDraft, SummaryKind, ViewCost,
-};
 use crate::core::compaction::ledger::Ledger;
 use crate::core::compaction::SummarizerOutput;
+use crate::core::compaction::{
+    extractive, format, ledger, plan_condensation, prompts, select_leaf_chunk, CompactionConfig,
+    CondensePlan, CondenseRules, ContextItem, Escalation, ItemKind, LeafPlan, Level, Prompt,
+    SourceMessage, SourceSummary, Step, SummaryDraft, SummaryKind, ViewCost,
+};
 use crate::core::identity::Fingerprint;
 use crate::core::redact::{Counts, Redactor};
 use crate::engine::redaction;
-use std::sync::Arc;
 use crate::error::Result;
 use crate::store::compaction::{self as store, NewSummary, Range, SourceRow, SummaryRow};
 use crate::store::context::{self, ItemContent};
 use crate::store::Sql;
+use std::sync::Arc;
 
 use super::window::{self, Planning};
 
 #[derive(Debug, Clone)]
 enum Sources {
-    Messages { plan: LeafPlan, rows: Vec<SourceRow>, previous: Option<String> },
-    Summaries { plan: CondensePlan, rows: Vec<SummaryRow> },
+    Messages {
+        plan: LeafPlan,
+        rows: Vec<SourceRow>,
+        previous: Option<String>,
+    },
+    Summaries {
+        plan: CondensePlan,
+        rows: Vec<SummaryRow>,
+    },
 }
 
 /// A planned pass, in progress.
@@ -64,11 +72,24 @@ pub enum Allowed {
 }
 
 fn messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
-    rows.iter().map(|r| SourceMessage { role: r.role, text: &r.text, raw_json: &r.raw_json, timestamp_ms: r.timestamp_ms }).collect()
+    rows.iter()
+        .map(|r| SourceMessage {
+            role: r.role,
+            text: &r.text,
+            raw_json: &r.raw_json,
+            timestamp_ms: r.timestamp_ms,
+        })
+        .collect()
 }
 
 fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
-    rows.iter().map(|r| SourceSummary { text: &r.content, earliest_ms: r.earliest_at, latest_ms: r.latest_at }).collect()
+    rows.iter()
+        .map(|r| SourceSummary {
+            text: &r.content,
+            earliest_ms: r.earliest_at,
+            latest_ms: r.latest_at,
+        })
+        .collect()
 }
 
 /// What planning from a set of items came to.
@@ -92,33 +113,64 @@ impl Planned {
 }
 
 /// The summary right before `ordinal` in the context, for continuity.
-fn previous_summary(sql: &mut impl Sql, items: &[ContextItem], ordinal: i64) -> Result<Option<String>> {
-    let Some(item) = items.iter().rev().find(|i| i.ordinal < ordinal) else { return Ok(None) };
+fn previous_summary(
+    sql: &mut impl Sql,
+    items: &[ContextItem],
+    ordinal: i64,
+) -> Result<Option<String>> {
+    let Some(item) = items.iter().rev().find(|i| i.ordinal < ordinal) else {
+        return Ok(None);
+    };
     if !matches!(item.kind, ItemKind::Summary { .. }) {
         return Ok(None);
     }
-    Ok(store::load_summaries(sql, &[item.id])?.into_iter().next().map(|s| s.content))
+    Ok(store::load_summaries(sql, &[item.id])?
+        .into_iter()
+        .next()
+        .map(|s| s.content))
 }
 
 impl Pass {
     /// Plans the next pass over the conversation's context, or says why there is none.
-    pub fn plan(sql: &mut impl Sql, conversation_id: i64, config: &CompactionConfig, allowed: Allowed, summarizer: &str, redactor: &Arc<Redactor>) -> Result<std::result::Result<Pass, String>> {
-        let planning = window::planning_items(sql, conversation_id, config.tail_rule(), config.leaf_chunk_tokens)?;
+    pub fn plan(
+        sql: &mut impl Sql,
+        conversation_id: i64,
+        config: &CompactionConfig,
+        allowed: Allowed,
+        summarizer: &str,
+        redactor: &Arc<Redactor>,
+    ) -> Result<std::result::Result<Pass, String>> {
+        let planning = window::planning_items(
+            sql,
+            conversation_id,
+            config.tail_rule(),
+            config.leaf_chunk_tokens,
+        )?;
         match Self::plan_from(sql, &planning, config, allowed, summarizer, redactor)? {
             Planned::Crosses => {
                 let whole = window::whole(sql, conversation_id)?;
-                Self::plan_from(sql, &whole, config, allowed, summarizer, redactor).map(Planned::into_result)
+                Self::plan_from(sql, &whole, config, allowed, summarizer, redactor)
+                    .map(Planned::into_result)
             }
             planned => Ok(planned.into_result()),
         }
     }
 
-    fn plan_from(sql: &mut impl Sql, planning: &Planning, config: &CompactionConfig, allowed: Allowed, summarizer: &str, redactor: &Arc<Redactor>) -> Result<Planned> {
+    fn plan_from(
+        sql: &mut impl Sql,
+        planning: &Planning,
+        config: &CompactionConfig,
+        allowed: Allowed,
+        summarizer: &str,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Planned> {
         let items = &planning.items;
         let mut no_leaf = None;
         if allowed == Allowed::LeafThenCondense {
             match select_leaf_chunk(items, config.tail_rule(), config.chunk_size()) {
-                Ok(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => return Ok(Planned::Crosses),
+                Ok(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => {
+                    return Ok(Planned::Crosses)
+                }
                 Ok(plan) => {
                     let mut rows = store::load_messages(sql, &plan.message_ids)?;
                     let mut previous = previous_summary(sql, items, plan.first_ordinal)?;
@@ -133,19 +185,43 @@ impl Pass {
                     for row in rows.iter_mut() {
                         redactions.merge(&redaction::redact_text(redactor, &mut row.text));
                     }
-                    return Ok(Planned::Pass(Pass::new(Sources::Messages { plan, rows, previous }, ledger, config, summarizer, redactor, redactions)));
+                    return Ok(Planned::Pass(Pass::new(
+                        Sources::Messages {
+                            plan,
+                            rows,
+                            previous,
+                        },
+                        ledger,
+                        config,
+                        summarizer,
+                        redactor,
+                        redactions,
+                    )));
                 }
                 Err(why) => no_leaf = Some(why.sentence()),
             }
         }
-        match plan_condensation(items, config.tail_rule(), &CondenseRules::from_config(config)) {
-            Some(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => Ok(Planned::Crosses),
+        match plan_condensation(
+            items,
+            config.tail_rule(),
+            &CondenseRules::from_config(config),
+        ) {
+            Some(plan) if planning.crosses_gap(plan.first_ordinal, plan.last_ordinal) => {
+                Ok(Planned::Crosses)
+            }
             Some(plan) => {
                 let mut rows = store::load_summaries(sql, &plan.summary_ids)?;
                 let redactions = redaction::redact_summaries(redactor, &mut rows);
                 let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
                 let ledger = format::ledger_of(&texts);
-                Ok(Planned::Pass(Pass::new(Sources::Summaries { plan, rows }, ledger, config, summarizer, redactor, redactions)))
+                Ok(Planned::Pass(Pass::new(
+                    Sources::Summaries { plan, rows },
+                    ledger,
+                    config,
+                    summarizer,
+                    redactor,
+                    redactions,
+                )))
             }
             None => {
                 let tail = items.len() - fresh_tail_start(items, config.tail_rule());
@@ -157,14 +233,39 @@ impl Pass {
         }
     }
 
-    fn new(sources: Sources, ledger: Ledger, config: &CompactionConfig, summarizer: &str, redactor: &Arc<Redactor>, redactions: Counts) -> Pass {
-        let escalation = Escalation::new(0, prompts::output_limits(SummaryKind::Leaf, 0, config), summarizer);
-        let mut pass = Pass { sources, escalation, level: Level::Normal, ledger, redactor: Arc::clone(redactor), redactions, fingerprint: String::new() };
+    fn new(
+        sources: Sources,
+        ledger: Ledger,
+        config: &CompactionConfig,
+        summarizer: &str,
+        redactor: &Arc<Redactor>,
+        redactions: Counts,
+    ) -> Pass {
+        let escalation = Escalation::new(
+            0,
+            prompts::output_limits(SummaryKind::Leaf, 0, config),
+            summarizer,
+        );
+        let mut pass = Pass {
+            sources,
+            escalation,
+            level: Level::Normal,
+            ledger,
+            redactor: Arc::clone(redactor),
+            redactions,
+            fingerprint: String::new(),
+        };
         let prompt = pass.prompt(config);
         let limits = prompts::output_limits(pass.kind(), prompt.source_tokens, config);
         let cost = pass.view_cost();
-        pass.fingerprint = Fingerprint::new().field(pass.kind().as_str()).field(&prompt.text).field(&prompt.max_output_tokens.to_string()).hex();
-        pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer).with_prompt(&prompt.text).with_view_cost(cost);
+        pass.fingerprint = Fingerprint::new()
+            .field(pass.kind().as_str())
+            .field(&prompt.text)
+            .field(&prompt.max_output_tokens.to_string())
+            .hex();
+        pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer)
+            .with_prompt(&prompt.text)
+            .with_view_cost(cost);
         pass
     }
 
@@ -176,11 +277,17 @@ impl Pass {
                 let times = rows.iter().filter_map(|r| r.timestamp_ms);
                 (plan.tokens, 0, times.clone().min(), times.max())
             }
-            Sources::Summaries { plan, rows } => {
-                (plan.tokens, i64::from(plan.target_depth()), rows.iter().filter_map(|r| r.earliest_at).min(), rows.iter().filter_map(|r| r.latest_at).max())
-            }
+            Sources::Summaries { plan, rows } => (
+                plan.tokens,
+                i64::from(plan.target_depth()),
+                rows.iter().filter_map(|r| r.earliest_at).min(),
+                rows.iter().filter_map(|r| r.latest_at).max(),
+            ),
         };
-        ViewCost { range_tokens: u32::try_from(range).unwrap_or(u32::MAX), framing_tokens: summary_item_tokens(i64::MAX, depth, "", earliest, latest) }
+        ViewCost {
+            range_tokens: u32::try_from(range).unwrap_or(u32::MAX),
+            framing_tokens: summary_item_tokens(i64::MAX, depth, "", earliest, latest),
+        }
     }
 
     /// The tokens the range to replace holds in the view.
@@ -204,7 +311,10 @@ impl Pass {
 
     /// The reason of the latest rejected attempt, if any.
     pub fn last_rejection(&self) -> Option<String> {
-        self.escalation.attempts().last().map(|a| a.failure.reason())
+        self.escalation
+            .attempts()
+            .last()
+            .map(|a| a.failure.reason())
     }
 
     pub fn kind(&self) -> SummaryKind {
@@ -226,8 +336,12 @@ impl Pass {
     /// The prompt for the current level.
     pub fn prompt(&self, config: &CompactionConfig) -> Prompt {
         match &self.sources {
-            Sources::Messages { rows, previous, .. } => prompts::leaf_prompt(self.level, &messages(rows), previous.as_deref(), config),
-            Sources::Summaries { plan, rows } => prompts::condensed_prompt(self.level, &summaries(rows), plan.target_depth(), config),
+            Sources::Messages { rows, previous, .. } => {
+                prompts::leaf_prompt(self.level, &messages(rows), previous.as_deref(), config)
+            }
+            Sources::Summaries { plan, rows } => {
+                prompts::condensed_prompt(self.level, &summaries(rows), plan.target_depth(), config)
+            }
         }
     }
 
@@ -236,8 +350,12 @@ impl Pass {
         let source_tokens = self.prompt(config).source_tokens;
         let target = prompts::target_tokens(self.kind(), self.level, source_tokens, config);
         match &self.sources {
-            Sources::Messages { rows, .. } => extractive::summarize_leaf(&messages(rows), self.level, target),
-            Sources::Summaries { rows, .. } => extractive::summarize_condensed(&summaries(rows), self.level, target),
+            Sources::Messages { rows, .. } => {
+                extractive::summarize_leaf(&messages(rows), self.level, target)
+            }
+            Sources::Summaries { rows, .. } => {
+                extractive::summarize_condensed(&summaries(rows), self.level, target)
+            }
         }
     }
 
@@ -266,16 +384,31 @@ impl Pass {
     pub fn covered_messages(&self) -> u64 {
         match &self.sources {
             Sources::Messages { rows, .. } => rows.len() as u64,
-            Sources::Summaries { rows, .. } => rows.iter().map(|r| r.descendant_messages.max(0) as u64).sum(),
+            Sources::Summaries { rows, .. } => rows
+                .iter()
+                .map(|r| r.descendant_messages.max(0) as u64)
+                .sum(),
         }
     }
 
     /// Stores the accepted summary in place of the pass's range. Call inside a transaction.
-    pub fn apply(&self, sql: &mut impl Sql, conversation_id: i64, draft: &SummaryDraft, model: Option<&str>, now_ms: i64) -> Result<Applied> {
+    pub fn apply(
+        &self,
+        sql: &mut impl Sql,
+        conversation_id: i64,
+        draft: &SummaryDraft,
+        model: Option<&str>,
+        now_ms: i64,
+    ) -> Result<Applied> {
         let (range, summary) = match &self.sources {
             Sources::Messages { plan, rows, .. } => {
                 let times = rows.iter().filter_map(|r| r.timestamp_ms);
-                let range = Range { first_ordinal: plan.first_ordinal, last_ordinal: plan.last_ordinal, ids: &plan.message_ids, summaries: false };
+                let range = Range {
+                    first_ordinal: plan.first_ordinal,
+                    last_ordinal: plan.last_ordinal,
+                    ids: &plan.message_ids,
+                    summaries: false,
+                };
                 let summary = NewSummary {
                     conversation_id,
                     kind: "leaf",
@@ -294,7 +427,12 @@ impl Pass {
                 (range, summary)
             }
             Sources::Summaries { plan, rows } => {
-                let range = Range { first_ordinal: plan.first_ordinal, last_ordinal: plan.last_ordinal, ids: &plan.summary_ids, summaries: true };
+                let range = Range {
+                    first_ordinal: plan.first_ordinal,
+                    last_ordinal: plan.last_ordinal,
+                    ids: &plan.summary_ids,
+                    summaries: true,
+                };
                 let summary = NewSummary {
                     conversation_id,
                     kind: "condensed",
@@ -317,16 +455,38 @@ impl Pass {
             Sources::Messages { plan, .. } => plan.tokens as i64,
             Sources::Summaries { plan, .. } => plan.tokens as i64,
         };
-        let (earliest, latest, depth, text) = (summary.earliest_at, summary.latest_at, summary.depth, summary.content);
-        let (id, tokens) = store::apply(sql, &range, &summary, |id| summary_item_tokens(id, depth, text, earliest, latest), now_ms)?;
-        let content = ItemContent::Summary { id, depth, content: text.to_owned(), earliest_at: earliest, latest_at: latest, descendant_messages: summary.descendant_messages };
+        let (earliest, latest, depth, text) = (
+            summary.earliest_at,
+            summary.latest_at,
+            summary.depth,
+            summary.content,
+        );
+        let (id, tokens) = store::apply(
+            sql,
+            &range,
+            &summary,
+            |id| summary_item_tokens(id, depth, text, earliest, latest),
+            now_ms,
+        )?;
+        let content = ItemContent::Summary {
+            id,
+            depth,
+            content: text.to_owned(),
+            earliest_at: earliest,
+            latest_at: latest,
+            descendant_messages: summary.descendant_messages,
+        };
         Ok(Applied {
             summary_id: id,
             tokens_before: before,
             tokens_after: i64::from(tokens),
             first_ordinal: range.first_ordinal,
             last_ordinal: range.last_ordinal,
-            item: context::ContextItem { ordinal: range.first_ordinal, tokens, content },
+            item: context::ContextItem {
+                ordinal: range.first_ordinal,
+                tokens,
+                content,
+            },
         })
     }
 }

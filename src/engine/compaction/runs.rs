@@ -51,7 +51,12 @@ fn written_elsewhere(age_ms: i64) -> String {
 impl<S: Sql> Engine<S> {
     /// Decides, as a job for `conversation_id` starts, whether it may ask for summaries (the
     /// job then only shrinks the view, or does nothing, when it may not).
-    pub(crate) fn plan_asking(&mut self, conversation_id: i64, params: &CompactionParams, now_ms: i64) -> Result<Asking> {
+    pub(crate) fn plan_asking(
+        &mut self,
+        conversation_id: i64,
+        params: &CompactionParams,
+        now_ms: i64,
+    ) -> Result<Asking> {
         if let Some(since) = self.live_request_since(conversation_id, now_ms) {
             return Ok(Asking::Refrain(format!(
                 "a summary for this conversation is still being written (asked {} s ago); it is applied when it arrives",
@@ -66,7 +71,9 @@ impl<S: Sql> Engine<S> {
             return Ok(Self::asking_from(hold::first_request(&input), &input, None));
         };
         let mut runs = store::load(self.store.sql(), conversation_id)?;
-        let leased = runs.leased_elsewhere(runner, now_ms).map(|other| other.since_ms);
+        let leased = runs
+            .leased_elsewhere(runner, now_ms)
+            .map(|other| other.since_ms);
         let mut changed = match leased {
             Some(_) => false,
             None => runs.observe(runner, false, params.runner_turns > 1, now_ms),
@@ -77,13 +84,18 @@ impl<S: Sql> Engine<S> {
             changed = true;
         }
         if changed {
-            self.store.write(|sql| store::save(sql, conversation_id, &runs))?;
+            self.store
+                .write(|sql| store::save(sql, conversation_id, &runs))?;
         }
         if let Some(since) = leased {
             return Ok(Asking::Refrain(written_elsewhere(now_ms - since)));
         }
         let catch_up_turns = self.config.summary_catch_up_turns;
-        let unserved = if params.turn_waits && runs.abandoned > 0 && !params.can_hand_over { store::unserved_turns(self.store.sql(), conversation_id, catch_up_turns)? } else { 0 };
+        let unserved = if params.turn_waits && runs.abandoned > 0 && !params.can_hand_over {
+            store::unserved_turns(self.store.sql(), conversation_id, catch_up_turns)?
+        } else {
+            0
+        };
         let mut input = self.hold_input(params.turn_waits, &runs, unserved);
         input.successor = params.successor;
         input.can_hand_over = params.can_hand_over;
@@ -95,7 +107,8 @@ impl<S: Sql> Engine<S> {
         }
         if let Asking::HandOver(_) = asking {
             runs.handed_over(now_ms);
-            self.store.write(|sql| store::save(sql, conversation_id, &runs))?;
+            self.store
+                .write(|sql| store::save(sql, conversation_id, &runs))?;
         }
         Ok(asking)
     }
@@ -135,19 +148,39 @@ impl<S: Sql> Engine<S> {
     /// request must have ended by its own time limit.
     fn live_request_since(&mut self, conversation_id: i64, now_ms: i64) -> Option<i64> {
         let limit = i64::from(self.config.summary_timeout_ms).saturating_mul(2);
-        self.jobs.retain(|_, job| job.conversation_id() != conversation_id || job.asking().asked_at_ms.is_none_or(|at| now_ms.saturating_sub(at) <= limit));
-        self.jobs.values().filter(|job| job.conversation_id() == conversation_id).filter_map(|job| job.asking().asked_at_ms).max()
+        self.jobs.retain(|_, job| {
+            job.conversation_id() != conversation_id
+                || job
+                    .asking()
+                    .asked_at_ms
+                    .is_none_or(|at| now_ms.saturating_sub(at) <= limit)
+        });
+        self.jobs
+            .values()
+            .filter(|job| job.conversation_id() == conversation_id)
+            .filter_map(|job| job.asking().asked_at_ms)
+            .max()
     }
 
     /// Job `id` is about to send a request: its hold, and the record of the request in flight;
     /// or why it sends none (a catch-up asks for one summary only).
-    pub(crate) fn next_request(&mut self, id: u64, now_ms: i64) -> Result<std::result::Result<Option<u32>, String>> {
-        let Some(job) = self.jobs.get(&id) else { return Ok(Ok(None)) };
+    pub(crate) fn next_request(
+        &mut self,
+        id: u64,
+        now_ms: i64,
+    ) -> Result<std::result::Result<Option<u32>, String>> {
+        let Some(job) = self.jobs.get(&id) else {
+            return Ok(Ok(None));
+        };
         let (plan, conversation_id) = (job.asking().clone(), job.conversation_id());
         let hold = if plan.sent == 0 {
             plan.first_hold_ms
         } else {
-            let runs = if plan.runner.is_some() { store::load(self.store.sql(), conversation_id)? } else { SummaryRuns::default() };
+            let runs = if plan.runner.is_some() {
+                store::load(self.store.sql(), conversation_id)?
+            } else {
+                SummaryRuns::default()
+            };
             match hold::later_request(&self.hold_input(plan.turn_waits, &runs, 0), plan.catch_up) {
                 Ask::Now { hold_ms, .. } => hold_ms,
                 Ask::Refrain(why) | Ask::HandOver(why) => return Ok(Err(why)),
@@ -178,10 +211,14 @@ impl<S: Sql> Engine<S> {
 
     /// Job `id`'s request was answered (a summary or an error).
     pub(crate) fn request_answered(&mut self, id: u64) -> Result<()> {
-        let Some(job) = self.jobs.get_mut(&id) else { return Ok(()) };
+        let Some(job) = self.jobs.get_mut(&id) else {
+            return Ok(());
+        };
         job.asking_mut().asked_at_ms = None;
         let plan = job.asking().clone();
-        let Some(runner) = plan.runner else { return Ok(()) };
+        let Some(runner) = plan.runner else {
+            return Ok(());
+        };
         // The first request of a catch-up job is the one the turn waited for; a successor waits
         // for all of its own.
         let awaited = plan.successor || (plan.catch_up && plan.sent == 1);
@@ -202,9 +239,13 @@ impl<S: Sql> Engine<S> {
     /// Returns false when there is nothing to renew (no such job, no request out, or the
     /// request was meanwhile taken for abandoned by another process).
     pub fn compaction_renew(&mut self, id: u64, now_ms: i64) -> Result<bool> {
-        let Some(job) = self.jobs.get(&id) else { return Ok(false) };
+        let Some(job) = self.jobs.get(&id) else {
+            return Ok(false);
+        };
         let (plan, conversation_id) = (job.asking().clone(), job.conversation_id());
-        let (Some(runner), Some(_)) = (plan.runner, plan.asked_at_ms) else { return Ok(false) };
+        let (Some(runner), Some(_)) = (plan.runner, plan.asked_at_ms) else {
+            return Ok(false);
+        };
         self.store.write(|sql| {
             let mut runs = store::load_for_update(sql, conversation_id)?;
             let renewed = runs.renew(&runner, now_ms);
@@ -220,15 +261,26 @@ impl<S: Sql> Engine<S> {
     /// conversation has compaction pending (the successor then runs it). When it leaves
     /// (`!standing`) the mark is cleared, so the next turn hands over anew. A successor that
     /// dies standing leaves the mark to run out ([`hold::HAND_OVER_GRACE_MS`]).
-    pub fn successor_standby(&mut self, params: &crate::engine::compaction::SuccessorStandby, now_ms: i64) -> Result<bool> {
+    pub fn successor_standby(
+        &mut self,
+        params: &crate::engine::compaction::SuccessorStandby,
+        now_ms: i64,
+    ) -> Result<bool> {
         crate::engine::params::validate_session(&params.session)?;
         let key = params.session.key().to_owned();
-        let Some(conversation) = crate::store::conversations::find_active(self.store.sql(), &key)? else { return Ok(false) };
+        let Some(conversation) = crate::store::conversations::find_active(self.store.sql(), &key)?
+        else {
+            return Ok(false);
+        };
         let pending = params.standing && conversation.compaction_pending_json.is_some();
         // A poll writes only to put the mark up, renew it, or take it down.
         let mark = store::load(self.store.sql(), conversation.id)?.handed_over_at_ms;
         let fresh = mark.is_some_and(|at| now_ms.saturating_sub(at) < hold::STANDBY_REFRESH_MS);
-        let write = if params.standing { !fresh } else { mark.is_some() };
+        let write = if params.standing {
+            !fresh
+        } else {
+            mark.is_some()
+        };
         if !write {
             return Ok(pending);
         }

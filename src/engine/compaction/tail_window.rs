@@ -41,11 +41,21 @@ impl TailWindows {
     /// The window of `conversation_id` at `stamp`, advanced by `appended` (the token counts of
     /// the message items just appended, oldest first) when its stamp shows nothing else changed;
     /// None when it must be read from the store.
-    pub fn advance(&mut self, conversation_id: i64, count: u32, stamp: Stamp, appended: Option<&[i64]>) -> Option<Vec<i64>> {
+    pub fn advance(
+        &mut self,
+        conversation_id: i64,
+        count: u32,
+        stamp: Stamp,
+        appended: Option<&[i64]>,
+    ) -> Option<Vec<i64>> {
         let appended = appended?;
         let window = self.windows.get_mut(&conversation_id)?;
         let added: i64 = appended.iter().sum();
-        let before = Stamp { epoch: stamp.epoch, last_ordinal: stamp.last_ordinal - appended.len() as i64, raw_tokens: stamp.raw_tokens - added };
+        let before = Stamp {
+            epoch: stamp.epoch,
+            last_ordinal: stamp.last_ordinal - appended.len() as i64,
+            raw_tokens: stamp.raw_tokens - added,
+        };
         if window.count != count || window.stamp != before {
             self.windows.remove(&conversation_id);
             return None;
@@ -61,7 +71,14 @@ impl TailWindows {
     /// Keeps `tokens` (the newest `count` raw messages' token counts, oldest first) as the
     /// window of `conversation_id` at `stamp`.
     pub fn store(&mut self, conversation_id: i64, count: u32, stamp: Stamp, tokens: Vec<i64>) {
-        self.windows.insert(conversation_id, Window { stamp, count, tokens: tokens.into() });
+        self.windows.insert(
+            conversation_id,
+            Window {
+                stamp,
+                count,
+                tokens: tokens.into(),
+            },
+        );
     }
 
     /// Forgets every window (a turn rolled back: what it appended is not in the store).
@@ -75,19 +92,38 @@ mod tests {
     use super::*;
 
     fn stamp(last_ordinal: i64, raw_tokens: i64) -> Stamp {
-        Stamp { epoch: 0, last_ordinal, raw_tokens }
+        Stamp {
+            epoch: 0,
+            last_ordinal,
+            raw_tokens,
+        }
     }
 
     #[test]
     fn a_window_advances_only_from_the_state_it_was_taken_at() {
         let mut windows = TailWindows::default();
         windows.store(1, 3, stamp(10, 100), vec![5, 7, 9]);
-        assert_eq!(windows.advance(1, 3, stamp(12, 123), Some(&[11, 12])), Some(vec![9, 11, 12]));
+        assert_eq!(
+            windows.advance(1, 3, stamp(12, 123), Some(&[11, 12])),
+            Some(vec![9, 11, 12])
+        );
         // Something else appended too (the ordinal moved by 3, the turn appended 2): read again.
         assert_eq!(windows.advance(1, 3, stamp(15, 150), Some(&[13, 14])), None);
         windows.store(1, 3, stamp(15, 150), vec![1, 13, 14]);
         // A compaction bumped the epoch.
-        assert_eq!(windows.advance(1, 3, Stamp { epoch: 1, last_ordinal: 16, raw_tokens: 160 }, Some(&[10])), None);
+        assert_eq!(
+            windows.advance(
+                1,
+                3,
+                Stamp {
+                    epoch: 1,
+                    last_ordinal: 16,
+                    raw_tokens: 160
+                },
+                Some(&[10])
+            ),
+            None
+        );
         // No window, an unknown append (a duplicate was skipped), another tail count: read again.
         assert_eq!(windows.advance(2, 3, stamp(1, 1), Some(&[1])), None);
         windows.store(1, 3, stamp(15, 150), vec![1, 13, 14]);

@@ -54,19 +54,40 @@ pub(crate) struct ViewAim {
 
 impl<S: Sql> Engine<S> {
     /// Plans a job's aim; `None` when `maintain` has nothing pending.
-    pub(crate) fn aim(&mut self, conversation: &Conversation, params: &CompactionParams, pending: Option<&Pending>, retry: &RetryState) -> Result<Option<Aim>> {
+    pub(crate) fn aim(
+        &mut self,
+        conversation: &Conversation,
+        params: &CompactionParams,
+        pending: Option<&Pending>,
+        retry: &RetryState,
+    ) -> Result<Option<Aim>> {
         let config = self.config.compaction.clone();
-        let live = params.current_token_count.filter(|t| t.is_finite() && *t > 0.0).map(|t| t.min(9e15) as i64);
+        let live = params
+            .current_token_count
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map(|t| t.min(9e15) as i64);
         let ours = conversation.context_token_count;
-        let fitted = |budget: u32, window: Option<u32>| {
-            fit_for(&config, budget, window, retry)
-        };
+        let fitted = |budget: u32, window: Option<u32>| fit_for(&config, budget, window, retry);
         match params.mode {
             CompactionMode::Pending => {
-                let Some(pending) = pending else { return Ok(None) };
+                let Some(pending) = pending else {
+                    return Ok(None);
+                };
                 let facts = self.host_facts(conversation.id)?;
-                let goal = if pending.work == "sweep" { Goal::Under(sweep_target(u64::from(pending.budget), config.context_threshold) as i64) } else { Goal::Pending };
-                Ok(Some(Aim { goal, config: fitted(pending.budget, facts.window), view: None, tokens_before: ours.max(live.unwrap_or(0)), host_counted: false }))
+                let goal = if pending.work == "sweep" {
+                    Goal::Under(
+                        sweep_target(u64::from(pending.budget), config.context_threshold) as i64,
+                    )
+                } else {
+                    Goal::Pending
+                };
+                Ok(Some(Aim {
+                    goal,
+                    config: fitted(pending.budget, facts.window),
+                    view: None,
+                    tokens_before: ours.max(live.unwrap_or(0)),
+                    host_counted: false,
+                }))
             }
             CompactionMode::Sweep => {
                 let mut facts = self.host_facts(conversation.id)?;
@@ -81,7 +102,12 @@ impl<S: Sql> Engine<S> {
                 let mut budget = facts.view_budget(host_budget, prompt).tokens;
                 // The view as the model would get it now, without compaction: what the host's
                 // count (its last prompt plus the last reply and the new prompt) is based on.
-                let before = u32::try_from(self.views.view(self.store.sql(), conversation, budget)?.tokens()).unwrap_or(u32::MAX);
+                let before = u32::try_from(
+                    self.views
+                        .view(self.store.sql(), conversation, budget)?
+                        .tokens(),
+                )
+                .unwrap_or(u32::MAX);
                 if let (Some(count), Some(window)) = (live, facts.window) {
                     let count = u32::try_from(count).unwrap_or(u32::MAX);
                     let threshold = host_threshold(window);
@@ -97,10 +123,19 @@ impl<S: Sql> Engine<S> {
                 }
                 self.remember_facts(conversation.id, facts.clone());
                 // In the host's units (the whole prompt) when it counted; else the context's tokens.
-                let tokens_before = live.map_or(ours, |count| count.max(i64::from(facts.predicted_prompt(before))));
+                let tokens_before = live.map_or(ours, |count| {
+                    count.max(i64::from(facts.predicted_prompt(before)))
+                });
                 // Summaries aim below the view budget by the threshold, so the next turns have room.
-                let goal = Goal::Under(sweep_target(u64::from(budget), config.context_threshold) as i64);
-                Ok(Some(Aim { goal, config: fitted(budget, facts.window), view: Some(ViewAim { budget, before }), tokens_before, host_counted: live.is_some() }))
+                let goal =
+                    Goal::Under(sweep_target(u64::from(budget), config.context_threshold) as i64);
+                Ok(Some(Aim {
+                    goal,
+                    config: fitted(budget, facts.window),
+                    view: Some(ViewAim { budget, before }),
+                    tokens_before,
+                    host_counted: live.is_some(),
+                }))
             }
         }
     }

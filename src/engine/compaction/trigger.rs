@@ -7,7 +7,9 @@ use serde_json::json;
 
 use super::tail_window::Stamp;
 use crate::core::compaction::fit::fit_for;
-use crate::core::compaction::{evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput, TailRule};
+use crate::core::compaction::{
+    evaluate_leaf_trigger, needs_full_sweep, LeafTriggerInput, TailRule,
+};
 use crate::engine::params::TriggerReport;
 use crate::engine::Engine;
 use crate::error::Result;
@@ -28,16 +30,29 @@ impl<S: Sql> Engine<S> {
     /// transaction holds it (no read of the row), for the turn's report. `appended`: the token
     /// counts of the context items the turn appended, oldest first, when known (see
     /// [`super::tail_window`]).
-    pub(crate) fn trigger_for(&mut self, conversation: &Conversation, appended: Option<&[i64]>, now_ms: i64) -> Result<TriggerReport> {
+    pub(crate) fn trigger_for(
+        &mut self,
+        conversation: &Conversation,
+        appended: Option<&[i64]>,
+        now_ms: i64,
+    ) -> Result<TriggerReport> {
         let outcome = self.evaluate_trigger(conversation, appended, now_ms)?;
-        Ok(TriggerReport { pending: outcome.work, log_line: outcome.log_line })
+        Ok(TriggerReport {
+            pending: outcome.work,
+            log_line: outcome.log_line,
+        })
     }
 
     /// Evaluates the trigger for a conversation and records the decision. Sizes follow the
     /// budget of the latest view (see [`crate::core::compaction::fit`]). `conversation` is the
     /// row as read in the caller's write transaction, which holds it: its compaction state is
     /// the stored one.
-    pub(crate) fn evaluate_trigger(&mut self, conversation: &Conversation, appended: Option<&[i64]>, now_ms: i64) -> Result<TriggerOutcome> {
+    pub(crate) fn evaluate_trigger(
+        &mut self,
+        conversation: &Conversation,
+        appended: Option<&[i64]>,
+        now_ms: i64,
+    ) -> Result<TriggerOutcome> {
         let budget = self.views.budget(conversation.id);
         let window = self.host_facts(conversation.id)?.window;
         // From the row as this transaction read it (it holds the conversation): no read here.
@@ -48,9 +63,21 @@ impl<S: Sql> Engine<S> {
         };
         let tail = self.fresh_tail_tokens(conversation, config.tail_rule(), appended)?;
         let raw_outside_tail = conversation.context_raw_tokens() - tail;
-        let input = LeafTriggerInput::new(&config, raw_outside_tail, conversation.context_token_count, None, budget.map(i64::from));
+        let input = LeafTriggerInput::new(
+            &config,
+            raw_outside_tail,
+            conversation.context_token_count,
+            None,
+            budget.map(i64::from),
+        );
         let decision = evaluate_leaf_trigger(&input);
-        let sweep = budget.is_some_and(|b| needs_full_sweep(conversation.context_token_count.max(0) as u64, u64::from(b), config.context_threshold));
+        let sweep = budget.is_some_and(|b| {
+            needs_full_sweep(
+                conversation.context_token_count.max(0) as u64,
+                u64::from(b),
+                config.context_threshold,
+            )
+        });
         let work = if sweep {
             Some("sweep")
         } else if decision.compact {
@@ -59,12 +86,20 @@ impl<S: Sql> Engine<S> {
             None
         };
         let log_line = match work {
-            Some("sweep") => format!("context over the {} threshold: full sweep due; {}", config.context_threshold, decision.log_line()),
+            Some("sweep") => format!(
+                "context over the {} threshold: full sweep due; {}",
+                config.context_threshold,
+                decision.log_line()
+            ),
             _ => decision.log_line(),
         };
         let mask = self.take_mask_decision(conversation.id);
         let telemetry = json!({ "decision": decision, "sweep": sweep, "budget": budget, "freshTailTokens": tail, "mask": mask }).to_string();
-        let pending = work.map(|w| Pending { work: w.to_owned(), budget: budget.unwrap_or(self.config.default_token_budget), reason: decision.reason.name().to_owned() });
+        let pending = work.map(|w| Pending {
+            work: w.to_owned(),
+            budget: budget.unwrap_or(self.config.default_token_budget),
+            reason: decision.reason.name().to_owned(),
+        });
         let failing = retry.consecutive_failures > 0;
         retry.on_turn();
         self.store.write(|sql| {
@@ -74,7 +109,11 @@ impl<S: Sql> Engine<S> {
                     conversation_id: conversation.id,
                     pass: "trigger",
                     level: None,
-                    outcome: if work.is_some() { "triggered" } else { "skipped" },
+                    outcome: if work.is_some() {
+                        "triggered"
+                    } else {
+                        "skipped"
+                    },
                     reason: decision.reason.name(),
                     tokens_before: Some(conversation.context_token_count),
                     tokens_after: None,
@@ -84,7 +123,13 @@ impl<S: Sql> Engine<S> {
                 now_ms,
             )?;
             if pending.is_some() || failing {
-                store::save_state(sql, conversation.id, &retry, pending.as_ref().or(stored_pending.as_ref()), now_ms)?;
+                store::save_state(
+                    sql,
+                    conversation.id,
+                    &retry,
+                    pending.as_ref().or(stored_pending.as_ref()),
+                    now_ms,
+                )?;
             }
             Ok(())
         })?;
@@ -93,13 +138,27 @@ impl<S: Sql> Engine<S> {
 
     /// The fresh tail's tokens: from the conversation's kept window advanced by what the turn
     /// appended, or from the store when the window cannot be trusted (see [`super::tail_window`]).
-    fn fresh_tail_tokens(&mut self, conversation: &Conversation, rule: TailRule, appended: Option<&[i64]>) -> Result<i64> {
-        let stamp = Stamp { epoch: conversation.context_epoch, last_ordinal: conversation.next_ordinal, raw_tokens: conversation.context_raw_tokens() };
-        let tokens = match self.tails.advance(conversation.id, rule.count, stamp, appended) {
+    fn fresh_tail_tokens(
+        &mut self,
+        conversation: &Conversation,
+        rule: TailRule,
+        appended: Option<&[i64]>,
+    ) -> Result<i64> {
+        let stamp = Stamp {
+            epoch: conversation.context_epoch,
+            last_ordinal: conversation.next_ordinal,
+            raw_tokens: conversation.context_raw_tokens(),
+        };
+        let tokens = match self
+            .tails
+            .advance(conversation.id, rule.count, stamp, appended)
+        {
             Some(tokens) => tokens,
             None => {
-                let tokens = store::newest_message_tokens(self.store.sql(), conversation.id, rule.count)?;
-                self.tails.store(conversation.id, rule.count, stamp, tokens.clone());
+                let tokens =
+                    store::newest_message_tokens(self.store.sql(), conversation.id, rule.count)?;
+                self.tails
+                    .store(conversation.id, rule.count, stamp, tokens.clone());
                 tokens
             }
         };

@@ -40,11 +40,19 @@ impl Planning {
 
 /// The whole context.
 pub fn whole(sql: &mut impl Sql, conversation_id: i64) -> Result<Planning> {
-    Ok(Planning { items: store::load_items(sql, conversation_id)?, gap_after: None })
+    Ok(Planning {
+        items: store::load_items(sql, conversation_id)?,
+        gap_after: None,
+    })
 }
 
 /// The whole context when it is small, else its head and tail (no item twice).
-pub fn planning_items(sql: &mut impl Sql, conversation_id: i64, tail: TailRule, chunk_tokens: u32) -> Result<Planning> {
+pub fn planning_items(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+    tail: TailRule,
+    chunk_tokens: u32,
+) -> Result<Planning> {
     let count = store::count_items(sql, conversation_id)?;
     if count <= WHOLE_CONTEXT_ITEMS {
         return whole(sql, conversation_id);
@@ -54,7 +62,14 @@ pub fn planning_items(sql: &mut impl Sql, conversation_id: i64, tail: TailRule, 
     let mut raw_tokens = 0u64;
     loop {
         let after = head.last().map_or(i64::MIN, |i| i.ordinal);
-        let page = store::load_item_page(sql, conversation_id, ItemPage::After { ordinal: after, limit: PAGE })?;
+        let page = store::load_item_page(
+            sql,
+            conversation_id,
+            ItemPage::After {
+                ordinal: after,
+                limit: PAGE,
+            },
+        )?;
         let full = page.len() as i64 == PAGE;
         for item in page {
             if matches!(item.kind, ItemKind::Message { .. }) {
@@ -67,12 +82,16 @@ pub fn planning_items(sql: &mut impl Sql, conversation_id: i64, tail: TailRule, 
         }
     }
     let tail_items = i64::from(tail.count).saturating_mul(2).saturating_add(256);
-    let newest = store::load_item_page(sql, conversation_id, ItemPage::Newest { limit: tail_items })?;
+    let newest =
+        store::load_item_page(sql, conversation_id, ItemPage::Newest { limit: tail_items })?;
     let head_end = head.last().map_or(i64::MIN, |i| i.ordinal);
     head.extend(newest.into_iter().filter(|i| i.ordinal > head_end));
     // Nothing was left out when the two parts meet (every item was read).
     let gap_after = ((head.len() as i64) < count).then_some(head_end);
-    Ok(Planning { items: head, gap_after })
+    Ok(Planning {
+        items: head,
+        gap_after,
+    })
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -90,23 +109,39 @@ mod tests {
         let mut messages = Vec::new();
         for t in 0..turns {
             let ts = t as i64 * 10;
-            messages.push(json!({"role": "user", "content": format!("request {t}"), "timestamp": ts}));
+            messages
+                .push(json!({"role": "user", "content": format!("request {t}"), "timestamp": ts}));
             messages.push(json!({"role": "assistant", "content": [{"type": "toolCall", "id": format!("c{t}"), "name": "read", "arguments": {}}], "timestamp": ts + 1}));
             messages.push(json!({"role": "toolResult", "toolCallId": format!("c{t}"), "content": [{"type": "text", "text": "x ".repeat(40)}], "timestamp": ts + 2}));
             messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("done {t}")}], "timestamp": ts + 3}));
         }
-        e.bootstrap(decode("bootstrap", json!({"sessionId": "s", "sessionKey": "k", "messages": messages})).unwrap(), 1).unwrap();
+        e.bootstrap(
+            decode(
+                "bootstrap",
+                json!({"sessionId": "s", "sessionKey": "k", "messages": messages}),
+            )
+            .unwrap(),
+            1,
+        )
+        .unwrap();
         e
     }
 
     #[test]
     fn a_long_context_is_read_as_head_and_tail_and_plans_the_same_chunk() {
         let mut e = engine(2_000);
-        let tail = TailRule { count: 32, max_tokens: 20_000 };
+        let tail = TailRule {
+            count: 32,
+            max_tokens: 20_000,
+        };
         let window = planning_items(e.sql(), 1, tail, 2_000).unwrap();
         let whole = whole(e.sql(), 1).unwrap();
         assert_eq!(whole.items.len(), 8_000);
-        assert!(window.items.len() < 2_000, "read {} items", window.items.len());
+        assert!(
+            window.items.len() < 2_000,
+            "read {} items",
+            window.items.len()
+        );
         assert!(window.gap_after.is_some());
         let a = select_leaf_chunk(&window.items, tail, 2_000).unwrap();
         let b = select_leaf_chunk(&whole.items, tail, 2_000).unwrap();
@@ -115,13 +150,19 @@ mod tests {
         // The newest items are the same: the fresh tail is computed from them.
         assert_eq!(window.items.last(), whole.items.last());
         let rules = CondenseRules::from_config(&Config::default().compaction);
-        assert_eq!(plan_condensation(&window.items, tail, &rules), plan_condensation(&whole.items, tail, &rules));
+        assert_eq!(
+            plan_condensation(&window.items, tail, &rules),
+            plan_condensation(&whole.items, tail, &rules)
+        );
     }
 
     #[test]
     fn a_chunk_reaching_past_the_head_is_reported_as_crossing() {
         let mut e = engine(2_000);
-        let tail = TailRule { count: 32, max_tokens: 20_000 };
+        let tail = TailRule {
+            count: 32,
+            max_tokens: 20_000,
+        };
         let window = planning_items(e.sql(), 1, tail, 2_000).unwrap();
         let gap = window.gap_after.unwrap();
         assert!(window.crosses_gap(gap - 1, gap + 1));
@@ -132,7 +173,16 @@ mod tests {
     #[test]
     fn a_small_context_is_read_whole() {
         let mut e = engine(100);
-        let window = planning_items(e.sql(), 1, TailRule { count: 32, max_tokens: 20_000 }, 2_000).unwrap();
+        let window = planning_items(
+            e.sql(),
+            1,
+            TailRule {
+                count: 32,
+                max_tokens: 20_000,
+            },
+            2_000,
+        )
+        .unwrap();
         assert_eq!(window.items.len(), 400);
         assert_eq!(window.gap_after, None);
     }

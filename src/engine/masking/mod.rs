@@ -21,7 +21,9 @@ pub(crate) use turn_items::TurnItems;
 use serde_json::json;
 
 use crate::core::compaction::fit::fit;
-use crate::core::masking::{decide, excerpt_tokens, plan, MaskDecision, MaskInput, Plan, PlanRules, ScanItem};
+use crate::core::masking::{
+    decide, excerpt_tokens, plan, MaskDecision, MaskInput, Plan, PlanRules, ScanItem,
+};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::store::compaction::{self as events, Event};
@@ -48,7 +50,13 @@ impl<S: Sql> Engine<S> {
     /// `known`: the items after the frontier, when the turn's lock statement could return them
     /// ([`TurnItems`]); else they are read here. A batch that applies reads them either way: it
     /// renders from the stored messages, by id.
-    pub(crate) fn stub_after_turn(&mut self, conversation: Conversation, appended: usize, known: Option<TurnItems>, now_ms: i64) -> Result<Conversation> {
+    pub(crate) fn stub_after_turn(
+        &mut self,
+        conversation: Conversation,
+        appended: usize,
+        known: Option<TurnItems>,
+        now_ms: i64,
+    ) -> Result<Conversation> {
         let masking = self.config.masking.clone();
         let window = self.host_facts(conversation.id)?.window;
         // The latest view's budget; before any view of this conversation (its first turn), the
@@ -56,7 +64,9 @@ impl<S: Sql> Engine<S> {
         // is no pressure.
         let budget = self.views.budget(conversation.id).or(window);
         let fitted = budget.map(|b| fit(&self.config.compaction, b, window));
-        let tail_share = fitted.as_ref().map(|f| u32::try_from(f.fresh_tail_max_tokens).unwrap_or(u32::MAX));
+        let tail_share = fitted
+            .as_ref()
+            .map(|f| u32::try_from(f.fresh_tail_max_tokens).unwrap_or(u32::MAX));
         let rules = PlanRules {
             min_tokens: masking.min_tokens,
             huge_tokens: tail_share.unwrap_or(u32::MAX),
@@ -72,7 +82,11 @@ impl<S: Sql> Engine<S> {
             (Some(f), Some(b)) => {
                 let ceiling = (f64::from(b) * f.context_threshold.clamp(0.0, 1.0)).floor();
                 let factor = f.leaf_budget_headroom_factor.clamp(0.0, 1.0);
-                Some(if factor > 0.0 { (ceiling * factor).floor() } else { ceiling } as u64)
+                Some(if factor > 0.0 {
+                    (ceiling * factor).floor()
+                } else {
+                    ceiling
+                } as u64)
             }
             _ => None,
         };
@@ -97,40 +111,65 @@ impl<S: Sql> Engine<S> {
                 (k.items, k.truncated, stand_ins)
             }
             None => {
-                let (items, truncated) = store::scan(self.store.sql(), conversation.id, frontier, MAX_SCAN)?;
+                let (items, truncated) =
+                    store::scan(self.store.sql(), conversation.id, frontier, MAX_SCAN)?;
                 (items, truncated, false)
             }
         };
         let (mut planned, mut decision) = decide_over(&items);
         if decision.applies() && stand_ins {
             // The same items, now with the turn's message ids, which the batch renders from.
-            (items, truncated) = store::scan(self.store.sql(), conversation.id, frontier, MAX_SCAN)?;
+            (items, truncated) =
+                store::scan(self.store.sql(), conversation.id, frontier, MAX_SCAN)?;
             (planned, decision) = decide_over(&items);
         }
         self.masks.insert(conversation.id, decision.clone());
         // After a truncated scan the frontier jumps to the oldest item read; and everything
         // before the oldest candidate (or the protected turns) is settled: the next turns need
         // not read it again, however long a batch waits.
-        let read_from = if truncated { items.first().map_or(frontier, |i| i.ordinal - 1) } else { frontier };
-        let settled = planned.candidates.first().map(|c| c.ordinal).or(planned.protected_from).map_or(read_from, |o| o - 1);
+        let read_from = if truncated {
+            items.first().map_or(frontier, |i| i.ordinal - 1)
+        } else {
+            frontier
+        };
+        let settled = planned
+            .candidates
+            .first()
+            .map(|c| c.ordinal)
+            .or(planned.protected_from)
+            .map_or(read_from, |o| o - 1);
         let floor = read_from.max(settled);
         if !decision.applies() {
             let conversation = if floor > frontier {
-                self.store.write(|sql| store::apply_held(sql, conversation.id, &[], floor).map(|_| ()))?;
-                Conversation { stubbed_through: floor, ..conversation }
+                self.store
+                    .write(|sql| store::apply_held(sql, conversation.id, &[], floor).map(|_| ()))?;
+                Conversation {
+                    stubbed_through: floor,
+                    ..conversation
+                }
             } else {
                 conversation
             };
             // Every item after the frontier is among `items` (a truncated read moved the
             // frontier to its oldest): what the next turn may claim (`claims`; a store that
             // cannot check a claim never gets one).
-            let after: Vec<ScanItem> = items.into_iter().filter(|i| i.ordinal > conversation.stubbed_through).collect();
+            let after: Vec<ScanItem> = items
+                .into_iter()
+                .filter(|i| i.ordinal > conversation.stubbed_through)
+                .collect();
             self.claims.turn_stored(&conversation, after);
             return Ok(conversation);
         }
         // Stubs change items this process does not keep a picture of.
         self.claims.forget(conversation.id);
-        let batch = render::batch(self.store.sql(), conversation.id, &items, &planned, &decision, rules.excerpt_tokens)?;
+        let batch = render::batch(
+            self.store.sql(),
+            conversation.id,
+            &items,
+            &planned,
+            &decision,
+            rules.excerpt_tokens,
+        )?;
         // Everything before the protected turns has been considered once the candidates are stubbed.
         let new_frontier = match (decision.stub, planned.protected_from) {
             (true, Some(protected)) => floor.max(protected - 1),
@@ -146,7 +185,11 @@ impl<S: Sql> Engine<S> {
             "rewrittenFromOrdinal": batch.first_ordinal(),
         })
         .to_string();
-        let reason = if decision.stub { decision.reason.name() } else { "huge_message" };
+        let reason = if decision.stub {
+            decision.reason.name()
+        } else {
+            "huge_message"
+        };
         let restubs_delta = self.store.write(|sql| {
             let delta = store::apply_held(sql, conversation.id, &restubs, new_frontier)?;
             if restubs.is_empty() {
@@ -169,16 +212,34 @@ impl<S: Sql> Engine<S> {
         })?;
         let stubbed_through = conversation.stubbed_through.max(new_frontier);
         if restubs.is_empty() {
-            return Ok(Conversation { stubbed_through, ..conversation });
+            return Ok(Conversation {
+                stubbed_through,
+                ..conversation
+            });
         }
         let changed: Vec<ContextItem> = batch
             .items
             .into_iter()
-            .map(|s| ContextItem { ordinal: s.ordinal, tokens: s.rendered.tokens, content: ItemContent::Message { id: s.message_id, role: s.role, raw_json: s.rendered.json, stub: Some(s.rendered.variant) } })
+            .map(|s| ContextItem {
+                ordinal: s.ordinal,
+                tokens: s.rendered.tokens,
+                content: ItemContent::Message {
+                    id: s.message_id,
+                    role: s.role,
+                    raw_json: s.rendered.json,
+                    stub: Some(s.rendered.variant),
+                },
+            })
             .collect();
-        self.views.restubbed(self.store.sql(), conversation.id, epoch_before, changed);
+        self.views
+            .restubbed(self.store.sql(), conversation.id, epoch_before, changed);
         // What `apply` wrote, without reading the row again.
-        Ok(Conversation { context_token_count: conversation.context_token_count + restubs_delta, context_epoch: conversation.context_epoch + 1, stubbed_through, ..conversation })
+        Ok(Conversation {
+            context_token_count: conversation.context_token_count + restubs_delta,
+            context_epoch: conversation.context_epoch + 1,
+            stubbed_through,
+            ..conversation
+        })
     }
 
     /// The stub decision of the turn just stored in `conversation_id`, for the trigger's telemetry.

@@ -25,7 +25,9 @@ pub(crate) fn mask_sources(sql: &mut impl Sql, rows: &mut [SourceRow]) -> Result
         return Ok(());
     }
     for row in rows.iter_mut() {
-        let Some((variant, json)) = views.get(&row.id) else { continue };
+        let Some((variant, json)) = views.get(&row.id) else {
+            continue;
+        };
         if *variant == STUB_LINE_VARIANT {
             if let Some(line) = stub_line_of(json) {
                 row.text = summarizer_text(&row.text, &line);

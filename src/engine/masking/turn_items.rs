@@ -34,14 +34,21 @@ impl TurnItems {
     /// How many of the items from before the append the lock statement returns for a turn of
     /// `messages` messages: the scan's page less the turn's own items (0: none, the pass reads).
     pub fn lock_limit(messages: usize) -> i64 {
-        MAX_SCAN.saturating_sub(i64::try_from(messages).unwrap_or(i64::MAX)).max(0)
+        MAX_SCAN
+            .saturating_sub(i64::try_from(messages).unwrap_or(i64::MAX))
+            .max(0)
     }
 
     /// The items after appending `parsed` (the turn's messages, all of them stored: `appended`),
     /// from the items before it (`before`, as the lock statement returned them with
     /// [`TurnItems::lock_limit`]) and the conversation as the append left it. None when the
     /// append skipped a message or the lock returned no items.
-    pub fn after_append(before: (Vec<ScanItem>, bool), after: &Conversation, parsed: &[StoredMessage], appended: &Appended) -> Option<TurnItems> {
+    pub fn after_append(
+        before: (Vec<ScanItem>, bool),
+        after: &Conversation,
+        parsed: &[StoredMessage],
+        appended: &Appended,
+    ) -> Option<TurnItems> {
         let n = parsed.len();
         if appended.skipped != 0 || appended.inserted != n || TurnItems::lock_limit(n) == 0 {
             return None;
@@ -54,9 +61,14 @@ impl TurnItems {
             role: Some(m.role),
             tokens: m.tokens,
             stub: None,
-            calls_tools: m.role == Role::Assistant && linked_parts(m).any(|p| p.kind == "tool_call"),
+            calls_tools: m.role == Role::Assistant
+                && linked_parts(m).any(|p| p.kind == "tool_call"),
         }));
-        Some(TurnItems { items, truncated, own: n })
+        Some(TurnItems {
+            items,
+            truncated,
+            own: n,
+        })
     }
 
     /// Whether any item carries a stand-in message id.
@@ -93,7 +105,14 @@ mod tests {
     }
 
     fn stored(ordinal: i64, role: Role) -> ScanItem {
-        ScanItem { ordinal, message_id: Some(100 + ordinal), role: Some(role), tokens: 10, stub: None, calls_tools: false }
+        ScanItem {
+            ordinal,
+            message_id: Some(100 + ordinal),
+            role: Some(role),
+            tokens: 10,
+            stub: None,
+            calls_tools: false,
+        }
     }
 
     #[test]
@@ -107,23 +126,43 @@ mod tests {
             0,
         )
         .unwrap();
-        let appended = Appended { inserted: 3, skipped: 0, tokens: 0 };
-        let before = (vec![stored(7, Role::User), stored(8, Role::Assistant)], false);
+        let appended = Appended {
+            inserted: 3,
+            skipped: 0,
+            tokens: 0,
+        };
+        let before = (
+            vec![stored(7, Role::User), stored(8, Role::Assistant)],
+            false,
+        );
         let turn = TurnItems::after_append(before, &conversation(11), &parsed, &appended).unwrap();
         let ordinals: Vec<i64> = turn.items.iter().map(|i| i.ordinal).collect();
         assert_eq!(ordinals, [7, 8, 9, 10, 11]);
         assert_eq!(turn.items[2].role, Some(Role::User));
         assert!(turn.items[3].calls_tools && !turn.items[4].calls_tools);
         assert_eq!(turn.items[4].tokens, parsed[2].tokens);
-        assert!(turn.items[2..].iter().all(|i| i.message_id == Some(STAND_IN_MESSAGE_ID) && i.stub.is_none()));
+        assert!(turn.items[2..]
+            .iter()
+            .all(|i| i.message_id == Some(STAND_IN_MESSAGE_ID) && i.stub.is_none()));
         assert_eq!((turn.own, turn.truncated), (3, false));
     }
 
     #[test]
     fn an_append_that_skipped_a_message_or_fills_the_page_is_left_to_the_read() {
-        let parsed = parse_messages(&[json!({"role": "user", "content": "hi", "timestamp": 1})], 0).unwrap();
-        let skipped = Appended { inserted: 0, skipped: 1, tokens: 0 };
-        assert_eq!(TurnItems::after_append((vec![], false), &conversation(3), &parsed, &skipped), None);
+        let parsed = parse_messages(
+            &[json!({"role": "user", "content": "hi", "timestamp": 1})],
+            0,
+        )
+        .unwrap();
+        let skipped = Appended {
+            inserted: 0,
+            skipped: 1,
+            tokens: 0,
+        };
+        assert_eq!(
+            TurnItems::after_append((vec![], false), &conversation(3), &parsed, &skipped),
+            None
+        );
         assert_eq!(TurnItems::lock_limit(MAX_SCAN as usize), 0);
         assert_eq!(TurnItems::lock_limit(2), MAX_SCAN - 2);
     }
