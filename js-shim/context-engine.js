@@ -187,6 +187,8 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         prompt: typeof p.prompt === "string" ? p.prompt : undefined,
         maxOutputTokens: replyRoom(p, hostVersion),
       });
+      // Once per conversation: the current and previous turn were over the budget (excerpts).
+      if (view.notice) logger?.warn?.(`[lossless-wasm] ${view.notice}`);
       // The array is the host's to keep; its message objects are shared with later views
       // (view-handover.js checks they come back unchanged).
       return {

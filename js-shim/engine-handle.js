@@ -7,10 +7,10 @@ import { createViewHandover } from "./view-handover.js";
 /**
  * The view for an `assemble` call from `views` (view-handover.js) and `fetch(heldToken)`, the
  * raw view (a promise when it comes from another thread): `{messages, estimatedTokens,
- * systemPromptAddition, storedMessages}`.
+ * systemPromptAddition, storedMessages, notice?}` (notice: a line for the host's log).
  */
 export function assembleWith(views, params, fetch) {
-  const shape = ({ out, messages }) => ({ messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: out.systemPromptAddition, storedMessages: out.storedMessages });
+  const shape = ({ out, messages }) => ({ messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: out.systemPromptAddition, storedMessages: out.storedMessages, notice: out.notice });
   const view = views.assemble(params.sessionKey ?? params.sessionId, fetch);
   return typeof view?.then === "function" ? view.then(shape) : shape(view);
 }

@@ -8,3 +8,4 @@ mod sqlite;
 sqlite_store!();
 
 include!("compaction_cases/cases.rs");
+include!("compaction_cases/active_task.rs");

@@ -14,6 +14,19 @@
 //! Pure arithmetic on numbers the caller measured ([`HostFacts`]); it never looks at messages.
 //! Every number the host does not report is left out of the bound it would tighten, so an
 //! embedder that only passes a token budget gets exactly that budget.
+//!
+//! **How the overhead is learned and bounded.** Each answered request gives one observation:
+//! the prompt the provider reported minus what we put in it (our view and the turn's own
+//! messages). One report must not swing the budget — a provider that counts a history the host
+//! kept elsewhere, a session switched over from another engine, one turn with a huge tool list —
+//! so the overhead used is the **median of the last [`OVERHEAD_SAMPLES`] observations**: a single
+//! outlier moves it not at all, a lasting change is re-learned within three turns. It is
+//! **bounded** by [`MAX_OVERHEAD_FRACTION`] of the window: a host whose fixed prompt really takes
+//! 60 % of the window is believed, a report that would leave the view nothing is not. The host's
+//! own statement about its prompt is the budget it passes (OpenClaw: window − reserve − its
+//! system prompt and the user's prompt), which bounds the view from above whatever we learned.
+//! Whatever the budget comes to, the view still holds the current and the previous turn
+//! (`engine::view`): the budget decides what else fits, never whether the model sees its task.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +42,10 @@ pub const HOST_ESTIMATE_SAFETY: f64 = 1.2;
 /// Slack for the difference between our token estimate and the provider's tokenizer on the
 /// parts we estimate (the view, the prompt), as a fraction of the window.
 pub const ESTIMATE_MARGIN_FRACTION: f64 = 0.02;
+/// Overhead observations kept; the overhead used is their median.
+pub const OVERHEAD_SAMPLES: usize = 5;
+/// The learned overhead never exceeds this fraction of the window.
+pub const MAX_OVERHEAD_FRACTION: f64 = 0.75;
 
 /// What the engine learned about one conversation's real prompt. Persisted per conversation;
 /// every field is optional because hosts report different subsets (a browser embedder: none).
@@ -50,6 +67,10 @@ pub struct HostFacts {
     pub last_view: Option<u32>,
     /// The prompt tokens the provider reported for the last request.
     pub last_reported_prompt: Option<u32>,
+    /// The last overhead observations, oldest first (at most [`OVERHEAD_SAMPLES`]); `overhead`
+    /// is their bounded median.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overhead_samples: Vec<u32>,
 }
 
 /// The host's preflight threshold for a window: `window − min(20000, window / 4)`.
@@ -112,9 +133,35 @@ impl HostFacts {
     /// prompt made of the overhead, our view of `view_tokens` and `turn_tokens` of the turn's
     /// own messages before the request (our estimates).
     pub fn learn_from_usage(&mut self, reported_prompt: u32, view_tokens: u32, turn_tokens: u32) {
-        self.overhead =
-            Some(reported_prompt.saturating_sub(view_tokens.saturating_add(turn_tokens)));
+        self.observe_overhead(
+            reported_prompt.saturating_sub(view_tokens.saturating_add(turn_tokens)),
+        );
         self.last_reported_prompt = Some(reported_prompt);
+    }
+
+    /// Adds one overhead observation and sets the overhead to the bounded median of the last
+    /// [`OVERHEAD_SAMPLES`] (see the module doc). Facts stored before samples were kept start
+    /// from the overhead they had.
+    fn observe_overhead(&mut self, observed: u32) {
+        if self.overhead_samples.is_empty() {
+            self.overhead_samples.extend(self.overhead);
+        }
+        self.overhead_samples.push(observed);
+        let excess = self.overhead_samples.len().saturating_sub(OVERHEAD_SAMPLES);
+        self.overhead_samples.drain(..excess);
+        let mut sorted = self.overhead_samples.clone();
+        sorted.sort_unstable();
+        // The lower median: with two observations, the new one does not replace the old.
+        let median = sorted[(sorted.len() - 1) / 2];
+        self.overhead = Some(self.bounded(median));
+    }
+
+    /// An overhead within [`MAX_OVERHEAD_FRACTION`] of the window (when the window is known).
+    fn bounded(&self, overhead: u32) -> u32 {
+        match self.window.filter(|w| *w > 0) {
+            Some(window) => overhead.min((f64::from(window) * MAX_OVERHEAD_FRACTION) as u32),
+            None => overhead,
+        }
     }
 
     /// Learns from a forced compaction: the host counts `host_count` tokens where it sees a
@@ -126,11 +173,14 @@ impl HostFacts {
         }
         let predicted = self.predicted_prompt(view_tokens);
         if host_count > predicted {
-            self.overhead = Some(
-                self.overhead
-                    .unwrap_or(0)
-                    .saturating_add(host_count - predicted),
-            );
+            // The host's own count of a prompt it finds too large is not an outlier to vote
+            // down: it holds at once, and stays an observation for the median.
+            let observed = self
+                .overhead
+                .unwrap_or(0)
+                .saturating_add(host_count - predicted);
+            self.observe_overhead(observed);
+            self.overhead = self.overhead.map(|o| o.max(self.bounded(observed)));
         }
     }
 
@@ -226,16 +276,21 @@ mod tests {
         f.learn_from_usage(4_000, 1_000, 600);
         assert_eq!(f.overhead, Some(2_400));
         f.learn_from_usage(100, 1_000, 600);
+        f.learn_from_usage(100, 1_000, 600);
         assert_eq!(
             f.overhead,
             Some(0),
-            "a report below our estimate means no overhead, never negative"
+            "a report below our estimate is an observation of no overhead, never negative"
         );
-        f.overhead = Some(2_000);
-        f.last_output = Some(50);
-        f.last_prompt = Some(600);
+        let mut f = HostFacts {
+            window: Some(8_000),
+            overhead: Some(2_000),
+            last_output: Some(50),
+            last_prompt: Some(600),
+            ..HostFacts::default()
+        };
         f.learn_from_host_count(7_000, 3_000);
-        // predicted 2000 + 3000 + 600 = 5600: 1400 more overhead than we knew.
+        // predicted 2000 + 3000 + 600 = 5600: 1400 more overhead than we knew, at once.
         assert_eq!(f.overhead, Some(3_400));
         f.learn_from_host_count(1_000, 3_000);
         assert_eq!(
@@ -243,6 +298,52 @@ mod tests {
             Some(3_400),
             "a lower host count never lowers the overhead"
         );
+    }
+
+    #[test]
+    fn one_report_does_not_swing_the_overhead_and_a_lasting_change_is_relearned() {
+        let mut f = HostFacts {
+            window: Some(128_000),
+            ..HostFacts::default()
+        };
+        for _ in 0..4 {
+            f.learn_from_usage(15_000, 9_000, 1_000);
+        }
+        assert_eq!(f.overhead, Some(5_000));
+        // One turn reports a prompt of 100K (a history the provider counted elsewhere).
+        f.learn_from_usage(100_000, 9_000, 1_000);
+        assert_eq!(f.overhead, Some(5_000), "one outlier moves nothing");
+        assert!(f.view_budget(128_000, 500).tokens > 90_000);
+        // The host's prompt really grew (many tools): learned within three reports.
+        f.learn_from_usage(40_000, 9_000, 1_000);
+        assert_eq!(f.overhead, Some(5_000));
+        f.learn_from_usage(40_000, 9_000, 1_000);
+        assert_eq!(f.overhead, Some(30_000));
+        assert_eq!(f.overhead_samples.len(), OVERHEAD_SAMPLES);
+    }
+
+    #[test]
+    fn the_overhead_is_bounded_by_a_share_of_the_window_and_a_real_60_percent_is_believed() {
+        let mut f = HostFacts {
+            window: Some(10_000),
+            ..HostFacts::default()
+        };
+        f.learn_from_usage(6_500, 400, 100);
+        assert_eq!(
+            f.overhead,
+            Some(6_000),
+            "a fixed prompt of 60 % is believed"
+        );
+        for _ in 0..3 {
+            f.learn_from_usage(50_000, 400, 100);
+        }
+        assert_eq!(f.overhead, Some(7_500), "never above 75 % of the window");
+        // Reports from 0 to over the window never panic and never exceed the bound.
+        for reported in [0, 1, 5_000, 9_999, 10_000, 10_001, 200_000, u32::MAX] {
+            f.learn_from_usage(reported, 400, 100);
+            assert!(f.overhead.unwrap() <= 7_500, "{reported}");
+            let _ = f.view_budget(10_000, 300);
+        }
     }
 
     #[test]

@@ -11,3 +11,4 @@ pub mod masking;
 pub mod message;
 pub mod redact;
 pub mod tokens;
+pub mod turns;

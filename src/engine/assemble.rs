@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::accounting::tokens_of;
 use super::params::{validate_session, AssembleHandover, AssembleParams, AssembleResult};
+use super::view::Pressure;
 use super::Engine;
 use crate::core::assemble::SYSTEM_PROMPT_ADDITION;
 use crate::error::Result;
@@ -41,16 +42,21 @@ impl<S: Sql> Engine<S> {
                 estimated_tokens: 0,
                 system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
                 stored_messages: 0,
+                notice: None,
             });
         };
         let view = self
             .views
             .view_with(self.store.sql(), &conversation, budget, newer)?;
+        let (messages, estimated_tokens, pressure) =
+            (view.messages(), view.tokens(), view.pressure());
+        let notice = self.pressure_notice(conversation.id, pressure)?;
         Ok(AssembleResult {
-            messages: view.messages(),
-            estimated_tokens: view.tokens(),
+            messages,
+            estimated_tokens,
             system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
             stored_messages: conversation.message_count,
+            notice,
         })
     }
 
@@ -72,6 +78,7 @@ impl<S: Sql> Engine<S> {
                 estimated_tokens: 0,
                 system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
                 stored_messages: 0,
+                notice: None,
             });
         };
         let view = self
@@ -83,12 +90,42 @@ impl<S: Sql> Engine<S> {
             held,
             &view.entries(),
         );
+        let (estimated_tokens, pressure) = (view.tokens(), view.pressure());
+        let notice = self.pressure_notice(conversation.id, pressure)?;
         Ok(AssembleHandover {
             view: handover,
-            estimated_tokens: view.tokens(),
+            estimated_tokens,
             system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
             stored_messages: conversation.message_count,
+            notice,
         })
+    }
+
+    /// The log line for a view whose active task was over its budget, the first time in this
+    /// process for the conversation, with the numbers that set the budget.
+    fn pressure_notice(
+        &mut self,
+        conversation_id: i64,
+        pressure: Option<Pressure>,
+    ) -> Result<Option<String>> {
+        let Some(p) = pressure else {
+            return Ok(None);
+        };
+        if !self.views.first_pressure(conversation_id) {
+            return Ok(None);
+        }
+        let facts = self.host_facts(conversation_id)?;
+        let known = |n: Option<u32>| n.map_or_else(|| "unknown".to_owned(), |n| n.to_string());
+        Ok(Some(format!(
+            "the current and previous turn ({} tokens) do not fit the view budget of {} tokens              (window {}, last reported prompt {}, learned overhead {}): {} tool outputs of them              shown as head-and-tail excerpts, view {} tokens; nothing of the two turns left out              (logged once per conversation)",
+            p.active_tokens,
+            p.budget,
+            known(facts.window),
+            known(facts.last_reported_prompt),
+            known(facts.overhead),
+            p.excerpts,
+            p.view_tokens,
+        )))
     }
 
     /// Everything `assemble` does before reading the view: rollover and reset detection, catching

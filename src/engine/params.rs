@@ -213,6 +213,8 @@ pub struct AssembleResult {
     pub estimated_tokens: u64,
     pub system_prompt_addition: String,
     pub stored_messages: i64,
+    /// A line for the host's log, once per conversation: the active task did not fit the budget.
+    pub notice: Option<String>,
 }
 
 /// The view handed over incrementally (see [`super::handover`]).
@@ -222,6 +224,8 @@ pub struct AssembleHandover {
     pub estimated_tokens: u64,
     pub system_prompt_addition: String,
     pub stored_messages: i64,
+    /// See [`AssembleResult::notice`].
+    pub notice: Option<String>,
 }
 
 /// An explicit reset or rollover reported by the host (e.g. its `before_reset` hook).

@@ -109,6 +109,7 @@ struct AssembleOut {
     estimated_tokens: u64,
     system_prompt_addition: String,
     stored_messages: i64,
+    notice: Option<String>,
 }
 
 #[wasm_bindgen]
@@ -223,6 +224,7 @@ impl WasmEngine {
             estimated_tokens: view.estimated_tokens,
             system_prompt_addition: view.system_prompt_addition,
             stored_messages: view.stored_messages,
+            notice: view.notice,
         })
     }
 
@@ -276,6 +278,9 @@ impl WasmEngine {
             "storedMessages",
             JsValue::from_f64(out.stored_messages as f64),
         )?;
+        if let Some(notice) = &out.notice {
+            set("notice", JsValue::from_str(notice))?;
+        }
         Ok(object.into())
     }
 

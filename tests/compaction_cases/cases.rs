@@ -298,13 +298,16 @@ fn a_single_200k_token_message_is_stored_and_summarized_alone_never_dropped() {
         messages.push(json!({"role": "assistant", "content": [{"type": "text", "text": format!("ok {i}")}], "timestamp": 2 + i}));
     }
     e.commit_turn(decode("commitTurn", json!({"sessionId": "s", "sessionKey": KEY, "advancementKey": "big", "messages": messages})).unwrap(), 1).unwrap();
+    // The next turn makes the huge one old: the active task (the newest turn) is never summarized.
+    let next = vec![json!({"role": "user", "content": "next", "timestamp": 10}), json!({"role": "assistant", "content": "done", "timestamp": 11})];
+    e.commit_turn(decode("commitTurn", json!({"sessionId": "s", "sessionKey": KEY, "advancementKey": "next", "messages": next})).unwrap(), 1).unwrap();
     let stored = count(&mut e, "SELECT MAX(token_count) FROM messages");
     assert!(stored >= 200_000, "{stored}");
     let report = compact(&mut e, "sweep", "extractive", json!({"tokenBudget": 20000}), |_| panic!("no LLM"), 2_000);
     assert!(report.compacted, "{report:?}");
     let covered = count(&mut e, "SELECT COUNT(*) FROM summary_messages sm JOIN messages m ON m.id = sm.message_id WHERE m.token_count >= 200000");
     assert_eq!(covered, 1, "the huge message was summarized on its own");
-    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 7);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 9);
     let view = assemble(&mut e, 20_000);
     assert!(view.estimated_tokens <= 20_000);
 }

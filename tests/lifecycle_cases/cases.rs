@@ -78,13 +78,17 @@ fn a_reset_that_keeps_the_session_id_starts_a_new_conversation() {
 }
 
 #[test]
-fn an_empty_view_coming_back_is_not_mistaken_for_a_reset() {
+fn a_tiny_budget_still_shows_the_last_turn_and_passing_it_back_is_not_a_reset() {
     let mut e = engine();
     let history = turns(&mut e, "s", "k", 0, 3);
-    // A budget of 1 gives an empty view; the host's second assemble passes that view back.
-    let tiny = view(&mut e, "s", "k", history, 1);
-    assert!(tiny.messages.is_empty());
-    view(&mut e, "s", "k", vec![], 60_000);
+    // A budget of 1 still shows the newest turn (the previous turn of the next request); the
+    // host's second assemble passes that view back as its history.
+    let tiny = view(&mut e, "s", "k", history.clone(), 1);
+    assert!(!tiny.messages.is_empty(), "never an empty view");
+    let newest: Vec<String> = history[history.len() - 2..].iter().map(Value::to_string).collect();
+    assert!(newest.iter().all(|m| tiny.messages.contains(m)), "the newest turn is whole: {:?}", tiny.messages);
+    let shown: Vec<Value> = tiny.messages.iter().map(|m| serde_json::from_str(m).unwrap()).collect();
+    view(&mut e, "s", "k", shown, 60_000);
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE status = 'archived'"), 0);
 }
 

@@ -319,11 +319,12 @@ fn the_summarizer_sees_stubbed_outputs_as_head_tail_and_stub_line_and_the_ledger
     assemble(&mut e, 100_000);
     let failing = format!("{}error[E0308]: mismatched types in the middle\n{}test result: FAILED\n", output(0, 0, 400), output(0, 1, 400));
     commit(&mut e, 0, &turn_messages(0, vec![("bash", json!({"command": "cargo build"}), failing, true)]));
-    for t in 1..4 {
+    for t in 1..6 {
         commit(&mut e, t, &reading_turn(t, 400));
     }
     let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "sweep", "summarizer": "host", "tokenBudget": 2_000})).unwrap();
-    let CompactionStep::NeedSummary(request) = e.compaction_start(p, 1_000).unwrap() else { panic!("a summary is requested") };
+    let step = e.compaction_start(p, 1_000).unwrap();
+    let CompactionStep::NeedSummary(request) = step else { panic!("a summary is requested: {step:?}") };
     assert!(request.prompt.contains(r#"[tool output stored: bash {"command":"cargo build"} → "#), "the summarizer sees the stub line");
     assert!(request.prompt.contains("out0x0 line 0:") && request.prompt.contains("test result: FAILED\n[tool output stored:"), "and the head and tail");
     assert!(!request.prompt.contains("error[E0308]"), "but not the middle of the output");

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use super::config::CompactionConfig;
 use super::{CondensePlan, LeafPlan};
 use crate::core::message::Role;
+use crate::core::turns::{active_task_start, is_answer, opens_turn, TurnItem};
 
 /// What a context item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,19 @@ pub struct ContextItem {
 impl ContextItem {
     fn is_message(&self) -> bool {
         matches!(self.kind, ItemKind::Message { .. })
+    }
+}
+
+impl TurnItem for ContextItem {
+    fn is_request(&self) -> bool {
+        self.kind == ItemKind::Message { role: Role::User }
+    }
+
+    fn is_answer(&self) -> bool {
+        match self.kind {
+            ItemKind::Message { role } => is_answer(role, !self.tool_calls.is_empty()),
+            ItemKind::Summary { .. } => false,
+        }
     }
 }
 
@@ -132,10 +146,29 @@ impl From<u32> for TailRule {
     }
 }
 
-/// Index of the first item of the fresh tail (see [`TailRule`]). A tail never starts with a
-/// tool result whose call lies before it: the call joins the tail, so no pass can separate them.
+/// Index of the first item of the fresh tail (see [`TailRule`]). The tail always holds the
+/// active task whole ([`crate::core::turns`]: the current turn and the one before it), whatever
+/// the rule's count and tokens; when the rule would start it inside an older turn, it starts at
+/// the next turn's request instead (the rest of that older turn goes with its request), so no
+/// pass summarizes a request while keeping what answers it. A tail never
+/// starts with a tool result whose call lies before it (history without requests): the call
+/// joins the tail, so no pass can separate them.
 pub fn fresh_tail_start(items: &[ContextItem], tail: impl Into<TailRule>) -> usize {
-    let rule = tail.into();
+    let by_rule = tail_start_by_rule(items, tail.into());
+    let Some(active) = active_task_start(items) else {
+        return by_rule;
+    };
+    if by_rule >= active {
+        return active;
+    }
+    // Inside an older turn: on to the request that opens the next one.
+    (by_rule..active)
+        .find(|&i| opens_turn(items, i))
+        .unwrap_or(active)
+}
+
+/// The fresh tail by count and tokens alone, widened over a tool pair it would split.
+fn tail_start_by_rule(items: &[ContextItem], rule: TailRule) -> usize {
     let mut remaining = rule.count;
     let mut tokens = 0u64;
     let mut start = items.len();
@@ -299,6 +332,7 @@ fn chunk_in_run(
         }
     }
 
+    let end = at_turn_boundary(items, start, end, run_end, budget, min);
     let chosen = items.get(start..end).unwrap_or(&[]);
     let tokens: u64 = chosen.iter().map(|item| u64::from(item.tokens)).sum();
     if tokens < min {
@@ -312,6 +346,43 @@ fn chunk_in_run(
             tokens,
         }),
         _ => Err(NoChunk::NothingOutsideTail),
+    }
+}
+
+/// How many chunk budgets one old turn may take as a single chunk (see [`at_turn_boundary`]).
+pub const WHOLE_TURN_CHUNK_FACTOR: u64 = 2;
+
+/// Moves a chunk's end (`items[start..end]`, inside the run ending at `run_end`) to a turn
+/// boundary, so a summary never takes a turn's request and leaves what answers it raw: back to
+/// the newest turn opening inside the chunk when the chunk keeps its minimum; else on to the end
+/// of the chunk's first turn when that turn is at most [`WHOLE_TURN_CHUNK_FACTOR`] chunk budgets.
+/// An older turn larger than that stays cut where the tool pairs allow (the active task is never
+/// in a run: the fresh tail holds it). History without any request is cut as before.
+fn at_turn_boundary(
+    items: &[ContextItem],
+    start: usize,
+    end: usize,
+    run_end: usize,
+    budget: u64,
+    min: u64,
+) -> usize {
+    let boundary = |i: usize| i == run_end || opens_turn(items, i);
+    // History without requests has no turns to keep whole.
+    if boundary(end) || !items[..run_end].iter().any(TurnItem::is_request) {
+        return end;
+    }
+    if let Some(back) = (start + 1..end).rev().find(|&i| boundary(i)) {
+        if tokens_between(items, start, back) >= min {
+            return back;
+        }
+    }
+    let Some(on) = (end + 1..=run_end).find(|&i| boundary(i)) else {
+        return end;
+    };
+    if tokens_between(items, start, on) <= budget.saturating_mul(WHOLE_TURN_CHUNK_FACTOR) {
+        on
+    } else {
+        end
     }
 }
 
@@ -468,9 +539,9 @@ mod tests {
     fn fresh_tail_counts_raw_messages_from_the_end() {
         let items = [
             summary(0, 0, 10),
-            msg(1, Role::User, 10),
+            msg(1, Role::Custom, 10),
             msg(2, Role::Assistant, 10),
-            msg(3, Role::User, 10),
+            msg(3, Role::Custom, 10),
         ];
         assert_eq!(fresh_tail_start(&items, 2), 2);
         assert_eq!(fresh_tail_start(&items, 0), 4);
@@ -481,9 +552,9 @@ mod tests {
     #[test]
     fn fresh_tail_yields_to_its_token_cap_but_keeps_the_newest_message() {
         let items = [
-            msg(0, Role::User, 500),
+            msg(0, Role::Custom, 500),
             msg(1, Role::Assistant, 500),
-            msg(2, Role::User, 500),
+            msg(2, Role::Custom, 500),
             msg(3, Role::Assistant, 900),
         ];
         assert_eq!(
@@ -533,7 +604,7 @@ mod tests {
     fn a_tiny_chunk_takes_the_next_message_along_instead_of_being_summarized_alone() {
         let items = [
             msg(0, Role::Assistant, 19),
-            msg(1, Role::User, 4_056),
+            msg(1, Role::Custom, 4_056),
             msg(2, Role::Assistant, 19),
         ];
         let plan = select_leaf_chunk(
@@ -547,8 +618,8 @@ mod tests {
         .unwrap();
         assert_eq!(plan.message_ids, vec![100, 101]);
         let roomy = [
-            msg(0, Role::User, 600),
-            msg(1, Role::User, 4_056),
+            msg(0, Role::Custom, 600),
+            msg(1, Role::Custom, 4_056),
             msg(2, Role::Assistant, 19),
         ];
         let plan = select_leaf_chunk(
@@ -570,7 +641,7 @@ mod tests {
     #[test]
     fn fresh_tail_never_starts_with_a_result_whose_call_is_outside() {
         let items = [
-            msg(0, Role::User, 10),
+            msg(0, Role::Custom, 10),
             call(1, 10, &["a"]),
             result(2, 5_000, "a"),
         ];
@@ -657,9 +728,9 @@ mod tests {
     #[test]
     fn a_lone_small_message_before_the_tail_is_never_a_chunk() {
         let items = [
-            msg(0, Role::User, 50),
+            msg(0, Role::Custom, 50),
             msg(1, Role::Assistant, 40),
-            msg(2, Role::User, 30),
+            msg(2, Role::Custom, 30),
         ];
         assert_eq!(
             select_leaf_chunk(&items, 1, PAYING),
@@ -667,9 +738,9 @@ mod tests {
         );
         // Once the run has grown past the minimum it is a chunk.
         let grown = [
-            msg(0, Role::User, 50),
+            msg(0, Role::Custom, 50),
             msg(1, Role::Assistant, 700),
-            msg(2, Role::User, 30),
+            msg(2, Role::Custom, 30),
         ];
         assert_eq!(
             select_leaf_chunk(&grown, 1, PAYING).map(|p| p.message_ids),
@@ -681,11 +752,11 @@ mod tests {
     fn a_small_run_between_summaries_stays_raw_and_the_next_run_is_chunked() {
         let items = [
             summary(0, 0, 100),
-            msg(1, Role::User, 48),
+            msg(1, Role::Custom, 48),
             summary(2, 0, 100),
-            msg(3, Role::User, 900),
+            msg(3, Role::Custom, 900),
             msg(4, Role::Assistant, 900),
-            msg(5, Role::User, 20),
+            msg(5, Role::Custom, 20),
         ];
         let plan = select_leaf_chunk(&items, 1, PAYING).unwrap();
         assert_eq!(
@@ -704,11 +775,11 @@ mod tests {
         // The budget ends between the call and its 2,000-token result. Shrinking would leave the
         // 50-token request alone; the chunk takes the pair instead.
         let items = [
-            msg(0, Role::User, 50),
+            msg(0, Role::Custom, 50),
             call(1, 40, &["a"]),
             result(2, 2_000, "a"),
             msg(3, Role::Assistant, 30),
-            msg(4, Role::User, 30),
+            msg(4, Role::Custom, 30),
         ];
         let size = ChunkSize {
             max_tokens: 1_000,
@@ -719,16 +790,108 @@ mod tests {
         assert_eq!(plan.tokens, 2_090);
     }
 
+    fn answer(ordinal: i64, tokens: u32) -> ContextItem {
+        msg(ordinal, Role::Assistant, tokens)
+    }
+
+    #[test]
+    fn the_active_task_is_in_the_tail_whatever_the_tail_rule_says() {
+        // Three turns; the newest is a tool loop still running, so the turn before it is the
+        // previous turn: both stay, however few messages the rule keeps.
+        let items = [
+            msg(0, Role::User, 400),
+            answer(1, 400),
+            msg(2, Role::User, 400),
+            call(3, 50, &["a"]),
+            result(4, 5_000, "a"),
+            answer(5, 100),
+            msg(6, Role::User, 50),
+            call(7, 50, &["b"]),
+            result(8, 50, "b"),
+        ];
+        for count in [0, 1, 2, 5] {
+            assert_eq!(fresh_tail_start(&items, count), 2, "count {count}");
+        }
+        let plan = select_leaf_chunk(&items, 1, 10_000).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101], "only the oldest turn");
+        // Once the newest turn is answered, it is the previous turn of the next request.
+        let mut answered = items.to_vec();
+        answered.push(answer(9, 20));
+        assert_eq!(fresh_tail_start(&answered, 1), 6);
+        let plan = select_leaf_chunk(&answered, 1, 10_000).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101, 102, 103, 104, 105]);
+    }
+
+    #[test]
+    fn a_tail_rule_ending_inside_an_old_turn_moves_on_to_the_next_request() {
+        let items = [
+            msg(0, Role::User, 10),
+            call(1, 10, &["a"]),
+            result(2, 10, "a"),
+            answer(3, 10),
+            msg(4, Role::User, 10),
+            answer(5, 10),
+            msg(6, Role::User, 10),
+            answer(7, 10),
+        ];
+        // Four messages by count would start at the answer of turn 4; the tail starts at turn 6's
+        // request, the active task, and the chunk takes turn 4 whole.
+        assert_eq!(fresh_tail_start(&items, 3), 6);
+        let size = ChunkSize {
+            max_tokens: 1_000,
+            min_tokens: 0,
+        };
+        let plan = select_leaf_chunk(&items, 3, size).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101, 102, 103, 104, 105]);
+    }
+
+    #[test]
+    fn a_chunk_ends_where_a_turn_begins() {
+        let items = [
+            msg(0, Role::User, 100),
+            call(1, 50, &["a"]),
+            result(2, 500, "a"),
+            answer(3, 50),
+            msg(4, Role::User, 100),
+            call(5, 50, &["b"]),
+            result(6, 500, "b"),
+            answer(7, 50),
+            msg(8, Role::User, 100),
+            answer(9, 50),
+        ];
+        let size = ChunkSize {
+            max_tokens: 1_000,
+            min_tokens: 256,
+        };
+        // The budget would cut turn 4 after its call: the chunk is turn 0 alone.
+        let plan = select_leaf_chunk(&items, 1, size).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101, 102, 103]);
+        // A first turn larger than the chunk, up to twice its budget, is taken whole.
+        let small = ChunkSize {
+            max_tokens: 400,
+            min_tokens: 100,
+        };
+        let plan = select_leaf_chunk(&items, 1, small).unwrap();
+        assert_eq!(plan.message_ids, vec![100, 101, 102, 103]);
+        // Beyond that it is cut where its tool pairs allow.
+        let tiny = ChunkSize {
+            max_tokens: 200,
+            min_tokens: 100,
+        };
+        let plan = select_leaf_chunk(&items, 1, tiny).unwrap();
+        assert_eq!(plan.message_ids, vec![100]);
+    }
+
     #[test]
     fn leaf_chunk_never_splits_a_tool_call_from_its_results() {
         // Budget cuts after the call; the chunk shrinks to keep call and results together.
         let items = [
-            msg(0, Role::User, 30),
+            msg(0, Role::Custom, 30),
             call(1, 30, &["a", "b"]),
             result(2, 30, "a"),
             result(3, 30, "b"),
             msg(4, Role::Assistant, 30),
-            msg(5, Role::User, 30),
+            msg(5, Role::Custom, 30),
         ];
         let plan = select_leaf_chunk(&items, 1, 70).unwrap();
         assert_eq!(plan.message_ids, vec![100], "shrunk to before the call");
@@ -746,7 +909,7 @@ mod tests {
             call(0, 500, &["x"]),
             result(1, 200, "x"),
             msg(2, Role::Assistant, 10),
-            msg(3, Role::User, 10),
+            msg(3, Role::Custom, 10),
         ];
         let plan = select_leaf_chunk(&items, 1, 100).unwrap();
         assert_eq!(
@@ -765,9 +928,9 @@ mod tests {
     #[test]
     fn a_single_message_larger_than_the_chunk_is_a_chunk_of_its_own() {
         let items = [
-            msg(0, Role::User, 200_000),
+            msg(0, Role::Custom, 200_000),
             msg(1, Role::Assistant, 10),
-            msg(2, Role::User, 10),
+            msg(2, Role::Custom, 10),
         ];
         let plan = select_leaf_chunk(&items, 1, 20_000).unwrap();
         assert_eq!(

@@ -7,6 +7,13 @@
 //! place, and the room they freed is filled from the store with the next older items, which is
 //! what a rebuild would show. A view is rebuilt from the store when its context changed in any
 //! other way (epoch change: a repair, an import) or a new turn brings a larger budget.
+//!
+//! Whatever the budget, a view holds the **active task** whole ([`crate::core::turns`]: the
+//! current turn so far and the previous turn): older items leave first, and when the active task
+//! alone is over the budget its big tool outputs become excerpts ([`squeeze`]) — a view is never
+//! empty while the conversation holds a message, and never starts inside the active task.
+
+mod squeeze;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -16,6 +23,7 @@ use crate::core::assemble::{
     unavailable_result, DanglingCall, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS,
 };
 use crate::core::message::Role;
+use crate::core::turns::{active_task_start, is_answer, TurnItem};
 use crate::error::Result;
 use crate::store::context::{self, ContextItem, ItemContent, Newer};
 use crate::store::conversations::Conversation;
@@ -29,6 +37,9 @@ const BACKFILL_PAGE: i64 = 16;
 const STALE_EPOCH: i64 = i64::MIN;
 /// Conversations whose views are kept; beyond that the cache starts over.
 const MAX_CACHED: usize = 64;
+/// Items a rebuild reads beyond the budget to find the start of the active task, at most (a
+/// history without requests has none to find).
+const MAX_FLOOR_ITEMS: usize = 4_096;
 
 /// A message's handover key: its id while it is shown whole; a stubbed message's JSON differs
 /// from the stored one, so each stub variant gets keys of its own (the id plus the variant
@@ -52,6 +63,24 @@ struct ViewItem {
     role: Role,
     json: String,
     links: ToolLinks,
+    /// The stored message's id (None for a summary) and its stub variant as shown (a stored
+    /// stub, or a view-time excerpt).
+    message_id: Option<i64>,
+    stub: Option<i64>,
+    /// For a view-time excerpt: the item as stored (its JSON, tokens and key), put back before
+    /// every fit, so a view is the same function of the store and the budget however it was
+    /// reached.
+    unsqueezed: Option<Box<(String, u32, i64)>>,
+}
+
+impl TurnItem for ViewItem {
+    fn is_request(&self) -> bool {
+        self.message_id.is_some() && self.role == Role::User
+    }
+
+    fn is_answer(&self) -> bool {
+        self.message_id.is_some() && is_answer(self.role, !self.links.calls.is_empty())
+    }
 }
 
 impl ViewItem {
@@ -71,6 +100,9 @@ impl ViewItem {
                 role,
                 links: tool_links(role, &raw_json),
                 json: raw_json,
+                message_id: Some(id),
+                stub,
+                unsqueezed: None,
             },
             ItemContent::Summary {
                 id,
@@ -87,6 +119,9 @@ impl ViewItem {
                 role: Role::User,
                 json: render_summary_message(id, depth, &content, earliest_at, latest_at),
                 links: ToolLinks::default(),
+                message_id: None,
+                stub: None,
+                unsqueezed: None,
             },
         }
     }
@@ -110,6 +145,20 @@ pub struct View {
     /// The tool calls without a result in the view, kept up to date by every change
     /// ([`View::refresh`]) so handing the view out does not recompute them.
     dangling: Vec<DanglingCall>,
+    /// Set when the active task alone was over the budget at the last fit.
+    pressure: Option<Pressure>,
+}
+
+/// The active task did not fit the view's budget: what it took, and what was done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pressure {
+    pub budget: u32,
+    /// The active task's tokens before any excerpt.
+    pub active_tokens: u64,
+    /// Tool outputs of the active task shown as excerpts.
+    pub excerpts: u32,
+    /// The view's tokens after the excerpts (over the budget when they were not enough).
+    pub view_tokens: u64,
 }
 
 impl View {
@@ -183,10 +232,36 @@ impl View {
             + self.omission_tokens()
     }
 
+    /// Index of the first item no fit may drop: the start of the active task, or, in a history
+    /// without requests, the newest item that is not a tool result (so a call keeps its
+    /// results). The view's length when it is empty.
+    fn floor(&mut self) -> usize {
+        let items = &*self.items.make_contiguous();
+        active_task_start(items).unwrap_or_else(|| {
+            items
+                .iter()
+                .rposition(|i| i.role != Role::ToolResult)
+                .unwrap_or(0)
+        })
+    }
+
+    /// Whether the view may lack part of the active task: the newest turn is unfinished, no
+    /// earlier request is in the view, and older items were left out (a view fitted before the
+    /// turn's tool loop began). The caller rebuilds it from the store.
+    fn may_lack_active_task(&self) -> bool {
+        let requests = self.items.iter().filter(|i| i.is_request()).count();
+        let unfinished = !self.items.back().is_some_and(TurnItem::is_answer);
+        unfinished && requests <= 1 && self.omitted() > 0
+    }
+
     /// Drops the oldest items until the view, synthetic results included, fits `budget`
-    /// (see [`oldest_to_drop`]).
+    /// (see [`oldest_to_drop`]), never the active task ([`View::floor`]); when the active task
+    /// alone is over the budget, its big tool outputs become excerpts ([`View::squeeze`]).
     fn fit(&mut self, budget: u32) {
         self.budget = budget;
+        if self.pressure.take().is_some_and(|p| p.excerpts > 0) {
+            self.unsqueeze();
+        }
         loop {
             let dangling = self.compute_dangling();
             let synthetic = dangling.len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS);
@@ -203,9 +278,13 @@ impl View {
                 self.items.iter().map(|i| (i.role, i.tokens)),
                 self.tokens,
                 room,
-            );
+            )
+            .min(self.floor());
             if drop == 0 {
                 self.dangling = dangling;
+                if self.tokens() > u64::from(budget) {
+                    self.squeeze(budget);
+                }
                 break;
             }
             for item in self.items.drain(..drop) {
@@ -213,6 +292,87 @@ impl View {
                 self.represented -= item.represents;
             }
         }
+    }
+
+    /// The active task is over `budget` once everything older left: its tool outputs above
+    /// one common cap become excerpts, the largest first ([`squeeze`]). Records the pressure.
+    fn squeeze(&mut self, budget: u32) {
+        let floor = self.floor();
+        let active_tokens: u64 = self
+            .items
+            .iter()
+            .skip(floor)
+            .map(|i| u64::from(i.tokens))
+            .sum();
+        let over = self.tokens().saturating_sub(u64::from(budget));
+        let cuttable: Vec<squeeze::Cuttable> = self
+            .items
+            .iter()
+            .enumerate()
+            .skip(floor)
+            .filter(|(_, i)| {
+                i.stub.is_none()
+                    && i.message_id.is_some()
+                    && matches!(i.role, Role::ToolResult | Role::BashExecution)
+            })
+            .map(|(index, i)| squeeze::Cuttable {
+                index,
+                tokens: i.tokens,
+            })
+            .collect();
+        let mut excerpts = 0;
+        if let Some(cap) = squeeze::cap_for(&cuttable, over) {
+            for c in cuttable.iter().filter(|c| c.tokens > cap) {
+                let item = &self.items[c.index];
+                let call = item.links.answers.as_deref().and_then(|id| {
+                    self.items
+                        .iter()
+                        .take(c.index)
+                        .rev()
+                        .find(|i| i.links.calls.iter().any(|(call, _)| call == id))
+                        .and_then(|i| squeeze::call_in(&i.json, id))
+                });
+                let Some(id) = item.message_id else { continue };
+                let Some((json, tokens, variant)) =
+                    squeeze::excerpt(id, item.role, &item.json, item.tokens, call.as_ref(), cap)
+                else {
+                    continue;
+                };
+                let item = &mut self.items[c.index];
+                self.tokens = self.tokens - u64::from(item.tokens) + u64::from(tokens);
+                let stored = std::mem::replace(&mut item.json, json);
+                item.unsqueezed = Some(Box::new((stored, item.tokens, item.key)));
+                item.tokens = tokens;
+                item.stub = Some(variant);
+                item.key = message_key(id, Some(variant));
+                excerpts += 1;
+            }
+        }
+        self.pressure = Some(Pressure {
+            budget,
+            active_tokens,
+            excerpts,
+            view_tokens: self.tokens(),
+        });
+    }
+
+    /// Puts the stored form back into every view-time excerpt.
+    fn unsqueeze(&mut self) {
+        for item in self.items.iter_mut() {
+            if let Some(original) = item.unsqueezed.take() {
+                let (json, tokens, key) = *original;
+                self.tokens = self.tokens - u64::from(item.tokens) + u64::from(tokens);
+                item.json = json;
+                item.tokens = tokens;
+                item.key = key;
+                item.stub = None;
+            }
+        }
+    }
+
+    /// Set when the active task alone was over the budget at the last fit.
+    pub fn pressure(&self) -> Option<Pressure> {
+        self.pressure
     }
 
     fn push(&mut self, item: ContextItem) {
@@ -318,6 +478,8 @@ pub struct ViewCache {
     /// The conversation each session key's latest view was of (so `assemble` can ask for what
     /// was appended to it in the same statement that finds the key's conversation).
     by_key: HashMap<String, i64>,
+    /// Conversations whose active task was once over the budget (logged once each).
+    pressed: std::collections::HashSet<i64>,
 }
 
 impl ViewCache {
@@ -326,6 +488,12 @@ impl ViewCache {
     pub fn known(&self, session_key: &str) -> Option<(i64, i64)> {
         let id = *self.by_key.get(session_key)?;
         self.views.get(&id).map(|v| (id, v.through_ordinal))
+    }
+
+    /// True the first time in this process that the conversation's view had its active task over
+    /// the budget (the caller logs it once).
+    pub fn first_pressure(&mut self, conversation_id: i64) -> bool {
+        self.pressed.insert(conversation_id)
     }
 
     /// Whether the conversation's latest view had any item (None: no view in this process).
@@ -413,9 +581,11 @@ impl ViewCache {
         budget: u32,
         newer: Option<Newer>,
     ) -> Result<&View> {
+        // A view squeezed into a smaller budget is rebuilt whole when the budget grows.
         let reusable = self.views.get(&conversation.id).is_some_and(|v| {
             v.epoch == conversation.context_epoch
                 && (budget <= v.budget || v.through_ordinal == conversation.next_ordinal)
+                && !(budget > v.budget && v.pressure.is_some_and(|p| p.excerpts > 0))
         });
         if !reusable {
             let view = rebuild(sql, conversation, budget)?;
@@ -452,6 +622,10 @@ impl ViewCache {
                     view.push(item);
                 }
                 view.through_ordinal = conversation.next_ordinal;
+                if view.may_lack_active_task() {
+                    *view = rebuild(sql, conversation, budget)?;
+                    return Ok(view);
+                }
             }
             if budget <= view.budget || view.tokens > u64::from(budget) {
                 view.fit(budget);
@@ -463,23 +637,67 @@ impl ViewCache {
     }
 }
 
-/// Reads the newest items that fit `budget`, page by page from the newest end.
+/// Counts, newest first, the request runs that opened turns, to know when a rebuild has read the
+/// whole active task ([`crate::core::turns`]): the newest turn when it is finished, else the
+/// newest two.
+#[derive(Debug, Default)]
+struct FloorSearch {
+    turns_needed: Option<usize>,
+    turns_seen: usize,
+    in_request_run: bool,
+    beyond: usize,
+}
+
+impl FloorSearch {
+    fn see(&mut self, item: &ContextItem) {
+        let (request, answer) = match &item.content {
+            ItemContent::Message { role, raw_json, .. } => (
+                *role == Role::User,
+                *role == Role::Assistant && tool_links(*role, raw_json).calls.is_empty(),
+            ),
+            ItemContent::Summary { .. } => (false, false),
+        };
+        if self.turns_needed.is_none() {
+            self.turns_needed = Some(if answer { 1 } else { 2 });
+        }
+        if request {
+            self.in_request_run = true;
+        } else if self.in_request_run {
+            self.in_request_run = false;
+            self.turns_seen += 1;
+        }
+    }
+
+    /// Whether the active task has been read (or reading on would cost too much).
+    fn done(&self) -> bool {
+        self.turns_needed.is_some_and(|n| self.turns_seen >= n) || self.beyond >= MAX_FLOOR_ITEMS
+    }
+}
+
+/// Reads the newest items that fit `budget`, and at least the whole active task, page by page
+/// from the newest end.
 fn rebuild(sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Result<View> {
     let mut newest_first = Vec::new();
     let mut before = conversation.next_ordinal + 1;
     let mut used: u64 = 0;
+    let mut floor = FloorSearch::default();
+    let enough = |used: u64, floor: &FloorSearch| used > u64::from(budget) && floor.done();
     loop {
         let page = context::newest_before(sql, conversation.id, before, PAGE)?;
         let full_page = page.len() as i64 == PAGE;
         for item in page {
             before = item.ordinal;
             used += u64::from(item.tokens);
-            newest_first.push(item);
             if used > u64::from(budget) {
+                floor.beyond += 1;
+            }
+            floor.see(&item);
+            newest_first.push(item);
+            if enough(used, &floor) {
                 break;
             }
         }
-        if !full_page || used > u64::from(budget) {
+        if !full_page || enough(used, &floor) {
             break;
         }
     }
@@ -493,6 +711,7 @@ fn rebuild(sql: &mut impl Sql, conversation: &Conversation, budget: u32) -> Resu
         represented: 0,
         message_count: conversation.message_count,
         dangling: Vec::new(),
+        pressure: None,
     };
     for item in newest_first.into_iter().rev() {
         view.push(item);
