@@ -14,7 +14,10 @@
 //!
 //! Run: `cargo bench --bench real_sessions` (options after `--`: `--session NAME`,
 //! `--usage recorded|modelled` (default both), `--window N` (default 128000), `--config JSON`,
-//! `--csv FILE` for per-turn rows, `--dir DIR` for the sessions' folder, `--verbose`).
+//! `--csv FILE` for per-turn rows, `--max-output N` for the reply reserve the host passes
+//! (default 20000, at most a quarter of the window; 0: none), `--dir DIR` for the sessions' folder, `--verbose` for a line
+//! per empty view, view missing the previous turn and unseen edit, `--files` for what the shell
+//! rules of [`files`] make of every command that reads or edits a file).
 
 #[path = "../shared/replay.rs"]
 mod replay;
@@ -71,6 +74,9 @@ struct Args {
     config: Value,
     csv: Option<String>,
     verbose: bool,
+    files: bool,
+    /// The reply reserve passed as `maxOutputTokens` (None: not passed).
+    max_output: Option<u64>,
 }
 
 fn args() -> Result<Args, String> {
@@ -82,6 +88,8 @@ fn args() -> Result<Args, String> {
         config: Value::Null,
         csv: None,
         verbose: false,
+        files: false,
+        max_output: Some(20_000),
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -115,6 +123,13 @@ fn args() -> Result<Args, String> {
             "--csv" => out.csv = Some(value("--csv")?),
             "--dir" => out.dir = value("--dir")?,
             "--verbose" => out.verbose = true,
+            "--files" => out.files = true,
+            "--max-output" => {
+                let n: u64 = value("--max-output")?
+                    .parse()
+                    .map_err(|e| format!("--max-output: {e}"))?;
+                out.max_output = (n > 0).then_some(n);
+            }
             // `cargo bench` passes `--bench` to every bench binary.
             "--bench" => {}
             other => return Err(format!("unknown option {other}")),
@@ -168,6 +183,8 @@ struct Stats {
     edits: u64,
     edits_after_read: u64,
     unseen: u64,
+    /// Unseen edits where an earlier read's result is in the view as its stub line.
+    unseen_stubbed: u64,
     /// Turns before the whole history would overflow the window.
     fit_turns: u64,
     engine_fit: f64,
@@ -189,6 +206,7 @@ impl Stats {
         self.edits += o.edits;
         self.edits_after_read += o.edits_after_read;
         self.unseen += o.unseen;
+        self.unseen_stubbed += o.unseen_stubbed;
         self.fit_turns += o.fit_turns;
         self.engine_fit += o.engine_fit;
         self.whole_fit += o.whole_fit;
@@ -199,7 +217,15 @@ impl Stats {
 /// A file read of an earlier turn: the path and the committed JSON of its result.
 struct Read {
     path: String,
+    call_id: String,
     result: Option<String>,
+}
+
+/// The read's result is in the view as the engine's stub line (not whole).
+fn stubbed_in_view(read: &Read, view: &[String]) -> bool {
+    let id = format!("\"toolCallId\":\"{}\"", read.call_id);
+    view.iter()
+        .any(|m| m.contains(&id) && m.contains("[tool output stored:"))
 }
 
 /// Puts the replay marker before the first text of a user message.
@@ -260,8 +286,9 @@ fn replay(
     let sql = NativeSql::in_memory().map_err(|e| format!("in-memory SQLite: {e}"))?;
     let mut engine = Engine::open(sql, config, clock).map_err(|e| format!("open: {e}"))?;
     let (session_id, key) = (format!("replay-{name}"), format!("agent:main:{name}"));
-    // OpenClaw 2026.9's compaction reserve, reported as runtimeSettings.limits.maxOutputTokens.
-    let reply_reserve = 20_000.min(args.window / 4);
+    // OpenClaw 2026.9's compaction reserve, min(20000, window / 4), reported as
+    // runtimeSettings.limits.maxOutputTokens.
+    let reply_reserve = args.max_output.map(|n| n.min(args.window / 4));
     let mut stats = Stats::default();
     let mut history: Vec<Value> = Vec::new();
     let mut history_tokens = 0u64;
@@ -318,6 +345,9 @@ fn replay(
         let mut messages = Vec::with_capacity(turn.messages.len());
         let mut earlier_chars = 0u64;
         let (mut calls, mut output) = (0u64, 0u64);
+        // The whole history is measured on the messages with their recorded usage, so both
+        // usage modes compare against the same baseline.
+        let (mut turn_tokens, mut turn_chars) = (0u64, 0u64);
         for (i, original) in turn.messages.iter().enumerate() {
             let mut m = original.clone();
             clock += 3;
@@ -325,6 +355,9 @@ fn replay(
             if i == 0 {
                 mark(&mut m, &marker);
             }
+            let as_recorded = m.to_string();
+            turn_tokens += tokens_of(&as_recorded);
+            turn_chars += as_recorded.len() as u64;
             if m["role"] == "assistant" {
                 calls += 1;
                 output += output_tokens(original);
@@ -335,13 +368,10 @@ fn replay(
                     m["usage"] = json!({"input": input, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": input + out});
                 }
             }
-            let json_len = m.to_string().len() as u64;
-            earlier_chars += json_len;
+            earlier_chars += m.to_string().len() as u64;
             messages.push(m);
         }
         let committed: Vec<String> = messages.iter().map(Value::to_string).collect();
-        let turn_tokens: u64 = committed.iter().map(|m| tokens_of(m)).sum();
-        let turn_chars: u64 = committed.iter().map(|m| m.len() as u64).sum();
 
         // Edits of files read in an earlier turn, against the view this turn was given.
         let results: HashMap<&str, &String> = messages
@@ -351,7 +381,7 @@ fn replay(
             .collect();
         let mut read_this_turn: Vec<String> = Vec::new();
         let mut new_reads: Vec<Read> = Vec::new();
-        let mut turn_edits = (0u64, 0u64, 0u64);
+        let mut turn_edits = (0u64, 0u64, 0u64, 0u64);
         for m in messages.iter().filter(|m| m["role"] == "assistant") {
             let mut read_here = Vec::new();
             let blocks = m["content"]
@@ -379,16 +409,33 @@ fn replay(
                         || read_this_turn.iter().any(|p| files::same_file(p, path));
                     if !seen {
                         turn_edits.2 += 1;
+                        let stubbed = earlier.iter().any(|r| stubbed_in_view(r, view));
+                        turn_edits.3 += u64::from(stubbed);
                         if args.verbose {
                             eprintln!("{name} ({}) turn {t}: edit of {path} unseen ({} earlier reads, none whole in the view)", usage.name(), earlier.len());
                         }
                     }
+                }
+                if args.files
+                    && call["name"]
+                        .as_str()
+                        .is_some_and(|n| n.eq_ignore_ascii_case("bash"))
+                    && (!ops.reads.is_empty() || !ops.edits.is_empty())
+                {
+                    let c = call["arguments"]["command"].as_str().unwrap_or_default();
+                    eprintln!(
+                        "FILES {:?} {:?} <- {}",
+                        ops.reads,
+                        ops.edits,
+                        c.chars().take(100).collect::<String>().replace('\n', "\\n")
+                    );
                 }
                 let id = call["id"].as_str().unwrap_or_default();
                 for path in ops.reads {
                     read_here.push(path.clone());
                     new_reads.push(Read {
                         path,
+                        call_id: id.to_owned(),
                         result: results.get(id).map(|j| (*j).clone()),
                     });
                 }
@@ -398,6 +445,7 @@ fn replay(
         stats.edits += turn_edits.0;
         stats.edits_after_read += turn_edits.1;
         stats.unseen += turn_edits.2;
+        stats.unseen_stubbed += turn_edits.3;
         if turn_edits.2 > 0 {
             stats.unseen_turns.push(t);
         }
@@ -433,7 +481,7 @@ fn replay(
         }
         let _ = writeln!(
             csv,
-            "{name},{},{t},{},{},{view_tokens},{prefix},{},{missing},{excerpts},{stubs},{},{},{},{},{},{},{engine_cost:.4},{history_tokens},{whole_cost:.4},{}",
+            "{name},{},{t},{},{},{view_tokens},{prefix},{},{missing},{excerpts},{stubs},{},{},{},{},{},{},{},{engine_cost:.4},{history_tokens},{whole_cost:.4},{}",
             usage.name(),
             messages.len(),
             view.len(),
@@ -441,6 +489,7 @@ fn replay(
             turn_edits.0,
             turn_edits.1,
             turn_edits.2,
+            turn_edits.3,
             work.calls,
             work.tokens_in,
             work.tokens_out,
@@ -471,7 +520,7 @@ fn saving(s: &Stats) -> String {
 
 fn row(name: &str, usage: &str, s: &Stats) -> String {
     format!(
-        "| {name} | {usage} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | ${:.2} | ${:.2} | {} | ${:.2} |",
+        "| {name} | {usage} | {} | {} | {} | {} | {} | {} | {} ({} stub) / {} / {} | {} | ${:.2} | ${:.2} | {} | ${:.2} |",
         s.turns,
         s.empty,
         s.previous_missing,
@@ -479,6 +528,7 @@ fn row(name: &str, usage: &str, s: &Stats) -> String {
         s.max_view,
         s.summary_calls,
         s.unseen,
+        s.unseen_stubbed,
         s.edits_after_read,
         s.edits,
         s.fit_turns,
@@ -496,10 +546,11 @@ fn run() -> Result<(), String> {
     for name in &args.sessions {
         sessions.push((name.clone(), load(&args.dir, name)?));
     }
-    let mut csv = String::from("session,usage,turn,messages,view_messages,view_tokens,prefix_tokens,empty,previous_missing,previous_excerpts,stubs,edits,edits_after_read,unseen_edits,summary_calls,summary_in,summary_out,engine_cost,whole_tokens,whole_cost,whole_fits\n");
+    let mut csv = String::from("session,usage,turn,messages,view_messages,view_tokens,prefix_tokens,empty,previous_missing,previous_excerpts,stubs,edits,edits_after_read,unseen_edits,unseen_stubbed,summary_calls,summary_in,summary_out,engine_cost,whole_tokens,whole_cost,whole_fits\n");
     println!(
-        "window {}, config {}; price: input $3, cache write $3.75, cache read $0.30, output $15 per M; system {} tokens",
+        "window {}, maxOutputTokens {}, config {}; price: input $3, cache write $3.75, cache read $0.30, output $15 per M; system {} tokens",
         args.window,
+        args.max_output.map_or("not passed".to_owned(), |n| n.min(args.window / 4).to_string()),
         if args.config.is_null() { "default".to_owned() } else { args.config.to_string() },
         SYSTEM_TOKENS
     );
