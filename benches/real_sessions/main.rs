@@ -180,6 +180,8 @@ struct Stats {
     stubs: u64,
     max_view: u64,
     summary_calls: u64,
+    /// What the summarizer calls cost (part of the engine's cost), all turns.
+    summary_cost: f64,
     edits: u64,
     edits_after_read: u64,
     unseen: u64,
@@ -203,6 +205,7 @@ impl Stats {
         self.stubs += o.stubs;
         self.max_view = self.max_view.max(o.max_view);
         self.summary_calls += o.summary_calls;
+        self.summary_cost += o.summary_cost;
         self.edits += o.edits;
         self.edits_after_read += o.edits_after_read;
         self.unseen += o.unseen;
@@ -468,6 +471,7 @@ fn replay(
         let engine_cost =
             price::turn_with(view_tokens, prefix, SYSTEM_TOKENS + addition, calls, output);
         let summary_cost = price::summaries(work.tokens_in, work.tokens_out);
+        stats.summary_cost += summary_cost;
         let engine_cost =
             engine_cost.cache_read + engine_cost.cache_write + engine_cost.output + summary_cost;
         let whole = price::turn_with(history_tokens, previous_whole, SYSTEM_TOKENS, calls, output);
@@ -520,13 +524,14 @@ fn saving(s: &Stats) -> String {
 
 fn row(name: &str, usage: &str, s: &Stats) -> String {
     format!(
-        "| {name} | {usage} | {} | {} | {} | {} | {} | {} | {} ({} stub) / {} / {} | {} | ${:.2} | ${:.2} | {} | ${:.2} |",
+        "| {name} | {usage} | {} | {} | {} | {} | {} | {} (${:.2}) | {} ({} stub) / {} / {} | {} | ${:.2} | ${:.2} | {} | ${:.2} |",
         s.turns,
         s.empty,
         s.previous_missing,
         s.stubs,
         s.max_view,
         s.summary_calls,
+        s.summary_cost,
         s.unseen,
         s.unseen_stubbed,
         s.edits_after_read,
@@ -555,7 +560,7 @@ fn run() -> Result<(), String> {
         SYSTEM_TOKENS
     );
     println!();
-    println!("| session | usage | turns | empty views | prev. turn missing | stubs in views | max view | summarizer calls | unseen / edits after read / edits | turns fit | engine $ (fit) | whole history $ (fit) | saving | engine $ (all) |");
+    println!("| session | usage | turns | empty views | prev. turn missing | stubs in views | max view | summarizer calls ($) | unseen / edits after read / edits | turns fit | engine $ (fit) | whole history $ (fit) | saving | engine $ (all) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut notes = Vec::new();
     for usage in &args.usages {
