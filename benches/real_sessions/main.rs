@@ -274,6 +274,102 @@ fn ranges(turns: &[usize]) -> String {
     out
 }
 
+/// The edits of one turn, counted by the rules of the "unseen edits" metric.
+#[derive(Debug, Default, Clone, Copy)]
+struct TurnEdits {
+    edits: u64,
+    /// Of a file read in an earlier turn.
+    after_read: u64,
+    /// Of those, where no earlier read's result is whole in the view and the file was not
+    /// read in an earlier call of this turn.
+    unseen: u64,
+    /// Of the unseen, where a read's result is in the view as its stub line.
+    stubbed: u64,
+}
+
+/// Counts the edits of a turn (`messages`, and `committed`: the same as committed JSON) against
+/// the reads of earlier turns and the `view` the turn was given; returns the counts and the
+/// turn's own reads. `on_unseen(path, earlier reads)` is called for each unseen edit; `list`
+/// prints what the shell rules make of each command that reads or edits.
+fn edits_of_turn(
+    messages: &[Value],
+    committed: &[String],
+    reads: &[Read],
+    view: &[String],
+    classifier: &mut files::Classifier,
+    on_unseen: impl Fn(&str, usize),
+    list: bool,
+) -> (TurnEdits, Vec<Read>) {
+    let in_view: HashSet<&str> = view.iter().map(String::as_str).collect();
+    let mut counts = TurnEdits::default();
+    let results: HashMap<&str, &String> = messages
+        .iter()
+        .zip(committed)
+        .filter_map(|(m, json)| m["toolCallId"].as_str().map(|id| (id, json)))
+        .collect();
+    let mut read_this_turn: Vec<String> = Vec::new();
+    let mut new_reads: Vec<Read> = Vec::new();
+    for m in messages.iter().filter(|m| m["role"] == "assistant") {
+        let mut read_here = Vec::new();
+        let blocks = m["content"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for call in blocks.iter().filter(|b| b["type"] == "toolCall") {
+            let ops = classifier.classify(
+                call["name"].as_str().unwrap_or_default(),
+                &call["arguments"],
+            );
+            for path in &ops.edits {
+                counts.edits += 1;
+                let earlier: Vec<&Read> = reads
+                    .iter()
+                    .filter(|r| files::same_file(&r.path, path))
+                    .collect();
+                if earlier.is_empty() {
+                    continue;
+                }
+                counts.after_read += 1;
+                let seen = earlier
+                    .iter()
+                    .any(|r| r.result.as_deref().is_some_and(|j| in_view.contains(j)))
+                    || read_this_turn.iter().any(|p| files::same_file(p, path));
+                if !seen {
+                    counts.unseen += 1;
+                    let stubbed = earlier.iter().any(|r| stubbed_in_view(r, view));
+                    counts.stubbed += u64::from(stubbed);
+                    on_unseen(path, earlier.len());
+                }
+            }
+            if list
+                && call["name"]
+                    .as_str()
+                    .is_some_and(|n| n.eq_ignore_ascii_case("bash"))
+                && (!ops.reads.is_empty() || !ops.edits.is_empty())
+            {
+                let c = call["arguments"]["command"].as_str().unwrap_or_default();
+                eprintln!(
+                    "FILES {:?} {:?} <- {}",
+                    ops.reads,
+                    ops.edits,
+                    c.chars().take(100).collect::<String>().replace('\n', "\\n")
+                );
+            }
+            let id = call["id"].as_str().unwrap_or_default();
+            for path in ops.reads {
+                read_here.push(path.clone());
+                new_reads.push(Read {
+                    path,
+                    call_id: id.to_owned(),
+                    result: results.get(id).map(|j| (*j).clone()),
+                });
+            }
+        }
+        read_this_turn.extend(read_here);
+    }
+    (counts, new_reads)
+}
+
 fn replay(
     name: &str,
     turns: &[Turn],
@@ -317,7 +413,6 @@ fn replay(
             .assemble_with(params, history.len(), || Ok(history.clone()), clock)
             .map_err(|e| fail("assemble", t, e))?;
         let view = &assembled.messages;
-        let in_view: HashSet<&str> = view.iter().map(String::as_str).collect();
         let sizes: Vec<u64> = view.iter().map(|m| tokens_of(m)).collect();
         let view_tokens: u64 = sizes.iter().sum();
         let prefix: u64 = view
@@ -377,79 +472,24 @@ fn replay(
         let committed: Vec<String> = messages.iter().map(Value::to_string).collect();
 
         // Edits of files read in an earlier turn, against the view this turn was given.
-        let results: HashMap<&str, &String> = messages
-            .iter()
-            .zip(&committed)
-            .filter_map(|(m, json)| m["toolCallId"].as_str().map(|id| (id, json)))
-            .collect();
-        let mut read_this_turn: Vec<String> = Vec::new();
-        let mut new_reads: Vec<Read> = Vec::new();
-        let mut turn_edits = (0u64, 0u64, 0u64, 0u64);
-        for m in messages.iter().filter(|m| m["role"] == "assistant") {
-            let mut read_here = Vec::new();
-            let blocks = m["content"]
-                .as_array()
-                .map(Vec::as_slice)
-                .unwrap_or_default();
-            for call in blocks.iter().filter(|b| b["type"] == "toolCall") {
-                let ops = classifier.classify(
-                    call["name"].as_str().unwrap_or_default(),
-                    &call["arguments"],
-                );
-                for path in &ops.edits {
-                    turn_edits.0 += 1;
-                    let earlier: Vec<&Read> = reads
-                        .iter()
-                        .filter(|r| files::same_file(&r.path, path))
-                        .collect();
-                    if earlier.is_empty() {
-                        continue;
-                    }
-                    turn_edits.1 += 1;
-                    let seen = earlier
-                        .iter()
-                        .any(|r| r.result.as_deref().is_some_and(|j| in_view.contains(j)))
-                        || read_this_turn.iter().any(|p| files::same_file(p, path));
-                    if !seen {
-                        turn_edits.2 += 1;
-                        let stubbed = earlier.iter().any(|r| stubbed_in_view(r, view));
-                        turn_edits.3 += u64::from(stubbed);
-                        if args.verbose {
-                            eprintln!("{name} ({}) turn {t}: edit of {path} unseen ({} earlier reads, none whole in the view)", usage.name(), earlier.len());
-                        }
-                    }
+        let (turn_edits, new_reads) = edits_of_turn(
+            &messages,
+            &committed,
+            &reads,
+            view,
+            &mut classifier,
+            |path, earlier| {
+                if args.verbose {
+                    eprintln!("{name} ({}) turn {t}: edit of {path} unseen ({earlier} earlier reads, none whole in the view)", usage.name());
                 }
-                if args.files
-                    && call["name"]
-                        .as_str()
-                        .is_some_and(|n| n.eq_ignore_ascii_case("bash"))
-                    && (!ops.reads.is_empty() || !ops.edits.is_empty())
-                {
-                    let c = call["arguments"]["command"].as_str().unwrap_or_default();
-                    eprintln!(
-                        "FILES {:?} {:?} <- {}",
-                        ops.reads,
-                        ops.edits,
-                        c.chars().take(100).collect::<String>().replace('\n', "\\n")
-                    );
-                }
-                let id = call["id"].as_str().unwrap_or_default();
-                for path in ops.reads {
-                    read_here.push(path.clone());
-                    new_reads.push(Read {
-                        path,
-                        call_id: id.to_owned(),
-                        result: results.get(id).map(|j| (*j).clone()),
-                    });
-                }
-            }
-            read_this_turn.extend(read_here);
-        }
-        stats.edits += turn_edits.0;
-        stats.edits_after_read += turn_edits.1;
-        stats.unseen += turn_edits.2;
-        stats.unseen_stubbed += turn_edits.3;
-        if turn_edits.2 > 0 {
+            },
+            args.files,
+        );
+        stats.edits += turn_edits.edits;
+        stats.edits_after_read += turn_edits.after_read;
+        stats.unseen += turn_edits.unseen;
+        stats.unseen_stubbed += turn_edits.stubbed;
+        if turn_edits.unseen > 0 {
             stats.unseen_turns.push(t);
         }
 
@@ -490,10 +530,10 @@ fn replay(
             messages.len(),
             view.len(),
             u8::from(empty),
-            turn_edits.0,
-            turn_edits.1,
-            turn_edits.2,
-            turn_edits.3,
+            turn_edits.edits,
+            turn_edits.after_read,
+            turn_edits.unseen,
+            turn_edits.stubbed,
             work.calls,
             work.tokens_in,
             work.tokens_out,
