@@ -12,15 +12,15 @@
 //! for engine config keys, e.g. `'{"toolOutputStubs": false}'`).
 
 mod price;
+#[path = "../shared/replay.rs"]
+mod replay;
 mod session;
 
 use lossless_wasm::core::config::Config;
-use lossless_wasm::core::message::parse_message;
-use lossless_wasm::core::tokens::estimate_text;
-use lossless_wasm::engine::compaction::CompactionStep;
 use lossless_wasm::engine::{decode, Engine};
 use lossless_wasm::store::native::NativeSql;
 use lossless_wasm::store::Sql;
+use replay::tokens_of;
 use serde_json::{json, Value};
 
 const WINDOW: u64 = 128_000;
@@ -56,28 +56,6 @@ fn args() -> Args {
         }
     }
     out
-}
-
-/// A summary answer at the request's target size (half its completion budget), written in the
-/// flat shape the prompt asks for and in words the sources do not contain (no echo).
-fn summary_answer(max_tokens: u32, call: usize) -> String {
-    let target = (max_tokens / 2) as usize * 9 / 10;
-    let mut text = String::from("## Goal\n- keep the application's test suite green while reworking its modules\n## Progress\n");
-    let mut i = 0;
-    while text.len() < target * 4 {
-        text.push_str(&format!("- step {call}.{i}: reworked one module's handling and re-ran the whole suite afterwards\n"));
-        i += 1;
-    }
-    text
-}
-
-fn tokens_of(json: &str) -> u64 {
-    let value: Value = serde_json::from_str(json).expect("the view holds JSON messages");
-    u64::from(
-        parse_message(&value, "view")
-            .expect("the view holds valid messages")
-            .tokens,
-    )
 }
 
 struct Totals {
@@ -143,28 +121,7 @@ fn main() {
             .map(|(_, s)| *s)
             .sum();
         // The previous turn's messages, each in the view as committed, or (a huge one) as its excerpt.
-        let (mut broken, mut excerpted) = (0, 0);
-        for m in previous_turn
-            .iter()
-            .filter(|m| !assembled.messages.contains(m))
-        {
-            let call = serde_json::from_str::<Value>(m).ok().and_then(|v| {
-                v["toolCallId"]
-                    .as_str()
-                    .map(|c| format!("\"toolCallId\":\"{c}\""))
-            });
-            let as_excerpt = call.is_some_and(|c| {
-                assembled
-                    .messages
-                    .iter()
-                    .any(|v| v.contains(&c) && v.contains("head and tail shown above"))
-            });
-            if as_excerpt {
-                excerpted += 1;
-            } else {
-                broken += 1;
-            }
-        }
+        let (broken, excerpted) = replay::previous_turn_gaps(&previous_turn, &assembled.messages);
         totals.previous_turn_excerpts += excerpted;
         if broken > 0 {
             totals.previous_turn_broken += 1;
@@ -184,29 +141,11 @@ fn main() {
             .commit_turn(decode("commitTurn", commit).expect("params"), now + 1)
             .expect("commitTurn");
         // maintain: run the pending compaction with the "host LLM".
-        let (mut tin, mut tout) = (0u64, 0u64);
-        let mut step = engine
-            .compaction_start(decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host"})).expect("params"), now + 2)
+        let work = replay::run_pending(&mut engine, "s", KEY, totals.summary_calls, now + 2)
             .expect("compaction");
-        while let CompactionStep::NeedSummary(request) = step {
-            let answer = summary_answer(request.max_tokens, totals.summary_calls as usize);
-            tin += u64::from(estimate_text(&request.prompt));
-            if request.kind == "leaf" {
-                totals.leaf_in += u64::from(estimate_text(&request.prompt));
-            }
-            tout += u64::from(estimate_text(&answer));
-            totals.summary_calls += 1;
-            step = engine
-                .compaction_continue(
-                    decode(
-                        "compactionContinue",
-                        json!({"jobId": request.job_id, "text": answer, "model": "bench"}),
-                    )
-                    .expect("params"),
-                    now + 3,
-                )
-                .expect("compaction");
-        }
+        let (tin, tout) = (work.tokens_in, work.tokens_out);
+        totals.leaf_in += work.leaf_in;
+        totals.summary_calls += work.calls;
         let cost = price::turn(view, prefix, args.system);
         let summary_cost = price::summaries(tin, tout);
         csv.push_str(&format!(

@@ -12,6 +12,9 @@
 //!   and is left out, as are the host's system prompt and tool schemas (`--system N` adds N
 //!   always-cached tokens to every call).
 //!
+//! A replayed session (`real_sessions`) prices each turn with its own number of calls and reply
+//! tokens ([`turn_with`]).
+//!
 //! Summaries: the prompt's tokens at the input price, the answer's at the output price.
 
 pub const INPUT: f64 = 3.0;
@@ -40,13 +43,25 @@ pub struct TurnCost {
 /// A turn with a view of `view` tokens of which `prefix` are cached from the previous turn,
 /// under a system prompt of `system` tokens.
 pub fn turn(view: u64, prefix: u64, system: u64) -> TurnCost {
-    let later_calls = CALLS_PER_TURN - 1;
-    let read = system * CALLS_PER_TURN + prefix.min(view) + view * later_calls;
+    turn_with(
+        view,
+        prefix,
+        system,
+        CALLS_PER_TURN,
+        REPLY_TOKENS * CALLS_PER_TURN,
+    )
+}
+
+/// [`turn`] for a turn of `calls` model calls (at least one is priced) answering `output`
+/// tokens in all: a replayed session knows both.
+pub fn turn_with(view: u64, prefix: u64, system: u64, calls: u64, output: u64) -> TurnCost {
+    let calls = calls.max(1);
+    let read = system * calls + prefix.min(view) + view * (calls - 1);
     let write = view - prefix.min(view);
     TurnCost {
         cache_read: dollars(read, CACHE_READ),
         cache_write: dollars(write, CACHE_WRITE),
-        output: dollars(REPLY_TOKENS * CALLS_PER_TURN, OUTPUT),
+        output: dollars(output, OUTPUT),
         read_tokens: read,
         write_tokens: write,
     }
