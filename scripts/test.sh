@@ -46,6 +46,8 @@ suite() {
   echo "--- $name took $((SECONDS - started)) s"
 }
 
+# The Rust tree is formatted by rustfmt (rustfmt.toml): an unformatted file fails the run.
+suite format 5 bash -c 'if cargo fmt --check >/dev/null; then echo "# pass 1"; else cargo fmt --check | head -60; echo "# fail 1"; exit 1; fi'
 suite native 25 cargo test
 # The store on a real PostgreSQL server that the suite starts and deletes itself
 # (scripts/pg-server.sh; installed by setup.sh): ~1.5 min warm, ~1 min more for its first build.

@@ -101,6 +101,9 @@ fn a_host_whose_fixed_prompt_is_60_percent_of_the_window_gets_both_turns_with_ex
         assert!(view.messages.iter().any(|m| m.contains("REQUEST-7")) && view.messages.iter().any(|m| m.contains("ANSWER-7")));
         assert!(notices.len() <= 1, "logged once per conversation at most: {notices:?}");
         if !stubs {
+            // A view that cannot hold the active task cannot show a summary: none is asked for.
+            let no_room = count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE pass = 'trigger' AND reason = 'no_room_for_summaries'");
+            assert!(no_room >= 1, "the trigger says why it asks for no summary");
             assert_eq!(notices.len(), 1, "the view had to cut the active task: logged once");
             let notice = &notices[0];
             assert!(notice.contains(&format!("window {window}")) && notice.contains("learned overhead 9") && notice.contains("excerpts"), "{notice}");

@@ -82,6 +82,8 @@ export function createSimulatedHost({ plugin, pluginConfig, stateDir, window, ma
   return {
     stats,
     history,
+    /** What the plugin logged through the host's logger: `[level, message]`. */
+    logs: fake.logs,
     /**
      * One turn: `text` from the user, then a tool call for each of `toolResultTokens`, then a reply.
      * Returns what the model saw (the view) and the turn's messages.

@@ -117,3 +117,29 @@ test("8K window, every summary failing: every turn answered, the view says what 
   assert.ok(failures >= 1);
   assert.ok(failures <= 40 / 2, `a failing provider is not asked on every turn (${failures} failures in 40 turns)`);
 });
+
+test("16K window, a host prompt of 60 % of it, 5K-token tool results: every view holds the previous turn whole or as excerpts, and the log says so once", { timeout: 600_000 }, async () => {
+  const llm = summarizer();
+  const { sim, dbPath } = simulate("fixed-60", { window: 16_000, maxTokens: 1_024, systemTokens: 9_000, toolTokens: 600, llm });
+  let previous = null;
+  for (let i = 0; i < 12; i++) {
+    const { view, turn } = await sim.turn("agent:main:fixed", `Task ${i}: change module ${i}`, { toolResultTokens: [5_000], replyChars: 300 });
+    if (previous) {
+      assert.ok(view.length > 0, `turn ${i + 1}: empty view`);
+      const text = viewText(view);
+      for (const m of previous) {
+        if (m.role === "toolResult") {
+          assert.ok(view.some((v) => v.toolCallId === m.toolCallId), `turn ${i + 1}: the previous turn's tool output is in the view`);
+        } else {
+          const body = typeof m.content === "string" ? m.content : m.content.find((b) => b.type === "text")?.text;
+          if (body) assert.ok(text.includes(body.slice(0, 60)), `turn ${i + 1}: the previous turn's ${m.role} text is in the view`);
+        }
+      }
+    }
+    previous = turn;
+  }
+  await assertStoredOnce(dbPath, sim);
+  assert.ok(sim.stats.views.some((v) => viewText(v).includes("head and tail shown above")), "big outputs of the active task became excerpts");
+  const notices = sim.logs.filter(([level, m]) => level === "warn" && /do not fit the view budget/.test(m));
+  assert.ok(notices.length <= 1, `logged once per conversation at most (${notices.length})`);
+});

@@ -78,27 +78,46 @@ impl<S: Sql> Engine<S> {
                 config.context_threshold,
             )
         });
-        let work = if sweep {
+        // The last view could not hold even the current and previous turn: a summary could not
+        // be shown, so none is asked for (no call that cannot pay off) until the budget has room.
+        let no_room = (sweep || decision.compact)
+            .then(|| self.views.pressure(conversation.id))
+            .flatten();
+        let work = if no_room.is_some() {
+            None
+        } else if sweep {
             Some("sweep")
         } else if decision.compact {
             Some("leaf")
         } else {
             None
         };
-        let log_line = match work {
-            Some("sweep") => format!(
+        let log_line = match (work, no_room) {
+            (_, Some(p)) => format!(
+                "no room for summaries: the view budget ({} tokens) is taken by the current and \
+                 previous turn ({} tokens); {}",
+                p.budget,
+                p.active_tokens,
+                decision.log_line()
+            ),
+            (Some("sweep"), None) => format!(
                 "context over the {} threshold: full sweep due; {}",
                 config.context_threshold,
                 decision.log_line()
             ),
             _ => decision.log_line(),
         };
+        let reason = if no_room.is_some() {
+            "no_room_for_summaries"
+        } else {
+            decision.reason.name()
+        };
         let mask = self.take_mask_decision(conversation.id);
-        let telemetry = json!({ "decision": decision, "sweep": sweep, "budget": budget, "freshTailTokens": tail, "mask": mask }).to_string();
+        let telemetry = json!({ "decision": decision, "sweep": sweep, "budget": budget, "freshTailTokens": tail, "mask": mask, "activeTaskTokens": no_room.map(|p| p.active_tokens) }).to_string();
         let pending = work.map(|w| Pending {
             work: w.to_owned(),
             budget: budget.unwrap_or(self.config.default_token_budget),
-            reason: decision.reason.name().to_owned(),
+            reason: reason.to_owned(),
         });
         let failing = retry.consecutive_failures > 0;
         retry.on_turn();
@@ -114,7 +133,7 @@ impl<S: Sql> Engine<S> {
                     } else {
                         "skipped"
                     },
-                    reason: decision.reason.name(),
+                    reason,
                     tokens_before: Some(conversation.context_token_count),
                     tokens_after: None,
                     summary_id: None,

@@ -503,6 +503,11 @@ impl ViewCache {
             .map(|v| !v.items.is_empty())
     }
 
+    /// When the conversation's latest view could not hold its active task within the budget.
+    pub fn pressure(&self, conversation_id: i64) -> Option<Pressure> {
+        self.views.get(&conversation_id).and_then(|v| v.pressure)
+    }
+
     /// The tokens of the conversation's latest view (None: no view in this process).
     pub fn tokens(&self, conversation_id: i64) -> Option<u64> {
         self.views.get(&conversation_id).map(View::tokens)
