@@ -166,8 +166,9 @@ fn a_huge_message_becomes_an_excerpt_from_its_first_turn_and_the_tail_keeps_its_
     }
     assert_eq!(stubs_in(&view), 3 + 1, "turn 0's outputs are stubs; the excerpt carries its stub line");
     assert!(view.messages.iter().any(|m| m.contains("Request 0:")), "older turns keep their room in the view");
-    // A pasted file in a user message is excerpted the same way, keeping its role.
-    let pasted = json!({"role": "user", "content": format!("Please review:\n{}", output(2, 0, 12_000)), "timestamp": 300});
+    // A pasted file in a user message larger than the whole view is excerpted the same way,
+    // keeping its role (a request of the active task that fits the view stays whole).
+    let pasted = json!({"role": "user", "content": format!("Please review:\n{}", output(2, 0, 24_000)), "timestamp": 300});
     commit(&mut e, 2, &[pasted, json!({"role": "assistant", "content": [{"type": "text", "text": "Reviewed."}], "timestamp": 301})]);
     let view = assemble(&mut e, budget);
     let user = parsed(&view).into_iter().find(|m| m["role"] == "user" && m.to_string().contains("Please review")).unwrap();

@@ -3,7 +3,8 @@
 //! state)` rows the engine read, oldest first.
 //!
 //! Rules:
-//! - A **turn** is a user message and everything after it up to the next user message.
+//! - A **turn** is a user message and everything after it up to the next user message (a run of
+//!   user messages opens one turn together; the rule is [`crate::core::turns`]'s).
 //! - **Never stub the current turn or the turn before it.** Stubbing is decided after a turn is
 //!   stored, for the views of the turns to come: the newest stored turn is the one before the
 //!   next current turn, so it is protected. A turn is finished when it ends with the assistant's
@@ -18,8 +19,10 @@
 //!   becomes an excerpt at once, whatever the cache (an old tool output becomes a line stub
 //!   instead, with the candidates). One exception: the user message of an unfinished newest
 //!   turn is the request the model is answering (hosts that store it before the model call),
-//!   and it is cut only when it does not fit the whole view (`request_tokens`); once answered,
-//!   the rule above applies to it like to any message.
+//!   and it is cut only when it does not fit the whole view (`request_tokens`). And inside the
+//!   protected turns, a user's request or an assistant's text is cut only when it is larger than
+//!   `text_tokens` (at least a quarter of the window): the active task keeps its words whole,
+//!   its tool outputs are what shrinks (the view cuts them further when it must).
 //! - A batch **re-writes** every token from its first changed item to the end of what the
 //!   previous view held: the provider's cached prefix ends at the first change. Items the turn
 //!   just appended are not counted: they are new to the cache whatever happens.
@@ -27,6 +30,7 @@
 use serde::Serialize;
 
 use crate::core::message::Role;
+use crate::core::turns::{active_task_start, is_answer, TurnItem};
 
 /// One context item as selection sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +57,8 @@ pub struct PlanRules {
     pub huge_tokens: u32,
     /// Larger requests still being answered are huge (the view budget).
     pub request_tokens: u32,
+    /// Larger requests and assistant texts of the protected turns are huge.
+    pub text_tokens: u32,
     /// An excerpt's size (head and tail together).
     pub excerpt_tokens: u32,
     /// What a line stub is assumed to cost before it is rendered.
@@ -116,17 +122,21 @@ fn newest_turn_finished(items: &[ScanItem]) -> bool {
         .is_some_and(|last| last.role == Some(Role::Assistant) && !last.calls_tools)
 }
 
-/// The first ordinal of the protected turns (see the module doc), or None when every row is
-/// protected.
+impl TurnItem for ScanItem {
+    fn is_request(&self) -> bool {
+        self.message_id.is_some() && self.role == Some(Role::User)
+    }
+
+    fn is_answer(&self) -> bool {
+        self.role
+            .is_some_and(|role| is_answer(role, self.calls_tools))
+    }
+}
+
+/// The first ordinal of the protected turns: the active task ([`crate::core::turns`]), or None
+/// when every row is protected (no request among them).
 pub fn protected_from(items: &[ScanItem]) -> Option<i64> {
-    let users = user_positions(items);
-    let newest = *users.last()?;
-    let start = if newest_turn_finished(items) {
-        newest
-    } else {
-        *users.get(users.len().checked_sub(2)?)?
-    };
-    Some(items[start].ordinal)
+    active_task_start(items).map(|start| items[start].ordinal)
 }
 
 /// The ordinal of the request the model is still answering, if any.
@@ -171,7 +181,9 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
             rules.stub_tokens.min(item.tokens)
         } else if item.stub.is_none()
             && item.tokens
-                > if request == Some(item.ordinal) {
+                > if item.ordinal >= protected && !is_tool_output(role) {
+                    rules.text_tokens.max(rules.huge_tokens)
+                } else if request == Some(item.ordinal) {
                     rules.request_tokens.max(rules.huge_tokens)
                 } else {
                     rules.huge_tokens
@@ -204,6 +216,7 @@ mod tests {
         min_tokens: 200,
         huge_tokens: 20_000,
         request_tokens: 50_000,
+        text_tokens: 50_000,
         excerpt_tokens: 4_096,
         stub_tokens: 60,
     };
@@ -365,7 +378,7 @@ mod tests {
             ('c', 30),
             ('r', 45_000),
             ('a', 80),
-            ('u', 30_000),
+            ('u', 60_000),
             ('c', 30),
             ('r', 45_000),
             ('a', 90),
@@ -386,7 +399,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![(3, Change::Line)]
         );
-        assert_eq!(p.huge_saved, 30_000 - 4_156 + 45_000 - 4_156);
+        assert_eq!(p.huge_saved, 60_000 - 4_156 + 45_000 - 4_156);
         // An excerpt of an old tool output is stubbed on; an excerpted user message stays.
         rows[2].stub = Some(6);
         rows[2].tokens = 4_150;
@@ -418,8 +431,21 @@ mod tests {
         let answered = items(&[('u', 50), ('a', 80), ('u', 30_000), ('a', 80)]);
         assert_eq!(
             plan(&answered, &RULES, i64::MAX).huge.len(),
+            0,
+            "once answered it is the previous turn's request: whole below text_tokens"
+        );
+        let older = items(&[
+            ('u', 50),
+            ('a', 80),
+            ('u', 30_000),
+            ('a', 80),
+            ('u', 9),
+            ('a', 9),
+        ]);
+        assert_eq!(
+            plan(&older, &RULES, i64::MAX).huge.len(),
             1,
-            "once answered, the tail's share decides"
+            "outside the protected turns, the tail's share decides"
         );
     }
 

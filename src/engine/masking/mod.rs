@@ -71,6 +71,8 @@ impl<S: Sql> Engine<S> {
             min_tokens: masking.min_tokens,
             huge_tokens: tail_share.unwrap_or(u32::MAX),
             request_tokens: budget.unwrap_or(u32::MAX),
+            // The active task's words stay whole unless they cannot fit a quarter of the window.
+            text_tokens: budget.unwrap_or(u32::MAX).max(window.map_or(0, |w| w / 4)),
             excerpt_tokens: excerpt_tokens(tail_share.unwrap_or(0) / 8),
             stub_tokens: STUB_TOKENS_ESTIMATE,
         };
