@@ -8,3 +8,4 @@ mod pg;
 pg_store!();
 
 include!("compaction_cases/cases.rs");
+include!("compaction_cases/whatever_the_summarizer.rs");

@@ -149,6 +149,10 @@ pub struct Instructions {
     /// The prompt's own lines (instructions, hints), normalized, sorted: an answer's line equal
     /// to one of them is template, not summary. The shape's headings are not among them.
     template_lines: Vec<String>,
+    /// The lines of the previous summary a leaf prompt shows for continuity (and asks not to
+    /// repeat), normalized, sorted: that summary is in the view already, so an answer's line
+    /// equal to one of them is carried forward, not new.
+    previous_lines: Vec<String>,
 }
 
 /// An answer with the prompt's template lines taken out.
@@ -157,6 +161,8 @@ pub struct Stripped {
     pub text: String,
     /// How many lines were the template's.
     pub removed: usize,
+    /// How many lines were the previous summary's, carried forward.
+    pub carried: usize,
     /// Whether anything but headings and blank lines is left.
     pub has_content: bool,
 }
@@ -173,6 +179,19 @@ fn normalize_line(line: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
+}
+
+/// The text of a prompt's `<name>` data block, or "" when it has none.
+fn block<'a>(prompt: &'a str, name: &str) -> &'a str {
+    let open = format!("\n<{name}>\n");
+    let close = format!("\n</{name}>");
+    let Some(start) = prompt.find(&open).map(|i| i + open.len()) else {
+        return "";
+    };
+    let end = prompt[start..]
+        .find(&close)
+        .map_or(prompt.len(), |i| start + i);
+    &prompt[start..end]
 }
 
 /// Whether a line is one of the summary shape's headings (kept: they are the shape asked for).
@@ -203,33 +222,46 @@ impl Instructions {
         // A summary's own line cannot be taken for the prompt's first line (the marker).
         template_lines.sort_unstable();
         template_lines.dedup();
+        let mut previous_lines: Vec<String> = block(prompt, "previous_summary")
+            .lines()
+            .filter(|l| !is_heading(l))
+            .map(normalize_line)
+            .filter(|l| !l.is_empty())
+            .collect();
+        previous_lines.sort_unstable();
+        previous_lines.dedup();
         Instructions {
             fingerprint: EchoFingerprint::of(&prompt[..cut]),
             hints: hints.iter().map(|h| h.to_lowercase()).collect(),
             template_lines,
+            previous_lines,
         }
     }
 
     /// Removes the answer's lines that are the prompt's own (an instruction or hint line copied
-    /// whole); headings and every other line stay, in order.
+    /// whole) or the previous summary's (carried forward); headings and every other line stay,
+    /// in order.
     pub fn strip_template(&self, answer: &str) -> Stripped {
         let mut kept = Vec::new();
-        let mut removed = 0;
+        let (mut removed, mut carried) = (0, 0);
         let mut has_content = false;
         for line in answer.lines() {
             let normal = normalize_line(line);
-            if !normal.is_empty()
-                && !is_heading(line)
-                && self.template_lines.binary_search(&normal).is_ok()
-            {
+            let judged = !normal.is_empty() && !is_heading(line);
+            if judged && self.template_lines.binary_search(&normal).is_ok() {
                 removed += 1;
                 continue;
             }
-            has_content |= !normal.is_empty() && !is_heading(line);
+            if judged && self.previous_lines.binary_search(&normal).is_ok() {
+                carried += 1;
+                continue;
+            }
+            has_content |= judged;
             kept.push(line);
         }
         Stripped {
-            text: if removed == 0 {
+            carried,
+            text: if removed + carried == 0 {
                 answer.to_owned()
             } else {
                 kept.join("\n")
@@ -360,6 +392,22 @@ mod tests {
         assert!(!only.has_content && only.removed == 2, "{only:?}");
         let none = ins.strip_template(REAL);
         assert_eq!((none.removed, none.text.as_str()), (0, REAL));
+    }
+
+    #[test]
+    fn the_previous_summarys_lines_carried_forward_are_stripped() {
+        let prompt = PROMPT.replace(
+            "\n\n<messages>",
+            "\n\nFor continuity, the summary of what came just before (do not repeat it):\n<previous_summary>\n# Summary\n## Progress\n- read src/lexer.rs\n- fixed the escapes\n</previous_summary>\n\n<messages>",
+        );
+        let ins = Instructions::of_prompt(&prompt, &HINTS);
+        let stripped = ins.strip_template(
+            "## Progress\n- read src/lexer.rs\n- Fixed the escapes.\n- fixed the parser",
+        );
+        assert_eq!((stripped.removed, stripped.carried), (0, 2));
+        assert_eq!(stripped.text, "## Progress\n- fixed the parser");
+        let only = ins.strip_template("## Progress\n- read src/lexer.rs\n- fixed the escapes");
+        assert!(!only.has_content && only.carried == 2);
     }
 
     #[test]

@@ -13,10 +13,12 @@
 //!
 //! An answer is judged on what it *is*, not on where its words come from: lines that are the
 //! prompt's own template are taken out first ([`Instructions::strip_template`]) and the rest is
-//! judged; a rest that is a real reduction of its input (at most [`REDUCTION_PERCENT`] % of its
-//! tokens) is a summary even when it quotes its input line for line, since a selection of the
-//! input's lines is an extract. Loops and character runs are never summaries, at any level and
-//! from any summarizer.
+//! judged, and so are the lines of the previous summary carried forward (it is in the view
+//! already; the prompt asks not to repeat it). A rest that is a real reduction of its input (at
+//! most [`REDUCTION_PERCENT`] % of its tokens) is a summary even when it quotes its input line
+//! for line, since a selection of the input's lines is an extract; a rest that is not, and
+//! copies [`UNREDUCED_ECHO_PERCENT`] % of its word runs from the transcript, is an echo. Loops
+//! and character runs are never summaries, at any level and from any summarizer.
 //!
 //! Giving up produces nothing. There is deliberately no code here that builds summary text:
 //! the only text a [`SummaryDraft`] can hold is a summarizer's output (after the caller's
@@ -137,10 +139,14 @@ impl OutputLimits {
 pub const OVER_CAP_FACTOR: u32 = 2;
 
 /// An answer at most this share of its input's tokens is a reduction: it is not judged as an
-/// echo however much of it is quoted. Half: the normal level asks for 40 % of a small input and
-/// the extractive summarizer keeps about that; an answer that copies most of its input back
-/// (the echoes seen: 80–100 % of the transcript) is well above.
-pub const REDUCTION_PERCENT: u32 = 50;
+/// echo however much of it is quoted (a selection of a third of the input's lines is an
+/// extract). A third: the normal level asks for at most 40 % of a small input, and a real
+/// summary comes out well under it; the echoes seen copy most of the transcript back.
+pub const REDUCTION_PERCENT: u32 = 33;
+
+/// An answer that is no such reduction and copies at least this share of its word runs from
+/// the input is the input sent back (an echo).
+pub const UNREDUCED_ECHO_PERCENT: u32 = 50;
 
 /// One summarization: normal, then aggressive if normal came out too big, then give up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -306,10 +312,17 @@ impl Escalation {
             return Err(why.into());
         }
         // The template's own lines are not the answer: take them out and judge the rest.
+        // So are the previous summary's lines carried forward: that summary is in the view.
         let template = self.instructions.strip_template(&raw);
-        if template.removed > 0 && !template.has_content {
-            return Err(Failure::RestatedInstructions {
-                copied_percent: 100,
+        if template.removed + template.carried > 0 && !template.has_content {
+            return Err(if template.removed > 0 {
+                Failure::RestatedInstructions {
+                    copied_percent: 100,
+                }
+            } else {
+                Failure::EchoedInput {
+                    copied_percent: 100,
+                }
             });
         }
         let raw = template.text;
@@ -334,8 +347,12 @@ impl Escalation {
         // A real reduction of its input is a summary even when it quotes it line for line.
         let reduced = u64::from(estimate_text(&raw)) * 100
             <= u64::from(self.input_tokens) * u64::from(REDUCTION_PERCENT);
-        if let Some(why) = self.echo.check(&raw).filter(|_| !reduced) {
-            return Err(why.into());
+        if let Some(copied_percent) = self
+            .echo
+            .copied_percent(&raw)
+            .filter(|p| !reduced && *p >= UNREDUCED_ECHO_PERCENT)
+        {
+            return Err(Failure::EchoedInput { copied_percent });
         }
         if let Some(copied_percent) = self.instructions.restated(&raw) {
             return Err(Failure::RestatedInstructions { copied_percent });
