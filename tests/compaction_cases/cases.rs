@@ -136,6 +136,7 @@ fn summarizer_failure_stores_an_extractive_fallback_and_preserves_every_message_
     let mut e = engine_with(config(json!({})));
     assemble(&mut e, 50_000);
     fill(&mut e, 0, 12);
+    let pending: String = e.sql().query_row("SELECT compaction_pending_json FROM conversations", &[]).unwrap().unwrap().text(0).unwrap();
     let report = compact(&mut e, "pending", "host", json!({}), |_| json!({"error": {"kind": "other", "message": "503 overloaded"}}), 2_000);
     assert!(!report.ok && report.compacted, "a failure to report, and the range summarized anyway: {report:?}");
     assert_eq!(report.failures.len(), 1);
@@ -148,6 +149,10 @@ fn summarizer_failure_stores_an_extractive_fallback_and_preserves_every_message_
     assert!(assemble(&mut e, 50_000).messages[0].contains("<lossless-summary"), "the view shows the fallback summary");
     // The summarizer is retried later with backoff: an immediate job asks nothing (it may only
     // write fallbacks), a later one asks.
+    // The range is summarized (by its fallback), so the pending work is done.
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE compaction_pending_json IS NOT NULL"), 0);
+    // Work pending again at once: the job waits out the backoff without asking.
+    e.sql().execute("UPDATE conversations SET compaction_pending_json = ?1", &[pending.into()]).unwrap();
     let waiting = start(&mut e, "pending", "host", json!({}));
     assert!(matches!(&waiting, CompactionStep::Done(r) if r.ok && r.reason.contains("backing off")), "{waiting:?}");
     fill(&mut e, 12, 12);
@@ -207,14 +212,18 @@ fn repeated_auth_failures_open_a_breaker_that_survives_a_restart() {
     let path = dir.join("db.sqlite");
     let _ = std::fs::remove_file(&path);
     let path = path.to_str().unwrap().to_owned();
+    let pending: String;
     {
         let mut e = Engine::open(reopen_db(&path), config(json!({"maxFailuresBeforeBreaker": 3})), 0).unwrap();
         assemble(&mut e, 50_000);
         fill(&mut e, 0, 12);
+        pending = e.sql().query_row("SELECT compaction_pending_json FROM conversations", &[]).unwrap().unwrap().text(0).unwrap();
         // Attempts far enough apart that the backoff (at most 8 s here) is over each time.
         for i in 1..=3 {
-            // Each failure's range gets its fallback: new turns give the next attempt a range.
+            // Each failure's range gets its fallback: new turns give the next attempt a range,
+            // and the same work is pending again.
             fill(&mut e, 12 * i as usize, 12);
+            e.sql().execute("UPDATE conversations SET compaction_pending_json = ?1", &[pending.clone().into()]).unwrap();
             let now = i * 100_000;
             let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host", "force": true})).unwrap();
             let step = e.compaction_start(p, now).unwrap();
@@ -223,6 +232,8 @@ fn repeated_auth_failures_open_a_breaker_that_survives_a_restart() {
         }
     }
     let mut e = Engine::open(reopen_db(&path), config(json!({"maxFailuresBeforeBreaker": 3})), 0).unwrap();
+    fill(&mut e, 48, 12);
+    e.sql().execute("UPDATE conversations SET compaction_pending_json = ?1", &[pending.into()]).unwrap();
     let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host", "force": true})).unwrap();
     let step = e.compaction_start(p, 300_001).unwrap();
     match step {

@@ -102,10 +102,12 @@ fn every_summarizer_call_is_recorded_with_its_tokens_and_shown_in_status() {
     let (report, asked) = sweep(&mut e, 1_000, |_| {
         n += 1;
         // The first answer carries the provider's counts; the others do not.
+        // Each answer says something new (one made only of the previous summary's lines is
+        // carried forward, not a summary of the new messages).
         if n == 1 {
             json!({"text": SUMMARY, "usage": {"inputTokens": 1234, "outputTokens": 56}})
         } else {
-            json!({"text": SUMMARY})
+            json!({"text": format!("{SUMMARY}\n- pass {n} done")})
         }
     });
     assert!(asked >= 2 && report.compacted, "{asked} {report:?}");
@@ -165,7 +167,11 @@ fn a_fallback_summary_is_redone_by_the_summarizer_once_it_answers_again() {
     // New turns, and the summarizer answers again: its summary is stored, and the oldest
     // fallback in the view is redone with it, in place.
     fill_from(&mut e, 12, 12);
-    let (report, asked) = sweep(&mut e, 2_000, |_| json!({"text": SUMMARY}));
+    let mut n = 0;
+    let (report, asked) = sweep(&mut e, 2_000, |_| {
+        n += 1;
+        json!({"text": format!("{SUMMARY}\n- pass {n} done")})
+    });
     assert!(asked >= 2 && report.compacted, "{report:?}");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE level = 'fallback'"), fallbacks - 1, "one fallback redone per job");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE reason LIKE 'fallback summary % redone by the summarizer%'"), 1);

@@ -715,6 +715,9 @@ impl<S: Sql> Engine<S> {
             _ => 0,
         };
         let compacted = !job.summary_ids.is_empty() || shrunk > 0;
+        // The job ran to its end: the pending work is done (ranges the summarizer failed on
+        // have their fallbacks), whatever it reports.
+        let work_done = ok;
         // Fallbacks keep the view whole, but a summarizer that failed is still a failure to
         // report (to `maintain`'s caller; `compact` reports how the prompt shrank).
         let ok = ok && job.failures.is_empty() && !job.breaker_open;
@@ -727,7 +730,7 @@ impl<S: Sql> Engine<S> {
         };
         // A job that handed its summaries over leaves the pending work to the successor.
         let hand_over = job.asking().hand_over;
-        if ok && !hand_over {
+        if (ok || work_done) && !hand_over {
             self.clear_pending(job.conversation_id, now_ms)?;
         }
         let tokens_after = if job.host_counted {
