@@ -164,6 +164,7 @@ fn the_view_holds_summaries_whatever_the_summarizer_does() {
         let run = long_session(answers);
         println!("{answers:?}: {run:?}, {} % of turns with a summary in view", run.turns_with_summary * 100 / run.turns_after_first.max(1));
         assert!(run.turns_after_first >= LONG_TURNS / 2, "{answers:?}: compaction started late: {run:?}");
+        assert!(run.calls > 1, "{answers:?}: the summarizer is asked, and asked again: {run:?}");
         assert!(run.turns_with_summary * 100 >= run.turns_after_first * MIN_TURNS_WITH_SUMMARY_PERCENT, "{answers:?}: {run:?}");
         match answers {
             Answers::Well => assert!(run.stored_by_summarizer > 0 && run.fallbacks == 0, "{run:?}"),

@@ -326,6 +326,16 @@ impl Escalation {
             });
         }
         let raw = template.text;
+        // A real reduction of its input is a summary even when it quotes it line for line.
+        let reduced = u64::from(estimate_text(&raw)) * 100
+            <= u64::from(self.input_tokens) * u64::from(REDUCTION_PERCENT);
+        if let Some(copied_percent) = self
+            .echo
+            .copied_percent(&raw)
+            .filter(|p| !reduced && *p >= UNREDUCED_ECHO_PERCENT)
+        {
+            return Err(Failure::EchoedInput { copied_percent });
+        }
         // Runs are never a summary, whoever wrote them (the extractive summarizer leaves out
         // sentences holding one, so its text never has any).
         if let Some(run) = char_run(&raw) {
@@ -343,16 +353,6 @@ impl Escalation {
                 phrase: found.phrase,
                 repeats: found.repeats,
             });
-        }
-        // A real reduction of its input is a summary even when it quotes it line for line.
-        let reduced = u64::from(estimate_text(&raw)) * 100
-            <= u64::from(self.input_tokens) * u64::from(REDUCTION_PERCENT);
-        if let Some(copied_percent) = self
-            .echo
-            .copied_percent(&raw)
-            .filter(|p| !reduced && *p >= UNREDUCED_ECHO_PERCENT)
-        {
-            return Err(Failure::EchoedInput { copied_percent });
         }
         if let Some(copied_percent) = self.instructions.restated(&raw) {
             return Err(Failure::RestatedInstructions { copied_percent });

@@ -399,7 +399,10 @@ impl<S: Sql> Engine<S> {
                         .filter(|f| f.too_long())
                         .and_then(|f| f.answer_tokens());
                     let grow = match (&pass, too_long) {
-                        (Some(p), Some(answer)) if p.kind() == SummaryKind::Leaf => {
+                        // A redo's range is a summary: its size says nothing of the chunks.
+                        (Some(p), Some(answer))
+                            if p.kind() == SummaryKind::Leaf && !p.is_redo() =>
+                        {
                             Some((u32::try_from(p.range_tokens()).unwrap_or(u32::MAX), answer))
                         }
                         _ => None,

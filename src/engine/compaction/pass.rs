@@ -115,7 +115,7 @@ fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
 
 /// What planning from a set of items came to.
 enum Planned {
-    Pass(Pass),
+    Pass(Box<Pass>),
     /// Nothing to do, and why.
     Nothing(String),
     /// The plan would span items the set does not hold: plan again from the whole context.
@@ -125,7 +125,7 @@ enum Planned {
 impl Planned {
     fn into_result(self) -> std::result::Result<Pass, String> {
         match self {
-            Planned::Pass(pass) => Ok(pass),
+            Planned::Pass(pass) => Ok(*pass),
             Planned::Nothing(why) => Err(why),
             // Planning from the whole context never crosses a gap.
             Planned::Crosses => Err("the plan spans context items that were not read".to_owned()),
@@ -219,7 +219,7 @@ impl Pass {
                     let previous = previous_summary(sql, items, plan.first_ordinal)?;
                     let (rows, previous, ledger, redactions) =
                         leaf_sources(sql, &plan.message_ids, previous, redactor)?;
-                    return Ok(Planned::Pass(Pass::new(
+                    return Ok(Planned::Pass(Box::new(Pass::new(
                         Sources::Messages {
                             plan,
                             rows,
@@ -231,7 +231,7 @@ impl Pass {
                         summarizer,
                         redactor,
                         redactions,
-                    )));
+                    ))));
                 }
                 Err(why) => no_leaf = Some(why.sentence()),
             }
@@ -249,7 +249,7 @@ impl Pass {
                 let redactions = redaction::redact_summaries(redactor, &mut rows);
                 let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
                 let ledger = format::ledger_of(&texts);
-                Ok(Planned::Pass(Pass::new(
+                Ok(Planned::Pass(Box::new(Pass::new(
                     Sources::Summaries { plan, rows },
                     None,
                     ledger,
@@ -257,7 +257,7 @@ impl Pass {
                     summarizer,
                     redactor,
                     redactions,
-                )))
+                ))))
             }
             None => {
                 let tail = items.len() - fresh_tail_start(items, config.tail_rule());
