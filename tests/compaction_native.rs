@@ -9,3 +9,4 @@ sqlite_store!();
 
 include!("compaction_cases/cases.rs");
 include!("compaction_cases/active_task.rs");
+include!("compaction_cases/whatever_the_summarizer.rs");

@@ -33,6 +33,20 @@ pub fn repair_order(
         .collect()
 }
 
+/// The oldest fallback summary in a conversation's context: `(ordinal, item tokens, id)`.
+pub fn oldest_fallback_in_context(
+    sql: &mut impl Sql,
+    conversation_id: i64,
+) -> Result<Option<(i64, i64, i64)>> {
+    sql.query_row(
+        "SELECT ci.ordinal, ci.token_count, s.id FROM context_items ci JOIN summaries s ON s.id = ci.summary_id \
+         WHERE ci.conversation_id = ?1 AND s.level = 'fallback' ORDER BY ci.ordinal LIMIT 1",
+        &[conversation_id.into()],
+    )?
+    .map(|r| Ok((r.int(0)?, r.int(1)?, r.int(2)?)))
+    .transpose()
+}
+
 /// The summaries a condensed summary was built from, oldest first.
 pub fn source_summaries(sql: &mut impl Sql, id: i64) -> Result<Vec<i64>> {
     let rows = sql.query(

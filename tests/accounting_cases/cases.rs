@@ -93,7 +93,7 @@ fn a_forced_compaction_over_the_host_threshold_summarizes_and_reports_honest_tok
 }
 
 #[test]
-fn a_forced_compaction_with_a_failing_summarizer_still_shrinks_the_view_and_writes_nothing() {
+fn a_forced_compaction_with_a_failing_summarizer_still_shrinks_the_view_with_fallback_summaries() {
     let mut e = engine();
     for i in 0..6 {
         turn(&mut e, i);
@@ -102,12 +102,14 @@ fn a_forced_compaction_with_a_failing_summarizer_still_shrinks_the_view_and_writ
     let report = forced(&mut e, 6_300, None);
     assert!(report.ok && report.compacted, "the turn may run: {report:?}");
     assert!(report.failures.iter().any(|f| f.contains("original messages preserved")), "{report:?}");
-    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries"), 0);
+    // Only extractive fallbacks are written (redone once the summarizer answers), never error text.
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE level <> 'fallback' OR summarizer <> 'extractive'"), 0);
     let after = e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 6_000})).unwrap(), 1).unwrap();
     assert!(after.estimated_tokens < before.estimated_tokens, "{} -> {}", before.estimated_tokens, after.estimated_tokens);
     let facts: String = e.sql().query_row("SELECT host_facts_json FROM conversations WHERE host_facts_json IS NOT NULL", &[]).unwrap().unwrap().text(0).unwrap();
     assert!(!after.messages.is_empty(), "{after:?} {report:?} {facts}");
-    assert!(after.messages[0].contains("earlier messages of this conversation are stored"), "{}", after.messages[0]);
+    assert!(after.messages[0].contains("earlier messages of this conversation are stored") || after.messages[0].contains("<lossless-summary"), "{}", after.messages[0]);
+    assert!(after.messages.iter().any(|m| m.contains("<lossless-summary")), "the view shows the older history's fallback summary");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 12, "originals stay stored");
 }
 

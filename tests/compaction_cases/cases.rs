@@ -132,23 +132,32 @@ fn leaf_compaction_replaces_old_messages_with_a_summary_and_keeps_every_original
 }
 
 #[test]
-fn summarizer_failure_writes_nothing_and_preserves_every_message_seed_02() {
+fn summarizer_failure_stores_an_extractive_fallback_and_preserves_every_message_seed_02() {
     let mut e = engine_with(config(json!({})));
     assemble(&mut e, 50_000);
     fill(&mut e, 0, 12);
-    let before = assemble(&mut e, 50_000);
+    let pending: String = e.sql().query_row("SELECT compaction_pending_json FROM conversations", &[]).unwrap().unwrap().text(0).unwrap();
     let report = compact(&mut e, "pending", "host", json!({}), |_| json!({"error": {"kind": "other", "message": "503 overloaded"}}), 2_000);
-    assert!(!report.ok && !report.compacted, "{report:?}");
+    assert!(!report.ok && report.compacted, "a failure to report, and the range summarized anyway: {report:?}");
     assert_eq!(report.failures.len(), 1);
     assert!(report.failures[0].starts_with("compaction failed (") && report.failures[0].contains("original messages preserved"), "{}", report.failures[0]);
-    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries"), 0);
+    // The range's summary is the extractive one, at level `fallback`; nothing of the error in it.
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE level = 'fallback' AND summarizer = 'extractive'"), 1);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE level <> 'fallback' OR content LIKE '%503%' OR content LIKE '%overloaded%'"), 0);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 48, "every original message is kept");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE outcome = 'failed'"), 1);
-    assert_eq!(assemble(&mut e, 50_000), before, "the visible context is exactly as it was");
-    // Retried later with backoff: an immediate retry waits, a later one runs.
+    assert!(assemble(&mut e, 50_000).messages[0].contains("<lossless-summary"), "the view shows the fallback summary");
+    // The summarizer is retried later with backoff: an immediate job asks nothing (it may only
+    // write fallbacks), a later one asks.
+    // The range is summarized (by its fallback), so the pending work is done.
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE compaction_pending_json IS NOT NULL"), 0);
+    // Work pending again at once: the job waits out the backoff without asking.
+    e.sql().execute("UPDATE conversations SET compaction_pending_json = ?1", &[pending.into()]).unwrap();
     let waiting = start(&mut e, "pending", "host", json!({}));
     assert!(matches!(&waiting, CompactionStep::Done(r) if r.ok && r.reason.contains("backing off")), "{waiting:?}");
-    let later = e.compaction_start(decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host"})).unwrap(), 1_000_000).unwrap();
-    assert!(matches!(later, CompactionStep::NeedSummary(_)), "pending work survives a failure and is retried");
+    fill(&mut e, 12, 12);
+    let later = e.compaction_start(decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host", "force": true})).unwrap(), 1_000_000).unwrap();
+    assert!(matches!(later, CompactionStep::NeedSummary(_)), "the summarizer is asked again after its backoff: {later:?}");
 }
 
 #[test]
@@ -159,12 +168,13 @@ fn no_truncated_summary_ever_exists_seed_01() {
     let mut levels = Vec::new();
     let report = compact(&mut e, "pending", "host", json!({}), |request| {
         levels.push(request.level);
-        json!({"text": "far too long ".repeat(4000)})
+        json!({"text": (0..4000).map(|i| format!("far too long {i}")).collect::<Vec<_>>().join(" ")})
     }, 2_000);
     assert_eq!(levels, ["normal", "aggressive"], "normal, then aggressive, then give up");
-    assert!(!report.ok && !report.compacted);
-    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries"), 0, "no placeholder or truncated summary is written");
+    assert!(!report.ok);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE level <> 'fallback' OR content LIKE '%far too long%'"), 0, "nothing of the answer is written");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE content LIKE '%[Truncated%'"), 0);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE level = 'fallback' AND summarizer = 'extractive' AND content LIKE '# Summary%'"), 1, "the fallback is an extract in the summary shape, not a cut");
 }
 
 #[test]
@@ -190,8 +200,8 @@ fn summarizer_output_that_is_empty_or_contains_our_markup_is_rejected() {
         assemble(&mut e, 50_000);
         fill(&mut e, 0, 12);
         let report = compact(&mut e, "pending", "host", json!({}), |_| bad.clone(), 2_000);
-        assert!(!report.compacted, "{bad} must not become a summary");
-        assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries"), 0);
+        assert!(!report.ok && report.failures.len() == 1, "{bad} must not become a summary: {report:?}");
+        assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE level <> 'fallback' OR content LIKE '%sneaky%' OR content LIKE '%lossless-summary%'"), 0, "{bad}");
     }
 }
 
@@ -202,12 +212,18 @@ fn repeated_auth_failures_open_a_breaker_that_survives_a_restart() {
     let path = dir.join("db.sqlite");
     let _ = std::fs::remove_file(&path);
     let path = path.to_str().unwrap().to_owned();
+    let pending: String;
     {
         let mut e = Engine::open(reopen_db(&path), config(json!({"maxFailuresBeforeBreaker": 3})), 0).unwrap();
         assemble(&mut e, 50_000);
         fill(&mut e, 0, 12);
+        pending = e.sql().query_row("SELECT compaction_pending_json FROM conversations", &[]).unwrap().unwrap().text(0).unwrap();
         // Attempts far enough apart that the backoff (at most 8 s here) is over each time.
         for i in 1..=3 {
+            // Each failure's range gets its fallback: new turns give the next attempt a range,
+            // and the same work is pending again.
+            fill(&mut e, 12 * i as usize, 12);
+            e.sql().execute("UPDATE conversations SET compaction_pending_json = ?1", &[pending.clone().into()]).unwrap();
             let now = i * 100_000;
             let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host", "force": true})).unwrap();
             let step = e.compaction_start(p, now).unwrap();
@@ -216,10 +232,15 @@ fn repeated_auth_failures_open_a_breaker_that_survives_a_restart() {
         }
     }
     let mut e = Engine::open(reopen_db(&path), config(json!({"maxFailuresBeforeBreaker": 3})), 0).unwrap();
+    fill(&mut e, 48, 12);
+    e.sql().execute("UPDATE conversations SET compaction_pending_json = ?1", &[pending.into()]).unwrap();
     let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": KEY, "mode": "pending", "summarizer": "host", "force": true})).unwrap();
     let step = e.compaction_start(p, 300_001).unwrap();
     match step {
-        CompactionStep::Done(report) => assert!(!report.ok && report.reason.contains("breaker"), "{report:?}"),
+        CompactionStep::Done(report) => {
+            assert!(!report.ok && report.reason.contains("breaker"), "{report:?}");
+            assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summaries WHERE level <> 'fallback' OR content LIKE '%401%'"), 0, "only fallbacks, no error text");
+        }
         other => panic!("the breaker should hold after a restart: {other:?}"),
     }
     std::fs::remove_dir_all(&dir).unwrap();

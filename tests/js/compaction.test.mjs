@@ -60,24 +60,27 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.match(view.messages[0].content, /<lossless-summary id="\d+" depth="0"/);
   });
 
-  test("a failing LLM leaves the messages and the view intact and logs why", async () => {
+  test("a failing LLM leaves the messages intact, logs why, and the view shows the extractive fallback", async () => {
     const llm = scriptedLlm(() => { throw Object.assign(new Error("503 upstream overloaded"), { status: 503 }); });
     const { h, dbPath } = host(llm);
     const { history } = await talk(h, 14);
     assert.ok(llm.calls.length > 0);
-    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM summaries"), [[0]]);
+    // Nothing of the failure is stored: the ranges get the extractive summary, at level fallback.
+    const [[total, fallbacks, withError]] = await query(dbPath, "SELECT COUNT(*), SUM(level = 'fallback' AND summarizer = 'extractive'), SUM(content LIKE '%503%' OR content LIKE '%overloaded%') FROM summaries");
+    assert.ok(total >= 1 && fallbacks === total && withError === 0, `${total} summaries, ${fallbacks} fallbacks, ${withError} with the error`);
     assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM messages"), [[history.length]]);
     const failure = h.logs.find(([level, m]) => level === "warn" && /compaction failed \(.*503.*\); all \d+ original messages preserved/.test(m));
     assert.ok(failure, `failure logged: ${JSON.stringify(h.logs.slice(-5))}`);
     const { view } = await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:c", history, turn: [user("still there?")] });
-    assert.deepEqual(view.messages, history, "the conversation is intact and keeps answering");
+    assert.match(view.messages[0].content, /<lossless-summary id="\d+" depth="0"/, "the older history is in the view as its fallback summary");
+    assert.deepEqual(view.messages.at(-1), history.at(-1), "the conversation keeps answering");
   });
 
   test("an LLM answer with stopReason error is a failure, not an empty summary", async () => {
     const llm = scriptedLlm(() => ({ text: "", stopReason: "error", provider: "fake", model: "fake" }));
     const { h, dbPath } = host(llm, { summarizer: "host" });
     await talk(h, 14);
-    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM summaries"), [[0]]);
+    assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM summaries WHERE level <> 'fallback' OR content = ''"), [[0]], "only extractive fallbacks");
     const [[reason]] = await query(dbPath, "SELECT reason FROM compaction_events WHERE outcome = 'failed' LIMIT 1");
     assert.match(reason, /stopReason "error"/);
   });

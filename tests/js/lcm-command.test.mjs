@@ -62,7 +62,9 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     let calls = 0;
     const llm = { complete: async () => {
       calls++;
-      return { text: "## Goal\n- answer the requests\n## Progress\n- answered them", stopReason: "stop", model: "m", usage: { inputTokens: 1000, outputTokens: 20 } };
+      // Each answer says something new: one made only of the previous summary's lines is
+      // carried forward, not a summary, and is rejected.
+      return { text: `## Goal\n- answer the requests\n## Progress\n- answered them (pass ${calls})`, stopReason: "stop", model: "m", usage: { inputTokens: 1000, outputTokens: 20 } };
     } };
     const h = createFakeHost({ pluginConfig: { dbPath: join(dir, "db.sqlite"), storage, freshTailCount: 2, summarizer: "host" }, stateDir: dir, llm });
     const commands = new Map();

@@ -62,7 +62,12 @@ export function faultyLlm({ seed = 1, rate = 0.2, authOutage = () => false, answ
       case "empty": return { text: "", stopReason: "stop" };
       case "longer": return { text: "LONGER-CANARY lorem ipsum dolor sit amet ".repeat(Math.ceil(prompt.length / 12)), stopReason: "length" };
       case "html502": return { text: BAD_GATEWAY, stopReason: "stop" };
-      case "echo": return { text: prompt.slice(prompt.lastIndexOf("<messages>\n") + 11, -12), stopReason: "stop" };
+      case "echo":
+        // A leaf prompt's transcript sent back; on another prompt (a merge) this sends most of
+        // the prompt back, which is judged by the other checks (the template lines go, the rest
+        // is not shorter than its source).
+        if (prompt.includes("\n<messages>\n")) stats.leafEchoes = (stats.leafEchoes ?? 0) + 1;
+        return { text: prompt.slice(prompt.lastIndexOf("<messages>\n") + 11, -12), stopReason: "stop" };
       case "stopError": return { text: "", stopReason: "error", errorMessage: "stopReason error: upstream 529 overloaded" };
       case "refusal": return { text: "I'm sorry, but I can't help with summarizing this conversation.", stopReason: "stop" };
       default: throw new Error(`unknown fault ${fault}`);
@@ -133,6 +138,10 @@ export async function runSoak({ turns, storage, seed = 7, rate = 0.2, window = 1
     times.push(performance.now() - t0);
     history.push(...messages);
     const reason = maintained?.reason ?? "";
+    // While the summarizer backs off (or its breaker is open) a maintain still writes extractive
+    // fallbacks, so it may have changed the context and say why the summarizer was not asked.
+    if (maintained?.changed && /breaker/.test(reason)) maintainReasons.breakerOpen++;
+    else if (maintained?.changed && /backing off/.test(reason)) maintainReasons.backingOff++;
     if (maintained?.changed) {
       maintainReasons.compacted++;
       if (turn >= authOutageTurns[1] && maintainReasons.firstCompactedAfterOutage === undefined) maintainReasons.firstCompactedAfterOutage = turn;
@@ -169,6 +178,7 @@ export async function inspectSoak(dbPath, sent) {
     reachableMessages: await one(`${reachable} SELECT COUNT(*) FROM messages m WHERE m.id IN (SELECT message_id FROM context_items WHERE message_id IS NOT NULL)
       OR m.id IN (SELECT sm.message_id FROM summary_messages sm JOIN live ON sm.summary_id = live.id)`),
     summaries: summaries.length,
+    fallbackSummaries: (await query(dbPath, "SELECT COUNT(*) FROM summaries WHERE level = 'fallback'"))[0][0],
     garbageSummaries: summaries.filter(([, text]) => GARBAGE.some((re) => re.test(text))).map(([id]) => id),
     halfApplied: await one(`SELECT
       (SELECT COUNT(*) FROM summaries s WHERE s.kind = 'leaf' AND NOT EXISTS (SELECT 1 FROM summary_messages WHERE summary_id = s.id))

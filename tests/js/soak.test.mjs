@@ -26,10 +26,15 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.equal(r.llm.signalMissing, 0, "every request carried an abort signal");
     assert.equal(r.llm.hungAborted, r.llm.hung, "every request that did not answer in time was aborted");
     const reasons = r.failureReasons.join("\n");
-    for (const expected of [/error page, not a summary: "502 Bad Gateway"/, /refused instead of summarizing/, /repeated its input/, /timed out/, /stopReason "error"/, /authentication failed/]) {
+    // An echo is judged as one on a leaf's transcript (which pass the cycle of faults hits
+    // depends on how many calls the run made before it).
+    const echoes = r.llm.leafEchoes ? [/repeated its input/] : [];
+    for (const expected of [/error page, not a summary: "502 Bad Gateway"/, /refused instead of summarizing/, ...echoes, /timed out/, /stopReason "error"/, /authentication failed/]) {
       assert.match(reasons, expected);
     }
-    assert.ok(r.maintainReasons.backingOff > 0, "failures back off");
+    // A failed pass's range gets its extractive fallback at once, so no work waits out the
+    // backoff here (the backoff itself: compaction_cases' seed 02 test).
+    assert.ok(r.fallbackSummaries > 0, "ranges the summarizer failed on have their fallback summaries");
     assert.ok(r.maintainReasons.breakerOpen > 0, "the auth outage opened the breaker");
     assert.ok(r.maintainReasons.firstCompactedAfterOutage !== undefined, "compaction resumed after the outage");
     assert.ok(r.logs.some(([level, m]) => level === "warn" && /all \d+ original messages preserved/.test(m)), "failures are logged as preserved");

@@ -11,15 +11,26 @@
 //! HTML error page, a JSON error body, a refusal or the input sent back is a failure with a
 //! reason that says which, never a stored summary.
 //!
+//! An answer is judged on what it *is*, not on where its words come from: lines that are the
+//! prompt's own template are taken out first ([`Instructions::strip_template`]) and the rest is
+//! judged, and so are the lines of the previous summary carried forward (it is in the view
+//! already; the prompt asks not to repeat it). A rest that is a real reduction of its input (at
+//! most [`REDUCTION_PERCENT`] % of its tokens) is a summary even when it quotes its input line
+//! for line, since a selection of the input's lines is an extract; a rest that is not, and
+//! copies [`UNREDUCED_ECHO_PERCENT`] % of its word runs from the transcript, is an echo. Loops
+//! and character runs are never summaries, at any level and from any summarizer.
+//!
 //! Giving up produces nothing. There is deliberately no code here that builds summary text:
 //! the only text a [`SummaryDraft`] can hold is a summarizer's output (after the caller's
-//! `finish` formatting), so a truncated or placeholder summary cannot exist.
+//! `finish` formatting), so a truncated or placeholder summary cannot exist. The engine may then
+//! run the extractive summarizer through an escalation of its own ([`Escalation::fallback`]);
+//! what that accepts is stored at level [`Level::Fallback`], to be redone by the summarizer.
 //!
 //! What happens after a give-up (backoff, breaker, retry on the next turn) is [`super::retry`].
 
 use serde::{Deserialize, Serialize};
 
-use super::degenerate::{repetition_loop, Instructions};
+use super::degenerate::{char_run, repetition_loop, Instructions};
 pub use super::failure::Failure;
 use super::format::contains_our_markup;
 use super::plausibility::{check_shape, EchoFingerprint};
@@ -34,6 +45,10 @@ use crate::core::tokens::estimate_text;
 pub enum Level {
     Normal,
     Aggressive,
+    /// The extractive summarizer's text, stored because the summarizer gave no usable answer
+    /// for the range; compaction and `repair` redo it when the summarizer answers again. Never
+    /// a level a prompt asks at.
+    Fallback,
 }
 
 impl Level {
@@ -41,11 +56,12 @@ impl Level {
         match self {
             Level::Normal => "normal",
             Level::Aggressive => "aggressive",
+            Level::Fallback => "fallback",
         }
     }
 
     pub fn parse(name: &str) -> Option<Level> {
-        [Level::Normal, Level::Aggressive]
+        [Level::Normal, Level::Aggressive, Level::Fallback]
             .into_iter()
             .find(|l| l.as_str() == name)
     }
@@ -114,13 +130,23 @@ impl OutputLimits {
     fn for_level(&self, level: Level) -> u32 {
         match level {
             Level::Normal => self.normal,
-            Level::Aggressive => self.aggressive,
+            Level::Aggressive | Level::Fallback => self.aggressive,
         }
     }
 }
 
 /// Token estimates differ from a provider's tokenizer; only a gross overshoot is a failure.
 pub const OVER_CAP_FACTOR: u32 = 2;
+
+/// An answer at most this share of its input's tokens is a reduction: it is not judged as an
+/// echo however much of it is quoted (a selection of a third of the input's lines is an
+/// extract). A third: the normal level asks for at most 40 % of a small input, and a real
+/// summary comes out well under it; the echoes seen copy most of the transcript back.
+pub const REDUCTION_PERCENT: u32 = 33;
+
+/// An answer that is no such reduction and copies at least this share of its word runs from
+/// the input is the input sent back (an echo).
+pub const UNREDUCED_ECHO_PERCENT: u32 = 50;
 
 /// One summarization: normal, then aggressive if normal came out too big, then give up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,6 +157,8 @@ pub struct Escalation {
     level: Level,
     attempts: Vec<FailedAttempt>,
     finished: bool,
+    /// Drafts are stored at [`Level::Fallback`] (see [`Escalation::fallback`]).
+    fallback: bool,
     echo: EchoFingerprint,
     instructions: Instructions,
     /// What the replaced range costs in the view now, and what a summary's framing adds to its
@@ -158,9 +186,20 @@ impl Escalation {
             level: Level::Normal,
             attempts: Vec::new(),
             finished: false,
+            fallback: false,
             echo: EchoFingerprint::default(),
             instructions: Instructions::default(),
             view_cost: None,
+        }
+    }
+
+    /// The extractive summarizer run for a range the summarizer gave no usable answer for: the
+    /// same checks, normal then aggressive, and what it accepts is a draft at
+    /// [`Level::Fallback`].
+    pub fn fallback(input_tokens: u32, limits: OutputLimits) -> Self {
+        Escalation {
+            fallback: true,
+            ..Escalation::new(input_tokens, limits, super::extractive::NAME)
         }
     }
 
@@ -208,7 +247,11 @@ impl Escalation {
                 Step::Accept(SummaryDraft {
                     text,
                     tokens,
-                    level: self.level,
+                    level: if self.fallback {
+                        Level::Fallback
+                    } else {
+                        self.level
+                    },
                     summarizer: self.summarizer.clone(),
                 })
             }
@@ -265,8 +308,41 @@ impl Escalation {
         if contains_our_markup(&raw) {
             return Err(Failure::OurMarkup);
         }
-        if let Some(why) = check_shape(&raw).or_else(|| self.echo.check(&raw)) {
+        if let Some(why) = check_shape(&raw) {
             return Err(why.into());
+        }
+        // The template's own lines are not the answer: take them out and judge the rest.
+        // So are the previous summary's lines carried forward: that summary is in the view.
+        let template = self.instructions.strip_template(&raw);
+        if template.removed + template.carried > 0 && !template.has_content {
+            return Err(if template.removed > 0 {
+                Failure::RestatedInstructions {
+                    copied_percent: 100,
+                }
+            } else {
+                Failure::EchoedInput {
+                    copied_percent: 100,
+                }
+            });
+        }
+        let raw = template.text;
+        // A real reduction of its input is a summary even when it quotes it line for line.
+        let reduced = u64::from(estimate_text(&raw)) * 100
+            <= u64::from(self.input_tokens) * u64::from(REDUCTION_PERCENT);
+        if let Some(copied_percent) = self
+            .echo
+            .copied_percent(&raw)
+            .filter(|p| !reduced && *p >= UNREDUCED_ECHO_PERCENT)
+        {
+            return Err(Failure::EchoedInput { copied_percent });
+        }
+        // Runs are never a summary, whoever wrote them (the extractive summarizer leaves out
+        // sentences holding one, so its text never has any).
+        if let Some(run) = char_run(&raw) {
+            return Err(Failure::CharRun {
+                unit: run.unit,
+                repeats: run.repeats,
+            });
         }
         // The extractive summarizer copies input sentences by design: repetitive input makes a
         // repetitive extract, which is faithful, not a model stuck in a loop.
@@ -324,6 +400,7 @@ mod tests {
     use super::*;
     use crate::core::compaction::format::render_for_context;
     use crate::core::compaction::format::SummaryView;
+    use crate::core::compaction::plausibility::EchoFingerprint;
 
     const LIMITS: OutputLimits = OutputLimits {
         normal: 1_000,
@@ -353,8 +430,12 @@ mod tests {
     fn short() -> SummarizerOutput {
         Ok("short summary".to_owned())
     }
+    /// Too long for a 500-token input, and neither a loop nor a run.
     fn long() -> SummarizerOutput {
-        Ok("x".repeat(4_000))
+        Ok((0..800)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" "))
     }
 
     #[test]
@@ -492,19 +573,110 @@ mod tests {
     fn a_leaf_answer_that_repeats_its_transcript_gives_up_as_an_echo() {
         let transcript: String = (0..40).map(|i| format!("[t{i} | user]\nplease rotate the signing key {i} on the vault cluster and confirm it\n\n")).collect();
         let prompt = format!("[lossless-wasm:summarize] leaf summary, normal level\ninstructions\n\n<messages>\n{transcript}\n</messages>");
-        let echo = transcript[..transcript.len() / 3].to_owned();
-        let mut esc = Escalation::new(5_000, LIMITS, "llm").with_prompt(&prompt);
+        let input = estimate_text(&transcript);
+        // Most of the transcript sent back: no reduction, an echo.
+        let echo = transcript[..transcript.len() * 9 / 10].to_owned();
+        let mut esc = Escalation::new(input, LIMITS, "llm").with_prompt(&prompt);
         esc.start();
         let step = esc.on_output(Ok(echo.clone()), same);
         assert!(
             matches!(&step, Step::GiveUp(g) if matches!(g.last_failure(), Some(Failure::EchoedInput { copied_percent }) if *copied_percent >= 80)),
             "{step:?}"
         );
-        // The extractive summarizer quotes its input by design and is never judged as an echo.
-        let mut esc = Escalation::new(5_000, LIMITS, crate::core::compaction::extractive::NAME)
+        // The extractive summarizer quotes its input by design and is never judged as an echo
+        // (the copy is then judged on its size: not shorter).
+        let mut esc = Escalation::new(input * 2, LIMITS, crate::core::compaction::extractive::NAME)
             .with_prompt(&prompt);
         esc.start();
         assert!(matches!(esc.on_output(Ok(echo), same), Step::Accept(_)));
+    }
+
+    #[test]
+    fn an_answer_that_quotes_its_input_but_is_a_real_reduction_is_a_summary() {
+        let transcript: String = (0..60).map(|i| format!("[t{i} | user]\nplease rotate key{i} on vault{i} and confirm{i} it with audit{i} of cluster{i}\n\n[t{i} | assistant]\nRotated key{i}; audit{i} shows kid{i} new and old{i} revoked at{i} once per policy{i}\n\n")).collect();
+        let prompt = format!("[lossless-wasm:summarize] leaf summary, normal level\ninstructions\n\n<messages>\n{transcript}\n</messages>");
+        let input = estimate_text(&transcript);
+        // A sixth of the transcript, word for word: every 8-word run of it is copied, but it is
+        // a small fraction of the input.
+        let cut = transcript[..transcript.len() / 6]
+            .rfind("\n\n")
+            .unwrap_or(0);
+        let quoted = transcript[..cut].to_owned();
+        assert!(
+            u64::from(estimate_text(&quoted)) * 100
+                <= u64::from(input) * u64::from(REDUCTION_PERCENT)
+        );
+        assert!(
+            EchoFingerprint::of_leaf_prompt(&prompt)
+                .check(&quoted)
+                .is_some(),
+            "the old rule called it an echo"
+        );
+        let mut esc = Escalation::new(input, LIMITS, "llm").with_prompt(&prompt);
+        esc.start();
+        let step = esc.on_output(Ok(quoted), same);
+        assert!(
+            matches!(step, Step::Accept(_)),
+            "{step:?} {:?}",
+            esc.attempts()
+        );
+    }
+
+    #[test]
+    fn template_lines_are_stripped_before_judging_and_never_stored() {
+        let prompt = format!(
+            "[lossless-wasm:summarize] leaf summary, normal level\nSummarize the conversation for the agent.\n\n# Summary\n## Goal\n{}\n## Progress\n{}\n\n<messages>\n[t | user]\nplease fix the parser in src/parser.rs and run the tests {}\n</messages>",
+            "- what the user is trying to achieve", "- what was done and what came of it, oldest first", "again ".repeat(200)
+        );
+        let answer = "Summarize the conversation for the agent.\n# Summary\n## Goal\n- what the user is trying to achieve\n- fix the parser in src/parser.rs\n## Progress\n- what was done and what came of it, oldest first\n- the tests were run";
+        let mut esc = Escalation::new(1_000, LIMITS, "llm").with_prompt(&prompt);
+        esc.start();
+        let Step::Accept(draft) = esc.on_output(Ok(answer.to_owned()), same) else {
+            panic!("the rest is a summary")
+        };
+        assert_eq!(
+            draft.text(),
+            "# Summary\n## Goal\n- fix the parser in src/parser.rs\n## Progress\n- the tests were run"
+        );
+    }
+
+    #[test]
+    fn a_character_run_is_a_loop_at_every_level_and_for_every_summarizer() {
+        let run = Ok(format!(
+            "The chat is here: [https://chat.discordapp.com/chat/Threads/{}]",
+            "1".repeat(250)
+        ));
+        let steps = drive(5_000, vec![run.clone(), run.clone()]);
+        assert_eq!(steps[1], Step::Run(Level::Aggressive));
+        let Some(Step::GiveUp(give_up)) = steps.last() else {
+            panic!("{steps:?}")
+        };
+        assert!(
+            matches!(give_up.last_failure(), Some(Failure::CharRun { unit, repeats: 250 }) if unit == "1"),
+            "{give_up:?}"
+        );
+        assert!(
+            give_up.reason().contains("repetition loop"),
+            "{}",
+            give_up.reason()
+        );
+        let mut esc = Escalation::fallback(5_000, LIMITS);
+        esc.start();
+        esc.on_output(run.clone(), same);
+        assert!(matches!(esc.on_output(run, same), Step::GiveUp(_)));
+    }
+
+    #[test]
+    fn a_fallback_escalation_stores_its_draft_at_the_fallback_level() {
+        let mut esc = Escalation::fallback(500, LIMITS);
+        esc.start();
+        let Step::Accept(draft) = esc.on_output(short(), same) else {
+            panic!()
+        };
+        assert_eq!(
+            (draft.level(), draft.summarizer()),
+            (Level::Fallback, crate::core::compaction::extractive::NAME)
+        );
     }
 
     #[test]
@@ -674,10 +846,11 @@ mod tests {
 
     #[test]
     fn levels_have_stable_names() {
-        for level in [Level::Normal, Level::Aggressive] {
+        for level in [Level::Normal, Level::Aggressive, Level::Fallback] {
             assert_eq!(Level::parse(level.as_str()), Some(level));
             assert_eq!(serde_json::to_value(level).unwrap(), level.as_str());
         }
-        assert_eq!(Level::parse("fallback"), None, "there is no fallback level");
+        assert_eq!(Level::parse("fallback"), Some(Level::Fallback));
+        assert_eq!(Level::parse("truncated"), None);
     }
 }

@@ -7,6 +7,7 @@
 //! cannot come out shorter than its input it fails there and nothing is stored. It must never
 //! cut text to fit; it drops whole bullets (via [`SummaryDoc::bound`]) instead.
 
+use super::degenerate::char_run;
 use super::escalation::Level;
 use super::format::{strip_our_markup, SummaryDoc};
 use super::ledger::{self, one_line};
@@ -51,7 +52,7 @@ fn keep(level: Level) -> Keep {
             decisions: 12,
             user_asks: true,
         },
-        Level::Aggressive => Keep {
+        Level::Aggressive | Level::Fallback => Keep {
             progress: 4,
             decisions: 4,
             user_asks: false,
@@ -68,10 +69,12 @@ fn prose(text: &str) -> String {
         .join("\n")
 }
 
+/// The text's sentences, without those holding a character run (`1111…`): an extract must pass
+/// the same run check as any answer, and such a sentence is noise in a summary anyway.
 fn sentences(text: &str) -> impl Iterator<Item = &str> {
     text.split_inclusive(['.', '!', '?', '\n'])
         .map(str::trim)
-        .filter(|s| s.chars().any(char::is_alphanumeric))
+        .filter(|s| s.chars().any(char::is_alphanumeric) && char_run(s).is_none())
 }
 
 fn first_sentence(text: &str) -> Option<String> {

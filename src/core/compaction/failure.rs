@@ -33,6 +33,12 @@ pub enum Failure {
         phrase: String,
         repeats: u32,
     },
+    /// One short unit written over and over with no space (`1111…`): a loop at the character
+    /// level.
+    CharRun {
+        unit: String,
+        repeats: u32,
+    },
     /// The answer restates the prompt's instructions or sends its template back.
     RestatedInstructions {
         copied_percent: u32,
@@ -116,6 +122,11 @@ impl Failure {
             Failure::RepetitionLoop { phrase, repeats } => {
                 format!("summarizer answer is a repetition loop ({phrase:?} {repeats} times)")
             }
+            Failure::CharRun { unit, repeats } => {
+                format!(
+                    "summarizer answer is a repetition loop ({unit:?} {repeats} times in a row)"
+                )
+            }
             Failure::RestatedInstructions { copied_percent } => {
                 format!("summarizer restated its instructions instead of summarizing ({copied_percent}% copied from the prompt)")
             }
@@ -166,6 +177,7 @@ impl Failure {
                 | Failure::NoSaving { .. }
                 | Failure::Truncated { .. }
                 | Failure::RepetitionLoop { .. }
+                | Failure::CharRun { .. }
                 | Failure::RestatedInstructions { .. }
         )
     }

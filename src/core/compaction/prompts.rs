@@ -50,7 +50,9 @@ pub fn target_tokens(
     };
     match level {
         Level::Normal => configured.min(fraction(input_tokens, 2, 5).max(128)),
-        Level::Aggressive => fraction(configured, 11, 20).min(fraction(input_tokens, 1, 5).max(64)),
+        Level::Aggressive | Level::Fallback => {
+            fraction(configured, 11, 20).min(fraction(input_tokens, 1, 5).max(64))
+        }
     }
 }
 
@@ -160,7 +162,7 @@ fn policy(level: Level) -> &'static str {
     match level {
         Level::Normal => "Keep decisions and their reasons, constraints, open tasks, blockers, and exact identifiers \
 (paths, commands, names, numbers, error messages). Drop repetition, small talk and tool mechanics.",
-        Level::Aggressive => "A previous attempt came out too long. Keep only what the agent needs to carry on: the goal, \
+        Level::Aggressive | Level::Fallback => "A previous attempt came out too long. Keep only what the agent needs to carry on: the goal, \
 open tasks and blockers, decisions still in force, and exact identifiers. One short line per bullet.",
     }
 }

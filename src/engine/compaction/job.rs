@@ -1,6 +1,14 @@
 //! A compaction job: a sequence of passes run for one `maintain` or `compact` call. Jobs live in
 //! the engine between a summary request and its answer; every database write happens inside
 //! [`Engine::compaction_continue`] or [`Engine::compaction_start`], never across an await.
+//!
+//! A range's summary is in the view whatever the summarizer does. When a pass's escalation
+//! gives up (error, timeout, loop, echo, too long), the extractive summary of its range is
+//! stored at level `fallback` (the failure is still recorded and counts for backoff), and the
+//! rest of the job summarizes extractively too, without asking; a job that may not ask at all
+//! (backoff, breaker) does the same. Once the summarizer's answer is stored again, the job
+//! redoes the oldest fallback summary in the context with it (one per job), as `/lcm repair`
+//! does for all of them.
 
 use super::pass::{Allowed, Pass};
 use super::runs::{AskPlan, Asking};
@@ -9,7 +17,7 @@ use super::{
     CompactionParams, CompactionReport, CompactionStep, Summarizer, SummaryAnswer, SummaryRequest,
 };
 use crate::core::compaction::{
-    CompactionConfig, RetryKind, RetryState, Step, SummarizerOutput, SummaryKind,
+    extractive, CompactionConfig, Level, RetryKind, RetryState, Step, SummarizerOutput, SummaryKind,
 };
 use crate::engine::params::validate_session;
 use crate::engine::Engine;
@@ -30,8 +38,19 @@ pub(crate) struct Job {
     config: CompactionConfig,
     /// For `compact`: the view budget it establishes and the view before it.
     view: Option<ViewAim>,
-    /// Why the summarizer may not be asked (backoff, breaker), when it may not.
+    /// Why the summarizer may not be asked now (another process is writing, a successor
+    /// takes over), when it may not: the job then writes nothing.
     no_summaries: Option<String>,
+    /// Why the summarizer is not asked in this job (backoff, breaker, or an answer of this job
+    /// was unusable), when it is not: its passes store the extractive fallback instead.
+    fallback_only: Option<String>,
+    /// A summarizer answer was stored in this job (it answers again).
+    llm_stored: bool,
+    /// The job has planned its one redo of a fallback summary.
+    redone: bool,
+    /// The breaker was open when the job started: its report is a failure to report, whatever
+    /// fallbacks it stored.
+    breaker_open: bool,
     tokens_before: i64,
     host_counted: bool,
     /// The host aborted the call: a failure that says nothing about the provider.
@@ -164,11 +183,11 @@ impl<S: Sql> Engine<S> {
                 false,
             );
         };
-        let mut blocked = summaries_blocked(&retry, now_ms);
-        if let (Some(why), None) = (&blocked, &aim.view) {
-            // `maintain` only summarizes; a breaker left open is a failure to report.
-            return done(!retry.breaker_open, why.clone(), aim.tokens_before, false);
-        }
+        // Backoff and breaker stop the summarizer's calls, not the summaries: the job's passes
+        // store extractive fallbacks (redone once the summarizer answers again).
+        let paused =
+            summaries_blocked(&retry, now_ms).filter(|_| params.summarizer == Summarizer::Host);
+        let mut blocked = None;
         if let Goal::Under(target) = aim.goal {
             let nothing_to_shrink = aim.view.is_none_or(|v| v.before <= v.budget);
             if conversation.context_token_count <= target && nothing_to_shrink {
@@ -186,7 +205,7 @@ impl<S: Sql> Engine<S> {
         }
         // Asked only now, so that a job with nothing to do hands nothing over.
         let mut asking = AskPlan::default();
-        if blocked.is_none() && params.summarizer == Summarizer::Host {
+        if paused.is_none() && params.summarizer == Summarizer::Host {
             match self.plan_asking(conversation.id, &params, now_ms)? {
                 Asking::Plan(plan) => asking = plan,
                 Asking::Refrain(why) => blocked = Some(why),
@@ -199,6 +218,7 @@ impl<S: Sql> Engine<S> {
         if let (Some(why), None) = (&blocked, &aim.view) {
             return done(true, why.clone(), aim.tokens_before, asking.hand_over);
         }
+        let breaker_open = retry.breaker_open && paused.is_some();
         let job = Job {
             conversation_id: conversation.id,
             session_key: conversation.session_key.clone(),
@@ -207,6 +227,10 @@ impl<S: Sql> Engine<S> {
             config: aim.config,
             view: aim.view,
             no_summaries: blocked,
+            fallback_only: paused,
+            llm_stored: false,
+            redone: false,
+            breaker_open,
             tokens_before: aim.tokens_before,
             host_counted: aim.host_counted,
             host_aborted: false,
@@ -284,6 +308,18 @@ impl<S: Sql> Engine<S> {
                 (Some(pass), None) if summarizer == Summarizer::Extractive => {
                     let output = pass.run_extractive(&config);
                     (pass.feed(output, &config), None, None)
+                }
+                (Some(pass), None) if job.fallback_only.is_some() => {
+                    let Some(draft) = pass.fallback_draft(&config) else {
+                        let why = format!(
+                            "the extractive fallback of this {} pass would not save view tokens; its range stays as it is ({})",
+                            pass.kind().as_str(),
+                            job.fallback_only.clone().unwrap_or_default()
+                        );
+                        job.pass = None;
+                        return Ok(CompactionStep::Done(self.finish(id, true, why, now_ms)?));
+                    };
+                    (Step::Accept(draft), None, None)
                 }
                 (Some(pass), None) => {
                     let prompt = pass.prompt(&config);
@@ -363,7 +399,10 @@ impl<S: Sql> Engine<S> {
                         .filter(|f| f.too_long())
                         .and_then(|f| f.answer_tokens());
                     let grow = match (&pass, too_long) {
-                        (Some(p), Some(answer)) if p.kind() == SummaryKind::Leaf => {
+                        // A redo's range is a summary: its size says nothing of the chunks.
+                        (Some(p), Some(answer))
+                            if p.kind() == SummaryKind::Leaf && !p.is_redo() =>
+                        {
                             Some((u32::try_from(p.range_tokens()).unwrap_or(u32::MAX), answer))
                         }
                         _ => None,
@@ -410,7 +449,26 @@ impl<S: Sql> Engine<S> {
                         retry.on_failure(kind, now_ms, &policy);
                         store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)
                     })?;
-                    return Ok(CompactionStep::Done(self.finish(id, false, line, now_ms)?));
+                    // No usable answer for the range: its extractive summary goes into the view
+                    // instead (level `fallback`), and the rest of the job asks no more. Not for
+                    // a redo (the fallback is there already), nor when the host aborted the call.
+                    let fallback = match &pass {
+                        Some(p) if count_it && !p.is_redo() && summarizer == Summarizer::Host => {
+                            p.fallback_draft(&config)
+                        }
+                        _ => None,
+                    };
+                    let Some(draft) = fallback else {
+                        return Ok(CompactionStep::Done(self.finish(id, false, line, now_ms)?));
+                    };
+                    if let Some(job) = self.jobs.get_mut(&id) {
+                        job.pass = pass;
+                        job.fallback_only = Some(format!(
+                            "the summarizer gave no usable answer in this job ({})",
+                            give_up.reason()
+                        ));
+                    }
+                    self.accept(id, conversation_id, &draft, None, None, now_ms)?;
                 }
             }
         }
@@ -438,10 +496,20 @@ impl<S: Sql> Engine<S> {
         let applied = self.store.write(|sql| {
             let applied = pass.apply(sql, conversation_id, draft, model, now_ms)?;
             let (before, after) = (applied.tokens_before, applied.tokens_after);
-            let reason = format!(
-                "{} pass summarized {before} tokens into {after}",
-                pass.kind().as_str()
-            );
+            let reason = match (pass.is_redo(), draft.level()) {
+                (true, _) => format!(
+                    "fallback summary {} redone by the summarizer: {before} tokens into {after}",
+                    applied.summary_id
+                ),
+                (false, Level::Fallback) => format!(
+                    "{} pass summarized {before} tokens into {after} with the extractive fallback (the summarizer gave no usable answer)",
+                    pass.kind().as_str()
+                ),
+                _ => format!(
+                    "{} pass summarized {before} tokens into {after}",
+                    pass.kind().as_str()
+                ),
+            };
             store::record_event(
                 sql,
                 &Event {
@@ -460,9 +528,12 @@ impl<S: Sql> Engine<S> {
             if let Some(call) = &call {
                 call.record(sql, conversation_id, now_ms)?;
             }
-            let (mut retry, pending) = store::load_state(sql, conversation_id)?;
-            retry.on_success();
-            store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)?;
+            // A fallback says nothing about the summarizer: its failures keep counting.
+            if draft.level() != Level::Fallback {
+                let (mut retry, pending) = store::load_state(sql, conversation_id)?;
+                retry.on_success();
+                store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)?;
+            }
             Ok(applied)
         });
         if let Ok(applied) = &applied {
@@ -479,7 +550,13 @@ impl<S: Sql> Engine<S> {
             .get_mut(&id)
             .ok_or_else(|| Error::storage("compaction job disappeared"))?;
         match applied {
-            Ok(applied) => job.summary_ids.push(applied.summary_id),
+            Ok(applied) => {
+                if !job.summary_ids.contains(&applied.summary_id) {
+                    job.summary_ids.push(applied.summary_id);
+                }
+                job.llm_stored |=
+                    draft.level() != Level::Fallback && draft.summarizer() != extractive::NAME;
+            }
             Err(Error::Stale(reason)) => {
                 let pass_name = pass.kind().as_str();
                 let call = call.map(|c| SpentCall {
@@ -524,6 +601,29 @@ impl<S: Sql> Engine<S> {
         let tokens = self.context_tokens_of(job.conversation_id)?;
         if let Some(why) = &job.no_summaries {
             return self.finish(id, true, why.clone(), now_ms).map(Some);
+        }
+        if job.llm_stored && !job.redone && job.fallback_only.is_none() {
+            if let Some(job) = self.jobs.get_mut(&id) {
+                job.redone = true;
+            }
+            if let Some(mut pass) = Pass::plan_redo(
+                self.store.sql(),
+                job.conversation_id,
+                &config,
+                job.summarizer.name(),
+                &self.redactor,
+            )? {
+                let (retry, _) = store::load_state(self.store.sql(), job.conversation_id)?;
+                let blocked = retry
+                    .resend_blocked_until(pass.request_fingerprint(), now_ms)
+                    .is_some();
+                if !blocked && matches!(pass.start(), Step::Run(_)) {
+                    if let Some(job) = self.jobs.get_mut(&id) {
+                        job.pass = Some(pass);
+                    }
+                    return Ok(None);
+                }
+            }
         }
         let allowed = match job.goal {
             Goal::Pending if job.passes >= 2 => {
@@ -618,10 +718,22 @@ impl<S: Sql> Engine<S> {
             _ => 0,
         };
         let compacted = !job.summary_ids.is_empty() || shrunk > 0;
+        // The job ran to its end: the pending work is done (ranges the summarizer failed on
+        // have their fallbacks), whatever it reports.
+        let work_done = ok;
+        // Fallbacks keep the view whole, but a summarizer that failed is still a failure to
+        // report (to `maintain`'s caller; `compact` reports how the prompt shrank).
+        let ok = ok && job.failures.is_empty() && !job.breaker_open;
         let ok = ok || (job.view.is_some() && compacted);
+        let reason = match &job.fallback_only {
+            Some(why) => format!(
+                "{reason}; extractive fallback summaries instead of the summarizer's: {why}"
+            ),
+            None => reason,
+        };
         // A job that handed its summaries over leaves the pending work to the successor.
         let hand_over = job.asking().hand_over;
-        if ok && !hand_over {
+        if (ok || work_done) && !hand_over {
             self.clear_pending(job.conversation_id, now_ms)?;
         }
         let tokens_after = if job.host_counted {

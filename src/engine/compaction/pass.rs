@@ -2,6 +2,12 @@
 //! summary) or a condensed pass (a run of same-depth summaries -> one summary a level deeper).
 //! A pass owns its sources, its escalation and its ledger; applying checks the plan against the
 //! context again, inside the caller's transaction.
+//!
+//! Two more kinds of pass serve the rule that a range's summary is always in the view: the
+//! *fallback* of a pass whose escalation gave up ([`Pass::fallback_draft`]: the extractive
+//! summarizer's text, stored at level `fallback`), and the *redo* of such a summary once the
+//! summarizer answers again ([`Pass::plan_redo`]: the same sources, asked of the summarizer,
+//! the text rewritten in place as `/lcm repair` does).
 
 use crate::core::assemble::summary_item_tokens;
 use crate::core::compaction::chunking::fresh_tail_start;
@@ -50,9 +56,24 @@ pub struct Applied {
     pub item: context::ContextItem,
 }
 
+/// The fallback summary a redo pass rewrites.
+#[derive(Debug, Clone)]
+struct Redo {
+    summary_id: i64,
+    old_content: String,
+    depth: i64,
+    earliest_at: Option<i64>,
+    latest_at: Option<i64>,
+    descendant_messages: i64,
+    /// Its item's ordinal and tokens in the context.
+    ordinal: i64,
+    item_tokens: i64,
+}
+
 #[derive(Debug, Clone)]
 pub struct Pass {
     sources: Sources,
+    redo: Option<Redo>,
     escalation: Escalation,
     level: Level,
     ledger: Ledger,
@@ -94,7 +115,7 @@ fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
 
 /// What planning from a set of items came to.
 enum Planned {
-    Pass(Pass),
+    Pass(Box<Pass>),
     /// Nothing to do, and why.
     Nothing(String),
     /// The plan would span items the set does not hold: plan again from the whole context.
@@ -104,12 +125,35 @@ enum Planned {
 impl Planned {
     fn into_result(self) -> std::result::Result<Pass, String> {
         match self {
-            Planned::Pass(pass) => Ok(pass),
+            Planned::Pass(pass) => Ok(*pass),
             Planned::Nothing(why) => Err(why),
             // Planning from the whole context never crosses a gap.
             Planned::Crosses => Err("the plan spans context items that were not read".to_owned()),
         }
     }
+}
+
+/// A leaf's sources as the summarizer sees them: redacted, tool outputs masked as in the view,
+/// and the artifact ledger taken from the whole stored outputs.
+fn leaf_sources(
+    sql: &mut impl Sql,
+    ids: &[i64],
+    mut previous: Option<String>,
+    redactor: &Arc<Redactor>,
+) -> Result<(Vec<SourceRow>, Option<String>, Ledger, Counts)> {
+    let mut rows = store::load_messages(sql, ids)?;
+    let mut redactions = redaction::redact_rows(redactor, &mut rows);
+    if let Some(previous) = previous.as_mut() {
+        redactions.merge(&redaction::redact_text(redactor, previous));
+    }
+    let ledger = ledger::extract(&messages(&rows));
+    // The ledger copies from whole outputs; the prompt shows stubbed ones masked.
+    // Masking brings stub lines and excerpts back from the store: redact them too.
+    crate::engine::masking::summarizer::mask_sources(sql, &mut rows)?;
+    for row in rows.iter_mut() {
+        redactions.merge(&redaction::redact_text(redactor, &mut row.text));
+    }
+    Ok((rows, previous, ledger, redactions))
 }
 
 /// The summary right before `ordinal` in the context, for continuity.
@@ -172,31 +216,22 @@ impl Pass {
                     return Ok(Planned::Crosses)
                 }
                 Ok(plan) => {
-                    let mut rows = store::load_messages(sql, &plan.message_ids)?;
-                    let mut previous = previous_summary(sql, items, plan.first_ordinal)?;
-                    let mut redactions = redaction::redact_rows(redactor, &mut rows);
-                    if let Some(previous) = previous.as_mut() {
-                        redactions.merge(&redaction::redact_text(redactor, previous));
-                    }
-                    let ledger = ledger::extract(&messages(&rows));
-                    // The ledger copies from whole outputs; the prompt shows stubbed ones masked.
-                    // Masking brings stub lines and excerpts back from the store: redact them too.
-                    crate::engine::masking::summarizer::mask_sources(sql, &mut rows)?;
-                    for row in rows.iter_mut() {
-                        redactions.merge(&redaction::redact_text(redactor, &mut row.text));
-                    }
-                    return Ok(Planned::Pass(Pass::new(
+                    let previous = previous_summary(sql, items, plan.first_ordinal)?;
+                    let (rows, previous, ledger, redactions) =
+                        leaf_sources(sql, &plan.message_ids, previous, redactor)?;
+                    return Ok(Planned::Pass(Box::new(Pass::new(
                         Sources::Messages {
                             plan,
                             rows,
                             previous,
                         },
+                        None,
                         ledger,
                         config,
                         summarizer,
                         redactor,
                         redactions,
-                    )));
+                    ))));
                 }
                 Err(why) => no_leaf = Some(why.sentence()),
             }
@@ -214,14 +249,15 @@ impl Pass {
                 let redactions = redaction::redact_summaries(redactor, &mut rows);
                 let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
                 let ledger = format::ledger_of(&texts);
-                Ok(Planned::Pass(Pass::new(
+                Ok(Planned::Pass(Box::new(Pass::new(
                     Sources::Summaries { plan, rows },
+                    None,
                     ledger,
                     config,
                     summarizer,
                     redactor,
                     redactions,
-                )))
+                ))))
             }
             None => {
                 let tail = items.len() - fresh_tail_start(items, config.tail_rule());
@@ -233,8 +269,120 @@ impl Pass {
         }
     }
 
+    /// Plans the redo of the oldest fallback summary in the conversation's context, if there is
+    /// one: its sources asked of the summarizer, judged as any answer, and the accepted text
+    /// written over the fallback's in place.
+    pub fn plan_redo(
+        sql: &mut impl Sql,
+        conversation_id: i64,
+        config: &CompactionConfig,
+        summarizer: &str,
+        redactor: &Arc<Redactor>,
+    ) -> Result<Option<Pass>> {
+        let Some((ordinal, item_tokens, id)) =
+            crate::store::repair::oldest_fallback_in_context(sql, conversation_id)?
+        else {
+            return Ok(None);
+        };
+        let Some(row) = store::load_summaries(sql, &[id])?.into_iter().next() else {
+            return Ok(None);
+        };
+        let redo = Redo {
+            summary_id: id,
+            old_content: row.content,
+            depth: row.depth,
+            earliest_at: row.earliest_at,
+            latest_at: row.latest_at,
+            descendant_messages: row.descendant_messages,
+            ordinal,
+            item_tokens,
+        };
+        let tokens = u64::try_from(item_tokens.max(0)).unwrap_or(0);
+        let children = crate::store::repair::source_summaries(sql, id)?;
+        let pass = if children.is_empty() {
+            let ids = crate::store::repair::source_messages(sql, id)?;
+            if ids.is_empty() {
+                return Ok(None);
+            }
+            let (rows, previous, ledger, redactions) = leaf_sources(sql, &ids, None, redactor)?;
+            let plan = LeafPlan {
+                first_ordinal: ordinal,
+                last_ordinal: ordinal,
+                message_ids: ids,
+                tokens,
+            };
+            Pass::new(
+                Sources::Messages {
+                    plan,
+                    rows,
+                    previous,
+                },
+                Some(redo),
+                ledger,
+                config,
+                summarizer,
+                redactor,
+                redactions,
+            )
+        } else {
+            let mut rows = store::load_summaries(sql, &children)?;
+            let redactions = redaction::redact_summaries(redactor, &mut rows);
+            let texts: Vec<&str> = rows.iter().map(|r| r.content.as_str()).collect();
+            let ledger = format::ledger_of(&texts);
+            let plan = CondensePlan {
+                source_depth: u32::try_from(redo.depth.saturating_sub(1).max(0)).unwrap_or(0),
+                first_ordinal: ordinal,
+                last_ordinal: ordinal,
+                summary_ids: children,
+                tokens,
+            };
+            Pass::new(
+                Sources::Summaries { plan, rows },
+                Some(redo),
+                ledger,
+                config,
+                summarizer,
+                redactor,
+                redactions,
+            )
+        };
+        Ok(Some(pass))
+    }
+
+    /// Whether this pass redoes a fallback summary (rather than replacing a range).
+    pub fn is_redo(&self) -> bool {
+        self.redo.is_some()
+    }
+
+    /// The extractive summarizer's summary of this pass's sources, for a range whose escalation
+    /// gave up: judged by the same checks (normal, then aggressive), stored at level `fallback`.
+    /// `None` when even that cannot pay off (then the range stays as it is).
+    pub fn fallback_draft(&self, config: &CompactionConfig) -> Option<SummaryDraft> {
+        let source_tokens = self.prompt(config).source_tokens;
+        let kind = self.kind();
+        let mut escalation = Escalation::fallback(
+            source_tokens,
+            prompts::output_limits(kind, source_tokens, config),
+        );
+        if self.redo.is_none() {
+            escalation = escalation.with_view_cost(self.view_cost());
+        }
+        let mut step = escalation.start();
+        while let Step::Run(level) = step {
+            let output = self.extractive_at(level, config);
+            let budget = prompts::max_output_tokens(kind, level, source_tokens, config);
+            step =
+                escalation.on_output(output, |text| format::finalize(text, &self.ledger, budget));
+        }
+        match step {
+            Step::Accept(draft) => Some(draft),
+            _ => None,
+        }
+    }
+
     fn new(
         sources: Sources,
+        redo: Option<Redo>,
         ledger: Ledger,
         config: &CompactionConfig,
         summarizer: &str,
@@ -248,6 +396,7 @@ impl Pass {
         );
         let mut pass = Pass {
             sources,
+            redo,
             escalation,
             level: Level::Normal,
             ledger,
@@ -263,9 +412,15 @@ impl Pass {
             .field(&prompt.text)
             .field(&prompt.max_output_tokens.to_string())
             .hex();
-        pass.escalation = Escalation::new(prompt.source_tokens, limits, summarizer)
-            .with_prompt(&prompt.text)
-            .with_view_cost(cost);
+        let escalation =
+            Escalation::new(prompt.source_tokens, limits, summarizer).with_prompt(&prompt.text);
+        // A redo replaces a summary by a summary: it must be shorter than its sources, and any
+        // size it comes to is what the view holds of the range.
+        pass.escalation = if pass.redo.is_some() {
+            escalation
+        } else {
+            escalation.with_view_cost(cost)
+        };
         pass
     }
 
@@ -347,14 +502,18 @@ impl Pass {
 
     /// The built-in summarizer's answer at the current level.
     pub fn run_extractive(&self, config: &CompactionConfig) -> SummarizerOutput {
+        self.extractive_at(self.level, config)
+    }
+
+    fn extractive_at(&self, level: Level, config: &CompactionConfig) -> SummarizerOutput {
         let source_tokens = self.prompt(config).source_tokens;
-        let target = prompts::target_tokens(self.kind(), self.level, source_tokens, config);
+        let target = prompts::target_tokens(self.kind(), level, source_tokens, config);
         match &self.sources {
             Sources::Messages { rows, .. } => {
-                extractive::summarize_leaf(&messages(rows), self.level, target)
+                extractive::summarize_leaf(&messages(rows), level, target)
             }
             Sources::Summaries { rows, .. } => {
-                extractive::summarize_condensed(&summaries(rows), self.level, target)
+                extractive::summarize_condensed(&summaries(rows), level, target)
             }
         }
     }
@@ -400,6 +559,9 @@ impl Pass {
         model: Option<&str>,
         now_ms: i64,
     ) -> Result<Applied> {
+        if let Some(redo) = &self.redo {
+            return Self::apply_redo(sql, redo, draft, model);
+        }
         let (range, summary) = match &self.sources {
             Sources::Messages { plan, rows, .. } => {
                 let times = rows.iter().filter_map(|r| r.timestamp_ms);
@@ -486,6 +648,54 @@ impl Pass {
                 ordinal: range.first_ordinal,
                 tokens,
                 content,
+            },
+        })
+    }
+
+    /// Writes a redone fallback summary over the old text, keeping its id and coverage.
+    fn apply_redo(
+        sql: &mut impl Sql,
+        redo: &Redo,
+        draft: &SummaryDraft,
+        model: Option<&str>,
+    ) -> Result<Applied> {
+        let item_tokens = summary_item_tokens(
+            redo.summary_id,
+            redo.depth,
+            draft.text(),
+            redo.earliest_at,
+            redo.latest_at,
+        );
+        crate::store::repair::rewrite(
+            sql,
+            &crate::store::repair::Rewrite {
+                id: redo.summary_id,
+                expected_content: &redo.old_content,
+                content: draft.text(),
+                tokens: draft.tokens(),
+                item_tokens,
+                level: draft.level().as_str(),
+                summarizer: draft.summarizer(),
+                model,
+            },
+        )?;
+        Ok(Applied {
+            summary_id: redo.summary_id,
+            tokens_before: redo.item_tokens,
+            tokens_after: i64::from(item_tokens),
+            first_ordinal: redo.ordinal,
+            last_ordinal: redo.ordinal,
+            item: context::ContextItem {
+                ordinal: redo.ordinal,
+                tokens: item_tokens,
+                content: ItemContent::Summary {
+                    id: redo.summary_id,
+                    depth: redo.depth,
+                    content: draft.text().to_owned(),
+                    earliest_at: redo.earliest_at,
+                    latest_at: redo.latest_at,
+                    descendant_messages: redo.descendant_messages,
+                },
             },
         })
     }
