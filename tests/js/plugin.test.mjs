@@ -194,6 +194,13 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.equal(bare.systemPromptAddition, all);
   });
 
+  test("a clamped config value is logged once with the value given and the value used", async () => {
+    const { h } = host({ condensedFanout: 500 });
+    for (let i = 0; i < 2; i++) await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:c", history: [], turn: [user(`q ${i}`)], advancementKey: `c${i}` });
+    const lines = h.logs.filter(([, m]) => m.includes("condensedFanout"));
+    assert.deepEqual(lines, [["warn", "[lossless-wasm] config `condensedFanout`: 500 is out of range; using 64"]]);
+  });
+
   test("the config schema in the manifest matches what the engine accepts", async () => {
     const props = manifest.configSchema.properties;
     await host().h.resolveEngine("lossless-wasm");
