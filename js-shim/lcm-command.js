@@ -224,8 +224,15 @@ export function createLcmCommand(openHandle, { config = {}, hostLlm, defaultImpo
     acceptsArgs: true,
     requireAuth: true,
     async handler(ctx) {
+      let handle;
       try {
-        const text = await runLcm(await openHandle(), ctx?.args ?? ctx?.commandBody?.replace(/^\/lcm\b/, ""), {
+        handle = await openHandle();
+      } catch (err) {
+        // An unusable `dbPath` (or config): the one line naming it, and what the host does meanwhile.
+        return { text: `lossless-wasm: storage unavailable: ${String(err?.message ?? err).replace(/^lossless-wasm: /, "")}\nrefusing: the host answers turns with its legacy context engine, and nothing is stored here, until it opens` };
+      }
+      try {
+        const text = await runLcm(handle, ctx?.args ?? ctx?.commandBody?.replace(/^\/lcm\b/, ""), {
           sessionId: ctx?.sessionId ?? ctx?.sessionKey,
           sessionKey: ctx?.sessionKey,
           llm: ctx?.runtimeContext?.llm ?? hostLlm?.(),
