@@ -267,7 +267,11 @@ fn the_omission_line_is_dated_by_the_oldest_message_in_the_view_not_1970() {
     assert!(oldest_shown["timestamp"].as_i64().unwrap() > base, "{oldest_shown}");
     assert_eq!(line["timestamp"], oldest_shown["timestamp"], "dated by the oldest message shown");
     // Same view, same bytes (the prompt cache).
-    assert_eq!(e.assemble(decode("assemble", params).unwrap(), 21).unwrap(), view);
+    assert_eq!(e.assemble(decode("assemble", params.clone()).unwrap(), 21).unwrap(), view);
+    // The incremental hand-over (the shim's path) dates it the same way.
+    let handed = e.assemble_handover(decode("assemble", params).unwrap(), 0, || Ok(Vec::new()), None, 22).unwrap();
+    let fresh: Vec<Value> = serde_json::from_str(&handed.view.fresh_json).unwrap();
+    assert_eq!(fresh[0], line, "{}", handed.view.fresh_json);
 }
 
 #[test]
