@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { openCopySource } from "./copy-source.js";
+import { whyNotCreatable } from "./db-path.js";
 import { checkSourceVersion, copyReportText, copyToPostgres } from "./copy-to-postgres.js";
 import { runLcmCommand } from "./lcm-command.js";
 import { summarizeAsSuccessor } from "./successor.js";
@@ -173,6 +174,12 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
   // Only import may create the database; the other commands read one that must exist.
   const onFile = cmd.storage !== "postgres";
   if (onFile && cmd.command !== "import" && !existsSync(cmd.dbPath)) {
+    // A path the plugin could never create its database at (db-path.js): say why, naming `dbPath`.
+    const unusable = whyNotCreatable(cmd.dbPath);
+    if (unusable) {
+      err.write(`lossless-wasm-lcm: ${unusable.message.replace(/^lossless-wasm: /, "")} (the plugin refuses it: OpenClaw answers with its legacy context engine)\n`);
+      return 2;
+    }
     err.write(`lossless-wasm-lcm: no database at ${cmd.dbPath} (pass --db <path>: the plugin's config \`dbPath\`, or its default location)\n`);
     return 2;
   }

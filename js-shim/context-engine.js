@@ -18,6 +18,13 @@ const session = (p) => {
   return { sessionId: p.sessionId, sessionKey };
 };
 
+/** The host's `availableTools` (a Set in OpenClaw, or an array) as a list of names; undefined
+ *  when the host passes none or something else, which the engine reads as "not said". */
+const toolNames = (tools) => {
+  if (!(tools instanceof Set) && !Array.isArray(tools)) return undefined;
+  return [...tools].filter((name) => typeof name === "string");
+};
+
 const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefined);
 
 // One summary runner per open engine: the host makes a new ContextEngine object every turn, and a
@@ -186,15 +193,20 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         // The prompt and the reply share the window with our view (docs/prompt-accounting.md).
         prompt: typeof p.prompt === "string" ? p.prompt : undefined,
         maxOutputTokens: replyRoom(p, hostVersion),
+        // The tools the model can call this turn (a Set from OpenClaw): the addition names only
+        // the recall tools among them. Absent (older hosts): the engine names all four.
+        availableTools: toolNames(p.availableTools),
       });
       // Once per conversation: the current and previous turn were over the budget (excerpts).
       if (view.notice) logger?.warn?.(`[lossless-wasm] ${view.notice}`);
       // The array is the host's to keep; its message objects are shared with later views
       // (view-handover.js checks they come back unchanged).
+      // No recall tool callable (tools.profile "minimal", the host's memory-flush runs): no
+      // addition at all rather than an empty one.
       return {
         messages: view.messages,
         estimatedTokens: view.estimatedTokens,
-        systemPromptAddition: view.systemPromptAddition,
+        ...(view.systemPromptAddition ? { systemPromptAddition: view.systemPromptAddition } : {}),
       };
     },
 

@@ -101,10 +101,25 @@ export default {
     api.registerCommand?.(createLcmCommand(open, { config, hostLlm: () => hostLlm(api), defaultImportPath: () => join(stateDir(api), "lcm.db") }));
     // The context explorer: a page the gateway serves under its own auth, and a Control UI tab.
     registerExplorer(api, open, { config, hostLlm: () => hostLlm(api) });
+    // A storage that cannot open (an unusable `dbPath`, a bad config) is refused: the factory
+    // throws, the host answers the turn with its legacy engine and stores it in its own
+    // transcript only. Our line says so once per distinct reason, not every turn; the open is
+    // tried again each turn, so a fixed folder is picked up without a restart.
+    const refusals = new Set();
+    const refuse = (err) => {
+      const line = `[lossless-wasm] ${String(err?.message ?? err).replace(/^lossless-wasm: /, "")}; refusing: OpenClaw answers with its legacy context engine, and lossless-wasm stores nothing, until it opens (tried again each turn)`;
+      if (!refusals.has(line)) {
+        refusals.add(line);
+        api.logger?.error?.(line);
+      }
+      return err;
+    };
     api.registerContextEngine(ENGINE_ID, async () => {
       // Open (or reuse) before returning, so a bad config or database fails the factory with
       // its own message instead of failing later inside a turn.
-      const handle = await open();
+      const handle = await open().catch((err) => {
+        throw refuse(err);
+      });
       // The factory runs every turn; the config warnings belong in the log once per engine.
       if (!handle.warningsLogged) {
         for (const warning of handle.configWarnings ?? []) api.logger?.warn?.(`[lossless-wasm] ${warning}`);

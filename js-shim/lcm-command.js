@@ -63,12 +63,25 @@ function clockLine(asOfMs, asked) {
 /** How far the store's clock may be from this machine's before status says so. */
 const CLOCK_NOTE_MS = 1_000;
 
+/** Active conversations, the host's internal runs (memory flush) counted apart. */
+function conversationCounts(t) {
+  const internal = t.conversationsActiveInternal ?? 0;
+  const user = t.conversationsActive - internal;
+  return `${user} active${internal ? ` (+${internal} internal)` : ""}, ${t.conversationsArchived} archived`;
+}
+
+/** The view the model was last shown, which only the process that assembled it knows. */
+function viewText(c) {
+  if (typeof c.viewTokens !== "number") return "not assembled by this process (the gateway that serves the session knows it)";
+  return `${c.viewTokens} tokens last assembled${typeof c.viewBudget === "number" ? `, budget ${c.viewBudget}` : ""}`;
+}
+
 function statusText(s, asked) {
   const t = s.totals;
   const byLevel = t.summaries.length ? t.summaries.map(([level, depth, n]) => `${level} d${depth}: ${n}`).join(", ") : "none";
   const lines = [
     "lossless-wasm status",
-    `conversations: ${t.conversationsActive} active, ${t.conversationsArchived} archived`,
+    `conversations: ${conversationCounts(t)}`,
     `messages: ${t.messages} (${t.messageTokens} tokens)`,
     `summaries by level and depth: ${byLevel}`,
     `database: ${kib(t.dbBytes)}, schema version ${t.schemaVersion}`,
@@ -82,7 +95,9 @@ function statusText(s, asked) {
       ? "no failures recorded"
       : `${r.consecutiveFailures} consecutive failure(s), breaker ${r.breakerOpen ? "OPEN (summaries paused)" : "closed"}${r.nextRetryAtMs ? `, next retry after ${iso(r.nextRetryAtMs)}` : ""}${r.resendAtMs ? `; a request answered unusably ${r.unusableRepeats} time(s) is not sent again unchanged before ${iso(r.resendAtMs)}` : ""}`;
     lines.push(
-      `this session: conversation ${c.conversationId} (${c.sessionKey}), ${c.messages} messages, view ${c.contextTokens} tokens of which summaries ${c.contextSummaryTokens}`,
+      `this session: conversation ${c.conversationId} (${c.sessionKey}), ${c.messages} messages`,
+      `  stored context (summaries and the messages they do not cover): ${c.contextTokens} tokens, of which summaries ${c.contextSummaryTokens}`,
+      `  view: ${viewText(c)}`,
       `  compaction: ${backoff}${c.compactionPending ? "; work pending" : ""}`,
     );
     // The engine's time (on PostgreSQL the server's, which the stored lease times are in).
@@ -209,8 +224,15 @@ export function createLcmCommand(openHandle, { config = {}, hostLlm, defaultImpo
     acceptsArgs: true,
     requireAuth: true,
     async handler(ctx) {
+      let handle;
       try {
-        const text = await runLcm(await openHandle(), ctx?.args ?? ctx?.commandBody?.replace(/^\/lcm\b/, ""), {
+        handle = await openHandle();
+      } catch (err) {
+        // An unusable `dbPath` (or config): the one line naming it, and what the host does meanwhile.
+        return { text: `lossless-wasm: storage unavailable: ${String(err?.message ?? err).replace(/^lossless-wasm: /, "")}\nrefusing: the host answers turns with its legacy context engine, and nothing is stored here, until it opens` };
+      }
+      try {
+        const text = await runLcm(handle, ctx?.args ?? ctx?.commandBody?.replace(/^\/lcm\b/, ""), {
           sessionId: ctx?.sessionId ?? ctx?.sessionKey,
           sessionKey: ctx?.sessionKey,
           llm: ctx?.runtimeContext?.llm ?? hostLlm?.(),

@@ -17,6 +17,7 @@ import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { initSync } from "../wasm/lossless_wasm.js";
 import { createHandle } from "./engine-handle.js";
+import { isOsOpenError, storageOpenError } from "./db-path.js";
 import { lockDatabaseFile } from "./file-lock.js";
 import { foldJournal, journalPath, openJournaledFile } from "./journal-file.js";
 import { lockTimeoutFor, NodeSqliteDatabase, nodeSqliteAvailable, synchronousFor } from "./node-sqlite.js";
@@ -62,7 +63,18 @@ function lockFor(path, storage) {
   }
 }
 
-async function openDatabase(path, storage, durability, lockTimeoutMs, { checkpointBytes, statementGraceMs } = {}, config) {
+async function openDatabase(path, storage, durability, lockTimeoutMs, options, config) {
+  if (storage === "postgres") return openFile(path, storage, durability, lockTimeoutMs, options, config);
+  try {
+    return await openFile(path, storage, durability, lockTimeoutMs, options, config);
+  } catch (err) {
+    // The folder cannot be created, the path runs under a file, no permission: one line naming
+    // `dbPath`, the path and the OS's reason (db-path.js).
+    throw isOsOpenError(err) ? storageOpenError(path, err) : err;
+  }
+}
+
+async function openFile(path, storage, durability, lockTimeoutMs, { checkpointBytes, statementGraceMs } = {}, config) {
   if (storage === "postgres") return { db: new PostgresDatabase({ url: postgresUrlFor(config), schema: postgresSchemaFor(config), lockTimeoutMs, statementGraceMs }) };
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") {

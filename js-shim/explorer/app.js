@@ -48,13 +48,22 @@ async function loadConversations() {
   const list = $("conversations");
   list.replaceChildren();
   if (!conversations.length) list.append(h("li", { className: "hint" }, `no conversations stored for agent ${state.agent}`));
-  for (const c of conversations) {
-    const item = h("li", { dataset: { conversationId: c.id, sessionKey: c.sessionKey } },
+  // The user's conversations first; the host's internal runs (memory flush) in a group of their
+  // own after them (the server lists them in that order).
+  const user = conversations.filter((c) => !c.internal);
+  const internal = conversations.filter((c) => c.internal);
+  const add = (c) => {
+    const item = h("li", { dataset: { conversationId: c.id, sessionKey: c.sessionKey, internal: String(Boolean(c.internal)) } },
       h("div", { className: "key" }, c.sessionKey),
-      h("div", {}, `${fmt(c.messageCount)} messages · ${fmt(c.tokenCount)} tokens stored · view ${fmt(c.contextTokens)} tokens`),
+      h("div", {}, `${fmt(c.messageCount)} messages · ${fmt(c.tokenCount)} tokens stored · ${fmt(c.contextTokens)} tokens in context`),
       h("div", {}, ...badges(c)));
     item.addEventListener("click", () => openConversation(c.id).catch(fail));
     list.append(item);
+  };
+  user.forEach(add);
+  if (internal.length) {
+    list.append(h("li", { className: "hint group", dataset: { group: "internal" } }, `the host's internal runs (memory flush): ${internal.length}`));
+    internal.forEach(add);
   }
   document.body.dataset.conversations = String(conversations.length);
   return conversations;
@@ -95,7 +104,7 @@ async function openConversation(id) {
   $("dag-title").textContent = `Summary DAG of ${c.sessionKey}`;
   $("totals").textContent =
     `${fmt(c.messageCount)} messages (${fmt(c.tokenCount)} tokens) · ${d.summaries.length} summaries, depth ${c.maxDepth}, ${fmt(summaryTokens)} tokens · ` +
-    `the model's view: ${d.contextSummaries} summaries + ${d.contextMessages} raw messages, ${fmt(c.contextTokens)} tokens`;
+    `in context (the view is cut from it): ${d.contextSummaries} summaries + ${d.contextMessages} raw messages, ${fmt(c.contextTokens)} tokens`;
   draw();
   renderWarnings(d);
   renderRepair(d);

@@ -126,14 +126,18 @@ export interface AssembleParams extends SessionRef {
   /** The host's history; only messages not stored yet are used (normally none). */
   messages?: AgentMessage[];
   tokenBudget?: number;
+  /** The tools the model can call this turn; the addition names only the recall tools among
+   *  them (none: no addition). Absent: all four are named. */
+  availableTools?: Set<string> | string[];
 }
 
 export interface AssembleResult {
   /** The view, oldest first: summaries (as user messages) and the newest stored messages. */
   messages: AgentMessage[];
   estimatedTokens: number;
-  /** A fixed text for the system prompt (it never changes, so it never breaks a prompt cache). */
-  systemPromptAddition: string;
+  /** A text for the system prompt, the same bytes for the same recall tools (it never breaks a
+   *  prompt cache); absent when `availableTools` holds no recall tool. */
+  systemPromptAddition?: string;
 }
 
 export interface SearchParams extends SessionRef {

@@ -7,13 +7,54 @@ use super::compaction::format::{render_for_context, SummaryView};
 use super::message::Role;
 use super::tokens::{estimate_text, MESSAGE_OVERHEAD_TOKENS};
 
-/// The static system-prompt addition. It never varies between turns: a changing system prompt
-/// would invalidate the provider's prompt cache on every turn.
+/// The system-prompt addition when the host does not say which tools the model has (older hosts,
+/// browser embedders): it names all four recall tools. It never varies between turns: a changing
+/// system prompt would invalidate the provider's prompt cache on every turn.
 pub const SYSTEM_PROMPT_ADDITION: &str = "[lossless-wasm] This conversation's history is managed by the \
 lossless-wasm context engine. Every message is stored permanently; when older turns are summarized, \
 their details can be recovered: lcm_grep searches all stored history, lcm_describe tells what a summary \
 covers, lcm_expand brings back a summary's original messages, and lcm_ask answers one question about \
 the stored history in a short reply that cites the message ids it rests on.";
+
+/// The recall tools, in the order the addition names them, each with what the model reads of it.
+pub const RECALL_TOOLS: [(&str, &str); 4] = [
+    ("lcm_grep", "lcm_grep searches all stored history"),
+    ("lcm_describe", "lcm_describe tells what a summary covers"),
+    (
+        "lcm_expand",
+        "lcm_expand brings back a summary's original messages",
+    ),
+    (
+        "lcm_ask",
+        "lcm_ask answers one question about the stored history in a short reply that cites the message ids it rests on",
+    ),
+];
+
+/// The system-prompt addition for a turn whose model can call `available` (the host's
+/// `availableTools`; None when the host does not say): it names only the recall tools the model
+/// can call, since a named tool it cannot call fails with "Unknown tool id". No recall tool
+/// callable: no addition (empty). The text depends only on which recall tools are in the set,
+/// never on their order or on the other tools, so the prompt cache holds across turns.
+pub fn system_prompt_addition(available: Option<&[String]>) -> String {
+    let Some(available) = available else {
+        return SYSTEM_PROMPT_ADDITION.to_owned();
+    };
+    let named: Vec<&str> = RECALL_TOOLS
+        .iter()
+        .filter(|(name, _)| available.iter().any(|a| a == name))
+        .map(|(_, text)| *text)
+        .collect();
+    let list = match named.as_slice() {
+        [] => return String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{}, and {last}", rest.join(", ")),
+    };
+    format!(
+        "[lossless-wasm] This conversation's history is managed by the lossless-wasm context engine. \
+         Every message is stored permanently; when older turns are summarized, their details can be \
+         recovered: {list}."
+    )
+}
 
 /// A summary as the model sees it: a user-role message whose text is the summary rendered by
 /// [`render_for_context`] (id, depth, time span, how to recover details). Same inputs, same bytes.
@@ -91,13 +132,44 @@ pub const OMISSION_LINE_TOKENS: u32 = 64;
 
 /// The one fixed line that opens a view which had to leave older messages out (when summaries
 /// could not keep up): how many are stored, and that the recall tools bring them back. A
-/// user-role message, so every provider accepts it first.
+/// user-role message, so every provider accepts it first. Undated (timestamp 0); the view's
+/// engine dates it with [`dated_omission_message`].
 pub fn omission_message(omitted: i64) -> String {
+    dated_omission_message(omitted, 0)
+}
+
+/// The omission line with the timestamp `at` (ms since the epoch), so a host that renders
+/// message dates shows the time the view starts at instead of 1970-01-01.
+pub fn dated_omission_message(omitted: i64, at: i64) -> String {
     let text = format!(
         "[lossless-wasm] {omitted} earlier messages of this conversation are stored but left out of this view to fit the \
          context window; lcm_grep searches them and lcm_expand brings them back."
     );
-    serde_json::json!({ "role": "user", "content": text, "timestamp": 0 }).to_string()
+    serde_json::json!({ "role": "user", "content": text, "timestamp": at }).to_string()
+}
+
+/// How many of the view's first items may be read for the omission line's date: each is parsed,
+/// and a view's cost must not grow with its length for a date.
+pub const OMISSION_DATE_LOOKAHEAD: usize = 8;
+
+/// The date for the omission line of a view whose items (oldest first, as JSON) follow it: the
+/// first positive numeric `timestamp` among them, the oldest item shown that has one (a summary
+/// carries the end of its span). None when none of the first [`OMISSION_DATE_LOOKAHEAD`] has
+/// one. Reads only the top-level field.
+pub fn omission_date<'a>(items: impl IntoIterator<Item = &'a str>) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct Stamp {
+        #[serde(default)]
+        timestamp: Option<serde_json::Value>,
+    }
+    items
+        .into_iter()
+        .take(OMISSION_DATE_LOOKAHEAD)
+        .find_map(|json| {
+            let stamp: Stamp = serde_json::from_str(json).ok()?;
+            let at = stamp.timestamp?.as_f64()?;
+            (at.is_finite() && at >= 1.0 && at <= 9.0e15).then_some(at as i64)
+        })
 }
 
 /// Text of the result put in for a tool call whose result is not in the view.
@@ -321,6 +393,62 @@ mod tests {
         );
         assert!(line.contains("lcm_grep") && line.contains("\"role\":\"user\""));
         assert!(estimate_text(&line) + MESSAGE_OVERHEAD_TOKENS <= OMISSION_LINE_TOKENS);
+    }
+
+    fn tools(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_addition_names_only_the_recall_tools_the_model_can_call() {
+        // Unknown tool set (older hosts, browser embedders): all four, as before.
+        assert_eq!(system_prompt_addition(None), SYSTEM_PROMPT_ADDITION);
+        let all = tools(&["read", "lcm_ask", "lcm_expand", "lcm_describe", "lcm_grep"]);
+        assert_eq!(system_prompt_addition(Some(&all)), SYSTEM_PROMPT_ADDITION);
+        // tools.profile "minimal": none of them; a memory-flush run: no tools at all.
+        assert_eq!(system_prompt_addition(Some(&tools(&["read", "exec"]))), "");
+        assert_eq!(system_prompt_addition(Some(&[])), "");
+        let two = system_prompt_addition(Some(&tools(&["lcm_expand", "exec", "lcm_grep"])));
+        assert!(
+            two.ends_with("recovered: lcm_grep searches all stored history, and lcm_expand brings back a summary's original messages."),
+            "{two}"
+        );
+        assert!(
+            !two.contains("lcm_describe") && !two.contains("lcm_ask"),
+            "{two}"
+        );
+        let one = system_prompt_addition(Some(&tools(&["lcm_ask"])));
+        assert!(
+            one.contains("recovered: lcm_ask answers") && !one.contains("lcm_grep"),
+            "{one}"
+        );
+    }
+
+    #[test]
+    fn the_addition_is_byte_stable_for_the_same_recall_tools() {
+        let a = system_prompt_addition(Some(&tools(&["lcm_grep", "lcm_describe", "web"])));
+        let b = system_prompt_addition(Some(&tools(&["exec", "lcm_describe", "lcm_grep"])));
+        assert_eq!(a, b, "order and other tools do not change the text");
+    }
+
+    #[test]
+    fn the_omission_line_is_dated_by_the_oldest_item_shown() {
+        let items = [
+            r#"{"role":"user","content":"x"}"#,
+            r#"{"role":"user","content":"y","timestamp":0}"#,
+            r#"{"role":"assistant","content":[],"timestamp":1764800000000}"#,
+            r#"{"role":"user","content":"z","timestamp":1764800009999}"#,
+        ];
+        assert_eq!(omission_date(items), Some(1_764_800_000_000));
+        assert_eq!(
+            omission_date([r#"{"timestamp":"2026-01-01"}"#, "not json"]),
+            None
+        );
+        let line = dated_omission_message(12, 1_764_800_000_000);
+        assert!(line.contains("\"timestamp\":1764800000000"), "{line}");
+        assert_eq!(line, dated_omission_message(12, 1_764_800_000_000));
+        assert!(estimate_text(&line) + MESSAGE_OVERHEAD_TOKENS <= OMISSION_LINE_TOKENS);
+        assert!(omission_message(12).contains("\"timestamp\":0"));
     }
 
     #[test]

@@ -225,6 +225,29 @@ pub fn all_keys() -> Vec<&'static str> {
         .collect()
 }
 
+/// The value `config` uses for a clamped compaction or stub key, as JSON (None: not such a key).
+fn value_used(config: &Config, key: &str) -> Option<Value> {
+    let field = match key {
+        // The stub keys' fields drop the `stub` prefix (`masking_config::MaskingConfig`).
+        "stubMinTokens" => "minTokens",
+        "stubBatchRatio" => "batchRatio",
+        _ => key,
+    };
+    let as_json = |v: std::result::Result<Value, serde_json::Error>| v.ok()?.get(field).cloned();
+    as_json(serde_json::to_value(&config.compaction))
+        .or_else(|| as_json(serde_json::to_value(&config.masking)))
+}
+
+/// The log line for a clamped key: the key, the value given and the value used.
+fn clamp_warning(config: &Config, key: &str, given: &Value) -> String {
+    match value_used(config, key) {
+        Some(used) => {
+            format!("config `{key}`: {given} is out of range; using {used}")
+        }
+        None => format!("config `{key}`: {given} is out of range and was clamped"),
+    }
+}
+
 impl Config {
     /// Parses a config object. `null` or a missing config means all defaults; unknown keys and
     /// out-of-range values are rejected with the key's name.
@@ -323,7 +346,7 @@ impl Config {
                 }
                 redact_custom::KEY => config.redact_patterns = redact_custom::parse(v)?,
                 other => match config.compaction.apply_key(other, v)?.map_or_else(|| config.masking.apply_key(other, v), |c| Ok(Some(c)))? {
-                    Some(true) => config.warnings.push(format!("config `{other}` was out of range and has been clamped")),
+                    Some(true) => config.warnings.push(clamp_warning(&config, other, v)),
                     Some(false) => {}
                     None => {
                         return Err(Error::config(other, format!("unknown key (known keys: {})", all_keys().join(", "))));
@@ -363,7 +386,51 @@ mod tests {
         assert_eq!(c.compaction.fresh_tail_count, 4);
         assert_eq!(c.compaction.leaf_budget_headroom_factor, 1.0, "clamped");
         assert_eq!(c.warnings.len(), 1);
-        assert!(c.warnings[0].contains("leafBudgetHeadroomFactor"));
+        assert_eq!(
+            c.warnings[0],
+            "config `leafBudgetHeadroomFactor`: 3 is out of range; using 1.0"
+        );
+    }
+
+    #[test]
+    fn every_clamp_warning_names_the_key_the_value_given_and_the_value_used() {
+        let c = Config::from_json(&json!({"stubMinTokens": 5, "condensedFanout": 500, "contextThreshold": 1.5, "backoffBaseMs": 10})).unwrap();
+        let mut warnings = c.warnings.clone();
+        warnings.sort();
+        assert_eq!(
+            warnings,
+            [
+                "config `backoffBaseMs`: 10 is out of range; using 1000",
+                "config `condensedFanout`: 500 is out of range; using 64",
+                "config `contextThreshold`: 1.5 is out of range; using 1.0",
+                "config `stubMinTokens`: 5 is out of range; using 64",
+            ]
+        );
+        // Every key that can clamp says the value used (a key added later too).
+        let probes = [
+            json!(1e30),
+            json!(1e12),
+            json!(2.5),
+            json!(1),
+            json!(0),
+            json!(1e-9),
+        ];
+        let mut clamped = 0;
+        for key in compaction_config::KEYS.iter().chain(masking_config::KEYS) {
+            for probe in &probes {
+                let Ok(c) = Config::from_json(&json!({ *key: probe })) else {
+                    continue;
+                };
+                for w in &c.warnings {
+                    clamped += 1;
+                    assert!(
+                        w.starts_with(&format!("config `{key}`: {probe} is out of range; using ")),
+                        "{w}"
+                    );
+                }
+            }
+        }
+        assert!(clamped >= 12, "{clamped}");
     }
 
     #[test]

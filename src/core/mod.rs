@@ -10,5 +10,6 @@ pub mod identity;
 pub mod masking;
 pub mod message;
 pub mod redact;
+pub mod session_key;
 pub mod tokens;
 pub mod turns;

@@ -1,7 +1,8 @@
 //! `assemble`: the model's view — the newest context items (messages and summaries) that fit the
 //! token budget, messages exactly as the host sent them, plus a static system-prompt addition.
 //! The view itself is maintained incrementally by [`super::view`]; its budget comes from
-//! [`super::accounting`].
+//! [`super::accounting`]. The addition names only the recall tools the host says the model can
+//! call, and the omission line that opens a view which left messages out is dated here.
 //! Messages the host passes that we have never seen (history from before the engine was
 //! installed) are stored first.
 
@@ -11,7 +12,7 @@ use super::accounting::tokens_of;
 use super::params::{validate_session, AssembleHandover, AssembleParams, AssembleResult};
 use super::view::Pressure;
 use super::Engine;
-use crate::core::assemble::SYSTEM_PROMPT_ADDITION;
+use crate::core::assemble::{dated_omission_message, omission_date, system_prompt_addition};
 use crate::error::Result;
 use crate::store::context::{self, Newer};
 use crate::store::conversations::Conversation;
@@ -34,13 +35,14 @@ impl<S: Sql> Engine<S> {
         history: impl FnOnce() -> Result<Vec<Value>>,
         now_ms: i64,
     ) -> Result<AssembleResult> {
+        let addition = system_prompt_addition(params.available_tools.as_deref());
         let Some((conversation, budget, newer)) =
             self.prepare_view(params, history_len, history, now_ms)?
         else {
             return Ok(AssembleResult {
                 messages: Vec::new(),
                 estimated_tokens: 0,
-                system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+                system_prompt_addition: addition,
                 stored_messages: 0,
                 notice: None,
             });
@@ -48,13 +50,18 @@ impl<S: Sql> Engine<S> {
         let view = self
             .views
             .view_with(self.store.sql(), &conversation, budget, newer)?;
-        let (messages, estimated_tokens, pressure) =
+        let (mut messages, estimated_tokens, pressure) =
             (view.messages(), view.tokens(), view.pressure());
+        if view.omitted() > 0 {
+            if let Some(at) = omission_date(messages.iter().skip(1).map(String::as_str)) {
+                messages[0] = dated_omission_message(view.omitted(), at);
+            }
+        }
         let notice = self.pressure_notice(conversation.id, pressure)?;
         Ok(AssembleResult {
             messages,
             estimated_tokens,
-            system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+            system_prompt_addition: addition,
             stored_messages: conversation.message_count,
             notice,
         })
@@ -70,13 +77,14 @@ impl<S: Sql> Engine<S> {
         held: Option<u64>,
         now_ms: i64,
     ) -> Result<AssembleHandover> {
+        let addition = system_prompt_addition(params.available_tools.as_deref());
         let Some((conversation, budget, newer)) =
             self.prepare_view(params, history_len, history, now_ms)?
         else {
             return Ok(AssembleHandover {
                 view: self.handovers.hand_over(0, 0, None, &[]),
                 estimated_tokens: 0,
-                system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+                system_prompt_addition: addition,
                 stored_messages: 0,
                 notice: None,
             });
@@ -84,18 +92,21 @@ impl<S: Sql> Engine<S> {
         let view = self
             .views
             .view_with(self.store.sql(), &conversation, budget, newer)?;
-        let handover = self.handovers.hand_over(
-            conversation.id,
-            view.summaries_epoch(),
-            held,
-            &view.entries(),
-        );
+        let mut entries = view.entries();
+        if view.omitted() > 0 {
+            if let Some(at) = omission_date(entries.iter().skip(1).map(|(_, json)| json.as_ref())) {
+                entries[0].1 = dated_omission_message(view.omitted(), at).into();
+            }
+        }
+        let handover =
+            self.handovers
+                .hand_over(conversation.id, view.summaries_epoch(), held, &entries);
         let (estimated_tokens, pressure) = (view.tokens(), view.pressure());
         let notice = self.pressure_notice(conversation.id, pressure)?;
         Ok(AssembleHandover {
             view: handover,
             estimated_tokens,
-            system_prompt_addition: SYSTEM_PROMPT_ADDITION.to_owned(),
+            system_prompt_addition: addition,
             stored_messages: conversation.message_count,
             notice,
         })

@@ -31,8 +31,14 @@ pub struct SessionStatus {
     pub conversation_id: i64,
     pub session_key: String,
     pub messages: i64,
+    /// Tokens of the stored context the view is cut from (summaries and the messages they do not
+    /// cover): the history's size, not what the model sees.
     pub context_tokens: i64,
     pub context_summary_tokens: i64,
+    /// Tokens of the view this process last assembled for the conversation and its budget; None
+    /// when it assembled none (another process, e.g. the `lcm` command line, serves the turns).
+    pub view_tokens: Option<u64>,
+    pub view_budget: Option<u32>,
     pub retry: Option<RetryState>,
     pub compaction_pending: bool,
     /// The summary request in flight across processes, lost requests and a pending hand-over
@@ -101,6 +107,8 @@ impl<S: Sql> Engine<S> {
                             messages: c.message_count,
                             context_tokens: c.context_token_count,
                             context_summary_tokens: c.context_summary_tokens,
+                            view_tokens: self.views.tokens(c.id),
+                            view_budget: self.views.budget(c.id),
                             retry,
                             compaction_pending: state.is_some_and(|(_, pending)| pending),
                             summary_runs: crate::store::summary_runs::load(sql, c.id).ok(),

@@ -69,6 +69,17 @@ fn check_common_fields(call: &str, value: &Value) -> Result<()> {
     {
         return Err(Error::input("sessionKey", "must be a string"));
     }
+    if obj.get("availableTools").is_some_and(|t| {
+        !t.is_null()
+            && !t
+                .as_array()
+                .is_some_and(|names| names.iter().all(Value::is_string))
+    }) {
+        return Err(Error::input(
+            "availableTools",
+            "must be a list of tool names (strings)",
+        ));
+    }
     if obj
         .get("messages")
         .is_some_and(|m| !m.is_null() && !m.is_array())
@@ -204,6 +215,10 @@ pub struct AssembleParams {
     /// The reply budget the host will request (OpenClaw: `runtimeSettings.limits.maxOutputTokens`).
     #[serde(default)]
     pub max_output_tokens: Option<f64>,
+    /// The names of the tools the model can call this turn (OpenClaw's `availableTools` Set, as a
+    /// list); None when the host does not say. The system-prompt addition names only these.
+    #[serde(default)]
+    pub available_tools: Option<Vec<String>>,
 }
 
 /// The view. `messages` are the stored host messages, serialized exactly as received.

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use crate::core::session_key::INTERNAL_KEY_LIKE;
 use crate::error::Result;
 use crate::store::sql::{Row, Sql, SqlValue};
 
@@ -14,7 +15,10 @@ use crate::store::sql::{Row, Sql, SqlValue};
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
+    /// Active conversations, the host's internal runs included.
     pub conversations_active: i64,
+    /// Of them, the host's internal runs (memory flush; `core::session_key`).
+    pub conversations_active_internal: i64,
     pub conversations_archived: i64,
     pub messages: i64,
     pub message_tokens: i64,
@@ -53,6 +57,11 @@ pub fn totals(sql: &mut impl Sql) -> Result<Totals> {
             sql,
             "SELECT COUNT(*) FROM conversations WHERE status = 'active'",
             &[],
+        )?,
+        conversations_active_internal: count(
+            sql,
+            "SELECT COUNT(*) FROM conversations WHERE status = 'active' AND LOWER(session_key) LIKE ?1",
+            &[INTERNAL_KEY_LIKE.into()],
         )?,
         conversations_archived: count(
             sql,

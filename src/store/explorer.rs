@@ -2,10 +2,12 @@
 //! (one agent's), each with the counts the explorer's list shows (summaries, DAG depth, fallback
 //! summaries, failed passes, rejected summarizer answers), and the failures and rejections of one
 //! conversation. The DAG and expansions themselves come from [`super::inspect`]. Nothing here
-//! writes, and no query here runs on the per-turn path.
+//! writes, and no query here runs on the per-turn path. The host's internal runs (memory flush,
+//! [`crate::core::session_key`]) are listed after the user's conversations and marked.
 
 use serde::Serialize;
 
+use crate::core::session_key::{is_internal, INTERNAL_KEY_LIKE};
 use crate::error::Result;
 use crate::store::sql::{Row, Sql};
 
@@ -34,6 +36,8 @@ pub struct ConversationRow {
     pub failed_passes: i64,
     /// Summarizer answers thrown away as unusable.
     pub rejected_answers: i64,
+    /// One of the host's internal runs (memory flush), not a conversation of the user's.
+    pub internal: bool,
 }
 
 const COLUMNS: &str = "c.id, c.session_key, c.session_id, c.status, c.created_at, c.message_count, c.token_count, \
@@ -59,14 +63,16 @@ fn from_row(row: &Row) -> Result<ConversationRow> {
         fallback_summaries: row.int(10)?,
         failed_passes: row.int(11)?,
         rejected_answers: row.int(12)?,
+        internal: is_internal(&row.text(1)?),
     })
 }
 
-/// The conversations whose session key starts with `prefix`, newest first, at most [`LIST_LIMIT`].
+/// The conversations whose session key starts with `prefix`, at most [`LIST_LIMIT`]: the user's
+/// newest first, then the host's internal runs newest first (so they never crowd the user's out).
 pub fn conversations_with_prefix(sql: &mut impl Sql, prefix: &str) -> Result<Vec<ConversationRow>> {
     let rows = sql.query(
-        &format!("SELECT {COLUMNS} FROM conversations c WHERE substr(c.session_key, 1, length(?1)) = ?1 ORDER BY c.id DESC LIMIT ?2"),
-        &[prefix.into(), LIST_LIMIT.into()],
+        &format!("SELECT {COLUMNS} FROM conversations c WHERE substr(c.session_key, 1, length(?1)) = ?1 ORDER BY (LOWER(c.session_key) LIKE ?3), c.id DESC LIMIT ?2"),
+        &[prefix.into(), LIST_LIMIT.into(), INTERNAL_KEY_LIKE.into()],
     )?;
     rows.iter().map(from_row).collect()
 }

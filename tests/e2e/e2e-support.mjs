@@ -322,14 +322,21 @@ export function assertNoFailureLines(output) {
   );
 }
 
-/** Every agent-turn request carries our systemPromptAddition; the mock rejected nothing as too large. */
+/** Every agent-turn request that offers tools carries our systemPromptAddition (a tool-less one
+ *  names no recall tool); the mock rejected nothing as too large. */
 export function assertEngineUsedForEveryAgentRequest(llm, output, { minRequests = 1 } = {}) {
   const agentRequests = llm.requests.filter((r) => r.kind === "chat");
   assert.ok(
     agentRequests.length >= minRequests,
     `expected >= ${minRequests} agent-turn requests, the mock saw:\n${describeRequests(llm.requests)}`,
   );
-  const unmarked = agentRequests.filter((r) => !systemPromptOf(r.body).includes(ENGINE_MARKER));
+  // The host's tool-less side runs (its memory flush before compaction) get no addition: the
+  // engine names only the recall tools the model can call (issue 42), and there are none; their
+  // system prompt must not name one either.
+  const toolless = (r) => !(Array.isArray(r.body?.tools) && r.body.tools.length > 0);
+  const advertised = agentRequests.filter((r) => toolless(r) && /\blcm_(grep|describe|expand|ask)\b/.test(systemPromptOf(r.body)));
+  assert.deepEqual(advertised.map((r) => r.index), [], `tool-less requests whose system prompt names a recall tool:\n${describeRequests(llm.requests)}`);
+  const unmarked = agentRequests.filter((r) => !toolless(r) && !systemPromptOf(r.body).includes(ENGINE_MARKER));
   assert.deepEqual(
     unmarked.map((r) => r.index),
     [],

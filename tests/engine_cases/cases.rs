@@ -250,3 +250,54 @@ fn a_bootstrap_in_chunks_is_one_transaction_and_skips_duplicates_across_chunks()
     assert!(err.contains("messages[3].role"), "{err}");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 0);
 }
+
+#[test]
+fn the_omission_line_is_dated_by_the_oldest_message_in_the_view_not_1970() {
+    let mut e = engine();
+    let base = 1_764_800_000_000_i64;
+    for turn in 0..50 {
+        let messages = vec![user(&format!("question {turn} {}", "x".repeat(100)), base + turn * 2), assistant(&format!("answer {turn}"), base + turn * 2 + 1)];
+        e.commit_turn(commit(&format!("k{turn}"), messages), 10).unwrap();
+    }
+    let params = json!({"sessionId": "s1", "sessionKey": "agent:main:t", "tokenBudget": 400});
+    let view = e.assemble(decode("assemble", params.clone()).unwrap(), 20).unwrap();
+    let line: Value = serde_json::from_str(&view.messages[0]).unwrap();
+    assert!(line["content"].as_str().unwrap().contains("earlier messages of this conversation are stored"), "{line}");
+    let oldest_shown: Value = serde_json::from_str(&view.messages[1]).unwrap();
+    assert!(oldest_shown["timestamp"].as_i64().unwrap() > base, "{oldest_shown}");
+    assert_eq!(line["timestamp"], oldest_shown["timestamp"], "dated by the oldest message shown");
+    // Same view, same bytes (the prompt cache).
+    assert_eq!(e.assemble(decode("assemble", params.clone()).unwrap(), 21).unwrap(), view);
+    // The incremental hand-over (the shim's path) dates it the same way.
+    let handed = e.assemble_handover(decode("assemble", params).unwrap(), 0, || Ok(Vec::new()), None, 22).unwrap();
+    let fresh: Vec<Value> = serde_json::from_str(&handed.view.fresh_json).unwrap();
+    assert_eq!(fresh[0], line, "{}", handed.view.fresh_json);
+}
+
+#[test]
+fn the_system_prompt_addition_names_only_the_recall_tools_the_host_offers() {
+    let mut e = engine();
+    e.commit_turn(commit("k1", vec![user("hi", 1), assistant("hello", 2)]), 10).unwrap();
+    let addition = |e: &mut Engine<Db>, tools: Value| {
+        let mut p = json!({"sessionId": "s1", "sessionKey": "agent:main:t", "tokenBudget": 4_000});
+        if !tools.is_null() {
+            p["availableTools"] = tools;
+        }
+        e.assemble(decode("assemble", p).unwrap(), 20).unwrap().system_prompt_addition
+    };
+    // A host that does not say (older OpenClaw, browser embedders): all four.
+    let all = addition(&mut e, Value::Null);
+    assert!(["lcm_grep", "lcm_describe", "lcm_expand", "lcm_ask"].iter().all(|t| all.contains(t)), "{all}");
+    // tools.profile "minimal" and the host's memory-flush runs: none to name, no addition.
+    assert_eq!(addition(&mut e, json!(["read", "exec"])), "");
+    assert_eq!(addition(&mut e, json!([])), "");
+    let some = addition(&mut e, json!(["exec", "lcm_grep", "lcm_expand"]));
+    assert!(some.contains("lcm_grep") && some.contains("lcm_expand"), "{some}");
+    assert!(!some.contains("lcm_describe") && !some.contains("lcm_ask"), "{some}");
+    assert_eq!(addition(&mut e, json!(["lcm_expand", "lcm_grep"])), some, "byte-stable for the same recall tools");
+    // A new conversation (no view yet) follows the same rule.
+    let p = json!({"sessionId": "other", "sessionKey": "agent:main:new", "availableTools": ["read"]});
+    assert_eq!(e.assemble(decode("assemble", p).unwrap(), 30).unwrap().system_prompt_addition, "");
+    let bad = decode::<AssembleParams>("assemble", json!({"sessionId": "s1", "availableTools": "lcm_grep"})).unwrap_err();
+    assert!(bad.to_string().contains("availableTools"), "{bad}");
+}

@@ -127,3 +127,25 @@ fn the_dag_carries_the_fallback_failure_and_rejection_warnings_the_store_records
     assert_eq!(d.rejected[0].reason.as_deref(), Some("answer longer than its sources"));
     assert!(d.spend.iter().any(|p| p.pass == "leaf" && p.spend.rejected == 1));
 }
+
+#[test]
+fn the_hosts_internal_runs_are_listed_after_the_users_conversations_and_marked() {
+    let mut e = engine();
+    fill(&mut e, "agent:main:main", 1);
+    fill(&mut e, "agent:main:internal-session-effects:flush-1", 1);
+    fill(&mut e, "agent:main:telegram:direct:42", 1);
+    fill(&mut e, "agent:main:internal-session-effects:flush-2", 1);
+    let listed = e.explorer_conversations(scope("main")).unwrap();
+    let keys: Vec<(&str, bool)> = listed.iter().map(|c| (c.session_key.as_str(), c.internal)).collect();
+    assert_eq!(
+        keys,
+        [
+            ("agent:main:telegram:direct:42", false),
+            ("agent:main:main", false),
+            ("agent:main:internal-session-effects:flush-2", true),
+            ("agent:main:internal-session-effects:flush-1", true),
+        ],
+        "the user's newest first, then the internal runs newest first"
+    );
+    assert!(listed.iter().all(|c| c.message_count == 2), "internal runs are stored too (lossless)");
+}

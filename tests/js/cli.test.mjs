@@ -110,6 +110,17 @@ describe("command line errors", () => {
     assert.equal(existsSync(missing), false, "status must not create a database");
   });
 
+  test("a database path under a file: status says the database cannot be opened, naming dbPath, the path and the reason", async () => {
+    const file = join(tempDir("cli"), "a-file");
+    writeFileSync(file, "not a folder");
+    const unusable = join(file, "lossless-wasm", "lossless.sqlite");
+    const out = await cli(["--db", unusable, "status"]);
+    assert.equal(out.code, 2);
+    assert.equal(out.stderr.trim().split("\n").length, 1, out.stderr);
+    assert.ok(out.stderr.includes(`config \`dbPath\` is ${unusable}: ENOTDIR`), out.stderr);
+    assert.match(out.stderr, /legacy context engine/);
+  });
+
   test("without --db the plugin's default location under $OPENCLAW_STATE_DIR is used", async () => {
     const state = tempDir("cli-state");
     const out = await cli(["status"], { OPENCLAW_STATE_DIR: state });

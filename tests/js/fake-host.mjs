@@ -8,6 +8,10 @@
  * @param {{complete: Function}} [options.llm] the session-bound LLM the host passes to maintain
  *        and compact in `runtimeContext.llm` (absent from assemble and commitTurn, as observed)
  */
+/** The tools a default-profile agent can call: some of the host's own and the plugin's four
+ *  recall tools (the host passes them to assemble as `availableTools`, a Set). */
+export const DEFAULT_TOOLS = ["read", "exec", "lcm_grep", "lcm_describe", "lcm_expand", "lcm_ask"];
+
 export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
   const engines = new Map();
   const hooks = new Map();
@@ -81,14 +85,14 @@ export function createFakeHost({ pluginConfig = {}, stateDir, llm } = {}) {
      *  deferred work (`allowDeferredCompactionExecution`), which the host lets finish before the
      *  session's next turn: it waits for its summaries. Without it, maintain is the inline kind
      *  whose wait for a summary is held to `summaryTurnWaitMs`. */
-    async runTurn(id, { sessionId, sessionKey, history, turn, tokenBudget = 100_000, advancementKey, deferredMaintenance = false, hasTranscript = history.length > 0 }) {
+    async runTurn(id, { sessionId, sessionKey, history, turn, tokenBudget = 100_000, advancementKey, deferredMaintenance = false, hasTranscript = history.length > 0, availableTools = DEFAULT_TOOLS }) {
       const engine = await resolveEngine(id);
       try {
         const sessionFile = `sqlite:main:${sessionId}:/fake/agent.sqlite`;
         // As OpenClaw: bootstrap only for a session the host holds a transcript of (after a
         // reset it still does, with an empty visible history).
         if (hasTranscript) await engine.bootstrap?.({ sessionId, sessionKey, sessionFile });
-        const view = await engine.assemble({ sessionId, sessionKey, messages: history, tokenBudget, availableTools: new Set(), model: "fake", prompt: "hi" });
+        const view = await engine.assemble({ sessionId, sessionKey, messages: history, tokenBudget, availableTools: new Set(availableTools), model: "fake", prompt: "hi" });
         if (!Array.isArray(view?.messages)) throw new Error("assemble result must have a messages array");
         const commit = await engine.commitTurn({
           advancementKey: advancementKey ?? `turn-${sessionId}-${history.length}`,

@@ -57,6 +57,25 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.equal((await lcm("")).text, text, "status is the default");
   });
 
+  test("status labels the last assembled view apart from the stored context, and counts internal runs apart", async () => {
+    const { h, lcm } = host(storage);
+    const history = [];
+    for (let i = 0; i < 12; i++) {
+      const turn = [user(`request ${i}: ${"please ".repeat(60)}`), assistant(`done ${i} ${"ok ".repeat(40)}`)];
+      await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: KEY, history: [...history], turn, tokenBudget: 800 });
+      history.push(...turn);
+    }
+    // The host's memory-flush run: stored, but not one of the user's conversations.
+    await h.runTurn("lossless-wasm", { sessionId: "f", sessionKey: "agent:main:internal-session-effects:f1", history: [], turn: [user("flush memory")], availableTools: [] });
+    const { text } = await lcm("status");
+    const view = Number(/\n {2}view: (\d+) tokens last assembled, budget (\d+)/.exec(text)?.[1]);
+    const stored = Number(/\n {2}stored context \(summaries and the messages they do not cover\): (\d+) tokens/.exec(text)?.[1]);
+    assert.ok(view > 0 && view <= 800, text);
+    assert.ok(stored > view, `the stored context is larger than the 800-token view: ${text}`);
+    assert.doesNotMatch(text, /this session: .*view \d+ tokens/, "no unlabelled 'view' number");
+    assert.match(text, /conversations: 1 active \(\+1 internal\), 0 archived/);
+  });
+
   test("status shows what the summarizer calls cost, per pass, as the provider counted it", async () => {
     const dir = tempDir("lcm-spend");
     let calls = 0;

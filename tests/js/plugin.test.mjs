@@ -175,6 +175,32 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.deepEqual(await query(dbPath, "SELECT COUNT(*) FROM conversations"), [[1]]);
   });
 
+  test("the system-prompt addition names only the recall tools in the host's availableTools", async () => {
+    const { h } = host();
+    const turn = (i, availableTools) => h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:tools", history: [], turn: [user(`q ${i}`), assistant(`a ${i}`)], advancementKey: `t${i}`, availableTools });
+    const all = (await turn(0)).view.systemPromptAddition;
+    for (const name of ["lcm_grep", "lcm_describe", "lcm_expand", "lcm_ask"]) assert.ok(all.includes(name), all);
+    // tools.profile "minimal" (no lcm_* in the Set) and a memory-flush run (no tools): no addition.
+    assert.equal((await turn(1, ["read", "exec"])).view.systemPromptAddition, undefined);
+    assert.equal((await turn(2, [])).view.systemPromptAddition, undefined);
+    const two = (await turn(3, ["lcm_expand", "read", "lcm_grep"])).view.systemPromptAddition;
+    assert.match(two, /lcm_grep/);
+    assert.match(two, /lcm_expand/);
+    assert.doesNotMatch(two, /lcm_describe|lcm_ask/);
+    assert.equal((await turn(4, ["lcm_grep", "lcm_expand"])).view.systemPromptAddition, two, "byte-stable for the same recall tools");
+    // A host that passes no availableTools (older hosts, embedders): all four, as before.
+    const engine = await h.resolveEngine("lossless-wasm");
+    const bare = await engine.assemble({ sessionId: "s1", sessionKey: "agent:main:tools", messages: [], tokenBudget: 100_000 });
+    assert.equal(bare.systemPromptAddition, all);
+  });
+
+  test("a clamped config value is logged once with the value given and the value used", async () => {
+    const { h } = host({ condensedFanout: 500 });
+    for (let i = 0; i < 2; i++) await h.runTurn("lossless-wasm", { sessionId: "s1", sessionKey: "agent:main:c", history: [], turn: [user(`q ${i}`)], advancementKey: `c${i}` });
+    const lines = h.logs.filter(([, m]) => m.includes("condensedFanout"));
+    assert.deepEqual(lines, [["warn", "[lossless-wasm] config `condensedFanout`: 500 is out of range; using 64"]]);
+  });
+
   test("the config schema in the manifest matches what the engine accepts", async () => {
     const props = manifest.configSchema.properties;
     await host().h.resolveEngine("lossless-wasm");

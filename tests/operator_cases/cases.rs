@@ -188,3 +188,31 @@ fn a_failed_repair_leaves_the_old_summary_and_its_parents_in_place_and_says_so()
     assert_eq!(level_and_content(&mut e, leaf).0, "fallback");
     assert_eq!(level_and_content(&mut e, parent), parent_before);
 }
+
+#[test]
+fn status_counts_the_hosts_internal_runs_apart_from_the_users_conversations() {
+    let mut e = compacted_engine();
+    for (i, key) in ["agent:main:internal-session-effects:a", "agent:main:internal-session-effects:b"].iter().enumerate() {
+        let messages = vec![json!({"role": "user", "content": "flush your memory", "timestamp": 1})];
+        e.commit_turn(decode("commitTurn", json!({"sessionId": format!("f{i}"), "sessionKey": key, "advancementKey": format!("f{i}"), "messages": messages})).unwrap(), 1).unwrap();
+    }
+    let totals = e.status(decode("status", json!({})).unwrap()).unwrap().totals;
+    assert_eq!((totals.conversations_active, totals.conversations_active_internal), (3, 2));
+    assert_eq!(totals.messages, 62, "internal runs are stored (lossless)");
+}
+
+#[test]
+fn status_tells_the_last_assembled_view_apart_from_the_stored_context() {
+    let mut e = compacted_engine();
+    let asked = || decode("status", json!({"sessionId": "s", "sessionKey": KEY})).unwrap();
+    let view = e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 500})).unwrap(), 9_000).unwrap();
+    let session = e.status(asked()).unwrap().session.unwrap();
+    assert_eq!(session.view_tokens, Some(view.estimated_tokens));
+    assert!(session.view_budget.is_some_and(|b| b <= 500), "{:?}", session.view_budget);
+    assert!(session.context_tokens as u64 > view.estimated_tokens, "the stored context is larger than the view: {} vs {}", session.context_tokens, view.estimated_tokens);
+    // A conversation this process assembled no view for (as in the `lcm` command line).
+    let messages = vec![json!({"role": "user", "content": "hello", "timestamp": 1})];
+    e.commit_turn(decode("commitTurn", json!({"sessionId": "o", "sessionKey": "agent:main:other", "advancementKey": "o", "messages": messages})).unwrap(), 1).unwrap();
+    let other = e.status(decode("status", json!({"sessionId": "o", "sessionKey": "agent:main:other"})).unwrap()).unwrap().session.unwrap();
+    assert_eq!((other.view_tokens, other.view_budget), (None, None));
+}
