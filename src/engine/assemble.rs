@@ -2,7 +2,7 @@
 //! token budget, messages exactly as the host sent them, plus a static system-prompt addition.
 //! The view itself is maintained incrementally by [`super::view`]; its budget comes from
 //! [`super::accounting`]. The addition names only the recall tools the host says the model can
-//! call, and the omission line that opens a view which left messages out is dated here.
+//! call.
 //! Messages the host passes that we have never seen (history from before the engine was
 //! installed) are stored first.
 
@@ -12,7 +12,7 @@ use super::accounting::tokens_of;
 use super::params::{validate_session, AssembleHandover, AssembleParams, AssembleResult};
 use super::view::Pressure;
 use super::Engine;
-use crate::core::assemble::{dated_omission_message, omission_date, system_prompt_addition};
+use crate::core::assemble::system_prompt_addition;
 use crate::error::Result;
 use crate::store::context::{self, Newer};
 use crate::store::conversations::Conversation;
@@ -50,13 +50,8 @@ impl<S: Sql> Engine<S> {
         let view = self
             .views
             .view_with(self.store.sql(), &conversation, budget, newer)?;
-        let (mut messages, estimated_tokens, pressure) =
+        let (messages, estimated_tokens, pressure) =
             (view.messages(), view.tokens(), view.pressure());
-        if view.omitted() > 0 {
-            if let Some(at) = omission_date(messages.iter().skip(1).map(String::as_str)) {
-                messages[0] = dated_omission_message(view.omitted(), at);
-            }
-        }
         let notice = self.pressure_notice(conversation.id, pressure)?;
         Ok(AssembleResult {
             messages,
@@ -92,15 +87,12 @@ impl<S: Sql> Engine<S> {
         let view = self
             .views
             .view_with(self.store.sql(), &conversation, budget, newer)?;
-        let mut entries = view.entries();
-        if view.omitted() > 0 {
-            if let Some(at) = omission_date(entries.iter().skip(1).map(|(_, json)| json.as_ref())) {
-                entries[0].1 = dated_omission_message(view.omitted(), at).into();
-            }
-        }
-        let handover =
-            self.handovers
-                .hand_over(conversation.id, view.summaries_epoch(), held, &entries);
+        let handover = self.handovers.hand_over(
+            conversation.id,
+            view.summaries_epoch(),
+            held,
+            &view.entries(),
+        );
         let (estimated_tokens, pressure) = (view.tokens(), view.pressure());
         let notice = self.pressure_notice(conversation.id, pressure)?;
         Ok(AssembleHandover {

@@ -19,8 +19,9 @@ use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
 use crate::core::assemble::{
-    dangling_calls, oldest_to_drop, omission_message, render_summary_message, tool_links,
-    unavailable_result, DanglingCall, ToolLinks, OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS,
+    dangling_calls, dated_omission_message, oldest_to_drop, omission_date, omission_message,
+    render_summary_message, tool_links, unavailable_result, DanglingCall, ToolLinks,
+    OMISSION_LINE_TOKENS, SYNTHETIC_RESULT_TOKENS,
 };
 use crate::core::message::Role;
 use crate::core::turns::{active_task_start, is_answer, TurnItem};
@@ -206,7 +207,14 @@ impl View {
         let mut dangling = self.dangling.iter().peekable();
         let mut out = Vec::with_capacity(self.items.len() + 1);
         if self.omitted() > 0 {
-            out.push((0, Cow::Owned(omission_message(self.omitted()))));
+            // Dated like the oldest item shown that has a date (never 1970-01-01 in a host that
+            // renders dates); the same view gives the same bytes.
+            let shown = self.items.iter().map(|i| i.json.as_str());
+            let line = match omission_date(shown) {
+                Some(at) => dated_omission_message(self.omitted(), at),
+                None => omission_message(self.omitted()),
+            };
+            out.push((0, Cow::Owned(line)));
         }
         for (i, item) in self.items.iter().enumerate() {
             out.push((item.key, Cow::Borrowed(item.json.as_str())));
