@@ -110,16 +110,7 @@ fn main() {
         let assembled = engine
             .assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": WINDOW, "prompt": turn.prompt})).expect("params"), now)
             .expect("assemble");
-        let sizes: Vec<u64> = assembled.messages.iter().map(|m| tokens_of(m)).collect();
-        let view: u64 = sizes.iter().sum();
-        let prefix: u64 = assembled
-            .messages
-            .iter()
-            .zip(&previous_view)
-            .take_while(|(a, b)| a == b)
-            .zip(&sizes)
-            .map(|(_, s)| *s)
-            .sum();
+        let (view, prefix) = replay::view_and_cached_prefix(&assembled.messages, &previous_view);
         // The previous turn's messages, each in the view as committed, or (a huge one) as its excerpt.
         let (broken, excerpted) = replay::previous_turn_gaps(&previous_turn, &assembled.messages);
         totals.previous_turn_excerpts += excerpted;

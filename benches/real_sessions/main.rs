@@ -413,15 +413,7 @@ fn replay(
             .assemble_with(params, history.len(), || Ok(history.clone()), clock)
             .map_err(|e| fail("assemble", t, e))?;
         let view = &assembled.messages;
-        let sizes: Vec<u64> = view.iter().map(|m| tokens_of(m)).collect();
-        let view_tokens: u64 = sizes.iter().sum();
-        let prefix: u64 = view
-            .iter()
-            .zip(&previous_view)
-            .take_while(|(a, b)| a == b)
-            .zip(&sizes)
-            .map(|(_, s)| *s)
-            .sum();
+        let (view_tokens, prefix) = replay::view_and_cached_prefix(view, &previous_view);
         let empty = t > 1 && view.is_empty();
         let (missing, excerpts) = replay::previous_turn_gaps(&previous_turn, view);
         let stubs = view

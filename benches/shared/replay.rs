@@ -73,6 +73,20 @@ pub fn run_pending<S: Sql>(
     Ok(work)
 }
 
+/// A view's token count (each message as [`tokens_of`] counts it) and the tokens of its prefix
+/// that is the same, message for message, as `previous` (what the provider's cache holds).
+pub fn view_and_cached_prefix(view: &[String], previous: &[String]) -> (u64, u64) {
+    let sizes: Vec<u64> = view.iter().map(|m| tokens_of(m)).collect();
+    let prefix = view
+        .iter()
+        .zip(previous)
+        .take_while(|(a, b)| a == b)
+        .zip(&sizes)
+        .map(|(_, s)| *s)
+        .sum();
+    (sizes.iter().sum(), prefix)
+}
+
 /// How the previous turn's messages (their committed JSON) stand in a view: (missing, shown as an
 /// excerpt). A message counts as shown when the view holds it exactly as committed, or, for a
 /// huge tool result, as the engine's excerpt of it (a message carrying its toolCallId and
