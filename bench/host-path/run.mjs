@@ -5,7 +5,11 @@
 // summarizer. Prints one JSON object. Asserts nothing about speed.
 //
 //   node --expose-gc bench/host-path/run.mjs --size 10000 --storage node:sqlite [--shape mixed]
-//        [--turns 30] [--commit afterTurn|commitTurn] [--dir /tmp/x]
+//        [--turns 30] [--commit afterTurn|commitTurn] [--dir /tmp/x] [--fresh]
+//
+// --fresh: the host rebuilds its history from its transcript before every call (new objects with
+// equal content, every call), as a host that keeps no message objects between turns does. The
+// copies are made before the turn's clock starts: they are the host's cost, not the plugin's.
 import { mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +29,7 @@ const { values: args } = parseArgs({
     dir: { type: "string" },
     keep: { type: "boolean", default: false },
     profile: { type: "string" },
+    fresh: { type: "boolean", default: false },
   },
 });
 const size = Number(args.size);
@@ -34,6 +39,9 @@ const grow = Number(args.grow ?? Math.min(1000, Math.max(40, Math.floor(size / 1
 const dir = args.dir ?? mkdtempSync(join(tmpdir(), "lossless-bench-"));
 const dbPath = join(dir, "lossless.sqlite");
 const gc = globalThis.gc ?? (() => {});
+// What the host hands the plugin: its own objects, or (--fresh) a copy rebuilt from the
+// transcript for each call.
+const rebuilt = (messages) => (args.fresh ? JSON.parse(JSON.stringify(messages)) : messages);
 
 // The host's history exists before the plugin loads; its memory is not the plugin's.
 const { history, more } = hostHistory(args.shape, size, grow + turns * 8);
@@ -60,8 +68,9 @@ while (grown < grow) {
   while (turn.length < 4 && next < more.length) turn.push(more[next++]);
   const pre = history.length;
   history.push(...turn);
+  const [toEngine, turnToEngine] = args.commit === "afterTurn" ? [rebuilt(history), turn] : [history, rebuilt(turn)];
   const start = performance.now();
-  await endTurn(engine, args.commit, history, turn, pre);
+  await endTurn(engine, args.commit, toEngine, turnToEngine, pre);
   growMs += performance.now() - start;
   grown += turn.length;
   await engine.maintain({ ...session, runtimeContext: { llm } });
@@ -97,16 +106,19 @@ let viewMessages = 0;
 for (let t = 0; t < turns; t++) {
   const turn = [];
   while (turn.length < 4 && next < more.length) turn.push(more[next++]);
+  const pre = history.length;
+  // The history before the turn (a copy of the array: the host's own grows below).
+  const forAssemble = args.fresh ? rebuilt(history) : history.slice();
+  history.push(...turn);
+  const [forEnd, turnForEnd] = args.commit === "afterTurn" ? [rebuilt(history), turn] : [history, rebuilt(turn)];
   if (profiler) await profiler.post("Profiler.start");
   const c0 = cpu();
   const w0 = performance.now();
   engine = await factory({ config: {} });
-  const view = await engine.assemble(assembleParams(history));
+  const view = await engine.assemble(assembleParams(forAssemble));
   const w1 = performance.now();
   viewMessages = view.messages.length;
-  const pre = history.length;
-  history.push(...turn);
-  await endTurn(engine, args.commit, history, turn, pre);
+  await endTurn(engine, args.commit, forEnd, turnForEnd, pre);
   const w2 = performance.now();
   const maintained = await engine.maintain({ ...session, runtimeContext: { llm } });
   const w3 = performance.now();
@@ -165,6 +177,7 @@ const result = {
   storage: args.storage,
   shape: args.shape,
   commit: args.commit,
+  fresh: args.fresh,
   storedMessages: history.length,
   storedInDatabase,
   // Messages of the continuation used (reopen.mjs rebuilds the same history from it).
