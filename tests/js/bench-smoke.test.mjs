@@ -40,6 +40,17 @@ for (const [storage, commit] of CASES) {
   });
 }
 
+test("with --fresh (the history rebuilt before every call) the harness stores what it sent, through both host calls", async () => {
+  for (const commit of ["afterTurn", "commitTurn"]) {
+    const dir = tempDir("bench-smoke");
+    const r = json(RUN, ["--size", "300", "--grow", "40", "--turns", "4", "--commit", commit, "--fresh", "--dir", dir]);
+    assert.equal(r.fresh, true);
+    assert.equal(r.storedInDatabase, r.storedMessages, `${commit}: every message the harness sent is in the database`);
+    assert.equal(r.measuredTurns + r.compactingTurns, 4);
+    assert.ok(r.viewMessages > 0);
+  }
+});
+
 test("the harness refuses a host call it does not know", () => {
   assert.throws(() => json(RUN, ["--size", "50", "--grow", "40", "--turns", "1", "--commit", "ingest", "--dir", tempDir("bench-smoke")]), /unknown host call "ingest"/);
 });
