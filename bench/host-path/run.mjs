@@ -98,6 +98,14 @@ if (args.profile) {
 }
 const profiles = [];
 
+// Garbage collections on the host's thread while a measured turn runs (count and ms): a call that
+// yields to the event loop lets V8's scheduled collections of the host's own garbage run inside it.
+const { PerformanceObserver } = await import("node:perf_hooks");
+const gcEntries = [];
+const turnWindows = [];
+const gcObserver = new PerformanceObserver((list) => gcEntries.push(...list.getEntries().map((e) => [e.startTime, e.duration])));
+gcObserver.observe({ entryTypes: ["gc"] });
+
 // The measured turns: factory, assemble, afterTurn or commitTurn, maintain.
 // Turns whose maintain summarized are counted apart: the budget is for turns that do not.
 const perTurn = { cpu: [], wall: [], assemble: [], commit: [], maintain: [] };
@@ -123,6 +131,7 @@ for (let t = 0; t < turns; t++) {
   const maintained = await engine.maintain({ ...session, runtimeContext: { llm } });
   const w3 = performance.now();
   const c3 = cpu();
+  turnWindows.push([w0, w3]);
   if (profiler) {
     const { profile } = await profiler.post("Profiler.stop");
     if (!maintained.changed) profiles.push(profile);
@@ -141,6 +150,10 @@ for (let t = 0; t < turns; t++) {
 // The journal a live session keeps beside its database (node:sqlite's WAL, sql.js's journal):
 // disk the plugin holds while the host runs. Closing the last connection removes a WAL.
 const journalBytesOpen = ["-wal", ".lwjournal"].reduce((n, suffix) => n + (existsSync(dbPath + suffix) ? statSync(dbPath + suffix).size : 0), 0);
+// Entries arrive after the collection; wait for the last turn's.
+await new Promise((resolve) => setTimeout(resolve, 10));
+gcObserver.disconnect();
+const turnGc = gcEntries.filter(([at]) => turnWindows.some(([from, to]) => at >= from && at <= to));
 await engine.dispose?.();
 // The profiles of the turns that did not summarize, as a JSON array.
 if (profiler) (await import("node:fs")).writeFileSync(args.profile, JSON.stringify(profiles));
@@ -195,6 +208,10 @@ const result = {
   compactingWallP50: compacting.count ? quantile(compacting.wall, 0.5) : null,
   turnCpuP50: quantile(perTurn.cpu, 0.5),
   turnCpuP95: quantile(perTurn.cpu, 0.95),
+  turnCpuMean: perTurn.cpu.reduce((a, b) => a + b, 0) / Math.max(1, perTurn.cpu.length),
+  // Collections on the host's thread inside the measured turns (all of them, summarizing or not).
+  gcInTurns: turnGc.length,
+  gcMsPerTurn: turnGc.reduce((ms, [, d]) => ms + d, 0) / Math.max(1, turns),
   turnWallP50: quantile(perTurn.wall, 0.5),
   turnWallP95: quantile(perTurn.wall, 0.95),
   assembleP50: quantile(perTurn.assemble, 0.5),
