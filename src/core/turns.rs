@@ -1,8 +1,10 @@
 //! The active task: the part of a context that no pass may summarize and no view may leave out.
 //!
-//! A **turn** is a user message and everything after it up to the next user message (a run of
-//! consecutive user messages opens one turn together). A turn is **finished** when its last
-//! message is the assistant's answer (an assistant message that calls no tool).
+//! A **turn** is a user message and everything after it up to the next user message (a short run
+//! of consecutive user messages — an interruption note and a task notification — opens one turn
+//! together; a longer run is cut every [`MAX_REQUEST_RUN`] messages, so a history made only of
+//! user messages still has turns). A turn is **finished** when its last message is the
+//! assistant's answer (an assistant message that calls no tool).
 //!
 //! The active task starts at the newest stored turn when that turn is finished: the next turn's
 //! request is not stored yet (the host sends it with the view), so the newest stored turn is the
@@ -30,13 +32,22 @@ pub fn is_answer(role: Role, calls_tools: bool) -> bool {
     role == Role::Assistant && !calls_tools
 }
 
-/// Index of the first item of the turn that contains `items[at]`'s request run: walks back over
-/// consecutive requests so a run of user messages opens one turn.
-fn turn_start<T: TurnItem>(items: &[T], mut at: usize) -> usize {
+/// Consecutive user messages that open one turn together, at most.
+pub const MAX_REQUEST_RUN: usize = 4;
+
+/// Index of the first request of the run of consecutive requests that holds `items[at]`.
+fn run_start<T: TurnItem>(items: &[T], mut at: usize) -> usize {
     while at > 0 && items[at - 1].is_request() {
         at -= 1;
     }
     at
+}
+
+/// Index of the request that opens the turn holding the request `items[at]`: the run's first,
+/// or in a run longer than [`MAX_REQUEST_RUN`], the first of its group of that many.
+fn turn_start<T: TurnItem>(items: &[T], at: usize) -> usize {
+    let first = run_start(items, at);
+    first + (at - first) / MAX_REQUEST_RUN * MAX_REQUEST_RUN
 }
 
 /// Index of the newest turn start strictly before `end`.
@@ -58,7 +69,7 @@ pub fn active_task_start<T: TurnItem>(items: &[T]) -> Option<usize> {
 /// Whether index `at` opens a turn (a request not preceded by another request): where a chunk
 /// may end.
 pub fn opens_turn<T: TurnItem>(items: &[T], at: usize) -> bool {
-    items.get(at).is_some_and(TurnItem::is_request) && (at == 0 || !items[at - 1].is_request())
+    items.get(at).is_some_and(TurnItem::is_request) && turn_start(items, at) == at
 }
 
 #[cfg(test)]
@@ -103,6 +114,19 @@ mod tests {
     fn a_run_of_requests_opens_one_turn() {
         assert_eq!(start("uauucr"), Some(0));
         assert_eq!(start("uauua"), Some(2));
+    }
+
+    #[test]
+    fn a_long_run_of_requests_is_cut_into_turns() {
+        // Ten requests and nothing else: turns open at 0, 4 and 8; the newest (8..) is not
+        // finished, so the active task starts at 4.
+        assert_eq!(start("uuuuuuuuuu"), Some(4));
+        let items: Vec<Item> = "uuuuuuuuuua".chars().map(Item).collect();
+        let opens: Vec<usize> = (0..items.len())
+            .filter(|&i| opens_turn(&items, i))
+            .collect();
+        assert_eq!(opens, vec![0, 4, 8]);
+        assert_eq!(active_task_start(&items), Some(8));
     }
 
     #[test]
