@@ -43,7 +43,9 @@ const llm = {
     say(`asked ${name} ${keys[0]} ${keys.at(-1)} ${createHash("sha256").update(prompt).digest("hex").slice(0, 16)}`);
     if (!released) await new Promise((resolve) => held.push(resolve));
     say(`answered ${name}`);
-    return { text: `## Goal\n- keep the harbor plan moving (summary written by ${name})\n## Progress\n- answered the questions so far`, provider: "scripted", model: `scripted-${name}` };
+    // Each answer names its range: an answer made only of the previous summary's lines is an
+    // echo (docs/summarization.md), and a real summarizer says something new about new messages.
+    return { text: `## Goal\n- keep the harbor plan moving (summary written by ${name})\n## Progress\n- answered the questions ${keys[0]} to ${keys.at(-1)}`, provider: "scripted", model: `scripted-${name}` };
   },
 };
 const logger = { info: (line) => say(`log info ${oneLine(line)}`), warn: (line) => say(`log warn ${oneLine(line)}`) };
