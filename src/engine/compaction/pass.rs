@@ -299,7 +299,7 @@ impl Pass {
         };
         let tokens = u64::try_from(item_tokens.max(0)).unwrap_or(0);
         let children = crate::store::repair::source_summaries(sql, id)?;
-        let pass = if children.is_empty() {
+        let (sources, ledger, redactions) = if children.is_empty() {
             let ids = crate::store::repair::source_messages(sql, id)?;
             if ids.is_empty() {
                 return Ok(None);
@@ -311,19 +311,12 @@ impl Pass {
                 message_ids: ids,
                 tokens,
             };
-            Pass::new(
-                Sources::Messages {
-                    plan,
-                    rows,
-                    previous,
-                },
-                Some(redo),
-                ledger,
-                config,
-                summarizer,
-                redactor,
-                redactions,
-            )
+            let sources = Sources::Messages {
+                plan,
+                rows,
+                previous,
+            };
+            (sources, ledger, redactions)
         } else {
             let mut rows = store::load_summaries(sql, &children)?;
             let redactions = redaction::redact_summaries(redactor, &mut rows);
@@ -336,17 +329,17 @@ impl Pass {
                 summary_ids: children,
                 tokens,
             };
-            Pass::new(
-                Sources::Summaries { plan, rows },
-                Some(redo),
-                ledger,
-                config,
-                summarizer,
-                redactor,
-                redactions,
-            )
+            (Sources::Summaries { plan, rows }, ledger, redactions)
         };
-        Ok(Some(pass))
+        Ok(Some(Pass::new(
+            sources,
+            Some(redo),
+            ledger,
+            config,
+            summarizer,
+            redactor,
+            redactions,
+        )))
     }
 
     /// Whether this pass redoes a fallback summary (rather than replacing a range).
