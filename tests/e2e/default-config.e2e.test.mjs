@@ -56,9 +56,10 @@ const MAX_TOKENS = 1024;
 // of such a model trims the host (its settings, not ours): no bootstrap files and the minimal
 // tool profile leave a ~3K-token system prompt, as in the runs the issue reports.
 const SMALL_MODEL_AGENT = { skipBootstrap: true };
-// The minimal profile leaves the recall tools out; the README's advice adds them back, so they
-// stay callable and the engine's system-prompt addition names them (issue 42).
-const SMALL_MODEL_HOST = { tools: { profile: "minimal", alsoAllow: ["lcm_grep", "lcm_describe", "lcm_expand", "lcm_ask"] } };
+// The minimal profile leaves the recall tools out, and at 8K they stay out: on 2026.7.1 their
+// schemas (~1.5K tokens in every request) leave no room for the reply (the host cuts it). The
+// engine's system-prompt addition then names none of them (issue 42; checked for every request).
+const SMALL_MODEL_HOST = { tools: { profile: "minimal" } };
 const FAILED_WARNING = /\[lossless-wasm\] compaction failed \((.+?)\); all (\d+) original messages preserved/;
 const OMISSION_LINE = /earlier messages of this conversation are stored/;
 

@@ -322,21 +322,24 @@ export function assertNoFailureLines(output) {
   );
 }
 
-/** Every agent-turn request that offers tools carries our systemPromptAddition (a tool-less one
- *  names no recall tool); the mock rejected nothing as too large. */
+/** Every agent-turn request whose model can call a recall tool carries our systemPromptAddition,
+ *  and one that cannot (a tool-less side run, a profile without them) names no recall tool; the
+ *  mock rejected nothing as too large. */
 export function assertEngineUsedForEveryAgentRequest(llm, output, { minRequests = 1 } = {}) {
   const agentRequests = llm.requests.filter((r) => r.kind === "chat");
   assert.ok(
     agentRequests.length >= minRequests,
     `expected >= ${minRequests} agent-turn requests, the mock saw:\n${describeRequests(llm.requests)}`,
   );
-  // The host's tool-less side runs (its memory flush before compaction) get no addition: the
-  // engine names only the recall tools the model can call (issue 42), and there are none; their
-  // system prompt must not name one either.
-  const toolless = (r) => !(Array.isArray(r.body?.tools) && r.body.tools.length > 0);
-  const advertised = agentRequests.filter((r) => toolless(r) && /\blcm_(grep|describe|expand|ask)\b/.test(systemPromptOf(r.body)));
-  assert.deepEqual(advertised.map((r) => r.index), [], `tool-less requests whose system prompt names a recall tool:\n${describeRequests(llm.requests)}`);
-  const unmarked = agentRequests.filter((r) => !toolless(r) && !systemPromptOf(r.body).includes(ENGINE_MARKER));
+  // The engine names only the recall tools the model can call (issue 42): the host's tool-less
+  // side runs (its memory flush before compaction) and a tool profile without them get no
+  // addition, and their system prompt must not name a recall tool. With Tool Search (2026.9)
+  // the recall tools are not in the request's own list; the host then offers its search tool.
+  const tools = (r) => (Array.isArray(r.body?.tools) ? r.body.tools : []).map((t) => String(t?.function?.name ?? t?.name ?? ""));
+  const recallCallable = (r) => tools(r).some((n) => /^lcm_/.test(n) || /tool_(call|search)/.test(n));
+  const advertised = agentRequests.filter((r) => !recallCallable(r) && /\blcm_(grep|describe|expand|ask)\b/.test(systemPromptOf(r.body)));
+  assert.deepEqual(advertised.map((r) => r.index), [], `requests whose model cannot call a recall tool but whose system prompt names one:\n${describeRequests(llm.requests)}`);
+  const unmarked = agentRequests.filter((r) => tools(r).some((n) => /^lcm_/.test(n)) && !systemPromptOf(r.body).includes(ENGINE_MARKER));
   assert.deepEqual(
     unmarked.map((r) => r.index),
     [],

@@ -45,9 +45,10 @@ import {
 const DELAY_MS = Number(process.env.LOSSLESS_E2E_SUMMARY_DELAY_MS ?? 25_000);
 const MAX_TOKENS = 1024;
 const SMALL_MODEL_AGENT = { skipBootstrap: true };
-// The minimal profile leaves the recall tools out; the README's advice adds them back, so they
-// stay callable and the engine's system-prompt addition names them (issue 42).
-const SMALL_MODEL_HOST = { tools: { profile: "minimal", alsoAllow: ["lcm_grep", "lcm_describe", "lcm_expand", "lcm_ask"] } };
+// The minimal profile leaves the recall tools out, and at 8K they stay out: on 2026.7.1 their
+// schemas (~1.5K tokens in every request) leave no room for the reply (the host cuts it). The
+// engine's system-prompt addition then names none of them (issue 42; checked for every request).
+const SMALL_MODEL_HOST = { tools: { profile: "minimal" } };
 // The default `summaryCatchUpTurns`.
 const CATCH_UP_TURNS = 4;
 // 2026.7.1's turns outlive their replies while summaries land (25 s each, one after another):
