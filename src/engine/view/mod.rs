@@ -663,16 +663,22 @@ struct FloorSearch {
 
 impl FloorSearch {
     fn see(&mut self, item: &ContextItem) {
-        let (request, answer) = match &item.content {
-            ItemContent::Message { role, raw_json, .. } => (
-                *role == Role::User,
-                *role == Role::Assistant && tool_links(*role, raw_json).calls.is_empty(),
-            ),
-            ItemContent::Summary { .. } => (false, false),
+        let role = match &item.content {
+            ItemContent::Message { role, .. } => Some(*role),
+            ItemContent::Summary { .. } => None,
         };
+        // Only the newest item says how many turns to read: whether it is an answer (the only
+        // place its tool calls are parsed here).
         if self.turns_needed.is_none() {
+            let answer = match &item.content {
+                ItemContent::Message { role, raw_json, .. } => {
+                    is_answer(*role, !tool_links(*role, raw_json).calls.is_empty())
+                }
+                ItemContent::Summary { .. } => false,
+            };
             self.turns_needed = Some(if answer { 1 } else { 2 });
         }
+        let request = role == Some(Role::User);
         if request {
             self.in_request_run = true;
         } else if self.in_request_run {
