@@ -12,14 +12,16 @@ use std::collections::{HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use super::compaction::{Summarizer, SummaryAnswer, SummaryRequest};
+use super::compaction::{
+    as_source_messages, as_source_summaries, Summarizer, SummaryAnswer, SummaryRequest,
+};
 use super::params::SessionRef;
 use super::{redaction, Engine};
 use crate::core::assemble::summary_item_tokens;
 use crate::core::compaction::ledger::{self, Ledger};
 use crate::core::compaction::{
-    extractive, format, prompts, CompactionConfig, Escalation, Level, Prompt, SourceMessage,
-    SourceSummary, Step, SummarizerOutput, SummaryKind,
+    extractive, format, prompts, CompactionConfig, Escalation, Level, Prompt, Step,
+    SummarizerOutput, SummaryKind,
 };
 use crate::core::redact::Counts;
 use crate::error::{Error, Result};
@@ -106,27 +108,6 @@ pub struct RepairJob {
     redacted: Counts,
 }
 
-fn messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
-    rows.iter()
-        .map(|r| SourceMessage {
-            role: r.role,
-            text: &r.text,
-            raw_json: &r.raw_json,
-            timestamp_ms: r.timestamp_ms,
-        })
-        .collect()
-}
-
-fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
-    rows.iter()
-        .map(|r| SourceSummary {
-            text: &r.content,
-            earliest_ms: r.earliest_at,
-            latest_ms: r.latest_at,
-        })
-        .collect()
-}
-
 impl Current {
     fn kind(&self) -> SummaryKind {
         match self.sources {
@@ -138,11 +119,11 @@ impl Current {
     fn prompt(&self, config: &CompactionConfig) -> Prompt {
         match &self.sources {
             Sources::Messages(rows) => {
-                prompts::leaf_prompt(self.level, &messages(rows), None, config)
+                prompts::leaf_prompt(self.level, &as_source_messages(rows), None, config)
             }
             Sources::Summaries(rows) => prompts::condensed_prompt(
                 self.level,
-                &summaries(rows),
+                &as_source_summaries(rows),
                 u32::try_from(self.depth).unwrap_or(1),
                 config,
             ),
@@ -158,10 +139,10 @@ impl Current {
         );
         match &self.sources {
             Sources::Messages(rows) => {
-                extractive::summarize_leaf(&messages(rows), self.level, target)
+                extractive::summarize_leaf(&as_source_messages(rows), self.level, target)
             }
             Sources::Summaries(rows) => {
-                extractive::summarize_condensed(&summaries(rows), self.level, target)
+                extractive::summarize_condensed(&as_source_summaries(rows), self.level, target)
             }
         }
     }
@@ -374,7 +355,7 @@ impl<S: Sql> Engine<S> {
             let ids = store::source_messages(sql, summary)?;
             let mut rows = load_messages(sql, &ids)?;
             let redacted = redaction::redact_rows(&self.redactor, &mut rows);
-            let ledger = ledger::extract(&messages(&rows));
+            let ledger = ledger::extract(&as_source_messages(&rows));
             (Sources::Messages(rows), ledger, redacted)
         } else {
             let mut rows = load_summaries(sql, &children)?;

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::params::SessionRef;
 use crate::core::compaction::{ErrorKind, SummarizerError, SummarizerOutput};
 pub(crate) use job::Job;
+pub(crate) use pass::{as_source_messages, as_source_summaries};
 pub use trigger::TriggerOutcome;
 
 /// Who answers a pass's summary request.

@@ -92,7 +92,8 @@ pub enum Allowed {
     CondenseOnly,
 }
 
-fn messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
+/// Stored message rows as the summarizer's prompts and the extractive summarizer read them.
+pub(crate) fn as_source_messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
     rows.iter()
         .map(|r| SourceMessage {
             role: r.role,
@@ -103,7 +104,8 @@ fn messages(rows: &[SourceRow]) -> Vec<SourceMessage<'_>> {
         .collect()
 }
 
-fn summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
+/// Stored summary rows as a merge's prompts and the extractive summarizer read them.
+pub(crate) fn as_source_summaries(rows: &[SummaryRow]) -> Vec<SourceSummary<'_>> {
     rows.iter()
         .map(|r| SourceSummary {
             text: &r.content,
@@ -146,7 +148,7 @@ fn leaf_sources(
     if let Some(previous) = previous.as_mut() {
         redactions.merge(&redaction::redact_text(redactor, previous));
     }
-    let ledger = ledger::extract(&messages(&rows));
+    let ledger = ledger::extract(&as_source_messages(&rows));
     // The ledger copies from whole outputs; the prompt shows stubbed ones masked.
     // Masking brings stub lines and excerpts back from the store: redact them too.
     crate::engine::masking::summarizer::mask_sources(sql, &mut rows)?;
@@ -484,12 +486,18 @@ impl Pass {
     /// The prompt for the current level.
     pub fn prompt(&self, config: &CompactionConfig) -> Prompt {
         match &self.sources {
-            Sources::Messages { rows, previous, .. } => {
-                prompts::leaf_prompt(self.level, &messages(rows), previous.as_deref(), config)
-            }
-            Sources::Summaries { plan, rows } => {
-                prompts::condensed_prompt(self.level, &summaries(rows), plan.target_depth(), config)
-            }
+            Sources::Messages { rows, previous, .. } => prompts::leaf_prompt(
+                self.level,
+                &as_source_messages(rows),
+                previous.as_deref(),
+                config,
+            ),
+            Sources::Summaries { plan, rows } => prompts::condensed_prompt(
+                self.level,
+                &as_source_summaries(rows),
+                plan.target_depth(),
+                config,
+            ),
         }
     }
 
@@ -503,10 +511,10 @@ impl Pass {
         let target = prompts::target_tokens(self.kind(), level, source_tokens, config);
         match &self.sources {
             Sources::Messages { rows, .. } => {
-                extractive::summarize_leaf(&messages(rows), level, target)
+                extractive::summarize_leaf(&as_source_messages(rows), level, target)
             }
             Sources::Summaries { rows, .. } => {
-                extractive::summarize_condensed(&summaries(rows), level, target)
+                extractive::summarize_condensed(&as_source_summaries(rows), level, target)
             }
         }
     }
