@@ -23,10 +23,32 @@ const ASK_SCHEMA = {
   additionalProperties: false,
   required: ["question"],
   properties: {
-    question: { type: "string", minLength: 1, description: "The question, with its key words: a name, number, path, identifier or phrase that was in the original messages." },
-    pattern: { type: "string", description: "A literal string to search for besides the question's own words (as lcm_grep's text mode)." },
-    summaryIds: { type: "array", items: { anyOf: [{ type: "integer", minimum: 1 }, { type: "string", minLength: 1 }] }, maxItems: 10, description: "Summaries (ids from <lossless-summary id=...> blocks) whose original messages are evidence." },
-    scope: { type: "string", enum: ["conversation", "agent"], description: "conversation (default) or agent (every conversation of this agent)." },
+    question: {
+      type: "string",
+      minLength: 1,
+      description:
+        "The question, with its key words: a name, number, path, identifier or phrase that was in the original messages.",
+    },
+    pattern: {
+      type: "string",
+      description: "A literal string to search for besides the question's own words (as lcm_grep's text mode).",
+    },
+    summaryIds: {
+      type: "array",
+      items: {
+        anyOf: [
+          { type: "integer", minimum: 1 },
+          { type: "string", minLength: 1 },
+        ],
+      },
+      maxItems: 10,
+      description: "Summaries (ids from <lossless-summary id=...> blocks) whose original messages are evidence.",
+    },
+    scope: {
+      type: "string",
+      enum: ["conversation", "agent"],
+      description: "conversation (default) or agent (every conversation of this agent).",
+    },
     since: { ...TIME, description: "Only evidence at or after this time (ISO 8601 or ms since the epoch)." },
     before: { ...TIME, description: "Only evidence before this time (ISO 8601 or ms since the epoch)." },
   },
@@ -36,17 +58,28 @@ const ASK_SCHEMA = {
 // No `agentId`: OpenClaw 2026.9.6 refuses it from a plugin ("Plugin LLM completion cannot override
 // the target agent"); the plugin-wide LLM runs as the host's default agent.
 async function callLlm(llm, start, timeoutMs, signal) {
-  if (typeof llm?.complete !== "function") return { outcome: "no_llm", detail: "the host offered no LLM to this plugin" };
+  if (typeof llm?.complete !== "function")
+    return { outcome: "no_llm", detail: "the host offered no LLM to this plugin" };
   try {
-    const request = { messages: [{ role: "user", content: start.prompt }], maxTokens: start.maxTokens, purpose: "lossless-wasm recall (lcm_ask)" };
+    const request = {
+      messages: [{ role: "user", content: start.prompt }],
+      maxTokens: start.maxTokens,
+      purpose: "lossless-wasm recall (lcm_ask)",
+    };
     const result = await completeWithin(llm, request, timeoutMs, signal, "lcm_ask's LLM call");
     if (result?.stopReason === "error" || result?.stopReason === "aborted") {
-      return { outcome: result.stopReason === "aborted" ? "timed_out" : "llm_failed", detail: `stopReason ${result.stopReason}: ${result.errorMessage ?? result.error?.message ?? "no detail given"}` };
+      return {
+        outcome: result.stopReason === "aborted" ? "timed_out" : "llm_failed",
+        detail: `stopReason ${result.stopReason}: ${result.errorMessage ?? result.error?.message ?? "no detail given"}`,
+      };
     }
     if (typeof result?.text !== "string") return { outcome: "llm_failed", detail: "the LLM's answer had no text" };
     return { outcome: "answered", text: result.text };
   } catch (err) {
-    return { outcome: classifyError(err) === "timeout" ? "timed_out" : "llm_failed", detail: String(err?.message ?? err) };
+    return {
+      outcome: classifyError(err) === "timeout" ? "timed_out" : "llm_failed",
+      detail: String(err?.message ?? err),
+    };
   }
 }
 
@@ -82,18 +115,25 @@ export function createAskTool(call, { llm, timeoutMs = ASK_DEFAULT_TIMEOUT_MS, p
     async execute(_toolCallId, params, signal) {
       return answering(ASK_TOOL_NAME, async () => {
         const p = params && typeof params === "object" ? params : {};
-        const start = await call("recallAsk", defined({
-          question: p.question === undefined ? null : p.question,
-          pattern: stringArg("pattern", p.pattern),
-          summaryIds: p.summaryIds,
-          scope: stringArg("scope", p.scope),
-          since: parse("since", p.since),
-          before: parse("before", p.before),
-          maxEvidenceTokens: intArg("maxEvidenceTokens", p.maxEvidenceTokens, 0, 1_000_000),
-        }));
-        if (!start.prompt) return { content: [{ type: "text", text: start.answer.text }], details: askDetails(start.answer, start) };
+        const start = await call(
+          "recallAsk",
+          defined({
+            question: p.question === undefined ? null : p.question,
+            pattern: stringArg("pattern", p.pattern),
+            summaryIds: p.summaryIds,
+            scope: stringArg("scope", p.scope),
+            since: parse("since", p.since),
+            before: parse("before", p.before),
+            maxEvidenceTokens: intArg("maxEvidenceTokens", p.maxEvidenceTokens, 0, 1_000_000),
+          }),
+        );
+        if (!start.prompt)
+          return { content: [{ type: "text", text: start.answer.text }], details: askDetails(start.answer, start) };
         const reply = await callLlm(llm?.(), start, timeoutMs, signal);
-        const answer = await call("recallAskFinish", { ...reply, evidence: start.evidence.map(({ kind, id }) => ({ kind, id })) });
+        const answer = await call("recallAskFinish", {
+          ...reply,
+          evidence: start.evidence.map(({ kind, id }) => ({ kind, id })),
+        });
         return { content: [{ type: "text", text: answer.text }], details: askDetails(answer, start) };
       });
     },

@@ -92,18 +92,28 @@ export function parseCommandLine(argv, env = process.env, { hostLlm = false } = 
   if (v.help) return { help: true };
   const [command, ...rest] = positionals;
   if (!command) throw new UsageError("no command given");
-  if (!COMMANDS.includes(command)) throw new UsageError(`unknown command ${JSON.stringify(command)} (one of ${COMMANDS.join(", ")})`);
+  if (!COMMANDS.includes(command))
+    throw new UsageError(`unknown command ${JSON.stringify(command)} (one of ${COMMANDS.join(", ")})`);
   if (command === "help") return { help: true };
   const copy = command === "copy-to-postgres";
   if (command !== "import" && rest.length) throw new UsageError(`${command} takes no argument (got ${rest.join(" ")})`);
-  if (command === "import" && rest.length !== 1) throw new UsageError("import needs exactly one path: the lossless-claw lcm.db");
-  if (command === "summarize" && !v.session) throw new UsageError("summarize needs --session <key>: the session whose pending summaries to write");
-  if (v["session-id"] !== undefined && command !== "summarize") throw new UsageError(`--session-id applies to summarize, not ${command}`);
-  if (v["dry-run"] && !["doctor", "repair"].includes(command)) throw new UsageError(`--dry-run applies to doctor and repair, not ${command}`);
-  if (v.storage !== undefined && !["auto", "node:sqlite", "sql.js", ...(copy ? [] : ["postgres"])].includes(v.storage)) {
-    throw new UsageError(copy && v.storage === "postgres"
-      ? "copy-to-postgres reads a SQLite store: its --storage is auto, node:sqlite or sql.js (the target is --postgres-url)"
-      : `--storage must be auto, node:sqlite, sql.js or postgres (got ${v.storage})`);
+  if (command === "import" && rest.length !== 1)
+    throw new UsageError("import needs exactly one path: the lossless-claw lcm.db");
+  if (command === "summarize" && !v.session)
+    throw new UsageError("summarize needs --session <key>: the session whose pending summaries to write");
+  if (v["session-id"] !== undefined && command !== "summarize")
+    throw new UsageError(`--session-id applies to summarize, not ${command}`);
+  if (v["dry-run"] && !["doctor", "repair"].includes(command))
+    throw new UsageError(`--dry-run applies to doctor and repair, not ${command}`);
+  if (
+    v.storage !== undefined &&
+    !["auto", "node:sqlite", "sql.js", ...(copy ? [] : ["postgres"])].includes(v.storage)
+  ) {
+    throw new UsageError(
+      copy && v.storage === "postgres"
+        ? "copy-to-postgres reads a SQLite store: its --storage is auto, node:sqlite or sql.js (the target is --postgres-url)"
+        : `--storage must be auto, node:sqlite, sql.js or postgres (got ${v.storage})`,
+    );
   }
   const postgres = copy || v.storage === "postgres";
   if (!postgres && (v["postgres-url"] !== undefined || v["postgres-schema"] !== undefined)) {
@@ -114,24 +124,33 @@ export function parseCommandLine(argv, env = process.env, { hostLlm = false } = 
   if (postgres) {
     // The URL is checked here, so a missing one is a usage error; its value is never shown.
     if (v["postgres-url"] === undefined && !env[POSTGRES_URL_ENV]) {
-      throw new UsageError(`${command === "copy-to-postgres" ? "copy-to-postgres" : "--storage postgres"} needs the server: --postgres-url postgres://user:password@host:port/db or $${POSTGRES_URL_ENV}`);
+      throw new UsageError(
+        `${command === "copy-to-postgres" ? "copy-to-postgres" : "--storage postgres"} needs the server: --postgres-url postgres://user:password@host:port/db or $${POSTGRES_URL_ENV}`,
+      );
     }
     try {
       postgresUrl = postgresUrlFor({ postgresUrl: v["postgres-url"] }, env);
       postgresSchema = postgresSchemaFor({ postgresSchema: v["postgres-schema"] });
     } catch (err) {
-      throw new UsageError(err.message.replace("config `postgresUrl`", "--postgres-url").replace("config `postgresSchema`", "--postgres-schema"));
+      throw new UsageError(
+        err.message
+          .replace("config `postgresUrl`", "--postgres-url")
+          .replace("config `postgresSchema`", "--postgres-schema"),
+      );
     }
   }
   let timeoutMs;
   if (v["timeout-ms"] !== undefined) {
     timeoutMs = Number(v["timeout-ms"]);
-    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout-ms must be a positive integer (got ${v["timeout-ms"]})`);
+    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
+      throw new UsageError(`--timeout-ms must be a positive integer (got ${v["timeout-ms"]})`);
   }
   const llmUrl = v["llm-url"] ?? env.LOSSLESS_WASM_LLM_URL;
   const llmModel = v["llm-model"] ?? env.LOSSLESS_WASM_LLM_MODEL;
   if (command === "summarize" && !hostLlm && !(llmUrl && llmModel)) {
-    throw new UsageError("summarize needs an LLM: pass --llm-url <OpenAI-compatible base URL> and --llm-model <id>, or run it as `openclaw lcm summarize`, which uses the host's");
+    throw new UsageError(
+      "summarize needs an LLM: pass --llm-url <OpenAI-compatible base URL> and --llm-model <id>, or run it as `openclaw lcm summarize`, which uses the host's",
+    );
   }
   if (command === "repair" && !v["dry-run"] && !(llmUrl && llmModel)) {
     throw new UsageError(
@@ -158,7 +177,10 @@ export function parseCommandLine(argv, env = process.env, { hostLlm = false } = 
  * Inside OpenClaw (`openclaw lcm …`) the plugin passes its config (engine settings; flags win)
  * and the host's LLM (summarize, repair).
  */
-export async function main(argv, { env = process.env, out = process.stdout, err = process.stderr, config = {}, llm, logger } = {}) {
+export async function main(
+  argv,
+  { env = process.env, out = process.stdout, err = process.stderr, config = {}, llm, logger } = {},
+) {
   let cmd;
   try {
     cmd = parseCommandLine(argv, env, { hostLlm: typeof llm?.complete === "function" });
@@ -177,10 +199,14 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
     // A path the plugin could never create its database at (db-path.js): say why, naming `dbPath`.
     const unusable = whyNotCreatable(cmd.dbPath);
     if (unusable) {
-      err.write(`lossless-wasm-lcm: ${unusable.message.replace(/^lossless-wasm: /, "")} (the plugin refuses it: OpenClaw answers with its legacy context engine)\n`);
+      err.write(
+        `lossless-wasm-lcm: ${unusable.message.replace(/^lossless-wasm: /, "")} (the plugin refuses it: OpenClaw answers with its legacy context engine)\n`,
+      );
       return 2;
     }
-    err.write(`lossless-wasm-lcm: no database at ${cmd.dbPath} (pass --db <path>: the plugin's config \`dbPath\`, or its default location)\n`);
+    err.write(
+      `lossless-wasm-lcm: no database at ${cmd.dbPath} (pass --db <path>: the plugin's config \`dbPath\`, or its default location)\n`,
+    );
     return 2;
   }
   if (onFile && existsSync(cmd.dbPath) && !statSync(cmd.dbPath).isFile()) {
@@ -193,7 +219,11 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
     const handle = await openNodeEngine(cmd.dbPath, { ...config, ...engineConfig(cmd) });
     for (const warning of handle.configWarnings ?? []) err.write(`lossless-wasm-lcm: ${warning}\n`);
     if (cmd.command === "summarize") {
-      const result = await summarizeAsSuccessor(handle, { sessionId: cmd.sessionId, sessionKey: cmd.sessionKey }, { llm: cmdLlm, timeoutMs: cmd.timeoutMs ?? config.summaryTimeoutMs, choice: config.summarizer, logger });
+      const result = await summarizeAsSuccessor(
+        handle,
+        { sessionId: cmd.sessionId, sessionKey: cmd.sessionKey },
+        { llm: cmdLlm, timeoutMs: cmd.timeoutMs ?? config.summaryTimeoutMs, choice: config.summarizer, logger },
+      );
       await handle.flush();
       out.write(`${result.text}\n`);
       return result.ok ? 0 : 1;
@@ -217,7 +247,8 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
 
 /** The engine's config for the command line: the file's driver, or the PostgreSQL store. */
 function engineConfig(cmd) {
-  if (cmd.storage === "postgres") return { storage: "postgres", postgresUrl: cmd.postgres.url, postgresSchema: cmd.postgres.schema };
+  if (cmd.storage === "postgres")
+    return { storage: "postgres", postgresUrl: cmd.postgres.url, postgresSchema: cmd.postgres.schema };
   return cmd.storage ? { storage: cmd.storage } : {};
 }
 
@@ -257,6 +288,8 @@ const invokedAs = process.argv[1];
 if (invokedAs && existsSync(invokedAs) && import.meta.url === pathToFileURL(realpathSync(invokedAs)).href) {
   // Names the process (ps, and PostgreSQL's application_name: pg-lock-holders.js) by its
   // command; never by its options, which may hold a password.
-  process.title = ["lossless-wasm-lcm", process.argv.slice(2).find((arg) => COMMANDS.includes(arg))].filter(Boolean).join(" ");
+  process.title = ["lossless-wasm-lcm", process.argv.slice(2).find((arg) => COMMANDS.includes(arg))]
+    .filter(Boolean)
+    .join(" ");
   main(process.argv.slice(2)).then((code) => process.exit(code));
 }

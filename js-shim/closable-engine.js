@@ -22,9 +22,16 @@ export function makeClosable(engine, shutdown, { readOnly = false, broken } = {}
   for (const [name, fn] of Object.entries(engine)) {
     if (typeof fn !== "function") continue;
     engine[name] = (...args) => {
-      if (closing) return Promise.reject(new Error(`lossless-wasm: ${name}() called after close(); open the engine again to use it`));
+      if (closing)
+        return Promise.reject(
+          new Error(`lossless-wasm: ${name}() called after close(); open the engine again to use it`),
+        );
       if (readOnly && !READ_CALLS.has(name)) {
-        return Promise.reject(new Error(`lossless-wasm: ${name}() writes, and this engine was opened with readOnly: true; open it without readOnly (one writer per key) to write`));
+        return Promise.reject(
+          new Error(
+            `lossless-wasm: ${name}() writes, and this engine was opened with readOnly: true; open it without readOnly (one writer per key) to write`,
+          ),
+        );
       }
       const lost = broken?.();
       if (lost) return Promise.reject(lost);

@@ -5,7 +5,12 @@
 export function classifyError(err) {
   const status = err?.status ?? err?.statusCode ?? err?.response?.status;
   const text = `${err?.name ?? ""} ${err?.code ?? ""} ${err?.message ?? err ?? ""}`;
-  if (status === 401 || status === 403 || /unauthori[sz]ed|forbidden|invalid api key|authentication|\bauth\b/i.test(text)) return "auth";
+  if (
+    status === 401 ||
+    status === 403 ||
+    /unauthori[sz]ed|forbidden|invalid api key|authentication|\bauth\b/i.test(text)
+  )
+    return "auth";
   if (/AbortError|TimeoutError|timed? ?out|ETIMEDOUT/i.test(text)) return "timeout";
   return "other";
 }
@@ -87,10 +92,20 @@ export async function completeWithin(llm, request, ms, hostSignal, what = "summa
  *        aborts the pending request and fails the summary like a timeout, so nothing is written
  * @param {(err: Error) => void} [options.onLeaseError] a lease renewal failed (params.runner only)
  */
-export async function runCompaction(handle, params, { choice = "auto", llm, timeoutMs = 120_000, signal, onLeaseError } = {}) {
+export async function runCompaction(
+  handle,
+  params,
+  { choice = "auto", llm, timeoutMs = 120_000, signal, onLeaseError } = {},
+) {
   const hasLlm = typeof llm?.complete === "function";
   if (choice === "host" && !hasLlm) {
-    return { type: "done", ok: true, compacted: false, reason: "summarizer is \"host\" but the host offered no LLM in this call; compaction waits", failures: [] };
+    return {
+      type: "done",
+      ok: true,
+      compacted: false,
+      reason: 'summarizer is "host" but the host offered no LLM in this call; compaction waits',
+      failures: [],
+    };
   }
   const summarizer = choice === "extractive" || !hasLlm ? "extractive" : "host";
   let step = await handle.call("compactionStart", { ...params, summarizer });
@@ -100,24 +115,40 @@ export async function runCompaction(handle, params, { choice = "auto", llm, time
     const release = params.runner ? keepLeased(handle, step.jobId, onLeaseError) : () => {};
     try {
       if (signal?.aborted) throw abortError("compaction aborted by the host");
-      const request = { messages: [{ role: "user", content: step.prompt }], maxTokens: step.maxTokens, purpose: step.purpose };
+      const request = {
+        messages: [{ role: "user", content: step.prompt }],
+        maxTokens: step.maxTokens,
+        purpose: step.purpose,
+      };
       const result = await completeWithin(llm, request, timeoutMs, signal);
       // OpenClaw resolves a failed provider call with stopReason "error" and empty text rather
       // than throwing; that is a summarizer error, not an empty summary.
       if (result?.stopReason === "error" || result?.stopReason === "aborted") {
         const detail = result.errorMessage ?? result.error?.message ?? "no detail given";
-        answer = { error: { kind: result.stopReason === "aborted" ? "timeout" : "other", message: `the host LLM call ended with stopReason "${result.stopReason}" (${detail})` } };
+        answer = {
+          error: {
+            kind: result.stopReason === "aborted" ? "timeout" : "other",
+            message: `the host LLM call ended with stopReason "${result.stopReason}" (${detail})`,
+          },
+        };
       } else if (typeof result?.text === "string") {
         // Only `text` is the answer: reasoning a host or provider returns beside it (`reasoning`,
         // `thinking`, `reasoning_content`) is never read. `stopReason: "length"` tells the engine
         // the text was cut off; `usage` is what the call cost.
-        answer = { text: result.text, model: typeof result.model === "string" ? result.model : undefined, stopReason: typeof result.stopReason === "string" ? result.stopReason : undefined, usage: usageOf(result.usage) };
+        answer = {
+          text: result.text,
+          model: typeof result.model === "string" ? result.model : undefined,
+          stopReason: typeof result.stopReason === "string" ? result.stopReason : undefined,
+          usage: usageOf(result.usage),
+        };
       } else {
         answer = { error: { kind: "other", message: "the LLM's answer had no text" } };
       }
     } catch (err) {
       // A host that aborted says nothing about the provider: the engine keeps no backoff for it.
-      answer = { error: { kind: signal?.aborted ? "aborted" : classifyError(err), message: String(err?.message ?? err) } };
+      answer = {
+        error: { kind: signal?.aborted ? "aborted" : classifyError(err), message: String(err?.message ?? err) },
+      };
     } finally {
       release();
     }

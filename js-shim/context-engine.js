@@ -35,20 +35,29 @@ function runnerOf(handle, logger, startSuccessor, endsWithTurn) {
   if (!runner) {
     runner = createSummaryRunner({
       endsWithTurn,
-      onHandOver: startSuccessor && ((session) => {
-        try {
-          startSuccessor(session);
-          logger?.info?.(`[lossless-wasm] summaries of ${session.sessionKey ?? session.sessionId} go on in a successor process (lcm summarize): this process exits before they could be answered`);
-        } catch (err) {
-          logger?.warn?.(`[lossless-wasm] could not start the successor that writes summaries after this process exits: ${err?.message ?? err}`);
-        }
-      }),
+      onHandOver:
+        startSuccessor &&
+        ((session) => {
+          try {
+            startSuccessor(session);
+            logger?.info?.(
+              `[lossless-wasm] summaries of ${session.sessionKey ?? session.sessionId} go on in a successor process (lcm summarize): this process exits before they could be answered`,
+            );
+          } catch (err) {
+            logger?.warn?.(
+              `[lossless-wasm] could not start the successor that writes summaries after this process exits: ${err?.message ?? err}`,
+            );
+          }
+        }),
       onDetachedReport: (report) => {
         for (const line of report?.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
         if (report?.compacted) logger?.info?.(`[lossless-wasm] in the background: ${report.reason}`);
       },
       onDetachedError: (err) => logger?.warn?.(`[lossless-wasm] background compaction failed: ${err?.message ?? err}`),
-      onCatchUp: () => logger?.info?.("[lossless-wasm] catch-up: this turn waits for one summary (those sent after earlier turns were lost when their process exited)"),
+      onCatchUp: () =>
+        logger?.info?.(
+          "[lossless-wasm] catch-up: this turn waits for one summary (those sent after earlier turns were lost when their process exited)",
+        ),
     });
     runners.set(handle, runner);
   }
@@ -62,7 +71,8 @@ function runnerOf(handle, logger, startSuccessor, endsWithTurn) {
  * 2026.7 it is dropped and the engine sizes the view by the preflight rule and the replies it
  * has seen (docs/openclaw-host-observed.md §11.7).
  */
-const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") ? undefined : finite(p.runtimeSettings?.limits?.maxOutputTokens));
+const replyRoom = (p, hostVersion) =>
+  /^2026\.[0-7]\./.test(hostVersion ?? "") ? undefined : finite(p.runtimeSettings?.limits?.maxOutputTokens);
 
 /**
  * @param {() => Promise<{call: Function, flush: Function}>} openHandle the shared engine
@@ -86,7 +96,19 @@ const replyRoom = (p, hostVersion) => (/^2026\.[0-7]\./.test(hostVersion ?? "") 
  * @param {() => boolean} [options.endsWithTurn] this process ends with the turn it runs (a
  *        one-shot command): with startSuccessor, no summary is asked here, a successor asks
  */
-export function createContextEngine(openHandle, { logger, config = {}, hostLlm, fullHistory = false, hostVersion, summariesInBackground = false, startSuccessor, endsWithTurn } = {}) {
+export function createContextEngine(
+  openHandle,
+  {
+    logger,
+    config = {},
+    hostLlm,
+    fullHistory = false,
+    hostVersion,
+    summariesInBackground = false,
+    startSuccessor,
+    endsWithTurn,
+  } = {},
+) {
   const call = async (method, params) => (await openHandle()).call(method, params);
   // The sessions the host holds a transcript of: OpenClaw calls `bootstrap` before `assemble`
   // only for a session with transcript state. Without one (a session new to this host, such as
@@ -95,26 +117,47 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
   const hostTranscripts = new Set();
   const sessionTag = (p) => `${p?.sessionKey ?? ""}\u0000${p?.sessionId ?? ""}`;
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
-  const onLeaseError = (err) => logger?.warn?.(`[lossless-wasm] could not renew a summary request's lease (another process may start its own): ${err?.message ?? err}`);
+  const onLeaseError = (err) =>
+    logger?.warn?.(
+      `[lossless-wasm] could not renew a summary request's lease (another process may start its own): ${err?.message ?? err}`,
+    );
   /** Runs a compaction job for the call's session; `turnWaits`: the host's turn waits on this call. */
   const runJob = async (p, params, turnWaits) => {
     const handle = await openHandle();
     const s = session(p);
-    return runnerOf(handle, logger, summariesInBackground ? startSuccessor : undefined, endsWithTurn).run(s.sessionKey ?? s.sessionId, handle, { ...s, ...params }, {
-      turnWaits: turnWaits && summariesInBackground,
-      record: summariesInBackground,
-      hostSignal: p?.abortSignal,
-      driver: { choice: config.summarizer ?? "auto", llm: llmFor(p), timeoutMs: config.summaryTimeoutMs, onLeaseError },
-    });
+    return runnerOf(handle, logger, summariesInBackground ? startSuccessor : undefined, endsWithTurn).run(
+      s.sessionKey ?? s.sessionId,
+      handle,
+      { ...s, ...params },
+      {
+        turnWaits: turnWaits && summariesInBackground,
+        record: summariesInBackground,
+        hostSignal: p?.abortSignal,
+        driver: {
+          choice: config.summarizer ?? "auto",
+          llm: llmFor(p),
+          timeoutMs: config.summaryTimeoutMs,
+          onLeaseError,
+        },
+      },
+    );
   };
   const compaction = async (p, params, { turnWaits = false } = {}) => {
     let report = await runJob(p, params, turnWaits);
-    if (report.inFlight) logger?.info?.("[lossless-wasm] summary continues in the background; the turn goes on without it");
+    if (report.inFlight)
+      logger?.info?.("[lossless-wasm] summary continues in the background; the turn goes on without it");
     // compact() must still bring the prompt under the host's target now: the next job finds the
     // summary in flight, asks for none, and shrinks the view (the engine decides). Its own
     // request can only be in flight if the first ended meanwhile, so this ends.
-    for (let again = 0; report.inFlight && params.mode === "sweep" && again < 3; again++) report = await runJob(p, params, turnWaits);
-    if (report.inFlight) report = { ok: true, compacted: false, reason: "nothing to compact: a summary is still being written in the background; it is applied when it arrives", failures: [] };
+    for (let again = 0; report.inFlight && params.mode === "sweep" && again < 3; again++)
+      report = await runJob(p, params, turnWaits);
+    if (report.inFlight)
+      report = {
+        ok: true,
+        compacted: false,
+        reason: "nothing to compact: a summary is still being written in the background; it is applied when it arrives",
+        failures: [],
+      };
     for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
     // A host that aborted does not wait for a result; claim no progress we did not store.
     if (p?.abortSignal?.aborted && !report.summaryIds?.length) {
@@ -163,7 +206,8 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         prePromptMessageCount: p.prePromptMessageCount,
         // Hosts that call afterTurn (OpenClaw 2026.7) have no commitTurn to report the window;
         // theirs passes it as tokenBudget here.
-        modelContextWindow: finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
+        modelContextWindow:
+          finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
       });
     },
 
@@ -178,14 +222,17 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
         modelContextWindow: finite(p.runtimeContext?.modelContextWindow),
       });
       if (out.warning) logger?.warn?.(`[lossless-wasm] ${out.warning}`);
-      if (out.compaction?.pending) logger?.info?.(`[lossless-wasm] compaction pending (${out.compaction.pending}): ${out.compaction.logLine}`);
+      if (out.compaction?.pending)
+        logger?.info?.(`[lossless-wasm] compaction pending (${out.compaction.pending}): ${out.compaction.logLine}`);
       return { status: out.status };
     },
 
     async assemble(p) {
       const budget = typeof p.tokenBudget === "number" ? p.tokenBudget : undefined;
       const messages = Array.isArray(p.messages) ? p.messages : [];
-      const view = await (await openHandle()).assemble({
+      const view = await (
+        await openHandle()
+      ).assemble({
         ...session(p),
         messages,
         tokenBudget: budget,
@@ -220,19 +267,28 @@ export function createContextEngine(openHandle, { logger, config = {}, hostLlm, 
       // own whole transcript, not the prompt our view makes, and fails the command unless the
       // answer is "compacted" or "under target": compact by our own rules and accounting then.
       const transcriptCheck = p.runtimeContext?.trigger === "cli_budget";
-      const report = await compaction(p, {
-        mode: "sweep",
-        force: p.force === true && !transcriptCheck,
-        tokenBudget: finite(p.tokenBudget),
-        currentTokenCount: transcriptCheck ? undefined : finite(p.currentTokenCount) ?? finite(p.runtimeContext?.currentTokenCount),
-        // OpenClaw's compact() budget is the window; an embedder's may be a view budget.
-        contextWindow: finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
-        maxOutputTokens: replyRoom(p, hostVersion),
-        // A user's /compact waits for its summaries; the host's own checks (preflight, overflow
-        // recovery, 2026.7's check after a CLI turn) hold the turn, so they do not.
-      }, { turnWaits: p.runtimeContext?.trigger !== "manual" });
+      const report = await compaction(
+        p,
+        {
+          mode: "sweep",
+          force: p.force === true && !transcriptCheck,
+          tokenBudget: finite(p.tokenBudget),
+          currentTokenCount: transcriptCheck
+            ? undefined
+            : (finite(p.currentTokenCount) ?? finite(p.runtimeContext?.currentTokenCount)),
+          // OpenClaw's compact() budget is the window; an embedder's may be a view budget.
+          contextWindow:
+            finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
+          maxOutputTokens: replyRoom(p, hostVersion),
+          // A user's /compact waits for its summaries; the host's own checks (preflight, overflow
+          // recovery, 2026.7's check after a CLI turn) hold the turn, so they do not.
+        },
+        { turnWaits: p.runtimeContext?.trigger !== "manual" },
+      );
       let reason = report.reason;
-      const hostSkip = /below threshold|already under target|already compacted/.test(reason) && !/nothing to compact|no real conversation messages/.test(reason);
+      const hostSkip =
+        /below threshold|already under target|already compacted/.test(reason) &&
+        !/nothing to compact|no real conversation messages/.test(reason);
       if (transcriptCheck && report.ok && !report.compacted && !hostSkip) {
         // assemble sizes the view to the prompt budget, so the prompt is under the host's target
         // whatever its transcript holds; say it in the words the host accepts as a skip.

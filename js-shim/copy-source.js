@@ -28,7 +28,9 @@ export async function openCopySource(path, storage = "auto") {
   const driver = storage === "sql.js" || journaled || !nodeSqliteAvailable() ? "sql.js" : "node:sqlite";
   const source = driver === "sql.js" ? await openSqlJs(path) : openNodeSqlite(path);
   try {
-    const [[tables]] = [...source.rows("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")];
+    const [[tables]] = [
+      ...source.rows("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"),
+    ];
     if (!tables) throw new Error(`${path} is not a lossless-wasm store (it has no schema_migrations table)`);
   } catch (err) {
     source.close();

@@ -31,7 +31,11 @@ const BATCH_BYTES = 4 << 20;
 /** Thrown when the target holds another store's rows; the CLI shows its message as it is. */
 export class CopyConflict extends Error {}
 
-const hex = (value) => (typeof value === "string" ? Buffer.from(value, "utf8") : Buffer.from(value.buffer, value.byteOffset, value.byteLength)).toString("hex");
+const hex = (value) =>
+  (typeof value === "string"
+    ? Buffer.from(value, "utf8")
+    : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  ).toString("hex");
 
 /** The row as the JSON object the INSERT reads (json_to_recordset): bytes as hex, and for a
  *  message its search text. */
@@ -59,13 +63,27 @@ function shape(table) {
 /** Checks one batch against the rows already there; throws CopyConflict on the first row of
  *  another store, or (tables marked `unchanged`) of the same store changed since. */
 async function checkConflicts(client, table, s, json) {
-  await findConflict(client, table, s, json, table.identity, (where, columns, more) =>
-    `the target already holds another store's rows: ${where} has a different ${columns} there than in the source${more}; nothing was copied. ` +
-    "Copy into a schema of its own (--postgres-schema) or an empty one.");
+  await findConflict(
+    client,
+    table,
+    s,
+    json,
+    table.identity,
+    (where, columns, more) =>
+      `the target already holds another store's rows: ${where} has a different ${columns} there than in the source${more}; nothing was copied. ` +
+      "Copy into a schema of its own (--postgres-schema) or an empty one.",
+  );
   if (!table.unchanged) return;
-  await findConflict(client, table, s, json, table.columns.map(([n]) => n), (where, columns, more) =>
-    `${where} was written after an earlier copy, on PostgreSQL or in the source (its ${columns} differ)${more}; copying again would mix the two histories, so nothing was copied. ` +
-    "Keep the PostgreSQL store as it is, or drop its schema and copy again.");
+  await findConflict(
+    client,
+    table,
+    s,
+    json,
+    table.columns.map(([n]) => n),
+    (where, columns, more) =>
+      `${where} was written after an earlier copy, on PostgreSQL or in the source (its ${columns} differ)${more}; copying again would mix the two histories, so nothing was copied. ` +
+      "Keep the PostgreSQL store as it is, or drop its schema and copy again.",
+  );
 }
 
 /** Throws CopyConflict with `message(where, columns, more)` for the first row of the batch
@@ -74,7 +92,8 @@ async function findConflict(client, table, s, json, columns, message) {
   if (!columns.length) return;
   const differs = columns.map((c) => `t.${c} IS DISTINCT FROM ${s.value[c]}`);
   const { rows } = await client.query({
-    text: `SELECT ${table.key.map((k) => `r.${k}`).join(", ")}, ${differs.join(", ")}, count(*) OVER () FROM json_to_recordset($1::json) AS r(${s.definitions}) ` +
+    text:
+      `SELECT ${table.key.map((k) => `r.${k}`).join(", ")}, ${differs.join(", ")}, count(*) OVER () FROM json_to_recordset($1::json) AS r(${s.definitions}) ` +
       `JOIN ${table.name} t ON ${table.key.map((k) => `t.${k} = r.${k}`).join(" AND ")} WHERE ${differs.join(" OR ")} LIMIT 1`,
     values: [json],
     rowMode: "array",
@@ -84,12 +103,15 @@ async function findConflict(client, table, s, json, columns, message) {
   const key = table.key.map((k, i) => `${k} ${row[i]}`).join(", ");
   const different = columns.filter((_, i) => row[table.key.length + i]).join(", ");
   const more = Number(row[row.length - 1]) - 1;
-  throw new CopyConflict(message(`${table.name} ${key}`, different, more > 0 ? ` (and ${more} more row(s) of this batch)` : ""));
+  throw new CopyConflict(
+    message(`${table.name} ${key}`, different, more > 0 ? ` (and ${more} more row(s) of this batch)` : ""),
+  );
 }
 
 async function insertBatch(client, table, s, json) {
   const result = await client.query({
-    text: `INSERT INTO ${table.name} (${s.names.join(", ")}) SELECT ${s.names.map((n) => s.value[n]).join(", ")} ` +
+    text:
+      `INSERT INTO ${table.name} (${s.names.join(", ")}) SELECT ${s.names.map((n) => s.value[n]).join(", ")} ` +
       `FROM json_to_recordset($1::json) AS r(${s.definitions}) ON CONFLICT (${table.key.join(", ")}) DO NOTHING`,
     values: [json],
   });
@@ -126,10 +148,16 @@ async function copyTable(client, source, table) {
 /** Moves `table`'s id sequence past its largest id (never back), so new rows never take a
  *  copied id. */
 async function advanceSequence(client, table) {
-  const { rows: [[sequence]] } = await client.query({ text: "SELECT pg_get_serial_sequence($1, 'id')", values: [table.name], rowMode: "array" });
-  const { rows: [[max]] } = await client.query({ text: `SELECT max(id) FROM ${table.name}`, rowMode: "array" });
+  const {
+    rows: [[sequence]],
+  } = await client.query({ text: "SELECT pg_get_serial_sequence($1, 'id')", values: [table.name], rowMode: "array" });
+  const {
+    rows: [[max]],
+  } = await client.query({ text: `SELECT max(id) FROM ${table.name}`, rowMode: "array" });
   if (max === null) return;
-  const { rows: [[last, called]] } = await client.query({ text: `SELECT last_value, is_called FROM ${sequence}`, rowMode: "array" });
+  const {
+    rows: [[last, called]],
+  } = await client.query({ text: `SELECT last_value, is_called FROM ${sequence}`, rowMode: "array" });
   const used = called ? BigInt(last) : BigInt(last) - 1n;
   if (BigInt(max) > used) await client.query({ text: "SELECT setval($1, $2)", values: [sequence, max] });
 }
@@ -138,10 +166,14 @@ async function advanceSequence(client, table) {
 function explain(err, table) {
   if (err instanceof CopyConflict) return err;
   if (err?.code === "23505" && err.constraint === "conversations_one_active_per_key") {
-    return new CopyConflict(`the target already holds another store's active conversation for a session key of the source (${err.detail ?? "conversations_one_active_per_key"}); nothing was copied. Copy into a schema of its own (--postgres-schema) or an empty one.`);
+    return new CopyConflict(
+      `the target already holds another store's active conversation for a session key of the source (${err.detail ?? "conversations_one_active_per_key"}); nothing was copied. Copy into a schema of its own (--postgres-schema) or an empty one.`,
+    );
   }
   const code = err?.code ? ` ${err.code}` : "";
-  return new Error(`copying ${table} failed: PostgreSQL${code}: ${String(err?.message ?? err).split("\n")[0]}${err?.detail ? ` (${err.detail})` : ""}; nothing was copied`);
+  return new Error(
+    `copying ${table} failed: PostgreSQL${code}: ${String(err?.message ?? err).split("\n")[0]}${err?.detail ? ` (${err.detail})` : ""}; nothing was copied`,
+  );
 }
 
 /** The source's schema version; an Error saying what to do when it is not the one the copy
@@ -149,9 +181,11 @@ function explain(err, table) {
 export function checkSourceVersion(source) {
   const version = source.version();
   if (version !== SQLITE_VERSION) {
-    throw new Error(version < SQLITE_VERSION
-      ? `the source has schema version ${version}; this copy reads version ${SQLITE_VERSION}: open it once with this lossless-wasm (lossless-wasm-lcm status --db <file> upgrades it), then copy`
-      : `the source has schema version ${version}, newer than this lossless-wasm knows (${SQLITE_VERSION}); upgrade lossless-wasm`);
+    throw new Error(
+      version < SQLITE_VERSION
+        ? `the source has schema version ${version}; this copy reads version ${SQLITE_VERSION}: open it once with this lossless-wasm (lossless-wasm-lcm status --db <file> upgrades it), then copy`
+        : `the source has schema version ${version}, newer than this lossless-wasm knows (${SQLITE_VERSION}); upgrade lossless-wasm`,
+    );
   }
   return version;
 }
@@ -168,18 +202,32 @@ export async function copyToPostgres({ source, url, schema }) {
   let client;
   try {
     // The client reads the files the URL names (sslrootcert, sslcert, sslkey) as it is made.
-    client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: `lossless-wasm copy ${schema}` });
+    client = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: 10_000,
+      application_name: `lossless-wasm copy ${schema}`,
+    });
     await client.connect();
   } catch (err) {
     client?.end().catch(() => {});
-    throw new Error(`cannot connect to PostgreSQL at ${redactedUrl(url)}: ${String(err?.message ?? err).replaceAll(url, redactedUrl(url)).split("\n")[0]}${tlsAdvice(err)}`);
+    throw new Error(
+      `cannot connect to PostgreSQL at ${redactedUrl(url)}: ${
+        String(err?.message ?? err)
+          .replaceAll(url, redactedUrl(url))
+          .split("\n")[0]
+      }${tlsAdvice(err)}`,
+    );
   }
   const started = performance.now();
   try {
     await client.query(`SET search_path = ${schema}, public`);
-    const { rows: [[pgVersion]] } = await client.query({ text: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", rowMode: "array" });
+    const {
+      rows: [[pgVersion]],
+    } = await client.query({ text: "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", rowMode: "array" });
     if (Number(pgVersion) !== POSTGRES_VERSION) {
-      throw new Error(`the target schema ${schema} has PostgreSQL schema version ${pgVersion}; this copy writes version ${POSTGRES_VERSION}`);
+      throw new Error(
+        `the target schema ${schema} has PostgreSQL schema version ${pgVersion}; this copy writes version ${POSTGRES_VERSION}`,
+      );
     }
     const tables = [];
     await client.query("BEGIN");
@@ -201,9 +249,12 @@ export async function copyToPostgres({ source, url, schema }) {
     // The planner's statistics still describe the tables before the copy; a gateway's first
     // reads of a long conversation would be planned badly until autovacuum gets to them
     // (src/store/statistics.rs). The rows are committed: a failure here changes nothing.
-    if (tables.some((t) => t.copied > 0)) await client.query(`ANALYZE ${tables.map((t) => t.name).join(", ")}`).catch(() => {});
+    if (tables.some((t) => t.copied > 0))
+      await client.query(`ANALYZE ${tables.map((t) => t.name).join(", ")}`).catch(() => {});
     for (const t of tables) {
-      const { rows: [[n]] } = await client.query({ text: `SELECT count(*) FROM ${t.name}`, rowMode: "array" });
+      const {
+        rows: [[n]],
+      } = await client.query({ text: `SELECT count(*) FROM ${t.name}`, rowMode: "array" });
       t.target = Number(n);
     }
     return { driver: source.driver, version, tables, ms };
@@ -215,18 +266,26 @@ export async function copyToPostgres({ source, url, schema }) {
 /** The report as lines of text, and whether every table's target count equals the source's. */
 export function copyReportText(report) {
   const width = Math.max(...report.tables.map((t) => t.name.length));
-  const lines = [`${"table".padEnd(width)}  ${"source".padStart(8)}  ${"copied".padStart(8)}  ${"already there".padStart(13)}  ${"target".padStart(8)}`];
+  const lines = [
+    `${"table".padEnd(width)}  ${"source".padStart(8)}  ${"copied".padStart(8)}  ${"already there".padStart(13)}  ${"target".padStart(8)}`,
+  ];
   for (const t of report.tables) {
-    lines.push(`${t.name.padEnd(width)}  ${String(t.source).padStart(8)}  ${String(t.copied).padStart(8)}  ${String(t.existing).padStart(13)}  ${String(t.target).padStart(8)}`);
+    lines.push(
+      `${t.name.padEnd(width)}  ${String(t.source).padStart(8)}  ${String(t.copied).padStart(8)}  ${String(t.existing).padStart(13)}  ${String(t.target).padStart(8)}`,
+    );
   }
   const copied = report.tables.reduce((n, t) => n + t.copied, 0);
   const rows = report.tables.reduce((n, t) => n + t.source, 0);
-  lines.push(copied === 0
-    ? `nothing to copy: all ${rows} row(s) of the source were already there (${(report.ms / 1000).toFixed(1)} s)`
-    : `copied ${copied} of ${rows} row(s) in ${(report.ms / 1000).toFixed(1)} s; id sequences moved past the copied ids`);
+  lines.push(
+    copied === 0
+      ? `nothing to copy: all ${rows} row(s) of the source were already there (${(report.ms / 1000).toFixed(1)} s)`
+      : `copied ${copied} of ${rows} row(s) in ${(report.ms / 1000).toFixed(1)} s; id sequences moved past the copied ids`,
+  );
   const differ = report.tables.filter((t) => t.target !== t.source);
   for (const t of differ) {
-    lines.push(`${t.name}: the target holds ${t.target} row(s), the source ${t.source}${t.target > t.source ? " (rows written on PostgreSQL since an earlier copy, or another store's)" : ""}`);
+    lines.push(
+      `${t.name}: the target holds ${t.target} row(s), the source ${t.source}${t.target > t.source ? " (rows written on PostgreSQL since an earlier copy, or another store's)" : ""}`,
+    );
   }
   return { text: lines.join("\n"), countsMatch: differ.length === 0 };
 }

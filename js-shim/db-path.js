@@ -12,7 +12,10 @@ export const STORAGE_OPEN_ERROR = "StorageOpenError";
 /** Whether `err` is the operating system refusing the file or its folder (not a lock or a
  *  malformed database, whose messages already say what to do). */
 export function isOsOpenError(err) {
-  return (typeof err?.code === "string" && /^E[A-Z]+$/.test(err.code)) || /unable to open database file/i.test(err?.message ?? "");
+  return (
+    (typeof err?.code === "string" && /^E[A-Z]+$/.test(err.code)) ||
+    /unable to open database file/i.test(err?.message ?? "")
+  );
 }
 
 /** `err` (the OS's reason) as the one line for a database at `path` that cannot open. */
@@ -42,7 +45,11 @@ export function whyNotCreatable(path) {
       dir = up;
       continue;
     }
-    if (!stat.isDirectory()) return storageOpenError(path, Object.assign(new Error(`ENOTDIR: ${dir} is a file, not a folder`), { code: "ENOTDIR" }));
+    if (!stat.isDirectory())
+      return storageOpenError(
+        path,
+        Object.assign(new Error(`ENOTDIR: ${dir} is a file, not a folder`), { code: "ENOTDIR" }),
+      );
     try {
       accessSync(dir, constants.W_OK | constants.X_OK);
     } catch (err) {

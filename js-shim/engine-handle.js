@@ -10,7 +10,13 @@ import { createViewHandover } from "./view-handover.js";
  * systemPromptAddition, storedMessages, notice?}` (notice: a line for the host's log).
  */
 export function assembleWith(views, params, fetch) {
-  const shape = ({ out, messages }) => ({ messages, estimatedTokens: out.estimatedTokens, systemPromptAddition: out.systemPromptAddition, storedMessages: out.storedMessages, notice: out.notice });
+  const shape = ({ out, messages }) => ({
+    messages,
+    estimatedTokens: out.estimatedTokens,
+    systemPromptAddition: out.systemPromptAddition,
+    storedMessages: out.storedMessages,
+    notice: out.notice,
+  });
   const view = views.assemble(params.sessionKey ?? params.sessionId, fetch);
   return typeof view?.then === "function" ? view.then(shape) : shape(view);
 }
@@ -84,7 +90,10 @@ export function createHandle({ db, config, save, persist }) {
       if (!(save || persist) || !(engine.takeDirty() || unsaved)) return undefined;
       unsaved = true;
       const result = persist ? persist(() => engine.exportDatabase()) : save(engine.exportDatabase());
-      if (typeof result?.then === "function") return result.then(() => { unsaved = false; });
+      if (typeof result?.then === "function")
+        return result.then(() => {
+          unsaved = false;
+        });
       unsaved = false;
       return undefined;
     },

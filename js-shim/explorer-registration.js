@@ -9,7 +9,8 @@ export const EXPLORER_TAB = Object.freeze({
   surface: "tab",
   id: "context-explorer",
   label: "Context explorer",
-  description: "The lossless-wasm summary DAG of an agent's conversations: depths, token estimates, fallback warnings, originals.",
+  description:
+    "The lossless-wasm summary DAG of an agent's conversations: depths, token estimates, fallback warnings, originals.",
   icon: "git-branch",
   group: "agent",
   path: `${EXPLORER_PATH}/`,
@@ -24,7 +25,12 @@ export const EXPLORER_TAB = Object.freeze({
  */
 export function registerExplorer(api, open, options) {
   if (typeof api.registerHttpRoute !== "function") return { route: false, tab: false };
-  api.registerHttpRoute({ path: EXPLORER_PATH, auth: "gateway", match: "prefix", handler: createExplorerHandler(open, { ...options, logger: api.logger }) });
+  api.registerHttpRoute({
+    path: EXPLORER_PATH,
+    auth: "gateway",
+    match: "prefix",
+    handler: createExplorerHandler(open, { ...options, logger: api.logger }),
+  });
   const describe = api.session?.controls?.registerControlUiDescriptor;
   if (typeof describe !== "function") return { route: true, tab: false };
   try {
@@ -32,7 +38,9 @@ export function registerExplorer(api, open, options) {
     return { route: true, tab: true };
   } catch (err) {
     // A host that knows descriptors but refuses this one still serves the page.
-    api.logger?.warn?.(`[lossless-wasm] the Control UI tab for the context explorer was refused: ${err?.message ?? err}`);
+    api.logger?.warn?.(
+      `[lossless-wasm] the Control UI tab for the context explorer was refused: ${err?.message ?? err}`,
+    );
     return { route: true, tab: false };
   }
 }

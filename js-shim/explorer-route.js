@@ -60,13 +60,15 @@ function intParam(query, name, { required = true } = {}) {
     if (required) throw new HttpError(400, `${name} is required`);
     return undefined;
   }
-  if (!/^\d{1,15}$/.test(raw)) throw new HttpError(400, `${name} must be a positive integer, got ${JSON.stringify(raw.slice(0, 40))}`);
+  if (!/^\d{1,15}$/.test(raw))
+    throw new HttpError(400, `${name} must be a positive integer, got ${JSON.stringify(raw.slice(0, 40))}`);
   return Number(raw);
 }
 
 function agentParam(query) {
   const agent = query.get("agent");
-  if (!agent) throw new HttpError(400, "agent is required: the explorer shows one agent's conversations (e.g. ?agent=main)");
+  if (!agent)
+    throw new HttpError(400, "agent is required: the explorer shows one agent's conversations (e.g. ?agent=main)");
   return agent;
 }
 
@@ -106,7 +108,10 @@ export function createExplorerHandler(openHandle, { config = {}, hostLlm, logger
       return { agentId, conversations: await handle.call("explorerConversations", { agentId }) };
     },
     async dag(handle, query) {
-      return handle.call("explorerDag", { agentId: agentParam(query), conversationId: intParam(query, "conversation") });
+      return handle.call("explorerDag", {
+        agentId: agentParam(query),
+        conversationId: intParam(query, "conversation"),
+      });
     },
     async summary(handle, query) {
       return handle.call("explorerSummary", { agentId: agentParam(query), summaryId: intParam(query, "summary") });
@@ -122,7 +127,10 @@ export function createExplorerHandler(openHandle, { config = {}, hostLlm, logger
     },
     // What a repair would redo, without writing anything.
     async "repair-plan"(handle, query) {
-      const dag = await handle.call("explorerDag", { agentId: agentParam(query), conversationId: intParam(query, "conversation") });
+      const dag = await handle.call("explorerDag", {
+        agentId: agentParam(query),
+        conversationId: intParam(query, "conversation"),
+      });
       const { sessionId, sessionKey } = dag.conversation;
       const plan = await handle.call("repairStart", { sessionId, sessionKey, dryRun: true });
       return { ...plan, conversationId: dag.conversation.id, confirmPhrase: repairPhrase(dag.conversation.id) };
@@ -136,15 +144,27 @@ export function createExplorerHandler(openHandle, { config = {}, hostLlm, logger
     if (!agentId || !(conversationId > 0)) throw new HttpError(400, "repair needs {agent, conversation, confirm}");
     const dag = await handle.call("explorerDag", { agentId, conversationId });
     if (body.confirm !== repairPhrase(conversationId)) {
-      throw new HttpError(409, `repair changes stored summaries: confirm by sending confirm: "${repairPhrase(conversationId)}"`);
+      throw new HttpError(
+        409,
+        `repair changes stored summaries: confirm by sending confirm: "${repairPhrase(conversationId)}"`,
+      );
     }
-    if (typeof handle.backupTo !== "function") throw new HttpError(500, "this storage cannot take a backup, so repair is refused");
+    if (typeof handle.backupTo !== "function")
+      throw new HttpError(500, "this storage cannot take a backup, so repair is refused");
     const backup = backupPath(handle.path, Date.now());
     await handle.backupTo(backup);
     const { sessionId, sessionKey } = dag.conversation;
-    const repairHandle = { call: (method, params) => handle.call(method === "compactionStart" ? "repairStart" : "repairContinue", params) };
-    const report = await runCompaction(repairHandle, { sessionId, sessionKey }, { choice: config.summarizer ?? "auto", llm: hostLlm?.(), timeoutMs: config.summaryTimeoutMs });
-    logger?.info?.(`[lossless-wasm] explorer repair of conversation ${conversationId}: ${report.repaired?.length ?? 0} redone; backup ${backup}`);
+    const repairHandle = {
+      call: (method, params) => handle.call(method === "compactionStart" ? "repairStart" : "repairContinue", params),
+    };
+    const report = await runCompaction(
+      repairHandle,
+      { sessionId, sessionKey },
+      { choice: config.summarizer ?? "auto", llm: hostLlm?.(), timeoutMs: config.summaryTimeoutMs },
+    );
+    logger?.info?.(
+      `[lossless-wasm] explorer repair of conversation ${conversationId}: ${report.repaired?.length ?? 0} redone; backup ${backup}`,
+    );
     return { ...report, backup, conversationId };
   }
 

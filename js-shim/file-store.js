@@ -1,6 +1,16 @@
 // Durable files for Node: the database is replaced atomically (temp file, fsync, rename, fsync of
 // the directory), so a crash leaves either the previous or the new database, never a torn one.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname } from "node:path";
 
 const SQLITE_HEADER = "SQLite format 3\0";
@@ -12,10 +22,14 @@ export function readDatabaseFile(path) {
   if (bytes.length === 0) return undefined;
   const wal = `${path}-wal`;
   if (existsSync(wal) && statSync(wal).size > 0) {
-    throw new Error(`lossless-wasm: ${path} has an unmerged write-ahead log (${wal}) from node:sqlite; open it with storage "node:sqlite" (sql.js would miss those writes)`);
+    throw new Error(
+      `lossless-wasm: ${path} has an unmerged write-ahead log (${wal}) from node:sqlite; open it with storage "node:sqlite" (sql.js would miss those writes)`,
+    );
   }
   if (bytes.length < 100 || bytes.subarray(0, 16).toString("latin1") !== SQLITE_HEADER) {
-    throw new Error(`lossless-wasm: ${path} is not a SQLite database (wrong file header); refusing to open it, the file was left unchanged (move it away or set dbPath)`);
+    throw new Error(
+      `lossless-wasm: ${path} is not a SQLite database (wrong file header); refusing to open it, the file was left unchanged (move it away or set dbPath)`,
+    );
   }
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
 }

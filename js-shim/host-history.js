@@ -42,7 +42,9 @@ export function restore(method, messages, elided, onRead) {
     // allocated (and left to the collector) a slot per elided message, every turn (~0.13 ms and
     // 800 KB at 100,000 messages).
     const array = [];
-    messages.forEach((m, i) => { array[elided + i] = m; });
+    messages.forEach((m, i) => {
+      array[elided + i] = m;
+    });
     if (messages.length === 0) array.length = elided;
     return array;
   }

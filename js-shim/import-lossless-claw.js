@@ -65,7 +65,9 @@ async function openSource(path) {
   if (process.getBuiltinModule?.("node:sqlite")?.DatabaseSync) return new ReadOnlyNodeDatabase(path);
   const wal = `${path}-wal`;
   if (existsSync(wal) && statSync(wal).size > 0) {
-    throw new Error(`lossless-claw import: ${path} has unmerged changes in ${wal}; stop OpenClaw (or run the import with a Node that has node:sqlite) and try again`);
+    throw new Error(
+      `lossless-claw import: ${path} has unmerged changes in ${wal}; stop OpenClaw (or run the import with a Node that has node:sqlite) and try again`,
+    );
   }
   const SQL = await require("../vendor/sql.js/sql-wasm.cjs")();
   return new SQL.Database(readFileSync(path));

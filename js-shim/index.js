@@ -43,7 +43,9 @@ function hostVersion(api) {
 
 export function resolveDbPath(api) {
   const configured = api.pluginConfig?.dbPath;
-  return typeof configured === "string" && configured.trim() ? configured : join(stateDir(api), "lossless-wasm", "lossless.sqlite");
+  return typeof configured === "string" && configured.trim()
+    ? configured
+    : join(stateDir(api), "lossless-wasm", "lossless.sqlite");
 }
 
 /** Registers `openclaw lcm …` with the host's CLI; it runs the headless command (cli.js) on this
@@ -61,14 +63,19 @@ function registerLcmCli(api) {
           const { main } = await import("./cli.js");
           // The plugin's engine settings, the host's LLM for summarize and repair, and its log
           // (a successor reports there what the turns that handed over would have).
-          process.exitCode = await main(["--db", resolveDbPath(api), ...(args ?? [])], { config: api.pluginConfig ?? {}, llm: hostLlm(api), logger: api.logger });
+          process.exitCode = await main(["--db", resolveDbPath(api), ...(args ?? [])], {
+            config: api.pluginConfig ?? {},
+            llm: hostLlm(api),
+            logger: api.logger,
+          });
         });
     },
     { descriptors: [{ name: "lcm", description: LCM_CLI_DESCRIPTION, hasSubcommands: true }] },
   );
 }
 
-const LCM_CLI_DESCRIPTION = "Lossless context: status, integrity doctor, repair of fallback summaries, lossless-claw import";
+const LCM_CLI_DESCRIPTION =
+  "Lossless context: status, integrity doctor, repair of fallback summaries, lossless-claw import";
 
 export default {
   id: ENGINE_ID,
@@ -96,9 +103,18 @@ export default {
     // The recall tools, built per session: the factory's ctx names the session they may read
     // (the engine derives the agent from its key and checks every id against it).
     // lcm_ask asks the plugin-wide LLM (tool calls carry no session-bound one).
-    api.registerTool?.((ctx) => createRecallTools(open, ctx, { llm: () => hostLlm(api), askTimeoutMs: config.askTimeoutMs }), { names: TOOL_NAMES });
+    api.registerTool?.(
+      (ctx) => createRecallTools(open, ctx, { llm: () => hostLlm(api), askTimeoutMs: config.askTimeoutMs }),
+      { names: TOOL_NAMES },
+    );
     // The operator command: /lcm status | doctor | repair (bypasses the model).
-    api.registerCommand?.(createLcmCommand(open, { config, hostLlm: () => hostLlm(api), defaultImportPath: () => join(stateDir(api), "lcm.db") }));
+    api.registerCommand?.(
+      createLcmCommand(open, {
+        config,
+        hostLlm: () => hostLlm(api),
+        defaultImportPath: () => join(stateDir(api), "lcm.db"),
+      }),
+    );
     // The context explorer: a page the gateway serves under its own auth, and a Control UI tab.
     registerExplorer(api, open, { config, hostLlm: () => hostLlm(api) });
     // A storage that cannot open (an unusable `dbPath`, a bad config) is refused: the factory
@@ -128,10 +144,14 @@ export default {
       return createContextEngine(open, {
         logger: api.logger,
         // A one-shot process hands summaries it cannot wait for to `openclaw lcm summarize`.
-        startSuccessor: config.summarySuccessor === false || !openclawCliEntry() ? undefined : (session) => spawnSuccessor(session, {
-          entry: openclawCliEntry(),
-          logPath: join(stateDir(api), "lossless-wasm", "successor.log"),
-        }),
+        startSuccessor:
+          config.summarySuccessor === false || !openclawCliEntry()
+            ? undefined
+            : (session) =>
+                spawnSuccessor(session, {
+                  entry: openclawCliEntry(),
+                  logPath: join(stateDir(api), "lossless-wasm", "successor.log"),
+                }),
         // ... and one whose process ends with its turn sends no request that would die with it.
         endsWithTurn: oneShotHandOver(hostVersion(api)) ? () => endsWithItsTurn(storedTurns()) : undefined,
         config,

@@ -45,7 +45,9 @@ const LOSS_KEY = ["loss"];
 /** Thrown by a fenced write whose lease is no longer its own. */
 export class LeaseLostError extends Error {
   constructor(key, holder) {
-    super(`lossless-wasm: this engine lost its write lease on key ${JSON.stringify(key)} (${holder ? "another tab or worker took it over after it expired" : "it expired and was released"}); nothing was written — open the engine again`);
+    super(
+      `lossless-wasm: this engine lost its write lease on key ${JSON.stringify(key)} (${holder ? "another tab or worker took it over after it expired" : "it expired and was released"}); nothing was written — open the engine again`,
+    );
     this.name = "LeaseLostError";
   }
 }
@@ -87,7 +89,10 @@ export async function openIndexedDbStore(dbName = "lossless-wasm") {
     if (!idb.objectStoreNames.contains(DATABASES)) idb.createObjectStore(DATABASES);
     if (!idb.objectStoreNames.contains(JOURNAL)) idb.createObjectStore(JOURNAL);
     if (event.dataLoss === "total") {
-      observedLoss = { at: Date.now(), message: event.dataLossMessage || "the browser reported that it discarded this database" };
+      observedLoss = {
+        at: Date.now(),
+        message: event.dataLossMessage || "the browser reported that it discarded this database",
+      };
       open.transaction.objectStore(DATABASES).put(observedLoss, LOSS_KEY);
     }
   };

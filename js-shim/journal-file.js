@@ -62,12 +62,14 @@ function replaceFile(path, bytes) {
 }
 
 function writeAll(fd, bytes) {
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
 }
 
 const corrupt = (path, at, why) =>
-  new Error(`lossless-wasm: the journal ${path} is corrupt at byte ${at} (${why}); nothing was changed. ` +
-    `It holds the writes made after the database's last checkpoint: restore it from a backup, or move it away to open the database without those writes.`);
+  new Error(
+    `lossless-wasm: the journal ${path} is corrupt at byte ${at} (${why}); nothing was changed. ` +
+      `It holds the writes made after the database's last checkpoint: restore it from a backup, or move it away to open the database without those writes.`,
+  );
 
 const zerosFrom = (bytes, at) => {
   for (let i = at; i < bytes.length; i++) if (bytes[i] !== 0) return false;
@@ -82,7 +84,8 @@ export function readJournal(path) {
   if (!existsSync(path)) return undefined;
   const bytes = readFileSync(path);
   if (bytes.length === 0) return undefined;
-  if (bytes.length < 8 || bytes.toString("latin1", 0, 4) !== MAGIC) throw corrupt(path, 0, `it does not start with the ${MAGIC} header`);
+  if (bytes.length < 8 || bytes.toString("latin1", 0, 4) !== MAGIC)
+    throw corrupt(path, 0, `it does not start with the ${MAGIC} header`);
   const generation = bytes.readUInt32LE(4);
   const entries = [];
   let at = 8;
@@ -126,9 +129,11 @@ function load(SQL, path) {
     const jpath = journalPath(path);
     const found = readJournal(jpath);
     const current = found?.generation === generation;
-    if (found && !current && found.entries.length > 0 && ((found.generation + 1) >>> 0) !== generation) {
-      throw new Error(`lossless-wasm: the journal ${jpath} (generation ${found.generation}) does not belong to ${path} (generation ${generation}); nothing was changed. ` +
-        `Was the database file replaced? Put back the matching file, or move the journal away to open the database without its writes.`);
+    if (found && !current && found.entries.length > 0 && (found.generation + 1) >>> 0 !== generation) {
+      throw new Error(
+        `lossless-wasm: the journal ${jpath} (generation ${found.generation}) does not belong to ${path} (generation ${generation}); nothing was changed. ` +
+          `Was the database file replaced? Put back the matching file, or move the journal away to open the database without its writes.`,
+      );
     }
     try {
       replay(raw, current ? found.entries : []);

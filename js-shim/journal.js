@@ -32,7 +32,7 @@ export function entrySize(entry) {
   let n = 16;
   for (const [sql, values] of entry) {
     n += sql.length + 8;
-    for (const v of values ?? []) n += typeof v === "string" ? v.length : v?.byteLength ?? 8;
+    for (const v of values ?? []) n += typeof v === "string" ? v.length : (v?.byteLength ?? 8);
   }
   return n;
 }
@@ -163,7 +163,9 @@ function* applyEntries(db, entries) {
         db.exec("COMMIT");
       } catch (err) {
         db.exec("ROLLBACK");
-        throw new Error(`lossless-wasm: journal entry ${i + 1} of ${entries.length} does not apply to its snapshot (${err.message}); the stored database was left unchanged`);
+        throw new Error(
+          `lossless-wasm: journal entry ${i + 1} of ${entries.length} does not apply to its snapshot (${err.message}); the stored database was left unchanged`,
+        );
       }
       yield i;
     }
@@ -211,7 +213,15 @@ export function checkpointDue(journalBytes, snapshotBytes, minBytes = 2 << 20) {
  *        snapshot and drops the journal
  * @returns {{db: object, persist: (exportDatabase: () => Uint8Array) => Promise<void>|void}}
  */
-export function journalPersister({ db, snapshotBytes = 0, journalBytes = 0, nextSeq = 1, append, checkpoint, minCheckpointBytes }) {
+export function journalPersister({
+  db,
+  snapshotBytes = 0,
+  journalBytes = 0,
+  nextSeq = 1,
+  append,
+  checkpoint,
+  minCheckpointBytes,
+}) {
   const journal = journalDatabase(db);
   let seq = nextSeq;
   let journaled = journalBytes;

@@ -33,8 +33,18 @@ function spendLines(title, passes) {
     const approx = p.estimated ? " (partly estimated)" : "";
     return `${p.calls} call(s), ${p.inputTokens} tokens in, ${p.outputTokens} out${approx}; ${p.stored} stored, ${p.rejected} rejected, ${p.failed} failed`;
   };
-  const total = passes.reduce((t, p) => ({ calls: t.calls + p.calls, inputTokens: t.inputTokens + p.inputTokens, outputTokens: t.outputTokens + p.outputTokens, stored: t.stored + p.stored, rejected: t.rejected + p.rejected, failed: t.failed + p.failed, estimated: t.estimated || p.estimated }),
-    { calls: 0, inputTokens: 0, outputTokens: 0, stored: 0, rejected: 0, failed: 0, estimated: false });
+  const total = passes.reduce(
+    (t, p) => ({
+      calls: t.calls + p.calls,
+      inputTokens: t.inputTokens + p.inputTokens,
+      outputTokens: t.outputTokens + p.outputTokens,
+      stored: t.stored + p.stored,
+      rejected: t.rejected + p.rejected,
+      failed: t.failed + p.failed,
+      estimated: t.estimated || p.estimated,
+    }),
+    { calls: 0, inputTokens: 0, outputTokens: 0, stored: 0, rejected: 0, failed: 0, estimated: false },
+  );
   const indent = title.match(/^\s*/)[0];
   return [`${title}: ${one(total)}`, ...passes.map((p) => `${indent}  ${p.pass}: ${one(p)}`)];
 }
@@ -45,7 +55,11 @@ function summaryRunsText(runs, now) {
   const parts = [];
   const o = runs.outstanding;
   if (o) {
-    const lease = o.leaseUntilMs ? (o.leaseUntilMs > now ? `, leased until ${iso(o.leaseUntilMs)}` : ", its lease ran out") : ", not leased";
+    const lease = o.leaseUntilMs
+      ? o.leaseUntilMs > now
+        ? `, leased until ${iso(o.leaseUntilMs)}`
+        : ", its lease ran out"
+      : ", not leased";
     parts.push(`a request out since ${iso(o.sinceMs)} (process ${String(o.runner).slice(0, 8)}${lease})`);
   }
   if (runs.abandoned) parts.push(`${runs.abandoned} request(s) in a row lost with their process`);
@@ -72,13 +86,16 @@ function conversationCounts(t) {
 
 /** The view the model was last shown, which only the process that assembled it knows. */
 function viewText(c) {
-  if (typeof c.viewTokens !== "number") return "not assembled by this process (the gateway that serves the session knows it)";
+  if (typeof c.viewTokens !== "number")
+    return "not assembled by this process (the gateway that serves the session knows it)";
   return `${c.viewTokens} tokens last assembled${typeof c.viewBudget === "number" ? `, budget ${c.viewBudget}` : ""}`;
 }
 
 function statusText(s, asked) {
   const t = s.totals;
-  const byLevel = t.summaries.length ? t.summaries.map(([level, depth, n]) => `${level} d${depth}: ${n}`).join(", ") : "none";
+  const byLevel = t.summaries.length
+    ? t.summaries.map(([level, depth, n]) => `${level} d${depth}: ${n}`).join(", ")
+    : "none";
   const lines = [
     "lossless-wasm status",
     `conversations: ${conversationCounts(t)}`,
@@ -112,8 +129,13 @@ function statusText(s, asked) {
 }
 
 function doctorText(d, dryRun) {
-  const lines = [`lossless-wasm doctor: ${d.ok ? "all checks pass" : "problems found"}${dryRun ? " (dry run: nothing changed)" : ""}`];
-  for (const c of d.checks) lines.push(`  ${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.detail}${!c.ok && c.fixable ? " (fixable: run without --dry-run)" : ""}`);
+  const lines = [
+    `lossless-wasm doctor: ${d.ok ? "all checks pass" : "problems found"}${dryRun ? " (dry run: nothing changed)" : ""}`,
+  ];
+  for (const c of d.checks)
+    lines.push(
+      `  ${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.detail}${!c.ok && c.fixable ? " (fixable: run without --dry-run)" : ""}`,
+    );
   if (d.fixed.length) lines.push(`fixed: ${d.fixed.join(", ")}`);
   return lines.join("\n");
 }
@@ -124,13 +146,20 @@ function repairText(r) {
   const fallbacks = r.planned.filter((p) => p.reason === "fallback").length;
   const head = `${fallbacks} fallback summar${fallbacks === 1 ? "y" : "ies"} and ${r.planned.length - fallbacks} built on them`;
   if (r.dryRun) {
-    return [`lossless-wasm repair (dry run): would redo ${head}:`, ...r.planned.map((p) => `  summary ${p.id} (depth ${p.depth}, ${p.reason})`)].join("\n");
+    return [
+      `lossless-wasm repair (dry run): would redo ${head}:`,
+      ...r.planned.map((p) => `  summary ${p.id} (depth ${p.depth}, ${p.reason})`),
+    ].join("\n");
   }
   const redacted = Object.entries(r.redacted ?? {});
   const redactedLine = redacted.length
     ? [`  credentials replaced before summarizing: ${redacted.map(([cls, n]) => `${n} ${cls}`).join(", ")}`]
     : [];
-  return [`lossless-wasm repair: ${head}; redone ${r.repaired.length}${r.repaired.length ? ` (${r.repaired.join(", ")})` : ""}`, ...redactedLine, ...r.failures.map((f) => `  ${f}`)].join("\n");
+  return [
+    `lossless-wasm repair: ${head}; redone ${r.repaired.length}${r.repaired.length ? ` (${r.repaired.join(", ")})` : ""}`,
+    ...redactedLine,
+    ...r.failures.map((f) => `  ${f}`),
+  ].join("\n");
 }
 
 function importText(path, r) {
@@ -166,7 +195,11 @@ export async function runLcm(handle, args, options = {}) {
  * did not run; `usage` is true when the command line itself was wrong.
  * @returns {Promise<{text: string, ok: boolean, usage: boolean}>}
  */
-export async function runLcmCommand(handle, args, { sessionId, sessionKey, llm, summarizer = "auto", timeoutMs, defaultImportPath } = {}) {
+export async function runLcmCommand(
+  handle,
+  args,
+  { sessionId, sessionKey, llm, summarizer = "auto", timeoutMs, defaultImportPath } = {},
+) {
   const done = (text, ok = true) => ({ text, ok, usage: false });
   const usage = (text) => ({ text, ok: false, usage: true });
   const [command = "status", ...flags] = words(args);
@@ -186,7 +219,12 @@ export async function runLcmCommand(handle, args, { sessionId, sessionKey, llm, 
     case "status": {
       // Absent, not undefined: the engine reads an undefined sessionId as a missing required one.
       const asked = Date.now();
-      return done(statusText(await handle.call("status", { ...(sessionId ? { sessionId } : {}), ...(sessionKey ? { sessionKey } : {}) }), asked));
+      return done(
+        statusText(
+          await handle.call("status", { ...(sessionId ? { sessionId } : {}), ...(sessionKey ? { sessionKey } : {}) }),
+          asked,
+        ),
+      );
     }
     case "doctor": {
       const report = await handle.call("doctor", { fix: !dryRun });
@@ -198,7 +236,9 @@ export async function runLcmCommand(handle, args, { sessionId, sessionKey, llm, 
         return done(repairText(plan), Array.isArray(plan.planned));
       }
       // Same protocol as compaction: the driver carries each request to the LLM and back.
-      const repairHandle = { call: (method, params) => handle.call(method === "compactionStart" ? "repairStart" : "repairContinue", params) };
+      const repairHandle = {
+        call: (method, params) => handle.call(method === "compactionStart" ? "repairStart" : "repairContinue", params),
+      };
       const report = await runCompaction(repairHandle, {}, { choice: summarizer, llm, timeoutMs });
       return done(repairText(report), Array.isArray(report.planned) && !(report.failures ?? []).length);
     }
@@ -229,7 +269,9 @@ export function createLcmCommand(openHandle, { config = {}, hostLlm, defaultImpo
         handle = await openHandle();
       } catch (err) {
         // An unusable `dbPath` (or config): the one line naming it, and what the host does meanwhile.
-        return { text: `lossless-wasm: storage unavailable: ${String(err?.message ?? err).replace(/^lossless-wasm: /, "")}\nrefusing: the host answers turns with its legacy context engine, and nothing is stored here, until it opens` };
+        return {
+          text: `lossless-wasm: storage unavailable: ${String(err?.message ?? err).replace(/^lossless-wasm: /, "")}\nrefusing: the host answers turns with its legacy context engine, and nothing is stored here, until it opens`,
+        };
       }
       try {
         const text = await runLcm(handle, ctx?.args ?? ctx?.commandBody?.replace(/^\/lcm\b/, ""), {

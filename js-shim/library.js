@@ -22,7 +22,8 @@ const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
 let wasmReady;
 
 function requireSqlJs(SQL, caller) {
-  if (!SQL?.Database) throw new TypeError(`${caller}: pass the initialized sql.js module as \`SQL\` (the result of initSqlJs())`);
+  if (!SQL?.Database)
+    throw new TypeError(`${caller}: pass the initialized sql.js module as \`SQL\` (the result of initSqlJs())`);
 }
 
 /**
@@ -47,16 +48,23 @@ async function openOn({ db, config, save, persist, wasm, llm, readOnly, broken, 
     await release();
     throw err;
   }
-  const engine = withInspection(createContextEngine(async () => handle, { config, hostLlm: () => llm }), handle);
-  return makeClosable(engine, async () => {
-    try {
-      await handle.flush();
-    } finally {
-      db.close();
-      handle = undefined;
-      await release();
-    }
-  }, { readOnly, broken });
+  const engine = withInspection(
+    createContextEngine(async () => handle, { config, hostLlm: () => llm }),
+    handle,
+  );
+  return makeClosable(
+    engine,
+    async () => {
+      try {
+        await handle.flush();
+      } finally {
+        db.close();
+        handle = undefined;
+        await release();
+      }
+    },
+    { readOnly, broken },
+  );
 }
 
 /** Adds the engine's read-only inspection calls (the base of lcm_describe / lcm_expand). */
@@ -95,15 +103,28 @@ export async function openEngine({ SQL, bytes, config, save, wasm, llm } = {}) {
  * corrupt (indexeddb-store.js), null otherwise.
  */
 export async function openBrowserEngine({
-  SQL, config, wasm, llm, idbName = "lossless-wasm", key = "default", checkpointBytes,
-  readOnly = false, lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS, lockManager = globalThis.navigator?.locks ?? null, leaseMs,
+  SQL,
+  config,
+  wasm,
+  llm,
+  idbName = "lossless-wasm",
+  key = "default",
+  checkpointBytes,
+  readOnly = false,
+  lockTimeoutMs = DEFAULT_LOCK_TIMEOUT_MS,
+  lockManager = globalThis.navigator?.locks ?? null,
+  leaseMs,
 } = {}) {
   requireSqlJs(SQL, "openBrowserEngine");
   if (!(typeof lockTimeoutMs === "number" && lockTimeoutMs >= 0)) {
-    throw new TypeError(`openBrowserEngine: \`lockTimeoutMs\` must be a number of milliseconds >= 0 (or Infinity), got ${String(lockTimeoutMs)}`);
+    throw new TypeError(
+      `openBrowserEngine: \`lockTimeoutMs\` must be a number of milliseconds >= 0 (or Infinity), got ${String(lockTimeoutMs)}`,
+    );
   }
   if (leaseMs !== undefined && !(typeof leaseMs === "number" && leaseMs >= 100 && Number.isFinite(leaseMs))) {
-    throw new TypeError(`openBrowserEngine: \`leaseMs\` must be a finite number of milliseconds >= 100, got ${String(leaseMs)}`);
+    throw new TypeError(
+      `openBrowserEngine: \`leaseMs\` must be a finite number of milliseconds >= 100, got ${String(leaseMs)}`,
+    );
   }
   const store = await openIndexedDbStore(idbName);
   let lock;
@@ -119,18 +140,22 @@ export async function openBrowserEngine({
   let dataLoss = null;
   // A write refused because the lease moved on leaves this engine behind the store for good.
   let lostWrite;
-  const fenced = (write) => write.catch((err) => {
-    if (err?.name === "LeaseLostError") lostWrite = err;
-    throw err;
-  });
+  const fenced = (write) =>
+    write.catch((err) => {
+      if (err?.name === "LeaseLostError") lostWrite = err;
+      throw err;
+    });
   try {
     // The lock comes first: what is read below is then everything the last writer committed.
     // A reader takes none: it reads snapshot and journal in one transaction, committed state only.
-    if (!readOnly) lock = await acquireStoreLock({ store, idbName, key, timeoutMs: lockTimeoutMs, locks: lockManager, leaseMs });
+    if (!readOnly)
+      lock = await acquireStoreLock({ store, idbName, key, timeoutMs: lockTimeoutMs, locks: lockManager, leaseMs });
     const { snapshot, entries, lastSeq, loss } = await store.loadJournaled(key);
     dataLoss = loss ?? null;
     if (store.observedLoss) {
-      console.warn(`lossless-wasm: the browser discarded IndexedDB "${idbName}" (${store.observedLoss.message}) and recreated it empty; what was stored there before is gone (engine.dataLoss)`);
+      console.warn(
+        `lossless-wasm: the browser discarded IndexedDB "${idbName}" (${store.observedLoss.message}) and recreated it empty; what was stored there before is gone (engine.dataLoss)`,
+      );
     }
     db = new SQL.Database(snapshot);
     // In slices: a reopen may replay ~1,000 turns, about a second of work on the tab's thread.
@@ -152,6 +177,15 @@ export async function openBrowserEngine({
     await release();
     throw err;
   }
-  const engine = await openOn({ db: persister.db, config, persist: persister.persist, wasm, llm, readOnly, broken: () => lostWrite ?? lock?.lost(), release });
+  const engine = await openOn({
+    db: persister.db,
+    config,
+    persist: persister.persist,
+    wasm,
+    llm,
+    readOnly,
+    broken: () => lostWrite ?? lock?.lost(),
+    release,
+  });
   return Object.defineProperty(engine, "dataLoss", { value: dataLoss, enumerable: true });
 }

@@ -38,7 +38,10 @@ export function lockHolders(path) {
     } catch {
       // Exited meanwhile.
     }
-    holders.push({ pid: Number(pid), command: command.length > MAX_COMMAND ? `${command.slice(0, MAX_COMMAND)}…` : command });
+    holders.push({
+      pid: Number(pid),
+      command: command.length > MAX_COMMAND ? `${command.slice(0, MAX_COMMAND)}…` : command,
+    });
   }
   return holders;
 }

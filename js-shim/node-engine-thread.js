@@ -30,7 +30,8 @@ const COPY_DEPTH = 128;
  * where. Dates and other cloneable values are kept as they are.
  */
 export function plainCopy(value, depth = 0) {
-  if (value === null || typeof value !== "object") return typeof value === "function" || typeof value === "symbol" ? undefined : value;
+  if (value === null || typeof value !== "object")
+    return typeof value === "function" || typeof value === "symbol" ? undefined : value;
   if (depth >= COPY_DEPTH) return {};
   if (value instanceof Date) return value;
   if (typeof value.toJSON === "function") return plainCopy(value.toJSON(), depth);
@@ -62,7 +63,9 @@ export function errorFrom(data) {
  * @returns {Promise<object>} the handle (engine-handle.js's calls, each returning a promise)
  */
 export function openEngineThread(path, config, options, { onStop } = {}) {
-  const worker = new Worker(new URL("./node-engine-worker.js", import.meta.url), { workerData: { path, config, options } });
+  const worker = new Worker(new URL("./node-engine-worker.js", import.meta.url), {
+    workerData: { path, config, options },
+  });
   const pending = new Map();
   let nextId = 1;
   let stopped;
@@ -98,8 +101,20 @@ export function openEngineThread(path, config, options, { onStop } = {}) {
     if (msg.error) call.reject(errorFrom(msg.error));
     else call.resolve(msg.result);
   });
-  worker.on("error", (err) => stop(new Error(`lossless-wasm: the storage worker failed: ${err?.message ?? err}; the next call opens the database again`)));
-  worker.on("exit", (code) => stop(new Error(`lossless-wasm: the storage worker stopped (exit code ${code}); the next call opens the database again`)));
+  worker.on("error", (err) =>
+    stop(
+      new Error(
+        `lossless-wasm: the storage worker failed: ${err?.message ?? err}; the next call opens the database again`,
+      ),
+    ),
+  );
+  worker.on("exit", (code) =>
+    stop(
+      new Error(
+        `lossless-wasm: the storage worker stopped (exit code ${code}); the next call opens the database again`,
+      ),
+    ),
+  );
 
   /** Posts `message`; one a structured copy refuses (a function in a host object, nesting too
    *  deep for the copy's stack) goes as its plain copy (plainCopy). */
@@ -147,38 +162,42 @@ export function openEngineThread(path, config, options, { onStop } = {}) {
   return new Promise((resolve, reject) => {
     onOpen = { resolve, reject };
     waiting();
-  }).then((info) => {
-    const views = createViewHandover();
-    const handle = {
-      configWarnings: info.configWarnings,
-      storage: info.storage,
-      path,
-      thread: "worker",
-      call: (method, params) => send("call", params, method),
-      assemble: (params) => assembleWith(views, params, async (held) => {
-        const out = await send("assembleView", params, held);
-        return out.needHistory ? (await send("assembleView", params, held, { whole: true })).view : out.view;
-      }),
-      housekeep: () => send("housekeep"),
-      /** What the driver counted (PostgreSQL: statements sent since opening). */
-      storageStats: () => send("storageStats"),
-      flush: () => send("flush"),
-      backupTo: (dest) => send("backupTo", undefined, dest),
-      /** Imports a lossless-claw `lcm.db`, opened read-only in the worker. */
-      importLosslessClaw: (source) => send("importLosslessClaw", undefined, source),
-      /** The connection's PRAGMA synchronous (node:sqlite), read when it opened. */
-      synchronous: () => info.synchronous,
-      /** Closes the database and ends the worker; the handle fails every later call. */
-      close: async () => {
-        if (stopped) return;
-        await send("close");
-        stop(new Error("lossless-wasm: this engine was closed; open it again to use it"));
-        await worker.terminate();
-      },
-    };
-    return handle;
-  }, async (err) => {
-    await worker.terminate();
-    throw err;
-  });
+  }).then(
+    (info) => {
+      const views = createViewHandover();
+      const handle = {
+        configWarnings: info.configWarnings,
+        storage: info.storage,
+        path,
+        thread: "worker",
+        call: (method, params) => send("call", params, method),
+        assemble: (params) =>
+          assembleWith(views, params, async (held) => {
+            const out = await send("assembleView", params, held);
+            return out.needHistory ? (await send("assembleView", params, held, { whole: true })).view : out.view;
+          }),
+        housekeep: () => send("housekeep"),
+        /** What the driver counted (PostgreSQL: statements sent since opening). */
+        storageStats: () => send("storageStats"),
+        flush: () => send("flush"),
+        backupTo: (dest) => send("backupTo", undefined, dest),
+        /** Imports a lossless-claw `lcm.db`, opened read-only in the worker. */
+        importLosslessClaw: (source) => send("importLosslessClaw", undefined, source),
+        /** The connection's PRAGMA synchronous (node:sqlite), read when it opened. */
+        synchronous: () => info.synchronous,
+        /** Closes the database and ends the worker; the handle fails every later call. */
+        close: async () => {
+          if (stopped) return;
+          await send("close");
+          stop(new Error("lossless-wasm: this engine was closed; open it again to use it"));
+          await worker.terminate();
+        },
+      };
+      return handle;
+    },
+    async (err) => {
+      await worker.terminate();
+      throw err;
+    },
+  );
 }

@@ -19,7 +19,10 @@ let handle;
 try {
   const { path, config, options } = workerData;
   handle = await openHere(path, { ...config, storageThread: "main" }, options);
-  parentPort.postMessage({ type: "opened", info: { configWarnings: handle.configWarnings, storage: handle.storage, synchronous: handle.synchronous() } });
+  parentPort.postMessage({
+    type: "opened",
+    info: { configWarnings: handle.configWarnings, storage: handle.storage, synchronous: handle.synchronous() },
+  });
 } catch (err) {
   parentPort.postMessage({ type: "opened", error: errorData(err) });
 }
@@ -61,7 +64,12 @@ parentPort.on("message", async (msg) => {
   const read = { history: false };
   if (msg.elided > 0) {
     const method = msg.type === "call" ? msg.extra : msg.type;
-    params = { ...params, messages: restore(method, params.messages, msg.elided, () => { read.history = true; }) };
+    params = {
+      ...params,
+      messages: restore(method, params.messages, msg.elided, () => {
+        read.history = true;
+      }),
+    };
   }
   let reply;
   try {

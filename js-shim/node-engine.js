@@ -59,7 +59,9 @@ function lockFor(path, storage) {
   } catch (err) {
     if (storage !== "node:sqlite" || !/in use by another process/.test(err.message)) throw err;
     const holder = /\(pid \d+/.exec(err.message)?.[0].slice(1) ?? "see its lock file";
-    throw new Error(`lossless-wasm: ${path} is open with storage "sql.js" in another process (${holder}); stop that process, then open it with "node:sqlite" (its journal ${journalPath(path)} is folded in then)`);
+    throw new Error(
+      `lossless-wasm: ${path} is open with storage "sql.js" in another process (${holder}); stop that process, then open it with "node:sqlite" (its journal ${journalPath(path)} is folded in then)`,
+    );
   }
 }
 
@@ -75,7 +77,15 @@ async function openDatabase(path, storage, durability, lockTimeoutMs, options, c
 }
 
 async function openFile(path, storage, durability, lockTimeoutMs, { checkpointBytes, statementGraceMs } = {}, config) {
-  if (storage === "postgres") return { db: new PostgresDatabase({ url: postgresUrlFor(config), schema: postgresSchemaFor(config), lockTimeoutMs, statementGraceMs }) };
+  if (storage === "postgres")
+    return {
+      db: new PostgresDatabase({
+        url: postgresUrlFor(config),
+        schema: postgresSchemaFor(config),
+        lockTimeoutMs,
+        statementGraceMs,
+      }),
+    };
   mkdirSync(dirname(path), { recursive: true });
   if (storage === "node:sqlite") {
     if (existsSync(journalPath(path))) {
@@ -91,7 +101,14 @@ async function openFile(path, storage, durability, lockTimeoutMs, { checkpointBy
   const unlock = lockFor(path, storage);
   try {
     const file = openJournaledFile(await loadSqlJs(), path, { checkpointBytes });
-    return { db: file.db, persist: file.persist, release: () => { file.close(); unlock(); } };
+    return {
+      db: file.db,
+      persist: file.persist,
+      release: () => {
+        file.close();
+        unlock();
+      },
+    };
   } catch (err) {
     unlock();
     throw err;
@@ -104,14 +121,17 @@ const THREADS = ["worker", "main"];
 export function chooseThread(config) {
   const wanted = config?.storageThread ?? "worker";
   if (!THREADS.includes(wanted)) {
-    throw new Error(`invalid config \`storageThread\`: must be one of ${THREADS.map((t) => JSON.stringify(t)).join(", ")}`);
+    throw new Error(
+      `invalid config \`storageThread\`: must be one of ${THREADS.map((t) => JSON.stringify(t)).join(", ")}`,
+    );
   }
   return wanted;
 }
 
 /** The error for `storage: "postgres"` on the host's thread: each statement waits for the
  *  server, and that wait must never hold the host's event loop. */
-const POSTGRES_ON_MAIN = 'invalid config `storageThread`: "main" cannot be used with `storage: "postgres"` (each statement waits for the server, which would hold the gateway\'s event loop); remove `storageThread` or set it to "worker"';
+const POSTGRES_ON_MAIN =
+  'invalid config `storageThread`: "main" cannot be used with `storage: "postgres"` (each statement waits for the server, which would hold the gateway\'s event loop); remove `storageThread` or set it to "worker"';
 
 /** Where the engine for `dbPath` and `config` is kept: the database file, or for PostgreSQL
  *  the server (password hidden) and schema. Throws the config's errors, naming the key. */
@@ -183,7 +203,16 @@ export async function openHere(path, config, options) {
     // `importLosslessClaw(lcmDbPath)`: opens the source read-only on this thread and imports it.
     const importFrom = (source) => importLosslessClaw(handle, source);
     // `storageStats()`: what the driver counted (PostgreSQL: statements sent), for measurements.
-    return Object.assign(handle, { storage, path, thread: "main", backupTo, close, importLosslessClaw: importFrom, synchronous: () => db.synchronous?.(), storageStats: () => db.stats?.() });
+    return Object.assign(handle, {
+      storage,
+      path,
+      thread: "main",
+      backupTo,
+      close,
+      importLosslessClaw: importFrom,
+      synchronous: () => db.synchronous?.(),
+      storageStats: () => db.stats?.(),
+    });
   } catch (err) {
     release?.();
     throw err;

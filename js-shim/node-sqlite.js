@@ -50,7 +50,9 @@ export const DURABILITY = Object.keys(SYNCHRONOUS);
 /** The `PRAGMA synchronous` value for `config.durability`; an Error naming the key when invalid. */
 export function synchronousFor(durability = "normal") {
   if (!Object.hasOwn(SYNCHRONOUS, durability)) {
-    throw new Error(`invalid config \`durability\`: must be one of ${DURABILITY.map((d) => JSON.stringify(d)).join(", ")}`);
+    throw new Error(
+      `invalid config \`durability\`: must be one of ${DURABILITY.map((d) => JSON.stringify(d)).join(", ")}`,
+    );
   }
   return SYNCHRONOUS[durability];
 }
@@ -65,7 +67,8 @@ export function lockTimeoutFor(value = LOCK_TIMEOUT_MS) {
   return value;
 }
 
-const isBusy = (err) => err?.errcode === 5 || err?.errcode === 6 || /database is (locked|busy)/i.test(err?.message ?? "");
+const isBusy = (err) =>
+  err?.errcode === 5 || err?.errcode === 6 || /database is (locked|busy)/i.test(err?.message ?? "");
 
 /**
  * Runs `work`, retrying while the database is locked by another process. Only safe outside a
@@ -91,7 +94,9 @@ function retryBusy(conn, work) {
 function stillLocked(path, waitedMs, err) {
   const holders = path ? describeHolders(lockHolders(path)) : "another process";
   return Object.assign(
-    new Error(`lossless-wasm: ${path ?? "the database"} stayed locked by ${holders} for ${(waitedMs / 1000).toFixed(1)} s (${err.message}); nothing of this call was written, and it can be retried once that process is done`),
+    new Error(
+      `lossless-wasm: ${path ?? "the database"} stayed locked by ${holders} for ${(waitedMs / 1000).toFixed(1)} s (${err.message}); nothing of this call was written, and it can be retried once that process is done`,
+    ),
     { code: "LOSSLESS_DATABASE_LOCKED" },
   );
 }
@@ -118,9 +123,9 @@ class Statement {
     const next = this.rows
       ? this.rows.next()
       : retryBusy(this.conn, () => {
-        this.rows = this.stmt.iterate(...this.params);
-        return this.rows.next();
-      });
+          this.rows = this.stmt.iterate(...this.params);
+          return this.rows.next();
+        });
     if (next.done) {
       this.rows = null;
       this.row = null;
@@ -183,16 +188,25 @@ export class NodeSqliteDatabase {
     try {
       // Fails here, not later, when the file is not a SQLite database.
       this.db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs};`);
-      retryBusy(this, () => this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${WAL_KEEP_BYTES};`));
+      retryBusy(this, () =>
+        this.db.exec(
+          `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${WAL_KEEP_BYTES};`,
+        ),
+      );
     } catch (err) {
       this.db.close();
       if (err?.code === "LOSSLESS_DATABASE_LOCKED") throw err;
-      throw new Error(`lossless-wasm: ${path} is not a SQLite database (${err.message}); refusing to open it, the file was left unchanged`);
+      throw new Error(
+        `lossless-wasm: ${path} is not a SQLite database (${err.message}); refusing to open it, the file was left unchanged`,
+      );
     }
   }
 
   prepare(sql) {
-    return new Statement(retryBusy(this, () => this.db.prepare(sql)), this);
+    return new Statement(
+      retryBusy(this, () => this.db.prepare(sql)),
+      this,
+    );
   }
 
   exec(sql) {

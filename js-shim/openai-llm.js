@@ -22,7 +22,9 @@ export function createOpenAiLlm({ baseUrl, model, apiKey }) {
       const body = await res.text();
       if (!res.ok) {
         // `status` lets the compaction driver tell an auth failure from other errors.
-        throw Object.assign(new Error(`${url} answered HTTP ${res.status}: ${body.slice(0, 300)}`), { status: res.status });
+        throw Object.assign(new Error(`${url} answered HTTP ${res.status}: ${body.slice(0, 300)}`), {
+          status: res.status,
+        });
       }
       let json;
       try {
@@ -34,8 +36,15 @@ export function createOpenAiLlm({ baseUrl, model, apiKey }) {
       const text = choice?.message?.content;
       if (typeof text !== "string") throw new Error(`${url} answered without choices[0].message.content`);
       // Reasoning a server returns beside the content (`reasoning_content`) is never read.
-      const usage = json.usage ? { inputTokens: json.usage.prompt_tokens, outputTokens: json.usage.completion_tokens } : undefined;
-      return { text, model: typeof json.model === "string" ? json.model : model, stopReason: choice.finish_reason === "length" ? "length" : "stop", ...(usage ? { usage } : {}) };
+      const usage = json.usage
+        ? { inputTokens: json.usage.prompt_tokens, outputTokens: json.usage.completion_tokens }
+        : undefined;
+      return {
+        text,
+        model: typeof json.model === "string" ? json.model : model,
+        stopReason: choice.finish_reason === "length" ? "length" : "stop",
+        ...(usage ? { usage } : {}),
+      };
     },
   };
 }

@@ -23,14 +23,22 @@ const LOOKUP_EVERY_MS = 5_000;
 const MAX_NAMED = 3;
 
 /** `text` reduced to characters that are safe in a name and in a one-line message. */
-const plain = (text, max) => String(text ?? "").replace(/\s+/g, " ").replace(/[^A-Za-z0-9._:@ -]/g, "").trim().slice(0, max);
+const plain = (text, max) =>
+  String(text ?? "")
+    .replace(/\s+/g, " ")
+    .replace(/[^A-Za-z0-9._:@ -]/g, "")
+    .trim()
+    .slice(0, max);
 
 /** The process's main script. A worker thread's process.argv names the worker's own file, so
  *  there the script is read from the process's command line (Linux; elsewhere none). */
 function mainScript() {
   if (isMainThread) return process.argv[1];
   try {
-    return readFileSync("/proc/self/cmdline", "utf8").split("\0").slice(1).find((arg) => !arg.startsWith("-") && /\.[cm]?js$/.test(arg));
+    return readFileSync("/proc/self/cmdline", "utf8")
+      .split("\0")
+      .slice(1)
+      .find((arg) => !arg.startsWith("-") && /\.[cm]?js$/.test(arg));
   } catch {
     return undefined;
   }
@@ -80,7 +88,8 @@ function holderText([pid, app, addr, port, state, seconds]) {
   if (name) parts.push(`"${name}"`);
   if (addr) parts.push(`from ${plain(addr, 64)}`);
   else if (Number(port) === -1) parts.push("from a local socket");
-  if (seconds !== null && seconds !== undefined) parts.push(`${state === "idle in transaction" ? "idle " : ""}in a transaction for ${Number(seconds)} s`);
+  if (seconds !== null && seconds !== undefined)
+    parts.push(`${state === "idle in transaction" ? "idle " : ""}in a transaction for ${Number(seconds)} s`);
   return parts.length ? `pid ${Number(pid)} (${parts.join(", ")})` : `pid ${Number(pid)}`;
 }
 

@@ -46,7 +46,11 @@ const READ_GRACE_MS = 5_000;
 export function timeoutsFor(lockTimeoutMs, statementGraceMs = STATEMENT_GRACE_MS) {
   const statement = lockTimeoutMs + statementGraceMs;
   // lock_timeout 0 means "no limit" to PostgreSQL; 1 ms is as close to "at once" as it has.
-  return { lock_timeout: Math.max(1, lockTimeoutMs), statement_timeout: statement, query_timeout: statement + READ_GRACE_MS };
+  return {
+    lock_timeout: Math.max(1, lockTimeoutMs),
+    statement_timeout: statement,
+    query_timeout: statement + READ_GRACE_MS,
+  };
 }
 /** How long after a COMMIT's answer the read sent behind it may answer the query it names. */
 export const READ_AHEAD_MS = 500;
@@ -70,9 +74,17 @@ export class PostgresDatabase {
    *   (default: on unless the environment variable says 0), `lockTimeoutMs` (config; 30 s),
    *   `statementGraceMs` (not config: STATEMENT_GRACE_MS; see timeoutsFor)
    */
-  constructor({ url, schema, defer = process.env[DEFER_ENV] !== "0", lockTimeoutMs = 30_000, statementGraceMs = STATEMENT_GRACE_MS }) {
+  constructor({
+    url,
+    schema,
+    defer = process.env[DEFER_ENV] !== "0",
+    lockTimeoutMs = 30_000,
+    statementGraceMs = STATEMENT_GRACE_MS,
+  }) {
     if (isMainThread) {
-      throw new Error("invalid config `storageThread`: storage \"postgres\" needs `storageThread: \"worker\"` (its statements wait for the server, which must never hold the host's thread)");
+      throw new Error(
+        'invalid config `storageThread`: storage "postgres" needs `storageThread: "worker"` (its statements wait for the server, which must never hold the host\'s thread)',
+      );
     }
     this.pgPath = resolvePg();
     this.dialect = "postgres";
@@ -110,7 +122,16 @@ export class PostgresDatabase {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.io = new Worker(new URL("./postgres-io-worker.js", import.meta.url), {
-      workerData: { port: port2, flag: this.flag.buffer, url: this.url, schema: this.schema, pgPath: this.pgPath, connectTimeoutMs: CONNECT_TIMEOUT_MS, pipeline: this.defer, timeouts: this.timeouts },
+      workerData: {
+        port: port2,
+        flag: this.flag.buffer,
+        url: this.url,
+        schema: this.schema,
+        pgPath: this.pgPath,
+        connectTimeoutMs: CONNECT_TIMEOUT_MS,
+        pipeline: this.defer,
+        timeouts: this.timeouts,
+      },
       transferList: [port2],
     });
     // Not a reason for the engine's thread to stay alive on its own.
@@ -147,12 +168,18 @@ export class PostgresDatabase {
         // Only a reply to this call ends the wait (a failure report outside any call is not one).
         if (message.id !== id) continue;
         this.clockOffsetMs = message.clockOffsetMs ?? this.clockOffsetMs;
-        if (message.error) throw Object.assign(new Error(message.error.message), message.error.code ? { code: message.error.code } : {});
+        if (message.error)
+          throw Object.assign(new Error(message.error.message), message.error.code ? { code: message.error.code } : {});
         return message;
       }
       if (Atomics.load(this.flag, 1) === 1) {
         this.stopIo();
-        throw Object.assign(new Error(`lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
+        throw Object.assign(
+          new Error(
+            `lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped; this call failed, and the next one connects again`,
+          ),
+          { code: "LOSSLESS_POSTGRES_BROKEN" },
+        );
       }
       Atomics.wait(this.flag, 0, seen, WAIT_SLICE_MS);
       seen = Atomics.load(this.flag, 0);
@@ -168,7 +195,15 @@ export class PostgresDatabase {
   send(req, mayDefer) {
     const ahead = this.readAhead;
     this.readAhead = null;
-    if (ahead && req.op === "query" && req.rows && req.sql === ahead.sql && sameValues(req.params, ahead.params) && performance.now() - ahead.at <= READ_AHEAD_MS) return ahead.rows;
+    if (
+      ahead &&
+      req.op === "query" &&
+      req.rows &&
+      req.sql === ahead.sql &&
+      sameValues(req.params, ahead.params) &&
+      performance.now() - ahead.at <= READ_AHEAD_MS
+    )
+      return ahead.rows;
     this.statements++;
     const control = transactionControl(req.sql);
     const ends = control === "commit" || control === "rollback";
@@ -178,7 +213,13 @@ export class PostgresDatabase {
       if (this.closed) throw new Error("lossless-wasm: this PostgreSQL connection was closed");
       // An I/O thread that stopped took the transaction's connection with it: the transaction
       // cannot go on elsewhere.
-      if (this.inTransaction && !this.io) throw Object.assign(new Error(`lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped during a transaction; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
+      if (this.inTransaction && !this.io)
+        throw Object.assign(
+          new Error(
+            `lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped during a transaction; this call failed, and the next one connects again`,
+          ),
+          { code: "LOSSLESS_POSTGRES_BROKEN" },
+        );
       if (!this.io) this.startIo();
       this.inTransaction = true;
       // Posting copies the values (views on wasm memory included) before this returns.
@@ -228,7 +269,9 @@ export class PostgresDatabase {
   }
 
   export() {
-    throw new Error("PostgreSQL persists every transaction itself; there is nothing to export (back it up with pg_dump)");
+    throw new Error(
+      "PostgreSQL persists every transaction itself; there is nothing to export (back it up with pg_dump)",
+    );
   }
 
   close() {

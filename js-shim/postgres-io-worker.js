@@ -13,7 +13,13 @@ import { workerData } from "node:worker_threads";
 import { numberedPlaceholders } from "./pg-placeholders.js";
 import { redactedUrl, tlsAdvice } from "./pg-config.js";
 import { transactionControl } from "./pg-transaction.js";
-import { applicationName, holdersText, lookupApplicationName, lookupDelayFor, watchLockWait } from "./pg-lock-holders.js";
+import {
+  applicationName,
+  holdersText,
+  lookupApplicationName,
+  lookupDelayFor,
+  watchLockWait,
+} from "./pg-lock-holders.js";
 
 const { port, flag: flagBuffer, url, schema, pgPath, connectTimeoutMs, pipeline, timeouts } = workerData;
 const pg = createRequire(import.meta.url)(pgPath);
@@ -80,7 +86,6 @@ function param(value) {
   return value ?? null;
 }
 
-
 /** The key of the advisory lock that serializes setting up a store (src/store/schema.rs). */
 const MIGRATION_LOCK = "7810206435415517042";
 
@@ -90,11 +95,13 @@ const names = new Map();
 
 /** The SQLSTATE of an error the server sent, or null. Node's socket errors have codes too, and
  *  some look like one (`EPIPE`): only an error with the server's severity carries a SQLSTATE. */
-const sqlstate = (err) => (err?.severity && typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : null);
+const sqlstate = (err) =>
+  err?.severity && typeof err.code === "string" && /^[0-9A-Z]{5}$/.test(err.code) ? err.code : null;
 
 /** Whether an error means the connection is gone (the next call opens a new one): anything that
  *  is not the server's answer (a socket error, a closed stream), or an answer that ends it. */
-const broken = (err) => !sqlstate(err) || err.severity === "FATAL" || err.severity === "PANIC" || /^(08|57P)/.test(err.code);
+const broken = (err) =>
+  !sqlstate(err) || err.severity === "FATAL" || err.severity === "PANIC" || /^(08|57P)/.test(err.code);
 
 /** One line for a failure: the server's SQLSTATE and message, or what broke the connection. */
 function describe(err, during) {
@@ -102,8 +109,11 @@ function describe(err, during) {
     const detail = err.detail ? ` (${err.detail})` : "";
     return `PostgreSQL ${err.severity ?? "ERROR"} ${err.code}: ${err.message}${detail}`;
   }
-  if (err?.message === "Query read timeout") return `${during} PostgreSQL at ${where} failed: the server sent no answer for ${timeouts?.query_timeout} ms`;
-  const reason = String(err?.message ?? err).replaceAll(url, where).split("\n")[0];
+  if (err?.message === "Query read timeout")
+    return `${during} PostgreSQL at ${where} failed: the server sent no answer for ${timeouts?.query_timeout} ms`;
+  const reason = String(err?.message ?? err)
+    .replaceAll(url, where)
+    .split("\n")[0];
   return `${during} PostgreSQL at ${where} failed: ${reason}`;
 }
 
@@ -119,12 +129,26 @@ async function connection() {
       // The client reads the files the URL names (sslrootcert, sslcert, sslkey) as it is made.
       // The server's timeouts are set by the first statement, not sent as start-up parameters:
       // a pooler (PgBouncer) refuses a connection whose start-up carries them.
-      c = new pg.Client({ connectionString: url, types, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName(schema), pipeline, query_timeout: timeouts?.query_timeout, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE.idleMs });
+      c = new pg.Client({
+        connectionString: url,
+        types,
+        connectionTimeoutMillis: connectTimeoutMs,
+        application_name: applicationName(schema),
+        pipeline,
+        query_timeout: timeouts?.query_timeout,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: KEEPALIVE.idleMs,
+      });
       // A connection that breaks while idle emits "error"; the next call finds it gone.
       // Its error is kept: a statement sent after it learns only that the client is unusable,
       // while this one carries the server's reason (a FATAL such as 57P01).
-      c.on("error", (err) => { c.lostWith = err; if (client === c) client = null; });
-      c.on("end", () => { if (client === c) client = null; });
+      c.on("error", (err) => {
+        c.lostWith = err;
+        if (client === c) client = null;
+      });
+      c.on("end", () => {
+        if (client === c) client = null;
+      });
       await c.connect();
       c.connection.stream.setKeepAlive(true, KEEPALIVE.idleMs, KEEPALIVE.intervalMs, KEEPALIVE.count);
       // The store lives in its own schema; the extensions (pg_trgm, unaccent) may live in public.
@@ -135,25 +159,37 @@ async function connection() {
       // that key is the pooler's (pg-lock-holders.js looks the process's blockers up by it).
       // The server's clock too: the engine's time on a shared store is the server's
       // (clockOffsetMs), so gateways whose machines' clocks disagree agree on leases and retries.
-      const setUp = await c.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS ${schema}; COMMIT; SET search_path = ${schema}, public${serverTimeouts(timeouts)}; SELECT pg_backend_pid() AS pid, extract(epoch from clock_timestamp()) * 1000 AS ms`);
+      const setUp = await c.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}); CREATE SCHEMA IF NOT EXISTS ${schema}; COMMIT; SET search_path = ${schema}, public${serverTimeouts(timeouts)}; SELECT pg_backend_pid() AS pid, extract(epoch from clock_timestamp()) * 1000 AS ms`,
+      );
       const { pid, ms } = setUp.at(-1).rows[0];
       c.backendPid = Number(pid);
       clockOffsetMs = Math.round(Number(ms) - Date.now());
     } catch (err) {
       c?.end().catch(() => {});
       const reason = describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "");
-      throw Object.assign(new Error(`lossless-wasm: cannot connect to PostgreSQL at ${where}: ${reason}${tlsAdvice(err)}; this call failed: check that the server is running and accepts this URL, the next call tries again`), { code: "LOSSLESS_POSTGRES_CONNECT" });
+      throw Object.assign(
+        new Error(
+          `lossless-wasm: cannot connect to PostgreSQL at ${where}: ${reason}${tlsAdvice(err)}; this call failed: check that the server is running and accepts this URL, the next call tries again`,
+        ),
+        { code: "LOSSLESS_POSTGRES_CONNECT" },
+      );
     }
     client = c;
     names.clear();
     return c;
-  })().finally(() => { connecting = null; });
+  })().finally(() => {
+    connecting = null;
+  });
   return connecting;
 }
 
 /** `; SET lock_timeout = …; SET statement_timeout = …` for the server's timeouts in `t` (ms). */
 function serverTimeouts(t) {
-  return ["lock_timeout", "statement_timeout"].filter((name) => Number.isFinite(t?.[name])).map((name) => `; SET ${name} = ${Math.round(t[name])}`).join("");
+  return ["lock_timeout", "statement_timeout"]
+    .filter((name) => Number.isFinite(t?.[name]))
+    .map((name) => `; SET ${name} = ${Math.round(t[name])}`)
+    .join("");
 }
 
 /** A side connection for looking up who blocks a waited statement (watchLockWait). */
@@ -177,8 +213,11 @@ const watch = (c) => (c ? watchLockWait(c, { delayMs: lookupDelayMs, connectSide
 /** Whether `err` says the server session under this connection changed between its statements:
  *  a statement this connection prepared (`lwN`) is unknown to the server or prepared twice, or
  *  is bound with another statement's values. Only a pooler in transaction mode does that. */
-const sessionSwapped = (err) => (["26000", "42P05"].includes(sqlstate(err)) && /"lw\d+"/.test(err.message)) || (sqlstate(err) === "08P01" && /bind message supplies/.test(err.message));
-const NEEDS_SESSION = "a connection pooler in transaction mode is in between (PgBouncer pool_mode = transaction); lossless-wasm keeps its prepared statements and its schema's search_path on the server session, so it needs session pooling (pool_mode = session) or a direct connection";
+const sessionSwapped = (err) =>
+  (["26000", "42P05"].includes(sqlstate(err)) && /"lw\d+"/.test(err.message)) ||
+  (sqlstate(err) === "08P01" && /bind message supplies/.test(err.message));
+const NEEDS_SESSION =
+  "a connection pooler in transaction mode is in between (PgBouncer pool_mode = transaction); lossless-wasm keeps its prepared statements and its schema's search_path on the server session, so it needs session pooling (pool_mode = session) or a direct connection";
 
 /** Ends `c` when it is the current connection, so the next call connects again. */
 function drop(c) {
@@ -197,20 +236,40 @@ function failureOf(err, c) {
   if (sqlstate(err) === "55P03") {
     const waited = timeouts?.lock_timeout ?? 0;
     const holders = holdersText(c?.lockHolders);
-    const who = holders ? `held by ${holders}` : "another gateway's turn or compaction, or a lossless-wasm-lcm command (pg_stat_activity shows it)";
-    return Object.assign(new Error(`lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): ${who}; this call failed and wrote nothing`), { code: "LOSSLESS_POSTGRES_LOCKED" });
+    const who = holders
+      ? `held by ${holders}`
+      : "another gateway's turn or compaction, or a lossless-wasm-lcm command (pg_stat_activity shows it)";
+    return Object.assign(
+      new Error(
+        `lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): ${who}; this call failed and wrote nothing`,
+      ),
+      { code: "LOSSLESS_POSTGRES_LOCKED" },
+    );
   }
   if (sessionSwapped(err)) {
     drop(c);
-    return Object.assign(new Error(`lossless-wasm: the server session under the connection to PostgreSQL at ${where} changed between statements (${describe(err)}): ${NEEDS_SESSION}; this call failed`), { code: "LOSSLESS_POSTGRES_POOLED" });
+    return Object.assign(
+      new Error(
+        `lossless-wasm: the server session under the connection to PostgreSQL at ${where} changed between statements (${describe(err)}): ${NEEDS_SESSION}; this call failed`,
+      ),
+      { code: "LOSSLESS_POSTGRES_POOLED" },
+    );
   }
   if (broken(err)) {
     drop(c);
     const cause = !sqlstate(err) && sqlstate(c?.lostWith) ? c.lostWith : err;
-    return Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(cause, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
+    return Object.assign(
+      new Error(
+        `lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(cause, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`,
+      ),
+      { code: "LOSSLESS_POSTGRES_BROKEN" },
+    );
   }
   // A lost search_path reads as a table of the store missing.
-  const pooled = sqlstate(err) === "42P01" ? "; if a connection pooler is in between, it must pool sessions (PgBouncer pool_mode = session), not transactions" : "";
+  const pooled =
+    sqlstate(err) === "42P01"
+      ? "; if a connection pooler is in between, it must pool sessions (PgBouncer pool_mode = session), not transactions"
+      : "";
   return Object.assign(new Error(`${describe(err, "talking to")}${pooled}`), err?.code ? { code: err.code } : {});
 }
 
@@ -224,7 +283,12 @@ async function send(c, req) {
   }
   let name = names.get(req.sql);
   if (name === undefined && names.size < MAX_NAMED) names.set(req.sql, (name = `lw${names.size}`));
-  const result = await c.query({ text: numberedPlaceholders(req.sql), values: req.params.map(param), rowMode: "array", ...(name ? { name } : {}) });
+  const result = await c.query({
+    text: numberedPlaceholders(req.sql),
+    values: req.params.map(param),
+    rowMode: "array",
+    ...(name ? { name } : {}),
+  });
   return req.rows ? result.rows : null;
 }
 
@@ -240,7 +304,13 @@ let tx = null;
 /** A deferred statement's failure as the transaction's next waited statement reports it: it
  *  also names the statement that caused it, which the engine never waited for (the engine's
  *  own message names the statement it was waiting on). */
-const deferredFailure = (err, sql) => Object.assign(new Error(`${err.message}; raised by a statement of this transaction sent without waiting for its answer: ${sql.replace(/\s+/g, " ").slice(0, 200)}`), err.code ? { code: err.code } : {});
+const deferredFailure = (err, sql) =>
+  Object.assign(
+    new Error(
+      `${err.message}; raised by a statement of this transaction sent without waiting for its answer: ${sql.replace(/\s+/g, " ").slice(0, 200)}`,
+    ),
+    err.code ? { code: err.code } : {},
+  );
 
 /** Sends a statement the engine does not wait for (postgres-db.js `run` inside a transaction).
  *  Its failure is kept, and reported by the transaction's next waited statement. */
@@ -248,7 +318,16 @@ async function deferred(req, control) {
   if (control === "begin") await begin();
   if (!tx) {
     // The transaction's BEGIN went to an I/O thread that has since stopped.
-    tx = { client: null, sent: [], failure: Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" }) };
+    tx = {
+      client: null,
+      sent: [],
+      failure: Object.assign(
+        new Error(
+          `lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`,
+        ),
+        { code: "LOSSLESS_POSTGRES_BROKEN" },
+      ),
+    };
   }
   const t = tx;
   if (t.failure) return;
@@ -280,7 +359,12 @@ async function waitedInTransaction(req, control) {
   // Whatever happens below, the engine's next statement is outside this transaction.
   if (ends) tx = null;
   if (!t.failure && t.client !== client) {
-    t.failure = Object.assign(new Error(`lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`), { code: "LOSSLESS_POSTGRES_BROKEN" });
+    t.failure = Object.assign(
+      new Error(
+        `lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`,
+      ),
+      { code: "LOSSLESS_POSTGRES_BROKEN" },
+    );
   }
   // A failed transaction is ended by ROLLBACK, also when the engine asks for COMMIT; any other
   // statement of it is not sent.
@@ -289,10 +373,18 @@ async function waitedInTransaction(req, control) {
   const toSend = !failedBefore ? req : ends && alive ? { op: "exec", sql: "ROLLBACK" } : null;
   // Watched while unanswered: a deferred statement before it may be the one waiting on a lock.
   const unwatch = watch(alive ? t.client : null);
-  const own = toSend ? send(t.client, toSend).then((result) => ({ result }), (err) => ({ error: failureOf(err, t.client) })) : { result: null };
+  const own = toSend
+    ? send(t.client, toSend).then(
+        (result) => ({ result }),
+        (err) => ({ error: failureOf(err, t.client) }),
+      )
+    : { result: null };
   // The read named to follow this COMMIT, on the wire right behind it (pg's pipeline): its rows
   // come back in the same round trip. Its failure is nobody's: the engine sends it again.
-  const next = toSend === req && control === "commit" && req.afterCommit ? send(t.client, { op: "query", ...req.afterCommit, rows: true }).catch(() => undefined) : null;
+  const next =
+    toSend === req && control === "commit" && req.afterCommit
+      ? send(t.client, { op: "query", ...req.afterCommit, rows: true }).catch(() => undefined)
+      : null;
   let outcome;
   try {
     await Promise.all(t.sent);
@@ -377,7 +469,10 @@ function reply(message) {
   try {
     port.postMessage({ ...message, clockOffsetMs });
   } catch (err) {
-    port.postMessage({ id: message.id, error: { message: `lossless-wasm: a PostgreSQL reply could not be sent: ${err.message}` } });
+    port.postMessage({
+      id: message.id,
+      error: { message: `lossless-wasm: a PostgreSQL reply could not be sent: ${err.message}` },
+    });
   }
   Atomics.add(flag, 0, 1);
   Atomics.notify(flag, 0);
@@ -411,7 +506,13 @@ port.on("message", (req) => {
 // Whatever else goes wrong here must still wake the engine's thread, or it would wait forever.
 process.on("uncaughtException", (err) => {
   client = null;
-  reply({ id: current, error: { message: `lossless-wasm: the PostgreSQL I/O thread failed: ${String(err?.message ?? err).replaceAll(url, where)}`, code: "LOSSLESS_POSTGRES_BROKEN" } });
+  reply({
+    id: current,
+    error: {
+      message: `lossless-wasm: the PostgreSQL I/O thread failed: ${String(err?.message ?? err).replaceAll(url, where)}`,
+      code: "LOSSLESS_POSTGRES_BROKEN",
+    },
+  });
 });
 process.on("exit", () => {
   Atomics.store(flag, 1, 1);

@@ -23,7 +23,9 @@ function busyError(idbName, key, waitedMs, holder) {
   const waited = waitedMs > 0 ? ` (waited ${waitedMs} ms)` : "";
   const who = holder ? ` (lease holder ${holder})` : "";
   return Object.assign(
-    new Error(`lossless-wasm: IndexedDB "${idbName}" key ${JSON.stringify(key)} is open for writing in another tab or worker of this origin${who}${waited}; close the engine there (engine.close()), wait longer (lockTimeoutMs), or open it with readOnly: true`),
+    new Error(
+      `lossless-wasm: IndexedDB "${idbName}" key ${JSON.stringify(key)} is open for writing in another tab or worker of this origin${who}${waited}; close the engine there (engine.close()), wait longer (lockTimeoutMs), or open it with readOnly: true`,
+    ),
     { name: "StoreBusyError" },
   );
 }
@@ -37,8 +39,10 @@ async function webLock(locks, idbName, key, timeoutMs) {
     release = resolve;
   });
   const controller = new AbortController();
-  const timer = timeoutMs > 0 && Number.isFinite(timeoutMs) ? setTimeout(() => controller.abort(), timeoutMs) : undefined;
-  const options = timeoutMs <= 0 ? { ifAvailable: true } : Number.isFinite(timeoutMs) ? { signal: controller.signal } : {};
+  const timer =
+    timeoutMs > 0 && Number.isFinite(timeoutMs) ? setTimeout(() => controller.abort(), timeoutMs) : undefined;
+  const options =
+    timeoutMs <= 0 ? { ifAvailable: true } : Number.isFinite(timeoutMs) ? { signal: controller.signal } : {};
   try {
     await new Promise((granted, refused) => {
       locks
@@ -75,7 +79,10 @@ async function lease(store, idbName, key, timeoutMs, leaseMs) {
   const timer = setInterval(() => {
     store.takeLease(key, owner, leaseMs).then(
       ({ granted }) => {
-        if (!granted) lostError ??= new Error(`lossless-wasm: this engine lost its write lease on key ${JSON.stringify(key)} to another tab or worker; open the engine again`);
+        if (!granted)
+          lostError ??= new Error(
+            `lossless-wasm: this engine lost its write lease on key ${JSON.stringify(key)} to another tab or worker; open the engine again`,
+          );
       },
       () => {},
     );

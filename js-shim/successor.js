@@ -39,12 +39,20 @@ export function standbyFor(env = process.env) {
  * to the host's log too, as the turns that handed over would have logged them.
  * @returns {Promise<{ok: boolean, text: string, report: object}>}
  */
-export async function summarizeAsSuccessor(handle, session, { llm, timeoutMs, choice, logger, standbyMs = standbyFor(), pollMs = STANDBY_POLL_MS } = {}) {
+export async function summarizeAsSuccessor(
+  handle,
+  session,
+  { llm, timeoutMs, choice, logger, standbyMs = standbyFor(), pollMs = STANDBY_POLL_MS } = {},
+) {
   const params = { ...session, mode: "pending", runner: RUNNER_ID, runnerTurns: 0, successor: true };
   const key = session.sessionKey ?? session.sessionId;
   const run = async () => {
     // "host": the given LLM or nothing; a successor never stores extractive text in its place.
-    const report = await runCompaction(handle, params, { choice: choice === "extractive" ? "extractive" : "host", llm, timeoutMs });
+    const report = await runCompaction(handle, params, {
+      choice: choice === "extractive" ? "extractive" : "host",
+      llm,
+      timeoutMs,
+    });
     for (const line of report.failures ?? []) logger?.warn?.(`[lossless-wasm] ${line}`);
     if (report.compacted) logger?.info?.(`[lossless-wasm] successor for ${key}: ${report.reason}`);
     return report;
@@ -75,7 +83,10 @@ export async function summarizeAsSuccessor(handle, session, { llm, timeoutMs, ch
   }
   const report = reports.at(-1);
   const written = reports.reduce((n, r) => n + (r.summaryIds?.length ?? 0), 0);
-  const reason = reports.length === 1 ? report.reason : `${written} summaries written in ${reports.length} runs; the last: ${report.reason}`;
+  const reason =
+    reports.length === 1
+      ? report.reason
+      : `${written} summaries written in ${reports.length} runs; the last: ${report.reason}`;
   const failures = report.failures?.length ? `\n${report.failures.join("\n")}` : "";
   return { ok: report.ok !== false, text: `summarize ${key}: ${reason}${failures}`, report };
 }
@@ -158,7 +169,14 @@ export function spawnSuccessor(session, { entry, logPath, node = process.execPat
   mkdirSync(dirname(logPath), { recursive: true });
   const log = openSync(logPath, "a");
   try {
-    const args = [entry, "lcm", "summarize", "--session", key, ...(session.sessionId && session.sessionId !== key ? ["--session-id", session.sessionId] : [])];
+    const args = [
+      entry,
+      "lcm",
+      "summarize",
+      "--session",
+      key,
+      ...(session.sessionId && session.sessionId !== key ? ["--session-id", session.sessionId] : []),
+    ];
     const env = { ...process.env, [STANDBY_ENV]: process.env[STANDBY_ENV] || String(STANDBY_MS) };
     const child = spawn(node, args, { detached: true, stdio: ["ignore", log, log], env, cwd: process.cwd() });
     child.on("error", () => {}); // a failed start leaves the hand-over pending until its grace ends

@@ -10,8 +10,11 @@ import { runCompaction } from "./compaction-driver.js";
 
 /** This process's id in the engine's record of summary requests (see `runner` in compactionStart).
  *  Web Crypto, so the shim loads in browsers too (randomUUID only exists in secure contexts). */
-export const RUNNER_ID = globalThis.crypto?.randomUUID?.() ??
-  Array.from(globalThis.crypto?.getRandomValues?.(new Uint32Array(4)) ?? [Date.now(), Math.random() * 2 ** 32], (n) => n.toString(16)).join("-");
+export const RUNNER_ID =
+  globalThis.crypto?.randomUUID?.() ??
+  Array.from(globalThis.crypto?.getRandomValues?.(new Uint32Array(4)) ?? [Date.now(), Math.random() * 2 ** 32], (n) =>
+    n.toString(16),
+  ).join("-");
 
 let turnsStored = 0;
 let firstTurn;
@@ -36,7 +39,9 @@ export function storedTurns() {
 /** A promise with its resolve function. */
 function signal() {
   let resolve;
-  const promise = new Promise((r) => { resolve = r; });
+  const promise = new Promise((r) => {
+    resolve = r;
+  });
   return { promise, resolve };
 }
 
@@ -102,24 +107,33 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
         return typeof out?.then === "function" ? out.then(note) : note(out);
       },
     };
-    const recorded = record ? { runner: RUNNER_ID, runnerTurns: turnsStored, canHandOver: Boolean(onHandOver), endsWithTurn: Boolean(onHandOver && endsWithTurn?.()) } : {};
-    job.promise = runCompaction(observed, { ...params, ...recorded }, { ...driver, signal: controller.signal }).then(
-      (report) => {
-        job.report = report;
-        if (report?.handOver) onHandOver?.({ sessionId: params.sessionId, sessionKey: params.sessionKey });
-      },
-      (err) => {
-        job.error = err;
-      },
-    ).finally(() => {
-      job.settled = true;
-      if (running.get(key) === job) running.delete(key);
-      if (!job.starterWaits) {
-        if (job.error) onDetachedError?.(job.error, job);
-        else onDetachedReport?.(job.report, job);
-      }
-      notify();
-    });
+    const recorded = record
+      ? {
+          runner: RUNNER_ID,
+          runnerTurns: turnsStored,
+          canHandOver: Boolean(onHandOver),
+          endsWithTurn: Boolean(onHandOver && endsWithTurn?.()),
+        }
+      : {};
+    job.promise = runCompaction(observed, { ...params, ...recorded }, { ...driver, signal: controller.signal })
+      .then(
+        (report) => {
+          job.report = report;
+          if (report?.handOver) onHandOver?.({ sessionId: params.sessionId, sessionKey: params.sessionKey });
+        },
+        (err) => {
+          job.error = err;
+        },
+      )
+      .finally(() => {
+        job.settled = true;
+        if (running.get(key) === job) running.delete(key);
+        if (!job.starterWaits) {
+          if (job.error) onDetachedError?.(job.error, job);
+          else onDetachedReport?.(job.report, job);
+        }
+        notify();
+      });
     return job;
   }
 
@@ -138,8 +152,16 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
       if (left <= 0) return false;
       job.changed ??= signal();
       let timer;
-      const timeout = Number.isFinite(left) ? new Promise((resolve) => { timer = setTimeout(resolve, left); }) : null;
-      await Promise.race([job.changed.promise, ...(timeout ? [timeout] : []), ...(joined && hostAborted ? [hostAborted.promise] : [])]);
+      const timeout = Number.isFinite(left)
+        ? new Promise((resolve) => {
+            timer = setTimeout(resolve, left);
+          })
+        : null;
+      await Promise.race([
+        job.changed.promise,
+        ...(timeout ? [timeout] : []),
+        ...(joined && hostAborted ? [hostAborted.promise] : []),
+      ]);
       clearTimeout(timer);
     }
     return true;
@@ -149,7 +171,18 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
   function abortOf(hostSignal) {
     if (!hostSignal) return null;
     const state = { done: hostSignal.aborted, promise: null };
-    state.promise = state.done ? Promise.resolve() : new Promise((resolve) => hostSignal.addEventListener?.("abort", () => { state.done = true; resolve(); }, { once: true }));
+    state.promise = state.done
+      ? Promise.resolve()
+      : new Promise((resolve) =>
+          hostSignal.addEventListener?.(
+            "abort",
+            () => {
+              state.done = true;
+              resolve();
+            },
+            { once: true },
+          ),
+        );
     return state;
   }
 

@@ -57,7 +57,9 @@ const cut = (text, n) => (text.length > n ? `${text.slice(0, n)}…` : text);
  * input was at fault. `details` has no `status`/`ok`/`error` key: hosts grade those as failures.
  */
 export function problemResult(tool, err) {
-  const message = String(err?.message ?? err).replace(/\s+/g, " ").trim();
+  const message = String(err?.message ?? err)
+    .replace(/\s+/g, " ")
+    .trim();
   const input = message.match(/^invalid input at `([^`]+)`: (.*)$/);
   if (input) {
     const argument = input[1].endsWith(" params") ? undefined : input[1];

@@ -10,7 +10,10 @@ import { answering, boolArg, intArg, stringArg, ToolInputError } from "./tool-in
 export const TOOL_NAMES = ["lcm_grep", "lcm_describe", "lcm_expand", ASK_TOOL_NAME];
 
 const ID = {
-  anyOf: [{ type: "integer", minimum: 1 }, { type: "string", minLength: 1 }],
+  anyOf: [
+    { type: "integer", minimum: 1 },
+    { type: "string", minLength: 1 },
+  ],
 };
 const TIME = {
   anyOf: [{ type: "string", minLength: 1 }, { type: "number" }],
@@ -22,13 +25,37 @@ const GREP_SCHEMA = {
   additionalProperties: false,
   required: ["pattern"],
   properties: {
-    pattern: { type: "string", minLength: 1, description: "What to find. Plain text by default: matched literally, case-insensitive, from the start of a word (\"pars\" finds \"parser\"; \"Error\" does not find \"TypeError\"; CJK anywhere); quotes, operators and symbols are just characters." },
-    mode: { type: "string", enum: ["text", "full_text"], description: "text (default) or full_text (SQLite FTS4 query syntax: AND, OR, NOT, \"phrases\", prefix*)." },
-    kind: { type: "string", enum: ["both", "messages", "summaries"], description: "both (default: original messages and summaries; neither crowds the other out), messages or summaries." },
-    scope: { type: "string", enum: ["conversation", "agent"], description: "conversation (default: this session's history, archived segments included) or agent (every conversation of this agent)." },
+    pattern: {
+      type: "string",
+      minLength: 1,
+      description:
+        'What to find. Plain text by default: matched literally, case-insensitive, from the start of a word ("pars" finds "parser"; "Error" does not find "TypeError"; CJK anywhere); quotes, operators and symbols are just characters.',
+    },
+    mode: {
+      type: "string",
+      enum: ["text", "full_text"],
+      description: 'text (default) or full_text (SQLite FTS4 query syntax: AND, OR, NOT, "phrases", prefix*).',
+    },
+    kind: {
+      type: "string",
+      enum: ["both", "messages", "summaries"],
+      description:
+        "both (default: original messages and summaries; neither crowds the other out), messages or summaries.",
+    },
+    scope: {
+      type: "string",
+      enum: ["conversation", "agent"],
+      description:
+        "conversation (default: this session's history, archived segments included) or agent (every conversation of this agent).",
+    },
     since: { ...TIME, description: `Only matches at or after this time; ${TIME.description}.` },
     before: { ...TIME, description: `Only matches before this time; ${TIME.description}.` },
-    limit: { type: "integer", minimum: 1, maximum: 200, description: "Most hits to return (default 20), newest first." },
+    limit: {
+      type: "integer",
+      minimum: 1,
+      maximum: 200,
+      description: "Most hits to return (default 20), newest first.",
+    },
   },
 };
 
@@ -45,34 +72,64 @@ const EXPAND_SCHEMA = {
   type: "object",
   additionalProperties: false,
   properties: {
-    summaryId: { ...ID, description: "The summary to open: returns its children (deeper summaries, or the original messages)." },
-    messageId: { ...ID, description: "One original message to read in full, page by page (e.g. the id in a [tool output stored: …] stub)." },
-    messages: { type: "boolean", description: "With summaryId: list every original message under it, at any depth, instead of its direct children." },
+    summaryId: {
+      ...ID,
+      description: "The summary to open: returns its children (deeper summaries, or the original messages).",
+    },
+    messageId: {
+      ...ID,
+      description:
+        "One original message to read in full, page by page (e.g. the id in a [tool output stored: …] stub).",
+    },
+    messages: {
+      type: "boolean",
+      description:
+        "With summaryId: list every original message under it, at any depth, instead of its direct children.",
+    },
     cursor: { type: "string", description: "nextCursor from the previous page of the same expansion." },
-    maxTokens: { type: "integer", minimum: 200, maximum: 16000, description: "Token limit of this page (default 4000, at most 16000)." },
+    maxTokens: {
+      type: "integer",
+      minimum: 200,
+      maximum: 16000,
+      description: "Token limit of this page (default 4000, at most 16000).",
+    },
   },
 };
 
 /** A time argument as ms since the epoch: a number, a numeric string, or an ISO 8601 time. */
 function parseTime(name, value) {
   if (value === undefined || value === null || value === "") return undefined;
-  const numeric = typeof value === "number" ? value : typeof value === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(value) ? Number(value) : undefined;
+  const numeric =
+    typeof value === "number"
+      ? value
+      : typeof value === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(value)
+        ? Number(value)
+        : undefined;
   // JS dates span ±8.64e15 ms; beyond that a time means "no bound on this side".
-  if (numeric !== undefined && Number.isFinite(numeric)) return Math.trunc(Math.max(-8.64e15, Math.min(8.64e15, numeric)));
+  if (numeric !== undefined && Number.isFinite(numeric))
+    return Math.trunc(Math.max(-8.64e15, Math.min(8.64e15, numeric)));
   const ms = typeof value === "string" ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) throw new ToolInputError(name, `expected an ISO 8601 time such as 2026-11-23T09:00:00Z, got ${JSON.stringify(value)?.slice(0, 80)}`);
+  if (Number.isNaN(ms))
+    throw new ToolInputError(
+      name,
+      `expected an ISO 8601 time such as 2026-11-23T09:00:00Z, got ${JSON.stringify(value)?.slice(0, 80)}`,
+    );
   return ms;
 }
 
 const iso = (ms) => (typeof ms === "number" && ms > 0 ? new Date(ms).toISOString() : "unknown time");
 
 function grepText(pattern, out) {
-  const lines = [`${out.hits.length} match(es) for ${JSON.stringify(pattern)} in ${out.scope} scope (${out.conversations} conversation(s)), newest first.`];
+  const lines = [
+    `${out.hits.length} match(es) for ${JSON.stringify(pattern)} in ${out.scope} scope (${out.conversations} conversation(s)), newest first.`,
+  ];
   for (const h of out.hits) {
     const where = h.kind === "summary" ? `summary ${h.id}` : `message ${h.id} (${h.role})`;
     let next = "";
     if (h.kind === "message" && !h.inView) {
-      next = h.coveredBy ? ` — summarized; lcm_expand {"messageId": ${h.id}} reads it, summary ${h.coveredBy} in your view covers it` : ` — lcm_expand {"messageId": ${h.id}} reads it`;
+      next = h.coveredBy
+        ? ` — summarized; lcm_expand {"messageId": ${h.id}} reads it, summary ${h.coveredBy} in your view covers it`
+        : ` — lcm_expand {"messageId": ${h.id}} reads it`;
     } else if (h.kind === "message" && h.stubbed) {
       next = ` — shown as a stub in your view; lcm_expand {"messageId": ${h.id}} reads it whole`;
     } else if (h.kind === "summary") {
@@ -80,13 +137,15 @@ function grepText(pattern, out) {
     }
     lines.push(`- [${where}, conversation ${h.conversationId}, ${iso(h.createdAt)}] ${h.snippet}${next}`);
   }
-  if (!out.hits.length) lines.push(out.scope === "conversation" ? 'Nothing found; try scope "agent" or fewer words.' : "Nothing found.");
+  if (!out.hits.length)
+    lines.push(out.scope === "conversation" ? 'Nothing found; try scope "agent" or fewer words.' : "Nothing found.");
   return lines.join("\n");
 }
 
 function describeText(d) {
   if (d.type === "message") {
-    const above = d.summaries.map((s) => `${s.id} (depth ${s.depth}${s.inView ? ", in view" : ""})`).join(", ") || "none";
+    const above =
+      d.summaries.map((s) => `${s.id} (depth ${s.depth}${s.inView ? ", in view" : ""})`).join(", ") || "none";
     const shown = !d.inView
       ? "no"
       : d.shownAs === "stub"
@@ -115,8 +174,13 @@ function describeText(d) {
 function expandText(x) {
   const head = `${x.target} ${x.id} (${x.listing}): ${x.items.length} item(s) of ${x.total}${x.target === "message" ? " characters" : ""}, ~${x.tokens} of ${x.maxTokens} tokens.`;
   const blocks = x.items.map((i) => {
-    const label = i.kind === "summary" ? `summary ${i.id} (depth ${i.depth}, ${i.level})` : `message ${i.id} (${i.role}${i.seq ? `, #${i.seq}` : ""})`;
-    const cut = i.truncated ? `\n[cut to fit this page; lcm_expand {"messageId": ${i.id}, "cursor": "${i.continueAt}"} continues]` : "";
+    const label =
+      i.kind === "summary"
+        ? `summary ${i.id} (depth ${i.depth}, ${i.level})`
+        : `message ${i.id} (${i.role}${i.seq ? `, #${i.seq}` : ""})`;
+    const cut = i.truncated
+      ? `\n[cut to fit this page; lcm_expand {"messageId": ${i.id}, "cursor": "${i.continueAt}"} continues]`
+      : "";
     return `--- ${label} ---\n${i.content}${cut}`;
   });
   const next = x.nextCursor
@@ -133,12 +197,30 @@ const result = (text, details) => ({ content: [{ type: "text", text }], details 
 const grepDetails = (out) => ({
   scope: out.scope,
   conversations: out.conversations,
-  hits: out.hits.map(({ kind, id, conversationId, role, createdAt, inView, stubbed, coveredBy }) => ({ kind, id, conversationId, role, createdAt, inView, stubbed, coveredBy })),
+  hits: out.hits.map(({ kind, id, conversationId, role, createdAt, inView, stubbed, coveredBy }) => ({
+    kind,
+    id,
+    conversationId,
+    role,
+    createdAt,
+    inView,
+    stubbed,
+    coveredBy,
+  })),
 });
-const describeDetails = ({ content: _content, preview: _preview, ledger: _ledger, stubLine: _stubLine, ...rest }) => rest;
+const describeDetails = ({ content: _content, preview: _preview, ledger: _ledger, stubLine: _stubLine, ...rest }) =>
+  rest;
 const expandDetails = ({ items, ...rest }) => ({
   ...rest,
-  items: items.map(({ kind, id, seq, depth, tokens, truncated, continueAt }) => ({ kind, id, seq, depth, tokens, truncated, continueAt })),
+  items: items.map(({ kind, id, seq, depth, tokens, truncated, continueAt }) => ({
+    kind,
+    id,
+    seq,
+    depth,
+    tokens,
+    truncated,
+    continueAt,
+  })),
 });
 
 /**
@@ -164,20 +246,21 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
       description:
         "Search every stored message and summary of this conversation (or all of this agent's) — including what was summarized out of your view. Returns snippets with message/summary ids, newest first; open them with lcm_expand.",
       parameters: GREP_SCHEMA,
-      execute: (_toolCallId, params) => answering("lcm_grep", async () => {
-        const p = args(params);
-        const pattern = stringArg("pattern", p.pattern);
-        const out = await call("recallGrep", {
-          pattern: pattern ?? null,
-          mode: stringArg("mode", p.mode),
-          kind: stringArg("kind", p.kind),
-          scope: stringArg("scope", p.scope),
-          since: parseTime("since", p.since),
-          before: parseTime("before", p.before),
-          limit: intArg("limit", p.limit, 1, 1_000),
-        });
-        return result(grepText(pattern, out), grepDetails(out));
-      }),
+      execute: (_toolCallId, params) =>
+        answering("lcm_grep", async () => {
+          const p = args(params);
+          const pattern = stringArg("pattern", p.pattern);
+          const out = await call("recallGrep", {
+            pattern: pattern ?? null,
+            mode: stringArg("mode", p.mode),
+            kind: stringArg("kind", p.kind),
+            scope: stringArg("scope", p.scope),
+            since: parseTime("since", p.since),
+            before: parseTime("before", p.before),
+            limit: intArg("limit", p.limit, 1, 1_000),
+          });
+          return result(grepText(pattern, out), grepDetails(out));
+        }),
     },
     {
       name: "lcm_describe",
@@ -185,11 +268,12 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
       description:
         "For a summary id: its level (normal/aggressive/fallback), depth, parents and children, the range of original messages it covers, token counts and artifact ledger. For a message id (e.g. from a [tool output stored: …] stub): its place in the conversation, its size, whether your view shows it whole or as a stub, and the summaries covering it.",
       parameters: DESCRIBE_SCHEMA,
-      execute: (_toolCallId, params) => answering("lcm_describe", async () => {
-        const p = args(params);
-        const out = await call("recallDescribe", { summaryId: p.summaryId, messageId: p.messageId });
-        return result(describeText(out), describeDetails(out));
-      }),
+      execute: (_toolCallId, params) =>
+        answering("lcm_describe", async () => {
+          const p = args(params);
+          const out = await call("recallDescribe", { summaryId: p.summaryId, messageId: p.messageId });
+          return result(describeText(out), describeDetails(out));
+        }),
     },
     {
       name: "lcm_expand",
@@ -197,18 +281,19 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
       description:
         "Recover what a summary replaced: its children down to the original messages, or one message's full text, one page at a time under a token limit (default 4000). Follow nextCursor for more.",
       parameters: EXPAND_SCHEMA,
-      execute: (_toolCallId, params) => answering("lcm_expand", async () => {
-        const p = args(params);
-        // `allMessages`: the engine reserves `messages` for arrays of host messages.
-        const out = await call("recallExpand", {
-          summaryId: p.summaryId,
-          messageId: p.messageId,
-          allMessages: boolArg("messages", p.messages),
-          cursor: stringArg("cursor", p.cursor),
-          maxTokens: intArg("maxTokens", p.maxTokens, 0, 1_000_000),
-        });
-        return result(expandText(out), expandDetails(out));
-      }),
+      execute: (_toolCallId, params) =>
+        answering("lcm_expand", async () => {
+          const p = args(params);
+          // `allMessages`: the engine reserves `messages` for arrays of host messages.
+          const out = await call("recallExpand", {
+            summaryId: p.summaryId,
+            messageId: p.messageId,
+            allMessages: boolArg("messages", p.messages),
+            cursor: stringArg("cursor", p.cursor),
+            maxTokens: intArg("maxTokens", p.maxTokens, 0, 1_000_000),
+          });
+          return result(expandText(out), expandDetails(out));
+        }),
     },
     createAskTool(call, { llm, timeoutMs: askTimeoutMs, parseTime }),
   ];

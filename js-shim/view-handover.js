@@ -71,7 +71,8 @@ function keep(message) {
   return { message, snap };
 }
 
-const unchanged = (kept) => kept.message !== null && typeof kept.message === "object" && check(kept.message, kept.snap, 0) === kept.snap.length;
+const unchanged = (kept) =>
+  kept.message !== null && typeof kept.message === "object" && check(kept.message, kept.snap, 0) === kept.snap.length;
 
 /** `f(value)`, after `value` settles when it is a promise. */
 const then = (value, f) => (typeof value?.then === "function" ? value.then(f) : f(value));

@@ -4,7 +4,23 @@
 // summary requests come back to the page's `llm`. Params and results must be plain data
 // (structured-cloneable). Owns only the page side of the protocol.
 
-const CALLS = ["bootstrap", "ingest", "ingestBatch", "afterTurn", "commitTurn", "assemble", "compact", "maintain", "search", "reset", "dispose", "describe", "expand", "compactionEvents", "close"];
+const CALLS = [
+  "bootstrap",
+  "ingest",
+  "ingestBatch",
+  "afterTurn",
+  "commitTurn",
+  "assemble",
+  "compact",
+  "maintain",
+  "search",
+  "reset",
+  "dispose",
+  "describe",
+  "expand",
+  "compactionEvents",
+  "close",
+];
 
 /**
  * @param {object} options the options of openBrowserEngine, without `SQL`, plus:
@@ -14,7 +30,10 @@ const CALLS = ["bootstrap", "ingest", "ingestBatch", "afterTurn", "commitTurn", 
  * @param {{complete: Function}} [options.llm] the page's LLM for summaries
  */
 export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lockManager, wasm, ...options } = {}) {
-  if (!sqlJsUrl) throw new TypeError("openBrowserEngineInWorker: pass `sqlJsUrl`, the URL of sql.js's sql-wasm.js, for the worker to load");
+  if (!sqlJsUrl)
+    throw new TypeError(
+      "openBrowserEngineInWorker: pass `sqlJsUrl`, the URL of sql.js's sql-wasm.js, for the worker to load",
+    );
   const worker = new Worker(workerUrl ?? new URL("./engine-worker.js", import.meta.url));
   const pending = new Map();
   let nextId = 1;
@@ -59,7 +78,10 @@ export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lock
       type: "open",
       sqlJsUrl: new URL(sqlJsUrl, globalThis.location?.href).href,
       libraryUrl: new URL("./library.js", import.meta.url).href,
-      options: { ...options, ...(wasm === undefined ? {} : { wasm: String(new URL(wasm, globalThis.location?.href)) }) },
+      options: {
+        ...options,
+        ...(wasm === undefined ? {} : { wasm: String(new URL(wasm, globalThis.location?.href)) }),
+      },
       hasLlm: Boolean(llm),
       useLease: lockManager === null,
     });
@@ -71,7 +93,9 @@ export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lock
   let closing;
   for (const method of CALLS) {
     engine[method] = (params) =>
-      closing ? Promise.reject(new Error(`lossless-wasm: ${method}() called after close(); open the engine again to use it`)) : send({ type: "call", method, params });
+      closing
+        ? Promise.reject(new Error(`lossless-wasm: ${method}() called after close(); open the engine again to use it`))
+        : send({ type: "call", method, params });
   }
   engine.close = () => {
     // The worker's engine closes (flush, release the lock) before the worker goes.

@@ -33,7 +33,10 @@ function setStatus(text, error = false) {
 }
 
 function badges(c) {
-  const out = [h("span", { className: "badge depth", title: "depth of the DAG" }, `depth ${c.maxDepth}`), h("span", { className: "badge" }, `${c.summaries} summaries`)];
+  const out = [
+    h("span", { className: "badge depth", title: "depth of the DAG" }, `depth ${c.maxDepth}`),
+    h("span", { className: "badge" }, `${c.summaries} summaries`),
+  ];
   if (c.fallbackSummaries) out.push(h("span", { className: "badge warn" }, `${c.fallbackSummaries} fallback`));
   if (c.failedPasses) out.push(h("span", { className: "badge warn" }, `${c.failedPasses} failed`));
   if (c.rejectedAnswers) out.push(h("span", { className: "badge warn" }, `${c.rejectedAnswers} rejected`));
@@ -47,22 +50,36 @@ async function loadConversations() {
   const { conversations } = await api("conversations");
   const list = $("conversations");
   list.replaceChildren();
-  if (!conversations.length) list.append(h("li", { className: "hint" }, `no conversations stored for agent ${state.agent}`));
+  if (!conversations.length)
+    list.append(h("li", { className: "hint" }, `no conversations stored for agent ${state.agent}`));
   // The user's conversations first; the host's internal runs (memory flush) in a group of their
   // own after them (the server lists them in that order).
   const user = conversations.filter((c) => !c.internal);
   const internal = conversations.filter((c) => c.internal);
   const add = (c) => {
-    const item = h("li", { dataset: { conversationId: c.id, sessionKey: c.sessionKey, internal: String(Boolean(c.internal)) } },
+    const item = h(
+      "li",
+      { dataset: { conversationId: c.id, sessionKey: c.sessionKey, internal: String(Boolean(c.internal)) } },
       h("div", { className: "key" }, c.sessionKey),
-      h("div", {}, `${fmt(c.messageCount)} messages · ${fmt(c.tokenCount)} tokens stored · ${fmt(c.contextTokens)} tokens in context`),
-      h("div", {}, ...badges(c)));
+      h(
+        "div",
+        {},
+        `${fmt(c.messageCount)} messages · ${fmt(c.tokenCount)} tokens stored · ${fmt(c.contextTokens)} tokens in context`,
+      ),
+      h("div", {}, ...badges(c)),
+    );
     item.addEventListener("click", () => openConversation(c.id).catch(fail));
     list.append(item);
   };
   user.forEach(add);
   if (internal.length) {
-    list.append(h("li", { className: "hint group", dataset: { group: "internal" } }, `the host's internal runs (memory flush): ${internal.length}`));
+    list.append(
+      h(
+        "li",
+        { className: "hint group", dataset: { group: "internal" } },
+        `the host's internal runs (memory flush): ${internal.length}`,
+      ),
+    );
     internal.forEach(add);
   }
   document.body.dataset.conversations = String(conversations.length);
@@ -74,29 +91,65 @@ function renderWarnings(d) {
   box.replaceChildren();
   const fallbacks = d.summaries.filter((s) => s.level === "fallback");
   if (fallbacks.length) {
-    box.append(h("div", { className: "warning", dataset: { warning: "fallback" } },
-      `${fallbacks.length} fallback summar${fallbacks.length === 1 ? "y" : "ies"} (${fallbacks.map((s) => `S${s.id}`).join(", ")}): written without a summarizer's answer; a repair re-summarizes them with the host's LLM.`));
+    box.append(
+      h(
+        "div",
+        { className: "warning", dataset: { warning: "fallback" } },
+        `${fallbacks.length} fallback summar${fallbacks.length === 1 ? "y" : "ies"} (${fallbacks.map((s) => `S${s.id}`).join(", ")}): written without a summarizer's answer; a repair re-summarizes them with the host's LLM.`,
+      ),
+    );
   }
   if (d.failures.length) {
-    box.append(h("div", { className: "warning", dataset: { warning: "failed" } }, `${d.conversation.failedPasses} compaction pass(es) failed; the newest:`,
-      h("ul", {}, ...d.failures.map((e) => h("li", {}, `${new Date(e.createdAt).toISOString()} ${e.pass}: ${e.reason}`)))));
+    box.append(
+      h(
+        "div",
+        { className: "warning", dataset: { warning: "failed" } },
+        `${d.conversation.failedPasses} compaction pass(es) failed; the newest:`,
+        h(
+          "ul",
+          {},
+          ...d.failures.map((e) => h("li", {}, `${new Date(e.createdAt).toISOString()} ${e.pass}: ${e.reason}`)),
+        ),
+      ),
+    );
   }
   if (d.rejected.length) {
-    box.append(h("div", { className: "warning", dataset: { warning: "rejected" } }, `${d.conversation.rejectedAnswers} summarizer answer(s) rejected; the newest:`,
-      h("ul", {}, ...d.rejected.map((r) => h("li", {}, `${new Date(r.createdAt).toISOString()} ${r.pass}/${r.level}: ${r.reason ?? "no reason recorded"}`)))));
+    box.append(
+      h(
+        "div",
+        { className: "warning", dataset: { warning: "rejected" } },
+        `${d.conversation.rejectedAnswers} summarizer answer(s) rejected; the newest:`,
+        h(
+          "ul",
+          {},
+          ...d.rejected.map((r) =>
+            h(
+              "li",
+              {},
+              `${new Date(r.createdAt).toISOString()} ${r.pass}/${r.level}: ${r.reason ?? "no reason recorded"}`,
+            ),
+          ),
+        ),
+      ),
+    );
   }
 }
 
 function draw() {
   const d = state.dag;
   if (!d) return;
-  renderDag($("dag"), d.summaries, { messageCount: d.conversation.messageCount, selected: state.selected, onSelect: (id) => select(id).catch(fail) });
+  renderDag($("dag"), d.summaries, {
+    messageCount: d.conversation.messageCount,
+    selected: state.selected,
+    onSelect: (id) => select(id).catch(fail),
+  });
 }
 
 async function openConversation(id) {
   state.conversation = id;
   state.selected = undefined;
-  for (const li of document.querySelectorAll("#conversations li")) li.classList.toggle("selected", Number(li.dataset.conversationId) === id);
+  for (const li of document.querySelectorAll("#conversations li"))
+    li.classList.toggle("selected", Number(li.dataset.conversationId) === id);
   const d = await api("dag", { conversation: id });
   state.dag = d;
   const c = d.conversation;
@@ -108,21 +161,36 @@ async function openConversation(id) {
   draw();
   renderWarnings(d);
   renderRepair(d);
-  $("detail").replaceChildren(h("p", { className: "hint" }, "Click a node of the DAG to read its summary and expand it to the original messages."));
+  $("detail").replaceChildren(
+    h(
+      "p",
+      { className: "hint" },
+      "Click a node of the DAG to read its summary and expand it to the original messages.",
+    ),
+  );
   document.body.dataset.summaries = String(d.summaries.length);
   document.body.dataset.conversation = String(id);
 }
 
 function messageBlock(m) {
-  return h("div", { className: "msg", dataset: { seq: m.seq, id: m.id } }, h("span", { className: "role" }, `#${m.seq} ${m.role} (${m.tokens} tokens): `), clip(m.content));
+  return h(
+    "div",
+    { className: "msg", dataset: { seq: m.seq, id: m.id } },
+    h("span", { className: "role" }, `#${m.seq} ${m.role} (${m.tokens} tokens): `),
+    clip(m.content),
+  );
 }
 
 async function select(id) {
   state.selected = id;
-  for (const node of document.querySelectorAll("#dag .node")) node.classList.toggle("selected", Number(node.dataset.id) === id);
+  for (const node of document.querySelectorAll("#dag .node"))
+    node.classList.toggle("selected", Number(node.dataset.id) === id);
   const { summary, content } = await api("summary", { summary: id });
   const panel = $("detail");
-  const parts = [h("p", {}, h("strong", {}, describeSummary(summary))), h("details", { open: true }, h("summary", {}, "summary text"), h("pre", {}, content))];
+  const parts = [
+    h("p", {}, h("strong", {}, describeSummary(summary))),
+    h("details", { open: true }, h("summary", {}, "summary text"), h("pre", {}, content)),
+  ];
   if (summary.kind === "condensed") {
     const children = await api("expand", { summary: id });
     parts.push(h("h3", {}, `children (${summary.children.length} summaries)`));
@@ -133,7 +201,11 @@ async function select(id) {
     }
   }
   const originals = h("div", { className: "originals" });
-  const expandButton = h("button", { type: "button", id: "expand-originals" }, `Expand to the ${summary.messageCount} original messages`);
+  const expandButton = h(
+    "button",
+    { type: "button", id: "expand-originals" },
+    `Expand to the ${summary.messageCount} original messages`,
+  );
   parts.push(h("h3", {}, "original messages, as lcm_expand returns them"), expandButton, originals);
   panel.replaceChildren(...parts);
   const page = async (cursor) => {
@@ -172,9 +244,17 @@ function renderRepair(d) {
         go.disabled = true;
         result.textContent = "repairing…";
         try {
-          const res = await fetch(`api/repair`, { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ agent: state.agent, conversation: d.conversation.id, confirm: input.value }) });
+          const res = await fetch(`api/repair`, {
+            method: "POST",
+            credentials: "same-origin",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ agent: state.agent, conversation: d.conversation.id, confirm: input.value }),
+          });
           const body = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
-          if (res.status === 401 || res.status === 403) throw new Error("the gateway refused the write: inside the Control UI tab the page may only read; run `openclaw lcm repair` instead");
+          if (res.status === 401 || res.status === 403)
+            throw new Error(
+              "the gateway refused the write: inside the Control UI tab the page may only read; run `openclaw lcm repair` instead",
+            );
           if (!res.ok) throw new Error(body.error ?? `HTTP ${res.status}`);
           result.textContent = `redone ${body.repaired.length} summar${body.repaired.length === 1 ? "y" : "ies"}; backup: ${body.backup}${body.failures.length ? `; left in place: ${body.failures.join("; ")}` : ""}`;
           await openConversation(d.conversation.id);
@@ -183,9 +263,16 @@ function renderRepair(d) {
           result.classList.add("error");
         }
       });
-      planButton.replaceWith(h("div", { className: "plan" },
-        `would redo ${plan.planned.length} summar${plan.planned.length === 1 ? "y" : "ies"}: ${plan.planned.map((p) => `S${p.id} (${p.reason})`).join(", ")}. Type "${plan.confirmPhrase}" to confirm: `),
-      input, go, result);
+      planButton.replaceWith(
+        h(
+          "div",
+          { className: "plan" },
+          `would redo ${plan.planned.length} summar${plan.planned.length === 1 ? "y" : "ies"}: ${plan.planned.map((p) => `S${p.id} (${p.reason})`).join(", ")}. Type "${plan.confirmPhrase}" to confirm: `,
+        ),
+        input,
+        go,
+        result,
+      );
     } catch (err) {
       fail(err);
     }
@@ -210,7 +297,8 @@ try {
   const conversations = await loadConversations();
   setStatus(`agent ${state.agent} · ${conversations.length} conversation(s) · read-only`);
   const wanted = Number(params.get("conversation"));
-  const first = conversations.find((c) => c.id === wanted) ?? conversations.find((c) => c.summaries > 0) ?? conversations[0];
+  const first =
+    conversations.find((c) => c.id === wanted) ?? conversations.find((c) => c.summaries > 0) ?? conversations[0];
   if (first) await openConversation(first.id);
   document.body.dataset.ready = "1";
 } catch (err) {

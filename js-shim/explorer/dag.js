@@ -36,7 +36,11 @@ export function renderDag(container, summaries, { messageCount, selected, onSele
   const maxDepth = summaries.reduce((m, s) => Math.max(m, s.depth), 0);
   const stripY = TOP + (maxDepth + 1) * ROW;
   const height = stripY + 40;
-  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `${summaries.length} summaries` }, container);
+  const svg = el(
+    "svg",
+    { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `${summaries.length} summaries` },
+    container,
+  );
   const total = Math.max(messageCount, 1);
   const inner = width - LEFT - RIGHT;
   const x = (seq) => LEFT + ((seq - 1) / total) * inner;
@@ -49,7 +53,8 @@ export function renderDag(container, summaries, { messageCount, selected, onSele
   };
 
   const axis = el("g", { class: "axis" }, svg);
-  for (let d = 0; d <= maxDepth && summaries.length; d++) el("text", { x: 4, y: y(d) + 16 }, axis).textContent = `depth ${d}`;
+  for (let d = 0; d <= maxDepth && summaries.length; d++)
+    el("text", { x: 4, y: y(d) + 16 }, axis).textContent = `depth ${d}`;
   el("text", { x: 4, y: stripY + 13 }, axis).textContent = "messages";
   for (const seq of [1, Math.ceil(total / 2), total]) {
     el("text", { x: Math.min(x(seq), width - 40), y: stripY + 32 }, axis).textContent = String(seq);
@@ -73,8 +78,14 @@ export function renderDag(container, summaries, { messageCount, selected, onSele
 
   for (const s of summaries) {
     const b = box(s);
-    const classes = ["node", s.level, s.inContext ? "in-context" : "", s.id === selected ? "selected" : ""].filter(Boolean).join(" ");
-    const g = el("g", { class: classes, "data-id": s.id, "data-depth": s.depth, "data-level": s.level, tabindex: 0 }, svg);
+    const classes = ["node", s.level, s.inContext ? "in-context" : "", s.id === selected ? "selected" : ""]
+      .filter(Boolean)
+      .join(" ");
+    const g = el(
+      "g",
+      { class: classes, "data-id": s.id, "data-depth": s.depth, "data-level": s.level, tabindex: 0 },
+      svg,
+    );
     el("rect", { x: b.x0, y: b.top, width: b.w, height: NODE, rx: 3, fill: `var(--${s.level})` }, g);
     el("title", {}, g).textContent = describeSummary(s);
     if (b.w > 26) el("text", { x: b.x0 + 4, y: b.top + 15 }, g).textContent = `S${s.id}`;
@@ -82,7 +93,8 @@ export function renderDag(container, summaries, { messageCount, selected, onSele
     g.addEventListener("keydown", (e) => e.key === "Enter" && onSelect(s.id));
   }
   if (summaries.length === 0) {
-    el("text", { x: LEFT, y: TOP + 16, fill: "#667" }, svg).textContent = "No summaries yet: step through a few turns; the first leaf pass runs once enough raw history sits outside the fresh tail.";
+    el("text", { x: LEFT, y: TOP + 16, fill: "#667" }, svg).textContent =
+      "No summaries yet: step through a few turns; the first leaf pass runs once enough raw history sits outside the fresh tail.";
   }
   return svg;
 }
