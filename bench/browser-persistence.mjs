@@ -78,7 +78,7 @@ results.push(...(await page.evaluate(async (sizes) => {
     whole.close();
     // After: the journal. Seed the store with the snapshot, open, run turns.
     await deleteDb("bench-journal");
-    const { openIndexedDbStore } = await import("/dist/pkg/shim/indexeddb-store.js");
+    const { openIndexedDbStore } = await import("/dist/pkg/shim/browser/indexeddb-store.js");
     const seed = await openIndexedDbStore("bench-journal");
     let t0 = performance.now();
     await seed.checkpoint("k", bytes);

@@ -15,11 +15,11 @@ import { pathToFileURL } from "node:url";
 
 const pkg = process.env.LOSSLESS_PKG ? pathToFileURL(`${process.env.LOSSLESS_PKG.replace(/\/$/, "")}/`) : new URL("../dist/pkg/", import.meta.url);
 const { initSync } = await import(new URL("wasm/lossless_wasm.js", pkg));
-const { createHandle } = await import(new URL("shim/engine-handle.js", pkg));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", pkg));
-const { writeFileAtomic } = await import(new URL("shim/file-store.js", pkg));
-const { openJournaledFile, journalPath } = await import(new URL("shim/journal-file.js", pkg));
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", pkg));
+const { createHandle } = await import(new URL("shim/engine/handle.js", pkg));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", pkg));
+const { writeFileAtomic } = await import(new URL("shim/node/file-store.js", pkg));
+const { openJournaledFile, journalPath } = await import(new URL("shim/node/journal-file.js", pkg));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", pkg));
 initSync({ module: readFileSync(new URL("wasm/lossless_wasm_bg.wasm", pkg)) });
 const SQL = await createRequire(import.meta.url)("sql.js")();
 const sizes = process.argv.slice(2).map(Number).filter(Boolean);

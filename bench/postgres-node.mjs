@@ -17,8 +17,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { createContextEngine } from "../dist/pkg/shim/context-engine.js";
-import { openNodeEngine } from "../dist/pkg/shim/node-engine.js";
+import { createContextEngine } from "../dist/pkg/shim/engine/context-engine.js";
+import { openNodeEngine } from "../dist/pkg/shim/node/engine.js";
 import { startPreciseProxy } from "./pg-proxy.mjs";
 
 const SIZES = String(process.argv[2] ?? "1000,10000").split(",").map(Number);

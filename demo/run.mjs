@@ -9,7 +9,7 @@ import { join } from "node:path";
 const require = createRequire(import.meta.url);
 const pkg = new URL("../dist/pkg/", import.meta.url);
 const { openEngine } = await import(new URL("shim/library.js", pkg));
-const { writeFileAtomic } = await import(new URL("shim/file-store.js", pkg));
+const { writeFileAtomic } = await import(new URL("shim/node/file-store.js", pkg));
 
 const transcript = JSON.parse(readFileSync(new URL("./transcript.json", import.meta.url), "utf8"));
 const { sessionId, sessionKey, messages } = transcript;

@@ -4,13 +4,14 @@
 // are shared by every factory call for the same database path.
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { createContextEngine, ENGINE_ID } from "./context-engine.js";
-import { openNodeEngine } from "./node-engine.js";
-import { createLcmCommand } from "./lcm-command.js";
-import { createRecallTools, TOOL_NAMES } from "./tools.js";
-import { registerExplorer } from "./explorer-registration.js";
-import { endsWithItsTurn, oneShotHandOver, openclawCliEntry, spawnSuccessor } from "./successor.js";
-import { storedTurns } from "./summary-runner.js";
+import { createContextEngine, ENGINE_ID } from "./engine/context-engine.js";
+import { openNodeEngine } from "./node/engine.js";
+import { createLcmCommand } from "./operator/lcm-command.js";
+import { createRecallTools, TOOL_NAMES } from "./openclaw/tools.js";
+import { registerExplorer } from "./explorer/registration.js";
+import { endsWithItsTurn, hostCommand, oneShotHandOver, openclawCliEntry, spawnSuccessor } from "./node/successor.js";
+import { storedTurns } from "./engine/summary-runner.js";
+import { createTranscriptCatchUp, loadHostTranscriptReader } from "./openclaw/transcript-catch-up.js";
 
 function stateDir(api) {
   try {
@@ -48,7 +49,7 @@ export function resolveDbPath(api) {
     : join(stateDir(api), "lossless-wasm", "lossless.sqlite");
 }
 
-/** Registers `openclaw lcm …` with the host's CLI; it runs the headless command (cli.js) on this
+/** Registers `openclaw lcm …` with the host's CLI; it runs the headless command (operator/cli.js) on this
  *  plugin's database. */
 function registerLcmCli(api) {
   api.registerCli?.(
@@ -60,7 +61,7 @@ function registerLcmCli(api) {
         .allowUnknownOption(true)
         .helpOption(false)
         .action(async (args) => {
-          const { main } = await import("./cli.js");
+          const { main } = await import("./operator/cli.js");
           // The plugin's engine settings, the host's LLM for summarize and repair, and its log
           // (a successor reports there what the turns that handed over would have).
           process.exitCode = await main(["--db", resolveDbPath(api), ...(args ?? [])], {
@@ -116,11 +117,24 @@ export default {
       }),
     );
     // The context explorer: a page the gateway serves under its own auth, and a Control UI tab.
-    registerExplorer(api, open, { config, hostLlm: () => hostLlm(api) });
+    registerExplorer(api, open, { config, hostLlm: () => hostLlm(api) }, hostVersion(api));
     // A storage that cannot open (an unusable `dbPath`, a bad config) is refused: the factory
     // throws, the host answers the turn with its legacy engine and stores it in its own
     // transcript only. Our line says so once per distinct reason, not every turn; the open is
     // tried again each turn, so a fixed folder is picked up without a restart.
+    // What a turn whose commit never came left in the host's transcript (a crash mid-turn, a
+    // re-run after a restart) is stored from the transcript itself, where the host can read it
+    // (transcript-catch-up.js). One reader per plugin: its cursors outlive the per-turn engines.
+    let reader;
+    const transcriptCatchUp = createTranscriptCatchUp({
+      readDelta: async (target) => {
+        reader ??= loadHostTranscriptReader();
+        const read = await reader;
+        return read ? read(target) : { kind: "unavailable", reason: "this host has no transcript cursor API" };
+      },
+      ingest: async (session, messages) => (await open()).call("ingest", { ...session, messages }),
+      logger: api.logger,
+    });
     const refusals = new Set();
     const refuse = (err) => {
       const line = `[lossless-wasm] ${String(err?.message ?? err).replace(/^lossless-wasm: /, "")}; refusing: OpenClaw answers with its legacy context engine, and lossless-wasm stores nothing, until it opens (tried again each turn)`;
@@ -160,6 +174,10 @@ export default {
         hostVersion: hostVersion(api),
         // OpenClaw's turns never wait on a slow summarizer (docs/summarization.md).
         summariesInBackground: true,
+        // Gateways only for now: a process without a cursor reads the session's whole visible
+        // transcript, which on 2026.9.6 still holds the messages before a /reset (same session
+        // id), and stored them in the new conversation (reset.e2e failed so with one-shot turns).
+        transcriptCatchUp: hostCommand() === "gateway" ? transcriptCatchUp : undefined,
       });
     });
   },

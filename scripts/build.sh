@@ -22,9 +22,8 @@ version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)"
 rm -rf dist/pkg && mkdir -p dist/pkg/wasm dist/pkg/shim
 wasm-bindgen --target web --out-dir dist/pkg/wasm --out-name lossless_wasm \
   "$WASM_TARGET_DIR/wasm32-unknown-unknown/$profile/lossless_wasm.wasm"
-cp js-shim/*.js dist/pkg/shim/
-# The context explorer page the gateway route serves (and the DAG drawing the demo page shares).
-cp -r js-shim/explorer dist/pkg/shim/
+# The shim's folders as they are (docs/architecture.md), the explorer's page among them.
+cp -r js-shim/. dist/pkg/shim/
 # sql.js ships inside the package (the Node build only, ~1.3 MB), so installing the plugin needs
 # no registry access. Browser embedders bring their own sql.js.
 mkdir -p dist/pkg/vendor/sql.js
@@ -39,8 +38,8 @@ node -e '
   pkg.version = process.argv[1];
   fs.writeFileSync("dist/pkg/package.json", JSON.stringify(pkg, null, 2) + "\n");
 ' "$version"
-grep -q "ENGINE_VERSION = \"$version\"" js-shim/context-engine.js || {
-  echo "error: js-shim/context-engine.js ENGINE_VERSION differs from Cargo.toml version $version" >&2; exit 1; }
+grep -q "ENGINE_VERSION = \"$version\"" js-shim/engine/context-engine.js || {
+  echo "error: js-shim/engine/context-engine.js ENGINE_VERSION differs from Cargo.toml version $version" >&2; exit 1; }
 
 rm -f dist/*.tgz
 (cd dist && npm pack --silent ./pkg >/dev/null)

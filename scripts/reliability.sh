@@ -26,8 +26,8 @@ run() {
 # soak is a fifth as long (its per-turn save cost is measured in docs/benchmarks.md).
 run soak-node-sqlite "$node" tests/js/soak-run.mjs node:sqlite "$turns" "$out/soak-node-sqlite.json"
 run soak-sqljs "$node" tests/js/soak-run.mjs sql.js "$((turns / 5))" "$out/soak-sqljs.json"
-run crash env LOSSLESS_KILLS=100 "$node" --test --test-reporter=spec tests/js/durability.test.mjs tests/js/crash.test.mjs
-run fuzz env LOSSLESS_FUZZ_CASES=100000 cargo test --release --test fuzz_native
+run crash env LOSSLESS_KILLS=100 "$node" --test --test-reporter=spec tests/js/node/durability.test.mjs tests/js/node/crash.test.mjs
+run fuzz env LOSSLESS_FUZZ_CASES=100000 cargo test --release --test native fuzz::
 echo
 [ "$status" = 0 ] && echo "reliability: all runs passed" || echo "reliability: some runs FAILED (see $out)"
 exit "$status"

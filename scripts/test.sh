@@ -46,18 +46,18 @@ suite() {
   echo "--- $name took $((SECONDS - started)) s"
 }
 
-# The Rust tree is formatted by rustfmt (rustfmt.toml): an unformatted file fails the run.
-suite format 5 bash -c 'if cargo fmt --check >/dev/null; then echo "# pass 1"; else cargo fmt --check | head -60; echo "# fail 1"; exit 1; fi'
+# The Rust tree is formatted by rustfmt (rustfmt.toml), the shim by Prettier (.prettierrc.json,
+# installed by setup.sh from package.json): an unformatted file fails the run.
+suite format 5 bash -c 'if cargo fmt --check >/dev/null; then echo "# pass 1"; else cargo fmt --check | head -60; echo "# fail 1"; exit 1; fi
+  if node_modules/.bin/prettier --check "js-shim/**/*.js"; then echo "# pass 1"; else echo "# fail 1"; exit 1; fi'
+# Clippy's lints (clippy.toml; `unsafe` denied in src/lib.rs) on every native target and on the
+# wasm build: a warning fails the run.
+suite lint 15 bash -c 'source scripts/env.sh && cargo clippy --all-targets --features postgres -- -D warnings && wasm_cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings && echo "# pass 1" || { echo "# fail 1"; exit 1; }'
 suite native 25 cargo test
 # The store on a real PostgreSQL server that the suite starts and deletes itself
-# (scripts/pg-server.sh; installed by setup.sh): ~1.5 min warm, ~1 min more for its first build.
-# One `--test` per tests/*_pg.rs, so a new PostgreSQL test file runs without being listed here.
-pg_tests=""
-for f in tests/*_pg.rs; do
-  pg_tests="$pg_tests --test $(basename "$f" .rs)"
-done
-# shellcheck disable=SC2086
-suite postgres 20 bash scripts/pg-server.sh run cargo test --features postgres $pg_tests
+# (scripts/pg-server.sh; installed by setup.sh): one test crate, tests/postgres/ (a module per
+# concern; a new module is listed in its main.rs).
+suite postgres 20 bash scripts/pg-server.sh run cargo test --features postgres --test postgres
 suite postgres-node 15 bash scripts/pg-server.sh run "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/js-pg/
 # Node 26 first on PATH: the node:sqlite storage cases run in it.
 suite wasm-node 15 env PATH="$NODE26_BIN:$PATH" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \

@@ -17,6 +17,11 @@
 //! The two types that matter most are [`engine::Engine`], which the host talks to, and
 //! [`core::message::StoredMessage`], the parsed, validated form of every message we keep.
 
+// Lints the whole crate holds to (clippy.toml and CI's `cargo clippy -- -D warnings` add
+// clippy's). `unsafe` is denied everywhere but the two functions of the wasm bindings that hand
+// JS a view of wasm memory, each with its SAFETY argument.
+#![deny(unsafe_code)]
+
 pub mod core;
 pub mod engine;
 pub mod error;

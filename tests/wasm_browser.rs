@@ -4,5 +4,6 @@
 
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+mod embed_cases;
 mod store_cases;
 mod wasm_cases;

@@ -3,6 +3,7 @@
 //! need a Node with node:sqlite (22.5+) first on PATH; scripts/test.sh puts the host's Node 26 there.
 #![cfg(target_arch = "wasm32")]
 
+mod embed_cases;
 mod node_sqlite_cases;
 mod store_cases;
 mod wasm_cases;

@@ -177,7 +177,7 @@ if (args.storage === "node:sqlite") {
   }
   db.close();
 } else {
-  const { readJournaledFile } = await import(new URL("shim/journal-file.js", PKG));
+  const { readJournaledFile } = await import(new URL("shim/node/journal-file.js", PKG));
   const SQL = await createRequire(import.meta.url)(new URL("vendor/sql.js/sql-wasm.cjs", PKG).pathname)();
   const db = readJournaledFile(SQL, dbPath);
   storedInDatabase = db.exec("SELECT COUNT(*) FROM messages")[0].values[0][0];

@@ -1,6 +1,6 @@
 // openBrowserEngineInWorker: the browser engine in a dedicated worker, so none of its work
 // (opening, importing a long history, compaction, checkpoints) holds the page's main thread.
-// The page keeps a stand-in with the same calls, each a message to engine-worker.js and back;
+// The page keeps a stand-in with the same calls, each a message to engine-worker-main.js and back;
 // summary requests come back to the page's `llm`. Params and results must be plain data
 // (structured-cloneable). Owns only the page side of the protocol.
 
@@ -26,7 +26,7 @@ const CALLS = [
  * @param {object} options the options of openBrowserEngine, without `SQL`, plus:
  * @param {string|URL} options.sqlJsUrl where the worker loads sql.js (`sql-wasm.js`) from; its
  *        .wasm is looked up beside it
- * @param {string|URL} [options.workerUrl] engine-worker.js (default: beside this file)
+ * @param {string|URL} [options.workerUrl] engine-worker-main.js (default: beside this file)
  * @param {{complete: Function}} [options.llm] the page's LLM for summaries
  */
 export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lockManager, wasm, ...options } = {}) {
@@ -34,7 +34,7 @@ export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lock
     throw new TypeError(
       "openBrowserEngineInWorker: pass `sqlJsUrl`, the URL of sql.js's sql-wasm.js, for the worker to load",
     );
-  const worker = new Worker(workerUrl ?? new URL("./engine-worker.js", import.meta.url));
+  const worker = new Worker(workerUrl ?? new URL("./engine-worker-main.js", import.meta.url));
   const pending = new Map();
   let nextId = 1;
   let dead;
@@ -77,7 +77,7 @@ export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lock
     opened = await send({
       type: "open",
       sqlJsUrl: new URL(sqlJsUrl, globalThis.location?.href).href,
-      libraryUrl: new URL("./library.js", import.meta.url).href,
+      libraryUrl: new URL("./open-engine.js", import.meta.url).href,
       options: {
         ...options,
         ...(wasm === undefined ? {} : { wasm: String(new URL(wasm, globalThis.location?.href)) }),

@@ -1,4 +1,4 @@
-// The worker side of openBrowserEngineInWorker (worker-engine.js): a classic dedicated worker
+// The worker side of openBrowserEngineInWorker (engine-in-worker.js): a classic dedicated worker
 // that loads sql.js and library.js, opens the browser engine here (IndexedDB, the store's write
 // lock and every wasm call run on this thread, never on the page's), and answers the page's
 // calls. Summary requests go back to the page's LLM. A classic worker, because sql.js is a

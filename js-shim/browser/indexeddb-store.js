@@ -2,7 +2,7 @@
 // object stores:
 //  - "databases": a database file (snapshot) per key — also the whole-file format of earlier
 //    versions, which therefore opens as a snapshot with an empty journal;
-//  - "journal": the transactions committed since that snapshot, keyed [key, seq] (journal.js).
+//  - "journal": the transactions committed since that snapshot, keyed [key, seq] (engine/journal.js).
 // Every write is one IndexedDB transaction with strict durability (flushed before it reports
 // complete), and transactions are created in call order, so a later write never lands before an
 // earlier one. A checkpoint replaces the snapshot and deletes the journal in one transaction.

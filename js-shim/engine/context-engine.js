@@ -95,6 +95,8 @@ const replyRoom = (p, hostVersion) =>
  *        `openclaw lcm summarize`), for jobs that hand them over (with summariesInBackground)
  * @param {() => boolean} [options.endsWithTurn] this process ends with the turn it runs (a
  *        one-shot command): with startSuccessor, no summary is asked here, a successor asks
+ * @param {{catchUp: Function}} [options.transcriptCatchUp] reads the host's transcript at each
+ *        `bootstrap` and stores what no turn committed (openclaw/transcript-catch-up.js; OpenClaw >= 2026.9)
  */
 export function createContextEngine(
   openHandle,
@@ -107,6 +109,7 @@ export function createContextEngine(
     summariesInBackground = false,
     startSuccessor,
     endsWithTurn,
+    transcriptCatchUp,
   } = {},
 ) {
   const call = async (method, params) => (await openHandle()).call(method, params);
@@ -186,7 +189,19 @@ export function createContextEngine(
     async bootstrap(p) {
       hostTranscripts.add(sessionTag(p));
       const messages = Array.isArray(p.messages) ? p.messages : [];
-      return call("bootstrap", { ...session(p), messages });
+      const result = await call("bootstrap", { ...session(p), messages });
+      // OpenClaw calls bootstrap before every turn of a session it holds a transcript of: the
+      // place to store what a turn whose commit never came left in it (a crash, a re-run).
+      if (transcriptCatchUp) {
+        try {
+          await transcriptCatchUp.catchUp(session(p));
+        } catch (err) {
+          logger?.warn?.(
+            `[lossless-wasm] could not catch up from the host's transcript of ${p.sessionKey ?? p.sessionId} (tried again next turn): ${err?.message ?? err}`,
+          );
+        }
+      }
+      return result;
     },
 
     async ingest(p) {

@@ -1,7 +1,7 @@
 // One open engine: a database (sql.js, or node:sqlite behind the same interface), the wasm engine
 // over it, and the persistence step that runs after every call that committed a write.
 // Host-independent: the OpenClaw entry, the library entry and the tests all use it.
-import { WasmEngine } from "../wasm/lossless_wasm.js";
+import { WasmEngine } from "../../wasm/lossless_wasm.js";
 import { createViewHandover } from "./view-handover.js";
 
 /**
@@ -69,7 +69,7 @@ export function createHandle({ db, config, save, persist }) {
       return assembleWith(views, params, (held) => handle.assembleView(params, held));
     },
     /** The engine's raw view for `assemble` (keys, fresh flags, the JSON of the entries new to
-     *  `held`), persisted first; what a handle in another thread hands back (node-engine-thread.js). */
+     *  `held`), persisted first; what a handle in another thread hands back (node/engine-thread.js). */
     assembleView(params, held, now = Date.now()) {
       const out = engine.assembleView(params, held, engineTime(now));
       const saving = handle.flush();

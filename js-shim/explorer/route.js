@@ -1,7 +1,14 @@
-// The context explorer's gateway route: serves the explorer page (js-shim/explorer/) and its
-// JSON API under one path the host registers with `auth: "gateway"`, so the gateway's own
-// authentication guards every byte (bearer token, or the Control UI tab's cookie grant); this
-// file never checks credentials itself and never opens a port.
+// The context explorer's gateway route: serves the explorer page (one self-contained document,
+// js-shim/page-document.js) and its JSON API under one path the host registers with
+// `auth: "gateway"`, so the gateway's own authentication guards every byte (bearer token, or the
+// Control UI tab's cookie grant); this file never checks gateway credentials itself and never
+// opens a port.
+//
+// Serving the page mints a capability for the page's agent into it (capability.js): the
+// page reads through that, at the sibling route of frame-api.js, because inside the
+// Control UI it runs in a sandboxed frame (origin `null`) whose own requests the gateway's cookie
+// grant does not reach. The JSON API below stays for bearer-token clients (scripts, curl, a
+// proxy) and carries the one write, repair.
 //
 // Every API call names an agent (`agent=<id>`); the wasm engine resolves it to the session-key
 // prefix `agent:<id>:` and answers "not found" for anything outside it (src/engine/explorer.rs).
@@ -10,33 +17,28 @@
 //
 // Read-only except one call: POST api/repair, which needs the confirmation phrase the page shows
 // and takes a backup of the database before it changes anything.
-import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { runCompaction } from "./compaction-driver.js";
+import { runCompaction } from "../engine/compaction-driver.js";
+import { mintCapability } from "./capability.js";
+import { explorerDocument } from "./page-document.js";
 
 export const EXPLORER_PATH = "/plugins/lossless-wasm/explorer";
-const PAGE_DIR = new URL("./explorer/", import.meta.url);
-const STATIC = {
-  "": ["index.html", "text/html; charset=utf-8"],
-  "index.html": ["index.html", "text/html; charset=utf-8"],
-  "app.js": ["app.js", "text/javascript; charset=utf-8"],
-  "dag.js": ["dag.js", "text/javascript; charset=utf-8"],
-  "style.css": ["style.css", "text/css; charset=utf-8"],
-};
+const PAGE_PATHS = new Set(["", "index.html"]);
 const MAX_BODY_BYTES = 4096;
 
 /** The phrase a repair request must carry: the user typed it after reading the plan. */
 export const repairPhrase = (conversationId) => `repair conversation ${conversationId}`;
 
-class HttpError extends Error {
+export class HttpError extends Error {
   constructor(status, message) {
     super(message);
     this.status = status;
   }
 }
 
-function send(res, status, type, body) {
+export function send(res, status, type, body, headers = {}) {
   res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.setHeader("content-type", type);
   res.setHeader("cache-control", "no-store");
   res.setHeader("x-content-type-options", "nosniff");
@@ -44,10 +46,11 @@ function send(res, status, type, body) {
   res.end(body);
 }
 
-const sendJson = (res, status, value) => send(res, status, "application/json; charset=utf-8", JSON.stringify(value));
+export const sendJson = (res, status, value, headers) =>
+  send(res, status, "application/json; charset=utf-8", JSON.stringify(value), headers);
 
 /** An engine error as an HTTP status: ids outside the scope read as not found, like absent ones. */
-function statusOf(err) {
+export function statusOf(err) {
   const text = String(err?.message ?? err);
   if (/\bno (conversation|summary) \d+ in this agent's history/.test(text)) return 404;
   if (/invalid|expected|must|required/i.test(text)) return 400;
@@ -93,8 +96,41 @@ function backupPath(dbPath, now) {
   return join(dirname(dbPath), `lossless.explorer-backup-${stamp}.sqlite`);
 }
 
+/** The read calls, by name: each takes the engine handle and the query, and only reads. */
+export const READ_CALLS = Object.freeze({
+  async conversations(handle, query) {
+    const agentId = agentParam(query);
+    return { agentId, conversations: await handle.call("explorerConversations", { agentId }) };
+  },
+  async dag(handle, query) {
+    return handle.call("explorerDag", { agentId: agentParam(query), conversationId: intParam(query, "conversation") });
+  },
+  async summary(handle, query) {
+    return handle.call("explorerSummary", { agentId: agentParam(query), summaryId: intParam(query, "summary") });
+  },
+  async expand(handle, query) {
+    return handle.call("explorerExpand", {
+      agentId: agentParam(query),
+      summaryId: intParam(query, "summary"),
+      toMessages: query.get("messages") === "1",
+      cursor: intParam(query, "cursor", { required: false }),
+      tokenLimit: 4000,
+    });
+  },
+  // What a repair would redo, without writing anything.
+  async "repair-plan"(handle, query) {
+    const dag = await handle.call("explorerDag", {
+      agentId: agentParam(query),
+      conversationId: intParam(query, "conversation"),
+    });
+    const { sessionId, sessionKey } = dag.conversation;
+    const plan = await handle.call("repairStart", { sessionId, sessionKey, dryRun: true });
+    return { ...plan, conversationId: dag.conversation.id, confirmPhrase: repairPhrase(dag.conversation.id) };
+  },
+});
+
 /**
- * @param {() => Promise<object>} openHandle the shared engine handle (node-engine.js)
+ * @param {() => Promise<object>} openHandle the shared engine handle (node/engine.js)
  * @param {object} options
  * @param {object} [options.config] plugin config (`summarizer`, `summaryTimeoutMs`)
  * @param {() => ({complete: Function}|undefined)} [options.hostLlm] the LLM a repair uses
@@ -102,41 +138,6 @@ function backupPath(dbPath, now) {
  * @returns {(req, res) => Promise<boolean>} the route handler
  */
 export function createExplorerHandler(openHandle, { config = {}, hostLlm, logger } = {}) {
-  const api = {
-    async conversations(handle, query) {
-      const agentId = agentParam(query);
-      return { agentId, conversations: await handle.call("explorerConversations", { agentId }) };
-    },
-    async dag(handle, query) {
-      return handle.call("explorerDag", {
-        agentId: agentParam(query),
-        conversationId: intParam(query, "conversation"),
-      });
-    },
-    async summary(handle, query) {
-      return handle.call("explorerSummary", { agentId: agentParam(query), summaryId: intParam(query, "summary") });
-    },
-    async expand(handle, query) {
-      return handle.call("explorerExpand", {
-        agentId: agentParam(query),
-        summaryId: intParam(query, "summary"),
-        toMessages: query.get("messages") === "1",
-        cursor: intParam(query, "cursor", { required: false }),
-        tokenLimit: 4000,
-      });
-    },
-    // What a repair would redo, without writing anything.
-    async "repair-plan"(handle, query) {
-      const dag = await handle.call("explorerDag", {
-        agentId: agentParam(query),
-        conversationId: intParam(query, "conversation"),
-      });
-      const { sessionId, sessionKey } = dag.conversation;
-      const plan = await handle.call("repairStart", { sessionId, sessionKey, dryRun: true });
-      return { ...plan, conversationId: dag.conversation.id, confirmPhrase: repairPhrase(dag.conversation.id) };
-    },
-  };
-
   async function repair(handle, req) {
     const body = await readBody(req);
     const agentId = typeof body.agent === "string" ? body.agent : "";
@@ -174,7 +175,7 @@ export function createExplorerHandler(openHandle, { config = {}, hostLlm, logger
     const rest = url.pathname.slice(EXPLORER_PATH.length + 1);
     try {
       if (url.pathname === EXPLORER_PATH) {
-        // Relative asset and API URLs resolve against the trailing slash.
+        // The page's relative API URLs resolve against the trailing slash.
         res.statusCode = 308;
         res.setHeader("location", `${EXPLORER_PATH}/${url.search}`);
         res.end();
@@ -183,22 +184,23 @@ export function createExplorerHandler(openHandle, { config = {}, hostLlm, logger
       const method = req.method ?? "GET";
       if (rest.startsWith("api/")) {
         const name = rest.slice(4);
-        const handle = await openHandle();
         if (name === "repair") {
           if (method !== "POST") throw new HttpError(405, "repair is POST only");
-          sendJson(res, 200, await repair(handle, req));
+          sendJson(res, 200, await repair(await openHandle(), req));
           return true;
         }
         if (method !== "GET" && method !== "HEAD") throw new HttpError(405, "the explorer is read-only: GET only");
-        const call = Object.hasOwn(api, name) ? api[name] : undefined;
+        const call = Object.hasOwn(READ_CALLS, name) ? READ_CALLS[name] : undefined;
         if (!call) throw new HttpError(404, `no explorer call ${JSON.stringify(name.slice(0, 40))}`);
-        sendJson(res, 200, await call(handle, url.searchParams));
+        sendJson(res, 200, await call(await openHandle(), url.searchParams));
         return true;
       }
-      const file = Object.hasOwn(STATIC, rest) ? STATIC[rest] : undefined;
-      if (!file) throw new HttpError(404, "not found");
+      if (!PAGE_PATHS.has(rest)) throw new HttpError(404, "not found");
       if (method !== "GET" && method !== "HEAD") throw new HttpError(405, "GET only");
-      send(res, 200, file[1], method === "HEAD" ? undefined : await readFile(new URL(file[0], PAGE_DIR)));
+      // The page shows one agent; its capability reads that agent's API only.
+      const agent = url.searchParams.get("agent") || "main";
+      const html = await explorerDocument(mintCapability(agent));
+      send(res, 200, "text/html; charset=utf-8", method === "HEAD" ? undefined : html);
       return true;
     } catch (err) {
       const status = err instanceof HttpError ? err.status : statusOf(err);

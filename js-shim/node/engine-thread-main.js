@@ -1,10 +1,9 @@
-// The worker side of node-engine-thread.js: opens the engine for one database on this thread
-// (node-engine.js's in-thread open: wasm, node:sqlite or sql.js, the journal and its locks) and
+// The worker side of engine-thread.js: opens the engine for one database on this thread
+// (engine.js's in-thread open: wasm, node:sqlite or sql.js, the journal and its locks) and
 // answers the host thread's calls in the order they arrive. Owns only the message protocol.
 import { parentPort, workerData } from "node:worker_threads";
-import { openHere } from "./node-engine.js";
-import { IN_PARTS } from "./node-engine-thread.js";
-import { restore } from "./host-history.js";
+import { openHere } from "./open-here.js";
+import { IN_PARTS, restore } from "./host-history.js";
 
 const errorData = (err) => ({
   name: err?.name ?? "Error",

@@ -1,24 +1,22 @@
 // The engine in a worker thread (config `storageThread: "worker"`, the default in Node): the
-// wasm engine and its database (node:sqlite or sql.js) run in node-engine-worker.js, so nothing
+// wasm engine and its database (node:sqlite or sql.js) run in engine-thread-main.js, so nothing
 // storage does — importing a long history, waiting out another process's write lock, a WAL
 // checkpoint, `doctor` on a large database — holds the host's event loop. This side keeps a
-// handle with the same calls as engine-handle.js's, each a message to the worker and back.
+// handle with the same calls as engine/handle.js's, each a message to the worker and back.
 //
 // What still runs on the host's thread: copying a call's params into the worker (only the part
 // of the host's history the engine reads, host-history.js; a long list goes in parts of
 // MESSAGES_PER_PART, with the event loop let through between parts) and decoding the view's new
-// messages (view-handover.js). Owns only the message protocol.
+// messages (engine/view-handover.js). Owns only the message protocol.
 import { Worker } from "node:worker_threads";
 import { setImmediate as nextTurnOfTheLoop } from "node:timers/promises";
-import { assembleWith } from "./engine-handle.js";
-import { createViewHandover } from "./view-handover.js";
-import { elide } from "./host-history.js";
+import { assembleWith } from "../engine/handle.js";
+import { createViewHandover } from "../engine/view-handover.js";
+import { elide, IN_PARTS } from "./host-history.js";
 
 /** Messages per part when a call hands over a long history: a structured copy of 256 host
  *  messages takes a few milliseconds of the host's thread. */
 export const MESSAGES_PER_PART = 256;
-/** Stands for `params.messages` in a call whose messages went ahead in parts. */
-export const IN_PARTS = "lossless-wasm:messages-in-parts";
 
 /** Levels plainCopy keeps; the engine refuses messages nested deeper than 100. */
 const COPY_DEPTH = 128;
@@ -60,10 +58,10 @@ export function errorFrom(data) {
  * @param {object} [hooks]
  * @param {(err: Error) => void} [hooks.onStop] the worker stopped (crashed or was closed); the
  *        handle fails every later call with `err`, so the caller opens a new one
- * @returns {Promise<object>} the handle (engine-handle.js's calls, each returning a promise)
+ * @returns {Promise<object>} the handle (engine/handle.js's calls, each returning a promise)
  */
 export function openEngineThread(path, config, options, { onStop } = {}) {
-  const worker = new Worker(new URL("./node-engine-worker.js", import.meta.url), {
+  const worker = new Worker(new URL("./engine-thread-main.js", import.meta.url), {
     workerData: { path, config, options },
   });
   const pending = new Map();

@@ -1,4 +1,4 @@
-// What of the host's history crosses to the engine's worker (node-engine-thread.js). The host
+// What of the host's history crosses to the engine's worker (engine-thread.js). The host
 // passes its whole history to `assemble` and `afterTurn` on every turn, but the engine reads
 // only part of it: `afterTurn` the messages after `prePromptMessageCount`, `assemble` only its
 // length — the messages themselves only when the host knows more than was stored (history from
@@ -58,3 +58,6 @@ export function restore(method, messages, elided, onRead) {
     },
   });
 }
+
+/** Stands for `params.messages` in a call whose messages went ahead in parts. */
+export const IN_PARTS = "lossless-wasm:messages-in-parts";

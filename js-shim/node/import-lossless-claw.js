@@ -69,7 +69,7 @@ async function openSource(path) {
       `lossless-claw import: ${path} has unmerged changes in ${wal}; stop OpenClaw (or run the import with a Node that has node:sqlite) and try again`,
     );
   }
-  const SQL = await require("../vendor/sql.js/sql-wasm.cjs")();
+  const SQL = await require("../../vendor/sql.js/sql-wasm.cjs")();
   return new SQL.Database(readFileSync(path));
 }
 

@@ -1,4 +1,4 @@
-// The statement journal (journal.js) on files, for the Node sql.js fallback: `<path>` is the
+// The statement journal (engine/journal.js) on files, for the Node sql.js fallback: `<path>` is the
 // database snapshot, replaced atomically at checkpoints (file-store.js), and `<path>.lwjournal`
 // holds the transactions committed after it, appended and fsynced before each call resolves.
 // A turn then costs a small append instead of rewriting the whole database.
@@ -11,12 +11,12 @@
 // Generation: the snapshot stores its generation in `PRAGMA user_version`. A checkpoint writes
 // the snapshot with generation g+1 first and then a fresh journal for g+1, so a crash between
 // the two leaves a journal of generation g that the next open recognises as already contained
-// in the snapshot, and ignores. This module must not decide when to checkpoint (journal.js does).
+// in the snapshot, and ignores. This module must not decide when to checkpoint (engine/journal.js does).
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { deserialize, serialize } from "node:v8";
 import * as zlib from "node:zlib";
 import { fsyncDirectoryOf, readDatabaseFile, writeFileAtomic } from "./file-store.js";
-import { entrySize, journalPersister, replay } from "./journal.js";
+import { entrySize, journalPersister, replay } from "../engine/journal.js";
 
 const MAGIC = "LWJ1";
 
@@ -187,7 +187,7 @@ export function foldJournal(SQL, path) {
  * Opens the database at `path` with a sql.js module: the snapshot plus its journal replayed.
  * @param {object} [options]
  * @param {number} [options.checkpointBytes] the least journal size that triggers a checkpoint
- *        (journal.js also waits for a sixteenth of the snapshot, so checkpoints amortize)
+ *        (engine/journal.js also waits for a sixteenth of the snapshot, so checkpoints amortize)
  * @returns {{db: object, persist: Function, close: Function}} `db` and `persist` go to createHandle
  */
 export function openJournaledFile(SQL, path, { checkpointBytes } = {}) {

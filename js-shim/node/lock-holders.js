@@ -46,7 +46,7 @@ export function lockHolders(path) {
   return holders;
 }
 
-/** "pid 123 (node cli.js import …), pid 456 (…)" or "another process". */
+/** "pid 123 (node operator/cli.js import …), pid 456 (…)" or "another process". */
 export function describeHolders(holders) {
   if (!holders.length) return "another process";
   return holders.map(({ pid, command }) => (command ? `pid ${pid} (${command})` : `pid ${pid}`)).join(", ");

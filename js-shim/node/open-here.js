@@ -1,40 +1,31 @@
-// The Node side: keeps one engine per database path for the life of the process (the host calls
-// the factory every turn), by default in a worker thread (node-engine-thread.js; config
-// `storageThread`), which loads the wasm module and opens the database there. Storage is node:sqlite
-// when available (file-backed, WAL; config `durability` says whether each commit is fsynced,
-// node-sqlite.js) or sql.js with a journal file
-// (journal-file.js: each write appended and fsynced, the whole file rewritten only at
-// checkpoints); config `storage` overrides the choice. A sql.js file is locked to one process
-// (file-lock.js): a second process gets a clear error instead of silently losing writes.
-// node:sqlite does not read sql.js journals, so before it opens a path that sql.js used, the
-// journal is folded into the file (under the same lock) and removed.
-// `storage: "postgres"` keeps the store on a PostgreSQL server instead (postgres-db.js; config
-// `postgresUrl`, `postgresSchema`), which several gateway processes can share; it runs only in
-// the worker, and one engine per server and schema (the URL shown without its password is the
-// key; `dbPath` is not used).
+// Opens the engine for one database on the calling thread: loads the wasm module, picks the
+// storage driver config `storage` asks for (node:sqlite when available, file-backed, WAL; or
+// sql.js with a journal file, journal-file.js, locked to one process by file-lock.js; or a
+// PostgreSQL server, postgres/database.js), folds a sql.js journal before node:sqlite opens its
+// path, and wraps the database in an engine handle (engine/handle.js). The worker thread
+// (engine-thread-main.js) calls it for the default `storageThread: "worker"`; engine.js calls it
+// directly for "main". It knows nothing of threads or of the per-path cache.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, resolve } from "node:path";
-import { initSync } from "../wasm/lossless_wasm.js";
-import { createHandle } from "./engine-handle.js";
+import { dirname } from "node:path";
+import { initSync } from "../../wasm/lossless_wasm.js";
+import { createHandle } from "../engine/handle.js";
 import { isOsOpenError, storageOpenError } from "./db-path.js";
 import { lockDatabaseFile } from "./file-lock.js";
 import { foldJournal, journalPath, openJournaledFile } from "./journal-file.js";
-import { lockTimeoutFor, NodeSqliteDatabase, nodeSqliteAvailable, synchronousFor } from "./node-sqlite.js";
-import { openEngineThread } from "./node-engine-thread.js";
+import { lockTimeoutFor, NodeSqliteDatabase, nodeSqliteAvailable, synchronousFor } from "./sqlite.js";
 import { importLosslessClaw } from "./import-lossless-claw.js";
-import { PostgresDatabase } from "./postgres-db.js";
-import { postgresSchemaFor, postgresUrlFor, redactedUrl } from "./pg-config.js";
+import { PostgresDatabase } from "../postgres/database.js";
+import { postgresSchemaFor, postgresUrlFor } from "../postgres/config.js";
 
 const require = createRequire(import.meta.url);
 const STORAGE = ["auto", "sql.js", "node:sqlite", "postgres"];
 let wasmLoaded = false;
 let sqlJs;
-const handles = new Map();
 
 function loadWasm() {
   if (wasmLoaded) return;
-  initSync({ module: readFileSync(new URL("../wasm/lossless_wasm_bg.wasm", import.meta.url)) });
+  initSync({ module: readFileSync(new URL("../../wasm/lossless_wasm_bg.wasm", import.meta.url)) });
   wasmLoaded = true;
 }
 
@@ -50,7 +41,7 @@ export function chooseStorage(config) {
   return wanted === "auto" ? (nodeSqliteAvailable() ? "node:sqlite" : "sql.js") : wanted;
 }
 
-const loadSqlJs = () => (sqlJs ??= require("../vendor/sql.js/sql-wasm.cjs")());
+const loadSqlJs = () => (sqlJs ??= require("../../vendor/sql.js/sql-wasm.cjs")());
 
 /** Takes the sql.js lock; for node:sqlite, says which process still writes through sql.js. */
 function lockFor(path, storage) {
@@ -126,52 +117,6 @@ export function chooseThread(config) {
     );
   }
   return wanted;
-}
-
-/** The error for `storage: "postgres"` on the host's thread: each statement waits for the
- *  server, and that wait must never hold the host's event loop. */
-const POSTGRES_ON_MAIN =
-  'invalid config `storageThread`: "main" cannot be used with `storage: "postgres"` (each statement waits for the server, which would hold the gateway\'s event loop); remove `storageThread` or set it to "worker"';
-
-/** Where the engine for `dbPath` and `config` is kept: the database file, or for PostgreSQL
- *  the server (password hidden) and schema. Throws the config's errors, naming the key. */
-export function engineKey(dbPath, config) {
-  if (chooseStorage(config) !== "postgres") return resolve(dbPath);
-  if (chooseThread(config) === "main") throw new Error(POSTGRES_ON_MAIN);
-  return `${redactedUrl(postgresUrlFor(config))}#${postgresSchemaFor(config)}`;
-}
-
-/**
- * The engine for `dbPath`, opened on first use and shared afterwards: in a worker thread
- * (node-engine-thread.js) unless config `storageThread` is "main". Every call of the handle may
- * return a promise; callers await them.
- * @param {object} [options] for tests, used only by the first open of a path: `checkpointBytes`,
- *        the sql.js journal's least checkpoint size (made small so kills land inside
- *        checkpoints); `statementGraceMs`, the PostgreSQL driver's (postgres-db.js timeoutsFor;
- *        shortened so a server that stopped answering fails the call in seconds)
- */
-export function openNodeEngine(dbPath, config, options) {
-  let path;
-  try {
-    path = engineKey(dbPath, config);
-  } catch (err) {
-    return Promise.reject(err);
-  }
-  let pending = handles.get(path);
-  if (!pending) {
-    const forget = () => {
-      if (handles.get(path) === pending) handles.delete(path);
-    };
-    pending = (async () => {
-      if (chooseThread(config) === "main") return openHere(path, config, options);
-      // A worker that stopped (crashed) is opened anew by the next call.
-      return openEngineThread(path, config, options, { onStop: forget });
-    })();
-    // A failed open is not cached, so a fixed config or file is picked up on the next turn.
-    pending.catch(forget);
-    handles.set(path, pending);
-  }
-  return pending;
 }
 
 /** Opens the engine for `path` on this thread (the worker does this for the default). */

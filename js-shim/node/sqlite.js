@@ -73,7 +73,7 @@ const isBusy = (err) =>
 /**
  * Runs `work`, retrying while the database is locked by another process. Only safe outside a
  * transaction or for the statement that opens one: inside a transaction the caller rolls back.
- * The waits block this thread: by default the engine's worker (node-engine-thread.js), never
+ * The waits block this thread: by default the engine's worker (engine-thread.js), never
  * the host's. When the lock outlasts every attempt, the error names who holds the file.
  */
 function retryBusy(conn, work) {

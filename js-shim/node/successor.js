@@ -12,8 +12,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync, openSync, closeSync } from "node:fs";
 import { setPriority } from "node:os";
 import { basename, dirname, sep } from "node:path";
-import { runCompaction } from "./compaction-driver.js";
-import { RUNNER_ID } from "./summary-runner.js";
+import { runCompaction } from "../engine/compaction-driver.js";
+import { RUNNER_ID } from "../engine/summary-runner.js";
 
 /** How long a successor the plugin starts stays after its last job for more of its session's
  *  work (one-shot turns keep coming: the next one then needs no new process). It reaches the
@@ -132,7 +132,7 @@ export function hostCommand(argv = process.argv) {
  * command (the turn runs in it with `--local`; see openclawCliEntry) and has stored at most one
  * turn. Anything else (a gateway, an unrecognised command line) is taken to live on, and asks
  * for its summaries itself.
- * @param {number} turnsStored turns this process stored (summary-runner.js storedTurns)
+ * @param {number} turnsStored turns this process stored (engine/summary-runner.js storedTurns)
  */
 export function endsWithItsTurn(turnsStored, argv = process.argv) {
   return Boolean(openclawCliEntry(argv[1])) && turnsStored <= 1 && hostCommand(argv) === "agent";

@@ -8,7 +8,7 @@
 // Named lcm_ask, not the anchor's lcm_expand_query: it does not expand in the caller's context
 // or start a sub-agent; it asks one question and gets one short answer.
 
-import { classifyError, completeWithin } from "./compaction-driver.js";
+import { classifyError, completeWithin } from "../engine/compaction-driver.js";
 import { answering, defined, intArg, stringArg } from "./tool-input.js";
 
 export const ASK_TOOL_NAME = "lcm_ask";

@@ -33,8 +33,9 @@ const GREP_SCHEMA = {
     },
     mode: {
       type: "string",
-      enum: ["text", "full_text"],
-      description: 'text (default) or full_text (SQLite FTS4 query syntax: AND, OR, NOT, "phrases", prefix*).',
+      enum: ["text", "full_text", "ranked"],
+      description:
+        'text (default), full_text (SQLite FTS4 query syntax: AND, OR, NOT, "phrases", prefix*), or ranked (best matches first, by words and by meaning: finds what is said in other words).',
     },
     kind: {
       type: "string",
@@ -119,9 +120,10 @@ function parseTime(name, value) {
 
 const iso = (ms) => (typeof ms === "number" && ms > 0 ? new Date(ms).toISOString() : "unknown time");
 
-function grepText(pattern, out) {
+function grepText(pattern, out, mode) {
+  const order = mode === "ranked" ? "best first" : "newest first";
   const lines = [
-    `${out.hits.length} match(es) for ${JSON.stringify(pattern)} in ${out.scope} scope (${out.conversations} conversation(s)), newest first.`,
+    `${out.hits.length} match(es) for ${JSON.stringify(pattern)} in ${out.scope} scope (${out.conversations} conversation(s)), ${order}.`,
   ];
   for (const h of out.hits) {
     const where = h.kind === "summary" ? `summary ${h.id}` : `message ${h.id} (${h.role})`;
@@ -244,7 +246,7 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
       name: "lcm_grep",
       label: "Search stored history",
       description:
-        "Search every stored message and summary of this conversation (or all of this agent's) — including what was summarized out of your view. Returns snippets with message/summary ids, newest first; open them with lcm_expand.",
+        "Search every stored message and summary of this conversation (or all of this agent's) — including what was summarized out of your view. Returns snippets with message/summary ids, newest first (mode ranked: best first, by words and by meaning); open them with lcm_expand.",
       parameters: GREP_SCHEMA,
       execute: (_toolCallId, params) =>
         answering("lcm_grep", async () => {
@@ -259,7 +261,7 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
             before: parseTime("before", p.before),
             limit: intArg("limit", p.limit, 1, 1_000),
           });
-          return result(grepText(pattern, out), grepDetails(out));
+          return result(grepText(pattern, out, p.mode), grepDetails(out));
         }),
     },
     {

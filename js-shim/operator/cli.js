@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The headless operator command: `/lcm status|doctor|repair|import` outside chat, on a database
 // file or a PostgreSQL store (the package's `lossless-wasm-lcm` bin). It opens the engine the way
-// the OpenClaw plugin does (node-engine.js) and runs the same command handler (lcm-command.js);
+// the OpenClaw plugin does (node/engine.js) and runs the same command handler (lcm-command.js);
 // only the argument parsing, the LLM for repair and the exit codes live here. `copy-to-postgres`
 // moves a SQLite store to PostgreSQL (copy-to-postgres.js), then runs doctor there.
 //   exit 0: done (doctor: every check passes; repair: everything redone; copy-to-postgres: every
@@ -14,13 +14,13 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { openCopySource } from "./copy-source.js";
-import { whyNotCreatable } from "./db-path.js";
+import { whyNotCreatable } from "../node/db-path.js";
 import { checkSourceVersion, copyReportText, copyToPostgres } from "./copy-to-postgres.js";
 import { runLcmCommand } from "./lcm-command.js";
-import { summarizeAsSuccessor } from "./successor.js";
-import { openNodeEngine } from "./node-engine.js";
+import { summarizeAsSuccessor } from "../node/successor.js";
+import { openNodeEngine } from "../node/engine.js";
 import { createOpenAiLlm } from "./openai-llm.js";
-import { POSTGRES_URL_ENV, postgresSchemaFor, postgresUrlFor, redactedUrl } from "./pg-config.js";
+import { POSTGRES_URL_ENV, postgresSchemaFor, postgresUrlFor, redactedUrl } from "../postgres/config.js";
 
 const COMMANDS = ["status", "doctor", "repair", "import", "copy-to-postgres", "summarize", "help"];
 
@@ -196,7 +196,7 @@ export async function main(
   // Only import may create the database; the other commands read one that must exist.
   const onFile = cmd.storage !== "postgres";
   if (onFile && cmd.command !== "import" && !existsSync(cmd.dbPath)) {
-    // A path the plugin could never create its database at (db-path.js): say why, naming `dbPath`.
+    // A path the plugin could never create its database at (node/db-path.js): say why, naming `dbPath`.
     const unusable = whyNotCreatable(cmd.dbPath);
     if (unusable) {
       err.write(
@@ -286,7 +286,7 @@ async function copyCommand(cmd, out, err) {
 // Run when executed (also through npm's bin symlink), not when imported by a test.
 const invokedAs = process.argv[1];
 if (invokedAs && existsSync(invokedAs) && import.meta.url === pathToFileURL(realpathSync(invokedAs)).href) {
-  // Names the process (ps, and PostgreSQL's application_name: pg-lock-holders.js) by its
+  // Names the process (ps, and PostgreSQL's application_name: postgres/lock-holders.js) by its
   // command; never by its options, which may hold a password.
   process.title = ["lossless-wasm-lcm", process.argv.slice(2).find((arg) => COMMANDS.includes(arg))]
     .filter(Boolean)

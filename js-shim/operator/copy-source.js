@@ -2,15 +2,15 @@
 // reading only, as one consistent snapshot, whatever wrote it. Owns how the file is opened and
 // read; never writes to it.
 // - A file with a sql.js journal beside it (`<db>.lwjournal`) is read by sql.js: the snapshot
-//   with the journal replayed in memory (journal-file.js readJournaledFile). That is a copy taken
+//   with the journal replayed in memory (node/journal-file.js readJournaledFile). That is a copy taken
 //   at one moment, so a sql.js gateway still writing it cannot tear it.
 // - Otherwise node:sqlite opens it `readOnly` and every table is read inside one read
 //   transaction: in WAL mode that is a snapshot, so a gateway writing meanwhile neither blocks
 //   the copy nor shows it half a turn. (Without node:sqlite, sql.js reads the file.)
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { journalPath, readJournaledFile } from "./journal-file.js";
-import { nodeSqliteAvailable } from "./node-sqlite.js";
+import { journalPath, readJournaledFile } from "../node/journal-file.js";
+import { nodeSqliteAvailable } from "../node/sqlite.js";
 
 const require = createRequire(import.meta.url);
 
@@ -63,7 +63,7 @@ function openNodeSqlite(path) {
 }
 
 async function openSqlJs(path) {
-  const SQL = await require("../vendor/sql.js/sql-wasm.cjs")();
+  const SQL = await require("../../vendor/sql.js/sql-wasm.cjs")();
   const db = readJournaledFile(SQL, path);
   return {
     *rows(sql) {

@@ -3,15 +3,16 @@
 // types, its key, the columns that tell two stores apart, and whether its id comes from an
 // identity sequence. Owns the mapping between the two schemas and nothing else.
 //
-// Written for SQLite schema version 15 and PostgreSQL schema version 2 (the same tables; see
-// src/store/migrations/postgres/001_schema.sql; version 2 only adds a function). A migration on
+// Written for SQLite schema version 16 and PostgreSQL schema version 3 (the same tables; see
+// src/store/backend/migrations/postgres/; version 2 only adds a function, version 3 and SQLite's
+// 16 add the semantic index). A migration on
 // either side must update this file and the two constants below; until then the copy refuses
 // the other version.
-// Not copied: SQLite's FTS4 tables and views and `messages_fts_progress` (PostgreSQL's
+// Not copied: `vector_space` (see the vectors below), SQLite's FTS4 tables and views and `messages_fts_progress` (PostgreSQL's
 // `search_tsv` columns are generated), and `schema_migrations` (each side numbers its own).
 
-export const SQLITE_VERSION = 15;
-export const POSTGRES_VERSION = 2;
+export const SQLITE_VERSION = 16;
+export const POSTGRES_VERSION = 3;
 
 /**
  * @typedef {object} CopyTable
@@ -210,5 +211,30 @@ export const TABLES = [
     ],
     key: ["source_key"],
     identity: ["kind", "local_id"],
+  },
+  // The semantic index (SQLite 16, PostgreSQL 3): the vectors as they are, so PostgreSQL's
+  // recall finds by meaning at once instead of after a backfill. Not `vector_space`: the engine
+  // that migrated the target recorded its own (the copy runs only between stores of the same
+  // lossless-wasm version, so the same embedder), and its backfill skips what has a vector.
+  {
+    name: "message_vectors",
+    columns: [
+      ["message_id", "bigint"],
+      ["conversation_id", "bigint"],
+      ["vector", "bytea"],
+    ],
+    key: ["message_id"],
+    identity: ["conversation_id"],
+  },
+  {
+    name: "summary_vectors",
+    columns: [
+      ["summary_id", "bigint"],
+      ["conversation_id", "bigint"],
+      ["vector", "bytea"],
+    ],
+    key: ["summary_id"],
+    // A repaired summary's vector is replaced with its text.
+    identity: ["conversation_id"],
   },
 ];

@@ -20,9 +20,9 @@
 // so nothing else waits on its event loop.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { initSync, messageSearchText } from "../wasm/lossless_wasm.js";
+import { initSync, messageSearchText } from "../../wasm/lossless_wasm.js";
 import { POSTGRES_VERSION, SQLITE_VERSION, TABLES } from "./copy-tables.js";
-import { redactedUrl, resolvePg, tlsAdvice } from "./pg-config.js";
+import { redactedUrl, resolvePg, tlsAdvice } from "../postgres/config.js";
 
 /** Rows per INSERT, and the JSON size past which a batch is sent early (long messages). */
 const BATCH_ROWS = 1000;
@@ -197,7 +197,7 @@ export function checkSourceVersion(source) {
  */
 export async function copyToPostgres({ source, url, schema }) {
   const version = checkSourceVersion(source);
-  initSync({ module: readFileSync(new URL("../wasm/lossless_wasm_bg.wasm", import.meta.url)) });
+  initSync({ module: readFileSync(new URL("../../wasm/lossless_wasm_bg.wasm", import.meta.url)) });
   const pg = createRequire(import.meta.url)(resolvePg());
   let client;
   try {
@@ -248,7 +248,7 @@ export async function copyToPostgres({ source, url, schema }) {
     const ms = performance.now() - started;
     // The planner's statistics still describe the tables before the copy; a gateway's first
     // reads of a long conversation would be planned badly until autovacuum gets to them
-    // (src/store/statistics.rs). The rows are committed: a failure here changes nothing.
+    // (src/store/inspection/statistics.rs). The rows are committed: a failure here changes nothing.
     if (tables.some((t) => t.copied > 0))
       await client.query(`ANALYZE ${tables.map((t) => t.name).join(", ")}`).catch(() => {});
     for (const t of tables) {

@@ -3,7 +3,7 @@
 // scripts) with a handle of their own. The checks and the repair live in the wasm engine; this
 // file parses arguments, carries repair prompts to the LLM (through the compaction driver, which
 // speaks the same request/answer protocol) and formats the reports.
-import { runCompaction } from "./compaction-driver.js";
+import { runCompaction } from "../engine/compaction-driver.js";
 
 const USAGE = [
   "usage: /lcm <command>",
@@ -175,7 +175,7 @@ function importText(path, r) {
 
 /**
  * Runs one `/lcm` command line and returns its text.
- * @param {{call: Function}} handle an engine handle (engine-handle.js)
+ * @param {{call: Function}} handle an engine handle (engine/handle.js)
  * @param {string|string[]} args e.g. "status", "doctor --dry-run", "repair --dry-run"
  * @param {object} [options]
  * @param {string} [options.sessionId] the session to detail in status (optional)
@@ -209,7 +209,7 @@ export async function runLcmCommand(
     // Node-only (file access): a Node handle imports on the engine's own thread (the source
     // database is opened there); loaded on use so this module stays host-independent.
     if (handle.importLosslessClaw) return done(importText(path, await handle.importLosslessClaw(path)));
-    const { importLosslessClaw } = await import("./import-lossless-claw.js");
+    const { importLosslessClaw } = await import("../node/import-lossless-claw.js");
     return done(importText(path, await importLosslessClaw(handle, path)));
   }
   const unknown = flags.filter((f) => f !== "--dry-run");

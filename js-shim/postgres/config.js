@@ -13,7 +13,7 @@ export const DEFAULT_POSTGRES_SCHEMA = "lossless_wasm";
 export const PG_VERSION = "8.23.1";
 
 /** The plugin's own directory (the package root: this file is in its `shim/`). */
-const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
+const PLUGIN_DIR = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Query parameters whose value is a secret: `pg` reads `?password=` as the password. */
 const SECRET_PARAMS = /([?&](?:ssl)?password=)[^&#]*/gi;
@@ -101,7 +101,7 @@ export function postgresSchemaFor(config) {
  *  how to install it when it is missing. */
 export function resolvePg() {
   try {
-    return createRequire(new URL("../package.json", import.meta.url)).resolve("pg");
+    return createRequire(new URL("../../package.json", import.meta.url)).resolve("pg");
   } catch {
     throw new Error(
       `lossless-wasm: storage "postgres" needs the npm package pg, which is not installed beside the plugin; install it with: npm install --prefix ${JSON.stringify(PLUGIN_DIR)} pg@${PG_VERSION}`,

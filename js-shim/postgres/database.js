@@ -1,9 +1,9 @@
 // PostgreSQL behind the synchronous sql.js-like interface the wasm engine's SQL layer calls
-// (src/wasm/sqljs.rs: prepare → run/all, exec), as node-sqlite.js does for node:sqlite. The
-// connection lives in a second worker thread (postgres-io-worker.js) running the asynchronous
+// (src/wasm/sqljs.rs: prepare → run/all, exec), as node/sqlite.js does for node:sqlite. The
+// connection lives in a second worker thread (io-thread-main.js) running the asynchronous
 // `pg` client; each statement is a message to it, and this thread blocks in Atomics.wait on a
 // shared flag until the reply is there, then takes it with receiveMessageOnPort. Blocking is
-// allowed only off the host's thread: this runs in the engine's worker (node-engine-thread.js),
+// allowed only off the host's thread: this runs in the engine's worker (node/engine-thread.js),
 // and refuses to open on the main thread. Owns only the synchronous call protocol, and which
 // statements are waited for.
 //
@@ -26,8 +26,8 @@
 //
 // `dialect` is "postgres": the engine reads it once and writes PostgreSQL's statements.
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
-import { redactedUrl, resolvePg } from "./pg-config.js";
-import { transactionControl } from "./pg-transaction.js";
+import { redactedUrl, resolvePg } from "./config.js";
+import { transactionControl } from "./transaction.js";
 
 /** How long opening waits for the server to accept the connection. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -103,7 +103,7 @@ export class PostgresDatabase {
     this.statements = 0;
     this.waits = 0;
     // How far the server's clock is ahead of this machine's (ms), measured by the I/O thread at
-    // each connection: engine-handle.js adds it to the engine's time, so every gateway sharing
+    // each connection: engine/handle.js adds it to the engine's time, so every gateway sharing
     // the store keeps the server's time for leases and retries whatever its own clock says.
     this.clockOffsetMs = 0;
     this.io = null;
@@ -121,7 +121,7 @@ export class PostgresDatabase {
     this.flag = new Int32Array(new SharedArrayBuffer(8));
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.io = new Worker(new URL("./postgres-io-worker.js", import.meta.url), {
+    this.io = new Worker(new URL("./io-thread-main.js", import.meta.url), {
       workerData: {
         port: port2,
         flag: this.flag.buffer,

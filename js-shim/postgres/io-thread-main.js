@@ -1,4 +1,4 @@
-// The I/O thread of the PostgreSQL driver (postgres-db.js): holds one connection through the npm
+// The I/O thread of the PostgreSQL driver (database.js): holds one connection through the npm
 // package `pg` (asynchronous) and runs the statements the engine's thread sends over a
 // MessagePort, in the order sent. A statement the engine waits for is answered on the port, then
 // counted in the shared array, which wakes the engine's thread (it blocks in Atomics.wait
@@ -7,19 +7,13 @@
 // waited statement answers for it (its first failure). Owns the connection's life (connect,
 // schema, reconnect after a break, a transaction kept on its connection), the conversion of
 // values to and from SQLite's shapes, and error text. A waited statement that waits long is
-// watched from a side connection, so a lock timeout can name the holder (pg-lock-holders.js).
+// watched from a side connection, so a lock timeout can name the holder (lock-holders.js).
 import { createRequire } from "node:module";
 import { workerData } from "node:worker_threads";
-import { numberedPlaceholders } from "./pg-placeholders.js";
-import { redactedUrl, tlsAdvice } from "./pg-config.js";
-import { transactionControl } from "./pg-transaction.js";
-import {
-  applicationName,
-  holdersText,
-  lookupApplicationName,
-  lookupDelayFor,
-  watchLockWait,
-} from "./pg-lock-holders.js";
+import { numberedPlaceholders } from "./placeholders.js";
+import { redactedUrl, tlsAdvice } from "./config.js";
+import { transactionControl } from "./transaction.js";
+import { applicationName, holdersText, lookupApplicationName, lookupDelayFor, watchLockWait } from "./lock-holders.js";
 
 const { port, flag: flagBuffer, url, schema, pgPath, connectTimeoutMs, pipeline, timeouts } = workerData;
 const pg = createRequire(import.meta.url)(pgPath);
@@ -86,7 +80,7 @@ function param(value) {
   return value ?? null;
 }
 
-/** The key of the advisory lock that serializes setting up a store (src/store/schema.rs). */
+/** The key of the advisory lock that serializes setting up a store (src/store/backend/schema.rs). */
 const MIGRATION_LOCK = "7810206435415517042";
 
 let client = null;
@@ -121,7 +115,7 @@ async function connection() {
   if (client) return client;
   connecting ??= (async () => {
     // The application name lets an operator (and the tests) tell the store's connections apart,
-    // and names this process to a call that waits on its locks (pg-lock-holders.js).
+    // and names this process to a call that waits on its locks (lock-holders.js).
     // Pipeline mode (pg >= 8.23) writes each query as it is given instead of after the previous
     // one's answer: the statements the engine does not wait for share a round trip.
     let c;
@@ -154,9 +148,9 @@ async function connection() {
       // The store lives in its own schema; the extensions (pg_trgm, unaccent) may live in public.
       // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
       // catalog's unique index), so it runs under the migrations' advisory lock
-      // (POSTGRES_MIGRATION_LOCK in src/store/schema.rs).
+      // (POSTGRES_MIGRATION_LOCK in src/store/backend/schema.rs).
       // Its server process is asked for, not taken from the start-up's key: behind a pooler
-      // that key is the pooler's (pg-lock-holders.js looks the process's blockers up by it).
+      // that key is the pooler's (lock-holders.js looks the process's blockers up by it).
       // The server's clock too: the engine's time on a shared store is the server's
       // (clockOffsetMs), so gateways whose machines' clocks disagree agree on leases and retries.
       const setUp = await c.query(
@@ -207,7 +201,7 @@ async function connectSide() {
   return side;
 }
 
-/** Watches a waited statement on `c` until the returned function is called (pg-lock-holders.js). */
+/** Watches a waited statement on `c` until the returned function is called (lock-holders.js). */
 const watch = (c) => (c ? watchLockWait(c, { delayMs: lookupDelayMs, connectSide }) : () => {});
 
 /** Whether `err` says the server session under this connection changed between its statements:
@@ -312,7 +306,7 @@ const deferredFailure = (err, sql) =>
     err.code ? { code: err.code } : {},
   );
 
-/** Sends a statement the engine does not wait for (postgres-db.js `run` inside a transaction).
+/** Sends a statement the engine does not wait for (database.js `run` inside a transaction).
  *  Its failure is kept, and reported by the transaction's next waited statement. */
 async function deferred(req, control) {
   if (control === "begin") await begin();
@@ -448,7 +442,7 @@ async function handle(req) {
     const result = await waitedInTransaction(req, control);
     return result;
   }
-  // Outside a transaction every statement waits (postgres-db.js defers none there).
+  // Outside a transaction every statement waits (database.js defers none there).
   const c = await connection();
   const unwatch = watch(c);
   try {
@@ -462,7 +456,7 @@ async function handle(req) {
 
 /** How far the server's clock is ahead of this machine's, in ms, as of the last connection
  *  (read when its answer arrived, so short by at most the answer's way back); every reply
- *  carries it (postgres-db.js `clockOffsetMs`). */
+ *  carries it (database.js `clockOffsetMs`). */
 let clockOffsetMs = 0;
 
 function reply(message) {

@@ -6,7 +6,7 @@
 // pg_stat_activity) until the statement settles, so that a lock timeout (55P03) can name the
 // holders; once the wait is cancelled the aborted transaction can no longer ask. A statement
 // answered before the watch fires costs nothing: no round trip, no connection. Runs in the I/O
-// thread (postgres-io-worker.js). Never throws into the call: a lookup that fails or finds
+// thread (io-thread-main.js). Never throws into the call: a lookup that fails or finds
 // nothing leaves the call's error as it was.
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";

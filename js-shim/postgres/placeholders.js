@@ -1,7 +1,7 @@
-// The store's `?N` placeholders as PostgreSQL's `$N`, for the PostgreSQL driver (postgres-db.js).
+// The store's `?N` placeholders as PostgreSQL's `$N`, for the PostgreSQL driver (database.js).
 // The store writes `?N` for every backend (SQLite binds `$N` by order of first appearance, so it
 // never writes that); a `?` inside a string literal, a quoted identifier or a comment is text
-// and stays. The same rule as the native driver's `numbered_placeholders` (src/store/native_pg.rs).
+// and stays. The same rule as the native driver's `numbered_placeholders` (src/store/backend/native_pg.rs).
 
 /** `sql` with each `?<digit>` outside quotes and comments written `$<digit>`. */
 export function numberedPlaceholders(sql) {

@@ -1,5 +1,5 @@
 // Which statements open and end a transaction, read from their text, for the PostgreSQL driver's
-// two threads (postgres-db.js decides what may be sent without waiting; postgres-io-worker.js
+// two threads (database.js decides what may be sent without waiting; io-thread-main.js
 // keeps a transaction on the connection it began on). Both must read the text the same way,
 // so the rule lives here once. The engine writes these as bare statements ("BEGIN", "COMMIT",
 // "ROLLBACK"); the other spellings are accepted so a change of wording cannot turn a

@@ -19,6 +19,7 @@ export interface EngineConfig {
   summarySuccessor?: boolean;
   /** lcm_ask's one LLM call's time limit, in ms (1000..600000). Default 10000. */
   askTimeoutMs?: number;
+  semanticRecall?: boolean;
   /** Newest raw messages never summarized. Default 32. */
   freshTailCount?: number;
   /** Raw tokens outside the fresh tail that one leaf pass summarizes (and the leaf trigger's size). Default 20000. */

@@ -312,7 +312,7 @@ export function openBrowserEngine(options: OpenBrowserEngineOptions): Promise<Lo
 export interface OpenBrowserEngineInWorkerOptions extends Omit<OpenBrowserEngineOptions, "SQL" | "wasm" | "lockManager"> {
   /** Where the worker loads sql.js's `sql-wasm.js` from (its `.wasm` is looked up beside it). */
   sqlJsUrl: string | URL;
-  /** The package's `shim/engine-worker.js`; by default the one beside this module. */
+  /** The package's `shim/browser/engine-worker-main.js`; by default the one beside this module. */
   workerUrl?: string | URL;
   /** Where the worker loads `lossless_wasm_bg.wasm` from (a URL: a module cannot cross). */
   wasm?: string | URL;

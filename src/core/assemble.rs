@@ -168,7 +168,7 @@ pub fn omission_date<'a>(items: impl IntoIterator<Item = &'a str>) -> Option<i64
         .find_map(|json| {
             let stamp: Stamp = serde_json::from_str(json).ok()?;
             let at = stamp.timestamp?.as_f64()?;
-            (at.is_finite() && at >= 1.0 && at <= 9.0e15).then_some(at as i64)
+            (1.0..=9.0e15).contains(&at).then_some(at as i64)
         })
 }
 

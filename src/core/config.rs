@@ -50,6 +50,9 @@ pub struct Config {
     pub summary_successor: bool,
     /// How long the shim waits for the one LLM call of delegated recall (`lcm_ask`).
     pub ask_timeout_ms: u32,
+    /// Whether messages and summaries are embedded and recalls also rank by meaning (the
+    /// semantic index, `engine::semantic`); false: lexical recall only, no vectors written.
+    pub semantic_recall: bool,
     /// Compaction settings (trigger, chunk sizes, targets, backoff).
     pub compaction: CompactionConfig,
     /// Credential patterns added to the built-in ones before text goes to a summarizer.
@@ -174,6 +177,7 @@ impl Default for Config {
             summary_catch_up_turns: 4,
             summary_successor: true,
             ask_timeout_ms: 10_000,
+            semantic_recall: true,
             compaction: CompactionConfig::default(),
             redact_patterns: Vec::new(),
             masking: MaskingConfig::default(),
@@ -183,7 +187,7 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 15] = [
+pub const KEYS: [&str; 16] = [
     "dbPath",
     "defaultTokenBudget",
     "storage",
@@ -198,6 +202,7 @@ pub const KEYS: [&str; 15] = [
     "summaryCatchUpTurns",
     "summarySuccessor",
     "askTimeoutMs",
+    "semanticRecall",
     redact_custom::KEY,
 ];
 
@@ -332,6 +337,9 @@ impl Config {
                 }
                 "summarySuccessor" => {
                     config.summary_successor = v.as_bool().ok_or_else(|| Error::config(key, "must be true or false"))?;
+                }
+                "semanticRecall" => {
+                    config.semantic_recall = v.as_bool().ok_or_else(|| Error::config(key, "must be true or false"))?;
                 }
                 "askTimeoutMs" => {
                     let n = v.as_u64().filter(|n| (1_000..=600_000).contains(n)).ok_or_else(|| {

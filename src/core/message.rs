@@ -227,16 +227,16 @@ fn text_part(text: String) -> MessagePart {
     }
 }
 
-/// The role, the content parts and (for tool results) the answered call id of one message.
-fn role_and_parts<'a>(
-    value: &'a Value,
-    path: Path,
-) -> Result<(
+/// A message's object, its role, its content parts and (for tool results) the answered call id.
+type RoleAndParts<'a> = (
     &'a serde_json::Map<String, Value>,
     Role,
     Vec<MessagePart>,
     Option<String>,
-)> {
+);
+
+/// The role, the content parts and (for tool results) the answered call id of one message.
+fn role_and_parts<'a>(value: &'a Value, path: Path) -> Result<RoleAndParts<'a>> {
     let obj = value.as_object().ok_or_else(|| {
         Error::input(
             path.to_string(),

@@ -6,6 +6,7 @@ pub mod ask;
 pub mod assemble;
 pub mod compaction;
 pub mod config;
+pub mod embed;
 pub mod identity;
 pub mod masking;
 pub mod message;

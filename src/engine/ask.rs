@@ -65,6 +65,10 @@ pub struct AskParams {
     pub since: Option<i64>,
     #[serde(default)]
     pub before: Option<i64>,
+    /// A second semantic round seeded with the first round's best evidence (multi-hop
+    /// questions); on unless false (docs/recall.md has what it measured).
+    #[serde(default)]
+    pub second_round: Option<bool>,
     /// The evidence budget (clamped to [EVIDENCE_MIN_TOKENS, EVIDENCE_MAX_TOKENS]).
     #[serde(default)]
     pub max_evidence_tokens: Option<Value>,
@@ -195,7 +199,8 @@ fn budget_of(value: Option<&Value>) -> Result<u32> {
     }
 }
 
-fn from_message(m: MessageRow, origin: Origin) -> Candidate {
+/// A stored message as an evidence candidate found by `origin` (also the semantic round's).
+pub(super) fn from_message(m: MessageRow, origin: Origin) -> Candidate {
     Candidate {
         kind: "message",
         id: m.id,
@@ -208,7 +213,7 @@ fn from_message(m: MessageRow, origin: Origin) -> Candidate {
     }
 }
 
-fn from_summary(s: SummaryRow, origin: Origin) -> Candidate {
+pub(super) fn from_summary(s: SummaryRow, origin: Origin) -> Candidate {
     Candidate {
         kind: "summary",
         id: s.id,
@@ -223,13 +228,13 @@ fn from_summary(s: SummaryRow, origin: Origin) -> Candidate {
 
 /// Candidates gathered for one question, each loaded once.
 #[derive(Default)]
-struct Gathered {
-    candidates: Vec<Candidate>,
+pub(super) struct Gathered {
+    pub(super) candidates: Vec<Candidate>,
     seen: HashSet<(&'static str, i64)>,
 }
 
 impl Gathered {
-    fn push(&mut self, c: Candidate) {
+    pub(super) fn push(&mut self, c: Candidate) {
         if self.seen.insert((c.kind, c.id)) {
             self.candidates.push(c);
         }
@@ -286,15 +291,93 @@ impl<S: Sql> Engine<S> {
             }
         }
 
+        self.lexical_candidates(&terms, &conversations, window, &mut found)?;
+        // A question without distinctive words ("what did we say?") asks about nothing in
+        // particular: the semantic index is not asked either.
+        let semantic = if terms.is_empty() {
+            Vec::new()
+        } else {
+            self.semantic_ranking(&question, &conversations, window, &mut found)?
+        };
+        // Multi-hop: a second semantic round from the question and the first round's best
+        // evidence finds a fact that only the first one's words lead to (hybrid.rs).
+        let second = if params.second_round != Some(false) && !semantic.is_empty() {
+            let first =
+                evidence::fused_order(found.candidates.clone(), &terms, &[(&semantic, 1.0)]);
+            let seed = super::hybrid::second_round_query(&question, &first);
+            self.semantic_ranking(&seed, &conversations, window, &mut found)?
+        } else {
+            Vec::new()
+        };
+
+        // Every row comes from a conversation in reach; checked once more before it can leave.
+        let allowed: HashSet<i64> = conversations.iter().copied().collect();
+        let named_ok = |c: &Candidate| c.origin == Origin::Named;
+        let mut redacted = 0;
+        let mut candidates = Vec::with_capacity(found.candidates.len());
+        for mut c in found.candidates {
+            if !(allowed.contains(&c.conversation_id) || named_ok(&c)) {
+                continue;
+            }
+            let r = self.redactor.redact(&c.text);
+            if !r.counts.is_empty() {
+                redacted += r.counts.total();
+                c.text = r.text;
+            }
+            candidates.push(c);
+        }
+        let rounds = [
+            (semantic.as_slice(), 1.0),
+            (second.as_slice(), super::hybrid::SECOND_ROUND_WEIGHT),
+        ];
+        let selection = evidence::select_fused(candidates, &terms, &rounds, budget);
+        let (prompt, answer) = if selection.items.is_empty() {
+            let detail = if terms.is_empty() {
+                "the question has no distinctive words to search for".to_owned()
+            } else {
+                format!("searched for: {}", terms.join(", "))
+            };
+            (
+                None,
+                Some(answer::finish(Outcome::NothingFound, "", &detail, &[])),
+            )
+        } else {
+            (Some(answer::prompt(&question, &selection.items)), None)
+        };
+        Ok(AskStart {
+            prompt,
+            max_tokens: ANSWER_REQUEST_TOKENS,
+            terms,
+            scope,
+            conversations: conversations.len(),
+            evidence_tokens: selection.tokens,
+            evidence_budget: budget,
+            left_out: selection.left_out,
+            evidence: selection.items,
+            redacted,
+            answer,
+        })
+    }
+
+    /// The lexical half of a recall: each term searched as `lcm_grep`'s text mode over messages
+    /// and summaries of `conversations`, the originals under matching summaries that mention a
+    /// term, and the message after each message hit; loaded into `found`.
+    pub(super) fn lexical_candidates(
+        &mut self,
+        terms: &[String],
+        conversations: &[i64],
+        window: TimeWindow,
+        found: &mut Gathered,
+    ) -> Result<()> {
         if !terms.is_empty() && !conversations.is_empty() {
             self.store.index_waiting_messages()?;
         }
         let mut message_hits = Vec::new();
         let mut summary_hits = Vec::new();
-        for term in &terms {
+        for term in terms {
             let hits = search::search_in(
                 self.store.sql(),
-                Some(&conversations),
+                Some(conversations),
                 term,
                 SearchMode::Text,
                 HITS_PER_TERM,
@@ -334,49 +417,7 @@ impl<S: Sql> Engine<S> {
             }
         }
 
-        // Every row comes from a conversation in reach; checked once more before it can leave.
-        let allowed: HashSet<i64> = conversations.iter().copied().collect();
-        let named_ok = |c: &Candidate| c.origin == Origin::Named;
-        let mut redacted = 0;
-        let mut candidates = Vec::with_capacity(found.candidates.len());
-        for mut c in found.candidates {
-            if !(allowed.contains(&c.conversation_id) || named_ok(&c)) {
-                continue;
-            }
-            let r = self.redactor.redact(&c.text);
-            if !r.counts.is_empty() {
-                redacted += r.counts.total();
-                c.text = r.text;
-            }
-            candidates.push(c);
-        }
-        let selection = evidence::select(candidates, &terms, budget);
-        let (prompt, answer) = if selection.items.is_empty() {
-            let detail = if terms.is_empty() {
-                "the question has no distinctive words to search for".to_owned()
-            } else {
-                format!("searched for: {}", terms.join(", "))
-            };
-            (
-                None,
-                Some(answer::finish(Outcome::NothingFound, "", &detail, &[])),
-            )
-        } else {
-            (Some(answer::prompt(&question, &selection.items)), None)
-        };
-        Ok(AskStart {
-            prompt,
-            max_tokens: ANSWER_REQUEST_TOKENS,
-            terms,
-            scope,
-            conversations: conversations.len(),
-            evidence_tokens: selection.tokens,
-            evidence_budget: budget,
-            left_out: selection.left_out,
-            evidence: selection.items,
-            redacted,
-            answer,
-        })
+        Ok(())
     }
 
     /// The caller's answer from the LLM's text or failure, capped and with its citations checked

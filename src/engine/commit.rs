@@ -86,6 +86,7 @@ impl<S: Sql> Engine<S> {
         now_ms: i64,
     ) -> Result<CommitTurnResult> {
         let (key, session) = (params.advancement_key.as_str(), &params.session);
+        let embedder = self.embedder.clone();
         let (mut result, learned) = self.store.write(|sql| {
             // The key's lookup and the conversation's lock, in one statement when the store can
             // (it also says which identities are stored and returns the items the stubs
@@ -100,6 +101,7 @@ impl<S: Sql> Engine<S> {
                 CommitLock::Locked { locked, existed } => (*locked, existed),
             };
             let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
+            super::semantic::embed_appended(sql, embedder.as_ref(), &locked.conversation, parsed, &appended)?;
             let after = appended.applied_to(&locked.conversation);
             let items = locked.unstubbed.and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
             advancements::record(sql, key, after.id, payload_hash, parsed.len() as i64, now_ms)?;

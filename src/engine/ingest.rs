@@ -9,12 +9,14 @@ use super::params::{
     checked_tail_start, validate_session, AfterTurnParams, BootstrapParams, BootstrapResult,
     IngestParams, SessionRef,
 };
+use super::semantic;
 use super::Engine;
 use crate::core::message::{parse_host_messages, parse_messages, HostMessage, StoredMessage};
 use crate::error::Result;
 use crate::store::bulk;
 use crate::store::claim::{self, Claim};
 use crate::store::conversations::Conversation;
+use crate::store::lock_before_append;
 use crate::store::messages::Appended;
 use crate::store::{conversations, Sql};
 
@@ -45,8 +47,9 @@ impl<S: Sql> Engine<S> {
         claim: Option<Claim>,
         now_ms: i64,
     ) -> Result<(Appended, Conversation, Option<TurnItems>)> {
+        let embedder = self.embedder.clone();
         self.store.write(|sql| {
-            let locked = conversations::resolve_for_append(
+            let locked = lock_before_append::resolve_for_append(
                 sql,
                 session.key(),
                 &session.session_id,
@@ -57,6 +60,13 @@ impl<S: Sql> Engine<S> {
             )?;
             let appended =
                 bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
+            semantic::embed_appended(
+                sql,
+                embedder.as_ref(),
+                &locked.conversation,
+                parsed,
+                &appended,
+            )?;
             let after = appended.applied_to(&locked.conversation);
             let items = locked
                 .unstubbed

@@ -10,6 +10,7 @@ mod commit;
 pub mod compaction;
 pub mod explorer;
 pub mod handover;
+mod hybrid;
 mod import;
 mod ingest;
 pub mod inspect;
@@ -21,6 +22,7 @@ mod recall;
 mod redaction;
 mod repair;
 mod search;
+pub mod semantic;
 mod view;
 
 pub use ask::{AskFinishParams, AskParams, AskStart};
@@ -62,13 +64,17 @@ pub struct Engine<S: Sql> {
     next_job: u64,
     /// The credential patterns, compiled once; shared with the passes that use them.
     redactor: std::sync::Arc<Redactor>,
+    /// The embedder of the semantic index (None: semantic recall is off).
+    embedder: Option<semantic::SharedEmbedder>,
+    /// The vectors recalls have read, kept in step with the store.
+    vectors: semantic::VectorCache,
 }
 
 impl<S: Sql> Engine<S> {
     /// Opens the engine on a connection, migrating the schema.
     pub fn open(sql: S, config: Config, now_ms: i64) -> Result<Self> {
         let redactor = std::sync::Arc::new(Redactor::new(&config.redact_patterns)?);
-        Ok(Engine {
+        Engine {
             store: Store::open(sql, now_ms)?,
             config,
             views: view::ViewCache::default(),
@@ -81,7 +87,18 @@ impl<S: Sql> Engine<S> {
             repairs: Default::default(),
             next_job: 0,
             redactor,
-        })
+            embedder: None,
+            vectors: Default::default(),
+        }
+        .with_default_embedder()
+    }
+
+    /// The engine with the default embedder when `semanticRecall` is on.
+    fn with_default_embedder(mut self) -> Result<Self> {
+        if self.config.semantic_recall {
+            self.set_embedder(semantic::default_embedder())?;
+        }
+        Ok(self)
     }
 
     pub fn config(&self) -> &Config {
@@ -110,8 +127,12 @@ impl<S: Sql> Engine<S> {
     /// Housekeeping for after a turn (the host's `maintain`): indexes the messages waiting for
     /// the search index once a batch of them has gathered. Returns how many it indexed.
     pub fn index_search_batch(&mut self) -> Result<usize> {
-        self.store
-            .index_when_waiting(crate::store::search_index::INDEX_BATCH)
+        let indexed = self
+            .store
+            .index_when_waiting(crate::store::search_index::INDEX_BATCH)?;
+        // Off the turn: the messages and summaries still without a vector, a bounded batch.
+        self.backfill_vectors()?;
+        Ok(indexed)
     }
 
     /// Whether a write committed since the last call (the shim persists the database when so).

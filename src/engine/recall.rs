@@ -123,7 +123,8 @@ pub struct GrepParams {
     #[serde(flatten)]
     pub session: SessionRef,
     pub pattern: String,
-    /// "text" (default) or "full_text".
+    /// "text" (default), "full_text", or "ranked" (lexical and semantic candidates fused, best
+    /// first).
     #[serde(default)]
     pub mode: Option<String>,
     /// "conversation" (default: this session's conversations, archived ones included) or "agent".
@@ -422,7 +423,13 @@ impl<S: Sql> Engine<S> {
     /// Searches what the caller may read, newest first.
     pub fn recall_grep(&mut self, params: GrepParams) -> Result<GrepResult> {
         validate_session(&params.session)?;
-        let mode = SearchMode::parse(params.mode.as_deref().unwrap_or("text"))?;
+        // "ranked": lexical and semantic candidates fused, best first (engine/hybrid.rs).
+        let ranked = params.mode.as_deref() == Some("ranked");
+        let mode = if ranked {
+            SearchMode::Text
+        } else {
+            SearchMode::parse(params.mode.as_deref().unwrap_or("text"))?
+        };
         let (scope, conversations) =
             self.scoped_conversations(&params.session, params.scope.as_deref())?;
         let limit = params
@@ -455,13 +462,18 @@ impl<S: Sql> Engine<S> {
             limit,
             window,
         )?;
-        let hits = fair_mix(
-            found
-                .into_iter()
-                .filter(|h| kinds.contains(&h.kind))
-                .collect(),
-            limit,
-        );
+        let hits = if ranked {
+            // search_in above validated the pattern and the window the same way for both.
+            self.ranked_hits(&params.pattern, &conversations, window, kinds, limit)?
+        } else {
+            fair_mix(
+                found
+                    .into_iter()
+                    .filter(|h| kinds.contains(&h.kind))
+                    .collect(),
+                limit,
+            )
+        };
         let mut out = Vec::with_capacity(hits.len());
         for hit in hits {
             let (in_view, stubbed, covered_by) = if hit.kind == "message" {

@@ -3,40 +3,30 @@
 //! benchmarks. Queries used every turn touch only the rows they need (indexed by conversation and
 //! sequence), and running totals live on the conversation row instead of being re-summed.
 
-pub mod accounting;
-pub mod advancements;
-pub mod bulk;
-pub mod bulk_pg;
-pub mod claim;
-pub mod compaction;
-pub mod context;
-pub mod conversations;
-pub mod dialect;
-pub mod doctor;
-pub mod explorer;
-pub mod import;
-pub mod inspect;
-pub mod literal;
-pub mod lossless_claw;
-pub mod masking;
-pub mod messages;
-pub mod raw_match;
-pub mod recall;
-pub mod repair;
-pub mod schema;
-pub mod search;
-pub mod search_index;
-pub mod search_pg;
-pub mod snippet;
-pub mod spend;
-pub mod sql;
-pub mod statistics;
-pub mod summary_runs;
+mod append;
+mod backend;
+mod compacting;
+mod importing;
+mod inspection;
+mod retrieval;
+mod tables;
 
+// The modules by their old flat names, so callers name `store::messages` and not the folder
+// it lives in (docs/architecture.md has the tree).
+pub use append::{advancements, bulk, bulk_pg, claim, context, lock_before_append, messages};
 #[cfg(not(target_arch = "wasm32"))]
-pub mod native;
+pub use backend::native;
 #[cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-pub mod native_pg;
+pub use backend::native_pg;
+pub use backend::{dialect, packed, schema, sql};
+pub use compacting::{accounting, compaction, masking, repair, spend, summary_runs};
+pub use importing::{import, lossless_claw};
+pub use inspection::{doctor, explorer, inspect, statistics};
+pub use retrieval::{
+    literal, raw_match, recall, search, search_hit, search_index, search_pg, snippet, vectors,
+    vectors_pg,
+};
+pub use tables::conversations;
 
 pub use dialect::Dialect;
 pub use sql::{Row, Sql, SqlValue};

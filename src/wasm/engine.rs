@@ -458,6 +458,15 @@ impl WasmEngine {
         self.inner.index_search_batch().map_err(js_error)
     }
 
+    /// Housekeeping: embeds one bounded batch of the messages and summaries that have no vector
+    /// yet (a store written before semantic recall, a bootstrap, an embedder change); returns
+    /// how many. `indexSearchBatch` runs one batch too; this is for callers that catch up in a
+    /// loop (benchmarks, an operator).
+    #[wasm_bindgen(js_name = backfillVectors)]
+    pub fn backfill_vectors(&mut self) -> Result<usize, JsError> {
+        self.inner.backfill_vectors().map_err(js_error)
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {

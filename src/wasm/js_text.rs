@@ -60,6 +60,7 @@ pub fn string_of(value: &JsValue) -> Option<String> {
 
 /// Encodes as much of `text` as fits into the spare capacity of `bytes`, appending it; returns
 /// how many UTF-16 units of `text` it read (a character that does not fit whole is left out).
+#[allow(unsafe_code)]
 fn encode_into(bytes: &mut Vec<u8>, text: &JsString) -> u32 {
     let start = bytes.len();
     let room = bytes.capacity() - start;

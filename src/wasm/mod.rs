@@ -29,7 +29,7 @@ pub fn config_keys() -> Vec<String> {
 
 /// The text PostgreSQL stores in `messages.search_text` for a stored message's `raw_json`: what
 /// the engine derives at ingest, NUL shown as U+2400. The SQLite → PostgreSQL copy
-/// (js-shim/copy-to-postgres.js) calls it so copied rows hold exactly what the engine writes.
+/// (js-shim/operator/copy-to-postgres.js) calls it so copied rows hold exactly what the engine writes.
 #[wasm_bindgen(js_name = messageSearchText)]
 pub fn message_search_text(raw_json: &str) -> Result<String, JsError> {
     let text = crate::core::message::text_of_raw_json(raw_json).map_err(js_error)?;

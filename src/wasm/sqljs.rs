@@ -3,7 +3,7 @@
 //! statement and reopens the connection, so exporting goes through [`SqlJsSql::export`], which
 //! drops the cache first and restores connection settings after.
 //!
-//! The same interface fronts PostgreSQL in Node (`js-shim/postgres-db.js`): a database object
+//! The same interface fronts PostgreSQL in Node (`js-shim/postgres/database.js`): a database object
 //! whose `dialect` property is `"postgres"` makes this connection report
 //! [`Dialect::Postgres`], and the store writes PostgreSQL's statements; the driver rewrites the
 //! placeholders. Read once, when the connection is wrapped.
@@ -29,7 +29,7 @@ extern "C" {
     #[wasm_bindgen(method, catch, js_name = exec)]
     fn exec_script(this: &SqlJsDatabase, sql: &str) -> std::result::Result<JsValue, JsValue>;
 
-    /// PostgreSQL's driver only (`js-shim/postgres-db.js`); see [`Sql::read_after_commit`].
+    /// PostgreSQL's driver only (`js-shim/postgres/database.js`); see [`Sql::read_after_commit`].
     #[wasm_bindgen(method, catch, js_name = readAfterCommit)]
     fn read_after_commit_js(
         this: &SqlJsDatabase,
@@ -131,6 +131,7 @@ fn to_js(value: &SqlValue) -> JsValue {
 /// ran until they are persisted, so it gets copies. A view is valid only until wasm memory
 /// grows: the views are made last, after every other value is converted, and only JS runs
 /// between them and the driver's copy.
+#[allow(unsafe_code)]
 fn bind_values(params: &[SqlValue], views: bool) -> Array {
     let values: Array = params.iter().map(to_js).collect();
     for (i, param) in params.iter().enumerate() {

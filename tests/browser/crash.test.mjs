@@ -101,8 +101,8 @@ async function openPage(context) {
 /** Reads the stored database back (snapshot + journal, as openBrowserEngine does) and checks it. */
 const inspectStored = (page) =>
   page.evaluate(async () => {
-    const { openIndexedDbStore } = await import("/dist/pkg/shim/indexeddb-store.js");
-    const { replay } = await import("/dist/pkg/shim/journal.js");
+    const { openIndexedDbStore } = await import("/dist/pkg/shim/browser/indexeddb-store.js");
+    const { replay } = await import("/dist/pkg/shim/engine/journal.js");
     const SQL = await globalThis.initSqlJs({ locateFile: (f) => `/node_modules/sql.js/dist/${f}` });
     const store = await openIndexedDbStore("crash-test");
     const { snapshot, entries, loss } = await store.loadJournaled("chat");

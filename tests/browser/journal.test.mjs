@@ -1,4 +1,4 @@
-// The statement journal behind openBrowserEngine (js-shim/journal.js), in Node on sql.js: a
+// The statement journal behind openBrowserEngine (js-shim/engine/journal.js), in Node on sql.js: a
 // snapshot plus the journaled transactions after it rebuilds exactly the live database, through
 // turns, compactions, rejected input, duplicates and checkpoints; reads journal nothing; a
 // failed write makes the next save a full snapshot, so the journal never has a gap.
@@ -10,9 +10,9 @@ import { test } from "node:test";
 const require = createRequire(import.meta.url);
 const pkg = new URL("../../dist/pkg/", import.meta.url);
 const { initSync } = await import(new URL("wasm/lossless_wasm.js", pkg));
-const { createHandle } = await import(new URL("shim/engine-handle.js", pkg));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", pkg));
-const { journalPersister, replay } = await import(new URL("shim/journal.js", pkg));
+const { createHandle } = await import(new URL("shim/engine/handle.js", pkg));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", pkg));
+const { journalPersister, replay } = await import(new URL("shim/engine/journal.js", pkg));
 initSync({ module: readFileSync(new URL("wasm/lossless_wasm_bg.wasm", pkg)) });
 const SQL = await require("sql.js")();
 

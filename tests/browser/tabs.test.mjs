@@ -38,8 +38,8 @@ async function openTab(context, idbName) {
  *  IndexedDB transaction), plus what `PRAGMA integrity_check` says. */
 const stored = (page, idbName) =>
   page.evaluate(async (idbName) => {
-    const { openIndexedDbStore } = await import("/dist/pkg/shim/indexeddb-store.js");
-    const { replay } = await import("/dist/pkg/shim/journal.js");
+    const { openIndexedDbStore } = await import("/dist/pkg/shim/browser/indexeddb-store.js");
+    const { replay } = await import("/dist/pkg/shim/engine/journal.js");
     const SQL = await globalThis.initSqlJs({ locateFile: (f) => `/node_modules/sql.js/dist/${f}` });
     const store = await openIndexedDbStore(idbName);
     const { snapshot, entries } = await store.loadJournaled("chat");

@@ -22,7 +22,8 @@
 // check); the other two on 2026.9.6 only, to keep the suite's time: what they add is the
 // engine's, which is the same wasm on both hosts. (These absorb the small-window compaction
 // tests that ran a non-default config on 2026.9.6.)
-// Run as the other e2e tests (see openclaw.e2e.test.mjs); ~12 turns of 6-30 s each per test.
+// Run as the other e2e tests (see openclaw.e2e.test.mjs). The turns go through one long-lived
+// gateway per test (gateway.mjs), except the first test's on 2026.7.1 (one-shot processes there).
 
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -87,7 +88,9 @@ function assertEveryTurnAnsweredAndStored(e2e, sessionKey, recs) {
     `requests whose reply budget the host cut (the prompt neared the window):\n${describeRequests(cut)}`,
   );
   const db = e2e.openDb();
-  const rows = allMessages(db);
+  // The user's sessions: a gateway's memory-flush runs keep a copy of the history under their own
+  // internal keys (docs/openclaw-host-observed.md §12.4).
+  const rows = allMessages(db, { internal: false });
   const conversations = conversationsOf(db, sessionKey);
   const summaries = db.prepare("SELECT id, conversation_id, depth, summarizer, model, level, content FROM summaries ORDER BY id").all();
   const events = db.prepare("SELECT pass, outcome, reason, summary_id FROM compaction_events ORDER BY id").all();
@@ -104,7 +107,10 @@ function describeEvents(events) {
 const ONLY_96 = { only: ["2026.9.6"] };
 
 for (const hostVersion of e2eHosts()) test(hostTitle("default config, window 8000, 2,400-char notes: 12/12 turns answered and summaries reach the prompt", hostVersion), { timeout: 30 * 60_000 }, async (t) => {
-  const e2e = await setupE2e(t, { hostVersion, contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "answer" } });
+  // Through a gateway on 2026.9.6; one-shot `agent --local` processes on 2026.7.1, where through
+  // its gateway no request carried the summaries its maintenance wrote (issue 42, not yet
+  // understood: docs/openclaw-host-observed.md §12.4).
+  const e2e = await setupE2e(t, { hostVersion, gateway: !hostVersion.startsWith("2026.7"), contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "answer" } });
   const nonce = Date.now().toString(36);
   const sessionKey = `agent:main:e2e-default-8k-${nonce}`;
   const recs = await runNotes(e2e, sessionKey, { turns: 12, chars: 2400, nonce });
@@ -155,7 +161,7 @@ for (const hostVersion of e2eHosts()) test(hostTitle("default config, window 800
 });
 
 for (const hostVersion of e2eHosts(ONLY_96)) test(hostTitle("default config, window 8000, every summary request HTTP 500: 12/12 answered, no truncated or error text, originals kept, fallback summaries in the prompt", hostVersion), { timeout: 30 * 60_000 }, async (t) => {
-  const e2e = await setupE2e(t, { hostVersion, contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "fail", summaryFailStatus: 500 } });
+  const e2e = await setupE2e(t, { hostVersion, gateway: true, contextWindow: 8000, maxTokens: MAX_TOKENS, agentDefaults: SMALL_MODEL_AGENT, extraConfig: SMALL_MODEL_HOST, mock: { summaryMode: "fail", summaryFailStatus: 500 } });
   const nonce = Date.now().toString(36);
   const sessionKey = `agent:main:e2e-default-8k-fail-${nonce}`;
   const recs = await runNotes(e2e, sessionKey, { turns: 12, chars: 2400, nonce });
@@ -211,7 +217,7 @@ for (const hostVersion of e2eHosts(ONLY_96)) test(hostTitle("default config, win
   // ("Context overflow: prompt too large for the model (precheck)"; doc §11.6). The host is
   // trimmed there as at 8K (SMALL_MODEL_AGENT, SMALL_MODEL_HOST); this test runs on 2026.9.6
   // only, with the host's defaults.
-  const e2e = await setupE2e(t, { hostVersion, contextWindow: 32000, maxTokens: MAX_TOKENS, mock: { summaryMode: "answer" } });
+  const e2e = await setupE2e(t, { hostVersion, gateway: true, contextWindow: 32000, maxTokens: MAX_TOKENS, mock: { summaryMode: "answer" } });
   const nonce = Date.now().toString(36);
   const sessionKey = `agent:main:e2e-default-32k-${nonce}`;
   const recs = await runNotes(e2e, sessionKey, { turns: 8, chars: 16000, nonce });

@@ -8,7 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { SUMMARIZE_MARKER, startMockLlm, systemPromptOf, contentText, stripHostEnvelope } from "./mock-llm.mjs";
+import { SUMMARIZE_MARKER, startMockLlm, systemPromptOf, contentText, currentUserText, stripHostEnvelope } from "./mock-llm.mjs";
+import { startGateway } from "./gateway.mjs";
 import { OPENCLAW_VERSION, locateHost, createHostSandbox, findFailureLines, grepLines, hostVersionsUnderTest, killSandboxProcesses, logLineText } from "./openclaw-host.mjs";
 
 export const PLUGIN_ID = "lossless-wasm";
@@ -127,7 +128,7 @@ const clip = (s, n = 3000) => {
  * sandbox is removed only when the test called `markPassed()` (and
  * LOSSLESS_E2E_KEEP is not "1").
  */
-/** The successor processes' log (js-shim/successor.js) in a sandbox's state directory. */
+/** The successor processes' log (js-shim/node/successor.js) in a sandbox's state directory. */
 export function successorLog(sandbox) {
   const logPath = path.join(sandbox.stateDir, "lossless-wasm", "successor.log");
   return fs.existsSync(logPath) ? fs.readFileSync(logPath, "utf8") : "";
@@ -195,7 +196,39 @@ export function endSandbox(t, sandbox, passed) {
   return "kept";
 }
 
-export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig } = {}) {
+/** A request of the host's memory flush before a compaction (its user text, 2026.9 and 2026.7). */
+const isMemoryFlush = (r) => /^Pre-compaction memory flush/.test(currentUserText(r.body ?? {}).trim());
+
+/**
+ * Waits until a gateway's summaries are done: no summarization request open at the mock and, in
+ * the store, nothing pending and no request out (the gateway writes them in its background
+ * maintenance after the turn answered); work still pending but idle (a retry waiting out its
+ * backoff after a failed request) counts as settled once the mock saw no summarization request
+ * for `quietMs`. Fails after `timeoutMs`.
+ */
+export async function gatewaySummariesSettled(openDb, llm, { timeoutMs = 180_000, quietMs = 1500 } = {}) {
+  const started = Date.now();
+  const end = started + timeoutMs;
+  for (;;) {
+    const requests = llm.summarizationRequests();
+    const open = requests.some((r) => !r.answeredAt && !r.abandoned && !r.failed);
+    if (!open) {
+      if (noSummaryWorkLeft(openDb)) return;
+      const lastActivity = Math.max(started, ...requests.map((r) => r.answeredAt ?? r.time ?? 0));
+      if (Date.now() - lastActivity >= quietMs) return;
+    }
+    assert.ok(Date.now() < end, `the gateway's summaries still pending after ${timeoutMs} ms:\n${describeRequests(llm.summarizationRequests())}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * Sandbox + mock + installed and configured plugin; with `gateway: true`, also a long-lived
+ * `openclaw gateway run` (gateway.mjs) that every `turn()` goes through, as users' channels and
+ * the CLI do (`e2e.gateway` to kill or restart it); otherwise each turn is a one-shot
+ * `openclaw agent --local` process.
+ */
+export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig, gateway: viaGateway = false } = {}) {
   assertHostNode();
   const tgz = findPluginTarball();
   const host = await locateHost({ version: hostVersion });
@@ -231,15 +264,20 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
   assert.deepEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.config, config);
   assert.notEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.enabled, false, "plugin entry is disabled");
 
+  const gateway = viaGateway ? await startGateway(sandbox, { t }) : null;
+  if (gateway) t.diagnostic(`gateway: ${gateway.url}, ready in ${gateway.readyMs} ms`);
+  const openDbIfAny = () => (fs.existsSync(dbPath) ? openStoreReadOnly(dbPath) : null);
+
   const turns = [];
-  /** One `openclaw agent --local` turn; records what the mock saw during it and, unless
+  /** One turn (through the gateway, or an `openclaw agent --local` process); records what the mock saw during it and, unless
    *  `settle` is false, during the summaries it handed to a successor (waited for here, so that
    *  the next turn starts from them, as it would after a user's pause). `extraArgs` go to
    *  `openclaw agent` (e.g. `--session-id`). */
   async function turn(sessionKey, message, { label, settle = true, extraArgs } = {}) {
     const before = llm.requests.length;
-    const res = await sandbox.agentTurn({ sessionKey, message, extraArgs });
-    if (settle) await successorsSettled(sandbox, () => (fs.existsSync(dbPath) ? openStoreReadOnly(dbPath) : null), llm);
+    const res = gateway ? await gateway.turn({ sessionKey, message, extraArgs }) : await sandbox.agentTurn({ sessionKey, message, extraArgs });
+    if (settle && gateway) await gatewaySummariesSettled(openDbIfAny, llm);
+    else if (settle) await successorsSettled(sandbox, openDbIfAny, llm);
     const requests = llm.requests.slice(before);
     const rec = {
       index: turns.length + 1,
@@ -248,7 +286,11 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
       message,
       turn: res,
       requests,
-      served: requests.filter((r) => r.kind === "chat" && r.status === 200),
+      // Through a gateway, the host's memory flush before a compaction runs as its own internal
+      // session (agent:<id>:internal-session-effects:…) inside the turn: its reply is not one of
+      // the user's session (docs/openclaw-host-observed.md §12.4).
+      served: requests.filter((r) => r.kind === "chat" && r.status === 200 && !(gateway && isMemoryFlush(r))),
+      sideRuns: requests.filter((r) => r.kind === "chat" && gateway && isMemoryFlush(r)),
       summarizations: requests.filter((r) => r.kind === "summarization"),
     };
     turns.push(rec);
@@ -265,6 +307,7 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
     host,
     llm,
     sandbox,
+    gateway,
     dbPath,
     contextWindow,
     turns,
@@ -298,6 +341,7 @@ export function assertTurnOk(rec, output) {
       `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
   );
   assert.equal(turn.code, 0, `${label}: exit code ${turn.code}\n${clip(turn.stderr)}`);
+  assert.ok(!turn.embeddedFallback, `${label}: the CLI lost the gateway and ran the turn in its own process (EMBEDDED FALLBACK)`);
   assert.ok(
     served.length >= 1,
     `${label}: the mock LLM answered no agent-turn request; requests during the turn:\n${describeRequests(rec.requests)}`,
@@ -404,8 +448,12 @@ export function conversationsOf(db, sessionKey) {
   return db.prepare("SELECT * FROM conversations WHERE session_key = ? ORDER BY id").all(sessionKey);
 }
 
-export function allMessages(db) {
-  return db.prepare("SELECT m.id, m.conversation_id, m.seq, m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.conversation_id, m.seq").all();
+/** Every stored message, oldest first; with `internal: false`, only those of the user's sessions
+ *  (not of the host's internal runs, `agent:<id>:internal-…`: a gateway's memory-flush runs get
+ *  a copy of the session's history, which the store keeps as their own conversation). */
+export function allMessages(db, { internal = true } = {}) {
+  const where = internal ? "" : " WHERE m.conversation_id IN (SELECT id FROM conversations WHERE LOWER(session_key) NOT LIKE '%:internal-%')";
+  return db.prepare(`SELECT m.id, m.conversation_id, m.seq, m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id${where} ORDER BY m.conversation_id, m.seq`).all();
 }
 
 export function dumpMessages(rows, max = 60) {

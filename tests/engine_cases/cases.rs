@@ -1,5 +1,5 @@
 // The engine's tests (commits, assembly, bootstrap, sessions, migrations), shared by
-// engine_native.rs (SQLite) and engine_pg.rs (PostgreSQL): each defines `Db` (the connection
+// tests/native/engine.rs (SQLite) and tests/postgres/engine.rs (PostgreSQL): each defines `Db` (the connection
 // type), `open_db()` (a fresh, empty store) and `reopen_db(path)` (the store named `path`, opened
 // again as a restarted process would) and includes this file.
 use lossless_wasm::core::config::Config;
@@ -300,4 +300,34 @@ fn the_system_prompt_addition_names_only_the_recall_tools_the_host_offers() {
     assert_eq!(e.assemble(decode("assemble", p).unwrap(), 30).unwrap().system_prompt_addition, "");
     let bad = decode::<AssembleParams>("assemble", json!({"sessionId": "s1", "availableTools": "lcm_grep"})).unwrap_err();
     assert!(bad.to_string().contains("availableTools"), "{bad}");
+}
+
+#[test]
+fn a_catch_up_from_the_host_transcript_stores_only_what_no_commit_carried_wherever_it_stands() {
+    // A turn killed before its commit (issue 42): the user's note stays in the host's transcript,
+    // the host's re-run commits only its own "[System] …" message and reply. Reading the whole
+    // transcript back (the shim's catch-up) stores the note once and nothing else, by identity:
+    // not by position (the note is not at the end) and not by text alone (the same words typed
+    // again later are another message).
+    let mut e = engine();
+    let (u1, a1) = (user("note 1", 1), assistant("reply 1", 2));
+    let note2 = user("note 2", 3);
+    let (system, a2) = (user("[System] Your previous turn was interrupted", 4), assistant("reply 2", 5));
+    e.commit_turn(commit("k1", vec![u1.clone(), a1.clone()]), 10).unwrap();
+    e.commit_turn(commit("k2", vec![system.clone(), a2.clone()]), 11).unwrap();
+    let transcript = vec![u1.clone(), a1.clone(), note2.clone(), system.clone(), a2.clone()];
+    let catch_up = |e: &mut Engine<Db>, messages: Vec<Value>| {
+        e.ingest(decode("ingest", json!({"sessionId": "s1", "sessionKey": "agent:main:t", "messages": messages})).unwrap(), 12).unwrap()
+    };
+    assert_eq!(catch_up(&mut e, transcript.clone()), 1, "only the note no commit carried is new");
+    assert_eq!(catch_up(&mut e, transcript), 0, "a second catch-up stores nothing");
+    assert_eq!(catch_up(&mut e, vec![user("note 1", 6)]), 1, "the same words at another time are another message");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 6);
+    // A commit that comes after the catch-up (the host's outbox retry) stores nothing twice.
+    let late = user("note 3", 7);
+    catch_up(&mut e, vec![late.clone()]);
+    let retry = e.commit_turn(commit("k3", vec![late, assistant("reply 3", 8)]), 13).unwrap();
+    assert_eq!(retry.status, CommitStatus::Committed);
+    assert_eq!(retry.stored_messages, 1, "the reply only: the note was caught up before");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 8);
 }

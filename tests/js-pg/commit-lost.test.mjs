@@ -16,9 +16,9 @@ import { startDelayProxy } from "../../bench/pg-proxy.mjs";
 import { doctor } from "./fault-support.mjs";
 import { assistant, pgConfig, pgQuery, PKG, schemaFor, URL_, user } from "./support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { DEFER_ENV } = await import(new URL("shim/postgres-db.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
+const { DEFER_ENV } = await import(new URL("shim/postgres/database.js", PKG));
 
 const PASSWORD = new globalThis.URL(URL_).password;
 const LOCK_TIMEOUT_MS = 1000;

@@ -1,4 +1,4 @@
-// `lossless-wasm-lcm copy-to-postgres` (js-shim/copy-to-postgres.js) on a real server: a store of
+// `lossless-wasm-lcm copy-to-postgres` (js-shim/operator/copy-to-postgres.js) on a real server: a store of
 // several conversations of two agents, one of them compacted by a scripted LLM, written by
 // node:sqlite or by sql.js with its journal, is copied into a schema of its own; every table's
 // rows arrive with their ids, doctor passes there, the source file is unchanged, a second copy
@@ -20,11 +20,11 @@ import { createFakeHost } from "../js/fake-host.mjs";
 import { openStored } from "../js/stored-db.mjs";
 import { pgConfig, pgQuery, PKG, schemaFor, URL_ } from "./support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { TABLES } = await import(new URL("shim/copy-tables.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
+const { SQLITE_VERSION, TABLES } = await import(new URL("shim/operator/copy-tables.js", PKG));
 const plugin = (await import(new URL("shim/index.js", PKG))).default;
-const CLI = fileURLToPath(new URL("shim/cli.js", PKG));
+const CLI = fileURLToPath(new URL("shim/operator/cli.js", PKG));
 const PASSWORD = new globalThis.URL(URL_).password;
 const SMALL = { freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0 };
 const LLM = { complete: async () => ({ text: "## Goal\n- keep the parser working\n## Progress\n- answered many questions", provider: "fake", model: "fake-summarizer" }) };
@@ -233,7 +233,10 @@ describe("copy-to-postgres", () => {
     const schema = schemaFor("old");
     const out = await copy(db, schema);
     assert.equal(out.code, 1, out.stdout + out.stderr);
-    assert.match(out.stderr, /copy-to-postgres failed: the source has schema version 14; this copy reads version 15: open it once with this lossless-wasm \(lossless-wasm-lcm status --db <file> upgrades it\), then copy/);
+    assert.ok(
+      out.stderr.includes(`copy-to-postgres failed: the source has schema version ${SQLITE_VERSION - 1}; this copy reads version ${SQLITE_VERSION}: open it once with this lossless-wasm (lossless-wasm-lcm status --db <file> upgrades it), then copy`),
+      out.stderr,
+    );
     assert.deepEqual(await pgQuery("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema]), [], "the server was not touched");
   });
 

@@ -1,4 +1,4 @@
-// The PostgreSQL driver's deferred statements (js-shim/postgres-db.js, postgres-io-worker.js),
+// The PostgreSQL driver's deferred statements (js-shim/postgres/database.js, postgres/io-thread-main.js),
 // on a real server: inside a transaction a `run` is not waited for, and its failure fails the
 // transaction's next waited statement (COMMIT at the latest) with the first error, leaving nothing
 // written; outside a transaction a failing `run` fails at once. Through the engine, a steady turn
@@ -10,9 +10,9 @@ import { Worker } from "node:worker_threads";
 import { describe, test } from "node:test";
 import { assistant, pgConfig, pgQuery, PKG, schemaFor, URL_, user } from "./support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { READ_AHEAD_MS } = await import(new URL("shim/postgres-db.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
+const { READ_AHEAD_MS } = await import(new URL("shim/postgres/database.js", PKG));
 
 /** Runs `steps` through the driver in a worker; returns each step's outcome and the stats. */
 async function drive(schema, steps, { defer = true } = {}) {

@@ -1,4 +1,4 @@
-// A worker thread holding the PostgreSQL driver (dist/pkg/shim/postgres-db.js) by itself, for
+// A worker thread holding the PostgreSQL driver (dist/pkg/shim/postgres/database.js) by itself, for
 // faults.test.mjs: the driver only opens off the main thread, and this lets a test send
 // statements one by one, as the engine's store would, with faults injected between them.
 // Each message is a list of statements; the reply lists "ok" or "error <message>" for each.

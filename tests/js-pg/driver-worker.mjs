@@ -1,10 +1,10 @@
-// Runs a script of statements through the PostgreSQL driver (postgres-db.js) directly, in a
+// Runs a script of statements through the PostgreSQL driver (postgres/database.js) directly, in a
 // worker thread because the driver blocks its thread and refuses the main one. workerData:
 // { url, schema, defer, steps: [[kind, sql, params?], ...] } with kind "run", "all" or "exec";
 // posts back each step's outcome ({ ok, rows } or { error, code }) and the driver's stats.
 import { workerData, parentPort } from "node:worker_threads";
 
-const { PostgresDatabase } = await import(new URL("shim/postgres-db.js", workerData.pkg));
+const { PostgresDatabase } = await import(new URL("shim/postgres/database.js", workerData.pkg));
 const db = new PostgresDatabase({ url: workerData.url, schema: workerData.schema, defer: workerData.defer });
 const outcomes = [];
 for (const [kind, sql, params = []] of workerData.steps) {

@@ -17,8 +17,8 @@ import { createHash } from "node:crypto";
 import { writeSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
-import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
+import { createContextEngine } from "../../dist/pkg/shim/engine/context-engine.js";
+import { openNodeEngine } from "../../dist/pkg/shim/node/engine.js";
 
 // A fourth argument "openclaw": the engine as the OpenClaw plugin makes it (summaries in the
 // background, requests recorded with this process's runner id, and leased once it stored turns).

@@ -59,7 +59,7 @@ export function gateway(schema, name, sessionKey, { openclaw = false, lockTimeou
 /** `lossless-wasm-lcm --storage postgres …` on `schema` with `args` (on a machine whose clock is
  *  `skewMs` off, when given): {code, stdout, stderr}. */
 export async function lcm(schema, args, { skewMs } = {}) {
-  const cli = new URL("shim/cli.js", PKG).pathname;
+  const cli = new URL("shim/operator/cli.js", PKG).pathname;
   const skew = skewMs === undefined ? [] : ["--require", SKEW];
   const env = skewMs === undefined ? process.env : { ...process.env, LCM_TEST_CLOCK_SKEW_MS: String(skewMs) };
   try {

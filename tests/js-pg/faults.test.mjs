@@ -240,7 +240,7 @@ describe("storage postgres: faults", () => {
   }
 
   // A machine whose clock is ahead would take the lease A wrote by its clock for run out, and
-  // ask again, unless the engine keeps the server's time (postgres-db.js clockOffsetMs).
+  // ask again, unless the engine keeps the server's time (postgres/database.js clockOffsetMs).
   for (const [label, skewMs] of [["", undefined], [" on a machine whose clock is 2 min ahead", 120_000]]) test(`two gateways compacting one conversation at once: the second${label} asks for nothing while the first's request is leased`, { timeout: 60_000 }, async () => {
     const schema = schemaFor("lease");
     const { a, b } = await gatewayAAsksBesideB(schema, "agent:main:lease", 0, skewMs);
@@ -297,10 +297,16 @@ describe("storage postgres: faults", () => {
     const covering = await pgQuery(`SELECT DISTINCT s.id, s.content FROM ${schema}.summaries s JOIN ${schema}.summary_messages sm ON sm.summary_id = s.id JOIN ${schema}.messages m ON m.id = sm.message_id WHERE m.raw_json LIKE $1 OR m.raw_json LIKE $2`, [`%"${first}: %`, `%"${last}: %`]);
     assert.equal(covering.length, 1, `one summary of the range: ${JSON.stringify(covering)}`);
     assert.match(covering[0][1], /written by [AB]/);
+    // Both gateways go on compacting towards the same target, so they may race on a later range
+    // as well (seen since a summary's write also stores its vector): every race leaves one
+    // summary of its range and the other answer recorded as stale, never two summaries of a message.
     const stale = await pgQuery(`SELECT pass, reason FROM ${schema}.compaction_events WHERE outcome = 'skipped' AND reason LIKE 'the context changed while the summary was being written%'`);
-    assert.equal(stale.length, 1, "the other answer was rejected as stale, once");
-    assert.equal(stale[0][0], "leaf");
-    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summarizer_calls WHERE outcome = 'stale'"), 1);
+    const compacted = await count(schema, "SELECT COUNT(*) FROM S.compaction_events WHERE pass = 'leaf' AND outcome = 'compacted'");
+    assert.ok(stale.length >= 1 && stale.length <= compacted, `the other answer was rejected as stale, once per summarized range (${stale.length} stale, ${compacted} summarized)`);
+    assert.ok(stale.every(([pass]) => pass === "leaf"), JSON.stringify(stale));
+    assert.equal(await count(schema, "SELECT COUNT(*) FROM S.summarizer_calls WHERE outcome = 'stale'"), stale.length, "each stale answer paid for once");
+    const twice = await pgQuery(`SELECT message_id FROM ${schema}.summary_messages GROUP BY message_id HAVING COUNT(*) > 1`);
+    assert.deepEqual(twice, [], "no message is in two summaries");
     await assertWhole(schema);
   });
 
@@ -308,7 +314,7 @@ describe("storage postgres: faults", () => {
     test(`a connection lost inside a transaction: no later statement of it runs outside it (deferral ${defer ? "on" : "off"})`, { timeout: 30_000 }, async () => {
       const schema = schemaFor(`txlost${defer ? "d" : "w"}`);
       await pgQuery(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.t (n int)`);
-      const thread = new Worker(new URL("./driver-thread.mjs", import.meta.url), { workerData: { driver: new URL("shim/postgres-db.js", PKG).href, url: URL_, schema, defer } });
+      const thread = new Worker(new URL("./driver-thread.mjs", import.meta.url), { workerData: { driver: new URL("shim/postgres/database.js", PKG).href, url: URL_, schema, defer } });
       const send = (statements) => new Promise((resolve) => { thread.once("message", resolve); thread.postMessage(statements); });
       try {
         assert.deepEqual(await send(["BEGIN", "INSERT INTO t VALUES (1)"]), ["ok", "ok"]);

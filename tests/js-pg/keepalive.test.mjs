@@ -1,4 +1,4 @@
-// The store's connection is probed by TCP keepalive while idle (postgres-io-worker.js KEEPALIVE):
+// The store's connection is probed by TCP keepalive while idle (postgres/io-thread-main.js KEEPALIVE):
 // a NAT or firewall between a gateway and the server drops an idle connection's mapping after
 // minutes without traffic, silently, and the next statement on it would wait for the client's
 // query timeout (lockTimeoutMs + 65 s). The probes keep the mapping, and notice a vanished
@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { assistant, keepaliveRunning, pgClient, pgQuery, PKG, schemaFor, URL_, user } from "./support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
 const serverPort = Number(new globalThis.URL(URL_).port);
 
 describe("storage postgres: TCP keepalive", () => {

@@ -11,7 +11,7 @@ import { Worker } from "node:worker_threads";
 const [schema, title] = process.argv.slice(2);
 process.title = title;
 const say = (line) => writeSync(1, `${line}\n`);
-const driver = new URL("../../dist/pkg/shim/postgres-db.js", import.meta.url).href;
+const driver = new URL("../../dist/pkg/shim/postgres/database.js", import.meta.url).href;
 // Deferral off: each statement is answered before the next, so "holding" means the lock is held.
 const thread = new Worker(new URL("./driver-thread.mjs", import.meta.url), { workerData: { driver, url: process.env.LCM_PG_TEST_URL, schema, defer: false } });
 const send = (statements) => new Promise((resolve) => { thread.once("message", resolve); thread.postMessage(statements); });

@@ -1,4 +1,4 @@
-// A call that waits on a lock names who holds it (issue 24; js-shim/pg-lock-holders.js). The
+// A call that waits on a lock names who holds it (issue 24; js-shim/postgres/lock-holders.js). The
 // pure parts without a server: the store's application_name (host, pid and command, at most
 // 63 bytes, never the command line's options) and how holders read in the error. Then, on a
 // real server with real processes: a gateway's turn (fault-gateway.mjs) waits on the
@@ -12,7 +12,7 @@ import { describe, test } from "node:test";
 import { gateway } from "./fault-support.mjs";
 import { pgQuery, PKG, schemaFor, URL_ } from "./support.mjs";
 
-const { applicationName, hostCommand, holdersText, lookupDelayFor } = await import(new URL("shim/pg-lock-holders.js", PKG));
+const { applicationName, hostCommand, holdersText, lookupDelayFor } = await import(new URL("shim/postgres/lock-holders.js", PKG));
 const PASSWORD = new globalThis.URL(URL_).password;
 const count = async (schema, sql) => Number((await pgQuery(sql.replaceAll("S.", `${schema}.`)))[0][0]);
 /** A backend of `schema`'s store opened by process `pid`: [backend pid, application_name, wait_event_type, state]. */

@@ -1,5 +1,5 @@
 // A network partition under the PostgreSQL driver (issue 24): the client's query timeout
-// (postgres-db.js timeoutsFor, `query_timeout`) ends a call the server never answers. The driver
+// (postgres/database.js timeoutsFor, `query_timeout`) ends a call the server never answers. The driver
 // runs alone in a worker thread (driver-thread.mjs), connected through a loopback proxy
 // (bench/pg-proxy.mjs) that goes silent in both directions mid-transaction without closing
 // anything. Its timeouts are shortened (lockTimeoutMs 200, statementGraceMs 500: the client
@@ -29,7 +29,7 @@ describe("storage postgres: a network partition", () => {
       const proxy = await startDelayProxy({ target: { host: target.hostname, port: Number(target.port) }, upMs: 0, downMs: 0 });
       const viaProxy = new globalThis.URL(URL_);
       viaProxy.port = String(proxy.port);
-      const thread = new Worker(new URL("./driver-thread.mjs", import.meta.url), { workerData: { driver: new URL("shim/postgres-db.js", PKG).href, url: viaProxy.href, schema, defer, ...TIMEOUTS } });
+      const thread = new Worker(new URL("./driver-thread.mjs", import.meta.url), { workerData: { driver: new URL("shim/postgres/database.js", PKG).href, url: viaProxy.href, schema, defer, ...TIMEOUTS } });
       const send = (statements) => new Promise((resolve) => { thread.once("message", resolve); thread.postMessage(statements); });
       try {
         assert.deepEqual(await send(["INSERT INTO t VALUES (1)", "BEGIN", "INSERT INTO t VALUES (2)"]), ["ok", "ok", "ok"]);

@@ -19,8 +19,8 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { assistant, pgClient, pgQuery, PKG, runGateway, schemaFor, turnsWithViews, URL_, user } from "./support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
 const pg = createRequire(import.meta.url)("pg");
 const SERVER = fileURLToPath(new URL("../../scripts/pg-server.sh", import.meta.url));
 

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 const PKG = new URL("../../dist/pkg/", import.meta.url);
-const { numberedPlaceholders } = await import(new URL("shim/pg-placeholders.js", PKG));
-const { redactedUrl, postgresSchemaFor, postgresUrlFor } = await import(new URL("shim/pg-config.js", PKG));
-const { transactionControl } = await import(new URL("shim/pg-transaction.js", PKG));
+const { numberedPlaceholders } = await import(new URL("shim/postgres/placeholders.js", PKG));
+const { redactedUrl, postgresSchemaFor, postgresUrlFor } = await import(new URL("shim/postgres/config.js", PKG));
+const { transactionControl } = await import(new URL("shim/postgres/transaction.js", PKG));
 
 test("placeholders are renumbered outside quotes and comments", () => {
   assert.equal(numberedPlaceholders("SELECT ?1, '?2', \"?3\" -- ?4\n, ?10 /* ?5 */"), "SELECT $1, '?2', \"?3\" -- ?4\n, $10 /* ?5 */");

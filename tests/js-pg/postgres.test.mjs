@@ -1,6 +1,6 @@
 // storage "postgres" in Node, on a real server (scripts/pg-server.sh sets LCM_PG_TEST_URL; a run
 // without it fails, never skips): the engine in its worker thread, the connection in the
-// driver's I/O thread (js-shim/postgres-db.js). Turns are stored and assembled, a compaction's
+// driver's I/O thread (js-shim/postgres/database.js). Turns are stored and assembled, a compaction's
 // summary is stored, recall finds a message and nothing of another session, two gateway
 // processes share one session and lose nothing, a killed gateway loses nothing acknowledged,
 // a broken connection is re-opened, bad configs are one line naming the key and never the
@@ -16,8 +16,8 @@ import { createFakeHost } from "../js/fake-host.mjs";
 import { startDelayProxy } from "../../bench/pg-proxy.mjs";
 import { assistant, pgClient, pgConfig, pgQuery, PKG, schemaFor, URL_, user, waitUntil } from "./support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
 const plugin = (await import(new URL("shim/index.js", PKG))).default;
 const manifest = JSON.parse(readFileSync(new URL("openclaw.plugin.json", PKG), "utf8"));
 const child = new URL("./gateway-child.mjs", import.meta.url).pathname;
@@ -273,7 +273,7 @@ describe("storage postgres", () => {
   test("without the npm package pg beside the plugin, the error says how to install it", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "lossless-wasm-nopg-")), "pkg");
     cpSync(new URL(PKG).pathname, dir, { recursive: true });
-    const { openNodeEngine: open } = await import(join(dir, "shim/node-engine.js"));
+    const { openNodeEngine: open } = await import(join(dir, "shim/node/engine.js"));
     const err = await open("x", pgConfig(schemaFor("nopg"))).catch((e) => e);
     assert.match(err.message, /storage "postgres" needs the npm package pg.*npm install --prefix .*pg@8\.23\.1/);
     assert.doesNotMatch(err.message, /\n/);

@@ -18,12 +18,12 @@ import { after, before, describe, test } from "node:test";
 import { createFakeHost } from "../js/fake-host.mjs";
 import { assistant, keepaliveRunning, PKG, schemaFor, turnsWithViews, URL_, user } from "./support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
 const plugin = (await import(new URL("shim/index.js", PKG))).default;
 const pg = createRequire(import.meta.url)("pg");
 const SERVER = fileURLToPath(new URL("../../scripts/pg-server.sh", import.meta.url));
-const CLI = fileURLToPath(new URL("shim/cli.js", PKG));
+const CLI = fileURLToPath(new URL("shim/operator/cli.js", PKG));
 
 // The server may run as another user (as root, pg-server.sh runs it as lcm-pg), who must reach DIR.
 const parent = mkdtempSync(join(tmpdir(), "lcm-pg-tls-"));

@@ -71,7 +71,7 @@ for (const thread of ["worker", "main"]) {
     for (const key of ["firstTurn", "lockedTurn", "ordinaryTurns", "grep", "doctor"]) {
       assert.ok(Number.isFinite(r.stall[key]) && r.stall[key] >= 0, `stall.${key} = ${r.stall[key]}`);
     }
-    // (That a call really waits out another process's lock is tests/js/event-loop.test.mjs's.)
+    // (That a call really waits out another process's lock is tests/js/node/event-loop.test.mjs's.)
     assert.ok(Number.isFinite(r.wall.lockedTurn) && Number.isFinite(r.wall.firstTurn));
     assert.ok(r.grepAnswered && r.doctorAnswered, "lcm_grep and /lcm doctor answered");
   });

@@ -3,8 +3,8 @@
 // Modes: "compaction" (turns plus maintain with an instant LLM: summaries applied all the time),
 // "bootstrap" (imports of whole histories), "migration" (opens an old-schema database once).
 import { writeSync } from "node:fs";
-import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
-import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
+import { createContextEngine } from "../../dist/pkg/shim/engine/context-engine.js";
+import { openNodeEngine } from "../../dist/pkg/shim/node/engine.js";
 
 const [dbPath, storage, mode, run] = process.argv.slice(2);
 const CONFIG = { freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0, summarizer: "host" };

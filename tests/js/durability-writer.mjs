@@ -2,8 +2,8 @@
 // prints "ack <key>" (synchronously) after each commit resolves, until it is killed.
 // Arguments: dbPath, storage, run id, and optionally config `durability` (default: not set).
 import { writeSync } from "node:fs";
-import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
-import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
+import { createContextEngine } from "../../dist/pkg/shim/engine/context-engine.js";
+import { openNodeEngine } from "../../dist/pkg/shim/node/engine.js";
 
 const [dbPath, storage, run, durability] = process.argv.slice(2);
 // The default config unless a durability is named: what users run.

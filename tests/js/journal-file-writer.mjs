@@ -6,9 +6,9 @@ import { createRequire } from "node:module";
 
 const pkg = new URL("../../dist/pkg/", import.meta.url);
 const { initSync } = await import(new URL("wasm/lossless_wasm.js", pkg));
-const { createHandle } = await import(new URL("shim/engine-handle.js", pkg));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", pkg));
-const { openJournaledFile } = await import(new URL("shim/journal-file.js", pkg));
+const { createHandle } = await import(new URL("shim/engine/handle.js", pkg));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", pkg));
+const { openJournaledFile } = await import(new URL("shim/node/journal-file.js", pkg));
 initSync({ module: readFileSync(new URL("wasm/lossless_wasm_bg.wasm", pkg)) });
 const SQL = await createRequire(import.meta.url)("sql.js")();
 

@@ -1,5 +1,5 @@
 // A small lossless-claw lcm.db (its schema, real-looking content, one truncation fallback
-// summary) for the import and operator-command tests; tests/import_native.rs has the full fixture.
+// summary) for the import and operator-command tests; tests/native/import.rs has the full fixture.
 /** Writes a small lcm.db in lossless-claw's schema at `path`, one conversation under `key`. */
 export async function writeLosslessClawDb(path, key) {
   const { createRequire } = await import("node:module");

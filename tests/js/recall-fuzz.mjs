@@ -3,7 +3,7 @@
 // limits, empty and whitespace patterns, regex and FTS syntax, quotes, SQL, CJK and emoji, ids
 // with prefixes, ids of another agent, unknown ids, bad cursors, null/array/object values,
 // missing arguments, absurdly long strings — and a runner that counts how each call ended.
-// Shared by tests/js/recall-fuzz.test.mjs (asserts 0 thrown) and bench/recall-fuzz.mjs (the
+// Shared by tests/js/openclaw/recall-fuzz.test.mjs (asserts 0 thrown) and bench/recall-fuzz.mjs (the
 // before/after figures in docs/recall.md).
 import { prng } from "./prng.mjs";
 

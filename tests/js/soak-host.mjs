@@ -100,7 +100,7 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(
 
 function dbBytes(dbPath) {
   const size = (p) => { try { return statSync(p).size; } catch { return 0; } };
-  // node:sqlite's WAL, or sql.js's journal (journal-file.js): both hold writes not yet in the file.
+  // node:sqlite's WAL, or sql.js's journal (node/journal-file.js): both hold writes not yet in the file.
   return size(dbPath) + size(`${dbPath}-wal`) + size(`${dbPath}.lwjournal`);
 }
 

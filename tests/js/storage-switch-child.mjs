@@ -2,8 +2,8 @@
 // (openNodeEngine) with the given storage, commits turns `from`..`to`-1, prints "ack <i>" after
 // each, and exits (or, with `hold`, keeps the database open until it is killed).
 import { writeSync } from "node:fs";
-import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
-import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
+import { createContextEngine } from "../../dist/pkg/shim/engine/context-engine.js";
+import { openNodeEngine } from "../../dist/pkg/shim/node/engine.js";
 
 const [dbPath, storage, from, to, checkpointBytes, hold] = process.argv.slice(2);
 const engine = createContextEngine(() => openNodeEngine(dbPath, { storage }, { checkpointBytes: Number(checkpointBytes) }));

@@ -1,12 +1,12 @@
 // Reads a stored database the way the engine will see it, for every test that looks inside the
 // file: a sql.js database is its snapshot plus its journal (`<dbPath>.lwjournal`, replayed in
-// memory by the shipped journal-file.js, so nothing on disk changes), a node:sqlite one is the
+// memory by the shipped node/journal-file.js, so nothing on disk changes), a node:sqlite one is the
 // file plus its WAL. Reading the snapshot alone would miss every write since the last checkpoint.
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 
 const PKG = new URL("../../dist/pkg/", import.meta.url);
-const { journalPath, readJournaledFile } = await import(new URL("shim/journal-file.js", PKG));
+const { journalPath, readJournaledFile } = await import(new URL("shim/node/journal-file.js", PKG));
 const SQL = await createRequire(import.meta.url)("sql.js")();
 const nodeSqlite = process.getBuiltinModule?.("node:sqlite");
 

@@ -3,8 +3,8 @@
 // each an assemble, a commitTurn of two messages and a maintain, as a host makes them; prints
 // "ack <key>" once each turn is acknowledged, then "done" (or "error: …" and exit code 1).
 import { writeSync } from "node:fs";
-import { createContextEngine } from "../../dist/pkg/shim/context-engine.js";
-import { openNodeEngine } from "../../dist/pkg/shim/node-engine.js";
+import { createContextEngine } from "../../dist/pkg/shim/engine/context-engine.js";
+import { openNodeEngine } from "../../dist/pkg/shim/node/engine.js";
 
 export async function writeTurns({ dbPath, config, name, sessionKey, turns }) {
   const engine = createContextEngine(() => openNodeEngine(dbPath, config));

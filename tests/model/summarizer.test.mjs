@@ -1,6 +1,6 @@
 // A real small instruct model (SmolLM2-135M-Instruct, llama.cpp on the CPU; serve-model.mjs) is
 // the summarizer of a coding session driven through the built OpenClaw plugin on node:sqlite,
-// with the shim's own OpenAI-compatible client (js-shim/openai-llm.js). Small models answer
+// with the shim's own OpenAI-compatible client (js-shim/operator/openai-llm.js). Small models answer
 // summary requests with loops, echoes and answers cut off at the output limit; whatever it
 // answers, only real summaries may be stored, every message stays stored and the view stays
 // within the budget. What it answered and what was stored or rejected is logged as diagnostics
@@ -15,7 +15,7 @@ import { turnMessages } from "./coding-session.mjs";
 import { startModelServer } from "./model-server.mjs";
 
 const plugin = await loadPlugin();
-const { createOpenAiLlm } = await import(new URL("shim/openai-llm.js", PKG));
+const { createOpenAiLlm } = await import(new URL("shim/operator/openai-llm.js", PKG));
 
 const BUDGET = 4_000;
 const TURNS = 26;

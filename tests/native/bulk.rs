@@ -1,7 +1,6 @@
 //! Appending in bulk (one statement per table, rows as JSON) stores exactly what appending row
 //! by row stores: the same messages, ids, seqs, identities, parts, context items, totals and
 //! search index, skipping the same duplicates.
-#![cfg(not(target_arch = "wasm32"))]
 
 use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::*;

@@ -1,12 +1,8 @@
 //! Compaction wired into the engine, on native SQLite, with scripted and extractive summarizers.
 //! Each test is named for the behaviour it protects (seeds 01, 02, 03, 05 and the list).
-#![cfg(not(target_arch = "wasm32"))]
-
-#[macro_use]
-mod sqlite;
 
 sqlite_store!();
 
-include!("compaction_cases/cases.rs");
-include!("compaction_cases/active_task.rs");
-include!("compaction_cases/whatever_the_summarizer.rs");
+include!("../compaction_cases/cases.rs");
+include!("../compaction_cases/active_task.rs");
+include!("../compaction_cases/whatever_the_summarizer.rs");

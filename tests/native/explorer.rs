@@ -3,12 +3,8 @@
 //! DAG carries fallback / failure / rejection warnings the store records, and expansion reaches
 //! the original messages exactly as `expand` (the base of `lcm_expand`) shows them. The cases
 //! (`explorer_cases/cases.rs`) run on PostgreSQL too (explorer_pg.rs). Run:
-//! `cargo test --test explorer_native`.
-#![cfg(not(target_arch = "wasm32"))]
-
-#[macro_use]
-mod sqlite;
+//! `cargo test --test native explorer::`.
 
 sqlite_store!();
 
-include!("explorer_cases/cases.rs");
+include!("../explorer_cases/cases.rs");

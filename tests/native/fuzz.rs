@@ -10,7 +10,6 @@
 //!
 //! Case counts: `LOSSLESS_FUZZ_CASES` (default 1,000 per property for parsing and config, a
 //! quarter of that for the engine-level properties); scripts/reliability.sh runs more.
-#![cfg(not(target_arch = "wasm32"))]
 
 type Db = lossless_wasm::store::native::NativeSql;
 
@@ -21,7 +20,7 @@ fn open_db() -> Db {
     sql
 }
 
-include!("fuzz_cases/cases.rs");
+include!("../fuzz_cases/cases.rs");
 
 use lossless_wasm::core::message::parse_message;
 

@@ -4,11 +4,7 @@
 //! content including both kinds of truncation fallback. The import brings everything over, marks
 //! fallbacks for repair, is idempotent, and never modifies the source file. The cases
 //! (`import_cases/cases.rs`) also import into PostgreSQL (import_pg.rs).
-#![cfg(not(target_arch = "wasm32"))]
-
-#[macro_use]
-mod sqlite;
 
 sqlite_store!();
 
-include!("import_cases/cases.rs");
+include!("../import_cases/cases.rs");

@@ -5,14 +5,10 @@
 //! must still be in the local store and returned by `lcm_expand` to its own agent (and to no
 //! other agent). The cases that go through a store (`redaction_cases/cases.rs`) run here on native
 //! SQLite and in redaction_pg.rs on PostgreSQL; the redactor's own cases, below, open no store.
-#![cfg(not(target_arch = "wasm32"))]
-
-#[macro_use]
-mod sqlite;
 
 sqlite_store!();
 
-include!("redaction_cases/cases.rs");
+include!("../redaction_cases/cases.rs");
 
 use lossless_wasm::core::redact::Redactor;
 

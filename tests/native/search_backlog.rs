@@ -1,17 +1,13 @@
-//! The search index's backlog (store/search_index.rs) on native SQLite: small appends leave their
+//! The search index's backlog (store/retrieval/search_index.rs) on native SQLite: small appends leave their
 //! messages waiting for the FTS4 index, never more than the limit; the host's `maintain` indexes
 //! them in batches; a search indexes what waits before reading, so it finds every stored message;
 //! the database passes its integrity checks while messages wait; bulk appends index the backlog
 //! with their own rows; the migration starts from everything already indexed. The cases that go
 //! through the engine (`search_backlog_cases/cases.rs`) run on PostgreSQL too
 //! (search_backlog_pg.rs), where nothing waits; the FTS4 index's own cases, below, run here only.
-//! Run: `cargo test --test search_backlog_native`.
-#![cfg(not(target_arch = "wasm32"))]
+//! Run: `cargo test --test native search_backlog::`.
 
 use lossless_wasm::store::SqlValue;
-
-#[macro_use]
-mod sqlite;
 
 sqlite_store!();
 
@@ -20,7 +16,7 @@ fn index_waits() -> bool {
     true
 }
 
-include!("search_backlog_cases/cases.rs");
+include!("../search_backlog_cases/cases.rs");
 
 /// `PRAGMA integrity_check` and FTS4's own check of the message index.
 fn integrity(e: &mut Engine<Db>) -> (String, bool) {

@@ -3,13 +3,9 @@
 //! unanswered, the catch-up turn, and an answer that arrives after the context changed. Two
 //! engines on one database file stand for two processes (`openclaw agent --local` runs one
 //! process per turn). The shim's side (waiting, detaching) is tested in
-//! tests/js/slow-summarizer.test.mjs. The cases (`slow_summarizer_cases/cases.rs`) run on PostgreSQL
+//! tests/js/engine/slow-summarizer.test.mjs. The cases (`slow_summarizer_cases/cases.rs`) run on PostgreSQL
 //! too, where several gateways share one store (slow_summarizer_pg.rs).
-#![cfg(not(target_arch = "wasm32"))]
-
-#[macro_use]
-mod sqlite;
 
 sqlite_store!();
 
-include!("slow_summarizer_cases/cases.rs");
+include!("../slow_summarizer_cases/cases.rs");

@@ -1,7 +1,9 @@
 //! The storage suite (`store_cases`) on native SQLite.
-#![cfg(not(target_arch = "wasm32"))]
 
+#[path = "../store_cases/mod.rs"]
 mod store_cases;
+
+use crate::for_each_store_case;
 
 use lossless_wasm::store::native::NativeSql;
 

@@ -3,11 +3,7 @@
 //! once, a huge message becomes an excerpt from its first turn, every stubbed output is found by
 //! grep and returned whole by expand, the state survives a reopen, batches wait until they pay
 //! for their cache break unless the budget is under pressure, and tool calls stay paired.
-#![cfg(not(target_arch = "wasm32"))]
-
-#[macro_use]
-mod sqlite;
 
 sqlite_store!();
 
-include!("stubs_cases/cases.rs");
+include!("../stubs_cases/cases.rs");

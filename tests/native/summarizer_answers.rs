@@ -3,11 +3,7 @@
 //! stripped before anything is stored, answers cut off at the output limit are never stored,
 //! every call is recorded with its tokens and outcome (and shown in status), and an answer too
 //! long for its chunk changes what the next attempt asks for instead of repeating the call.
-#![cfg(not(target_arch = "wasm32"))]
-
-#[macro_use]
-mod sqlite;
 
 sqlite_store!();
 
-include!("summarizer_answers_cases/cases.rs");
+include!("../summarizer_answers_cases/cases.rs");

@@ -2,11 +2,7 @@
 //! their place, older items fill the room it freed) instead of rebuilding it from the store.
 //! These tests hold the in-place view to what a rebuild shows: after every compaction, the view
 //! of the engine that compacted equals the view a fresh engine builds from the same database.
-#![cfg(not(target_arch = "wasm32"))]
-
-#[macro_use]
-mod sqlite;
 
 sqlite_store!();
 
-include!("view_follows_compaction_cases/cases.rs");
+include!("../view_follows_compaction_cases/cases.rs");

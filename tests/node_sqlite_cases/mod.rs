@@ -1,5 +1,5 @@
 //! The storage suite (`store_cases`) on node:sqlite, through the shim's adapter
-//! (`js-shim/node-sqlite.js`), from wasm in Node. Fails loudly when this Node lacks node:sqlite.
+//! (`js-shim/node/sqlite.js`), from wasm in Node. Fails loudly when this Node lacks node:sqlite.
 
 use js_sys::{Function, Promise, Reflect};
 use lossless_wasm::wasm::{SqlJsDatabase, SqlJsSql};
@@ -11,7 +11,7 @@ const LOAD_ADAPTER: &str = r#"
   if (!process.getBuiltinModule?.("node:sqlite")) {
     throw new Error("node:sqlite is missing in Node " + process.versions.node + ": put a Node >= 22.5 first on PATH (scripts/test.sh uses the OpenClaw host's Node 26)");
   }
-  return import(process.cwd() + "/js-shim/node-sqlite.js");
+  return import(process.cwd() + "/js-shim/node/sqlite.js");
 "#;
 
 async fn adapter() -> JsValue {
@@ -21,7 +21,7 @@ async fn adapter() -> JsValue {
         .unchecked_into();
     JsFuture::from(promise)
         .await
-        .expect("loading js-shim/node-sqlite.js")
+        .expect("loading js-shim/node/sqlite.js")
 }
 
 fn open_memory(module: &JsValue) -> SqlJsSql {

@@ -14,7 +14,7 @@ pub fn url() -> String {
     std::env::var("LCM_PG_TEST_URL").unwrap_or_else(|_| {
         panic!(
             "LCM_PG_TEST_URL is not set: these tests need a PostgreSQL server. Run them with \
-             `bash scripts/pg-server.sh run cargo test --features postgres --test store_pg` (it starts a throw-away server)"
+             `bash scripts/pg-server.sh run cargo test --features postgres --test postgres store::` (it starts a throw-away server)"
         )
     })
 }
@@ -90,12 +90,12 @@ macro_rules! pg_store {
 
         #[allow(dead_code)]
         fn open_db() -> Db {
-            pg::fresh()
+            crate::pg::fresh()
         }
 
         #[allow(dead_code)]
         fn reopen_db(path: &str) -> Db {
-            pg::reopen(path)
+            crate::pg::reopen(path)
         }
     };
 }

@@ -1,10 +1,6 @@
 //! The accounting tests (`accounting_cases/cases.rs`) on PostgreSQL, each on a fresh schema of a real
-//! server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test accounting_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-
-#[macro_use]
-mod pg;
+//! server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres accounting::`.
 
 pg_store!();
 
-include!("accounting_cases/cases.rs");
+include!("../accounting_cases/cases.rs");

@@ -1,9 +1,8 @@
 //! Bulk appends on PostgreSQL (`store::bulk_pg`): a bootstrap of a long history writes the same
 //! rows as the same messages appended one turn at a time, with ids from the sequence.
-//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test bulk_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres bulk::`.
 
-mod pg;
+use crate::pg;
 
 use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::{decode, Engine};

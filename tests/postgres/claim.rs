@@ -3,10 +3,9 @@
 //! gateway wrote, a message or key is already stored) writes nothing and the turn runs again,
 //! reading. Each test first checks that the path under test was taken (the claim was sent, or
 //! refused), then that nothing was lost or duplicated.
-//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test claim_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres claim::`.
 
-mod pg;
+use crate::pg;
 
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;

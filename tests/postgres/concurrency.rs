@@ -1,10 +1,9 @@
 //! Several writers on one PostgreSQL store (issue 24): two real connections, in two threads,
 //! race on one conversation as two gateways would. Nothing may be lost or duplicated, and a
 //! compaction may never be applied over items another writer changed meanwhile.
-//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test concurrency_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres concurrency::`.
 
-mod pg;
+use crate::pg;
 
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -417,8 +416,10 @@ fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for(
             0,
         )
         .unwrap();
-        let locked =
-            conversations::resolve_for_append(&mut a, KEY, "s1", &a_turn, 100, None, 30).unwrap();
+        let locked = lossless_wasm::store::lock_before_append::resolve_for_append(
+            &mut a, KEY, "s1", &a_turn, 100, None, 30,
+        )
+        .unwrap();
         let read = masking::scan(
             &mut a,
             locked.conversation.id,
@@ -455,8 +456,10 @@ fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for(
         0,
     )
     .unwrap();
-    let locked =
-        conversations::resolve_for_append(&mut a, KEY, "s1", &a_turn, 100, None, 40).unwrap();
+    let locked = lossless_wasm::store::lock_before_append::resolve_for_append(
+        &mut a, KEY, "s1", &a_turn, 100, None, 40,
+    )
+    .unwrap();
     let read = masking::scan(
         &mut a,
         locked.conversation.id,
@@ -555,7 +558,6 @@ fn a_key_another_gateway_committed_while_its_key_lock_was_awaited_is_a_duplicate
 #[test]
 fn the_lock_statement_answers_for_the_advancement_key_when_nothing_was_waited_for() {
     use lossless_wasm::core::message::parse_messages;
-    use lossless_wasm::store::conversations;
     let schema = pg::fresh_schema();
     let mut engine =
         Engine::open(pg::connect(&schema), Config::default(), 1).expect("opening the store");
@@ -574,9 +576,16 @@ fn the_lock_statement_answers_for_the_advancement_key_when_nothing_was_waited_fo
     let next = parse_messages(&turn("t2", &["next question".to_owned()]).messages, 0).unwrap();
     let mut ask = |key: &str| {
         sql.execute("BEGIN", &[]).unwrap();
-        let locked = conversations::lock_for_append(&mut sql, KEY, "s1", &next, 10, Some(key))
-            .unwrap()
-            .expect("the conversation is there");
+        let locked = lossless_wasm::store::lock_before_append::lock_for_append(
+            &mut sql,
+            KEY,
+            "s1",
+            &next,
+            10,
+            Some(key),
+        )
+        .unwrap()
+        .expect("the conversation is there");
         sql.execute("ROLLBACK", &[]).unwrap();
         locked
     };

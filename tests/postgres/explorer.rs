@@ -2,12 +2,8 @@
 //! of a real server, after real compactions by the extractive summarizer: an agent scope lists and
 //! opens only that agent's conversations, the DAG carries the fallback / failure / rejection
 //! warnings the store records, and expansion reaches the originals as `expand` shows them. Run:
-//! `bash scripts/pg-server.sh run cargo test --features postgres --test explorer_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-
-#[macro_use]
-mod pg;
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test postgres explorer::`.
 
 pg_store!();
 
-include!("explorer_cases/cases.rs");
+include!("../explorer_cases/cases.rs");

@@ -1,10 +1,9 @@
 //! Several stores in one PostgreSQL database, each in its own schema, share the one copy of
 //! `pg_trgm` and `unaccent` a database can hold (`store::schema`'s migration). Each case gets a
 //! database of its own on the test server, so where the extensions land is this test's doing.
-//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test extensions_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres extensions::`.
 
-mod pg;
+use crate::pg;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -2,10 +2,9 @@
 //! whose connection dies in the middle of a turn's transaction, and a server that cannot be
 //! reached. Acknowledged turns survive, nothing is half-applied, the next gateway's turn works,
 //! and no error shows the password.
-//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test faults_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres faults::`.
 
-mod pg;
+use crate::pg;
 
 use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::{decode, CommitTurnParams, Engine};

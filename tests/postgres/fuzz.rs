@@ -2,7 +2,7 @@
 //! real server: any search pattern (SQL, FTS4 and regex syntax, all of Unicode) in any mode is
 //! answered or refused with `InvalidInput` and changes nothing stored; a rejected commit or import
 //! stores nothing. Run:
-//! `bash scripts/pg-server.sh run cargo test --features postgres --test fuzz_pg`.
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test postgres fuzz::`.
 //!
 //! Case counts (fixed here; `LOSSLESS_FUZZ_CASES` is SQLite's, for fuzz_native.rs, whose default
 //! runs 250 cases of each): the commit/import property needs a fresh store per case (a commit that
@@ -13,14 +13,10 @@
 //! store (opened once): a case is one search over loopback, ~2 ms, so it runs SEARCH_CASES =
 //! 4,000 (7 s), more than on SQLite, since PostgreSQL's own translation (tsquery, ILIKE) is what
 //! this file is for. The two run in parallel; the file stays well under a minute.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-
-#[macro_use]
-mod pg;
 
 pg_store!();
 
-include!("fuzz_cases/cases.rs");
+include!("../fuzz_cases/cases.rs");
 
 const SEARCH_CASES: u32 = 4_000;
 const COMMIT_CASES: u32 = 100;

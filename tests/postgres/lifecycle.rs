@@ -1,10 +1,6 @@
 //! The lifecycle tests (`lifecycle_cases/cases.rs`) on PostgreSQL, each on a fresh schema of a real
-//! server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test lifecycle_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-
-#[macro_use]
-mod pg;
+//! server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres lifecycle::`.
 
 pg_store!();
 
-include!("lifecycle_cases/cases.rs");
+include!("../lifecycle_cases/cases.rs");

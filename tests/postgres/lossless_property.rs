@@ -7,11 +7,7 @@
 //! ~0.1 s in memory. 128 cases took 59–68 s with another build on the machine; 64 take 30–40 s,
 //! which keeps this file under a minute. Its failing seeds go to
 //! lossless_property_pg.proptest-regressions, which starts with SQLite's seed.
-//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test lossless_property_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-
-#[macro_use]
-mod pg;
+//! Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres lossless_property::`.
 
 pg_store!();
 
@@ -21,4 +17,4 @@ const REGRESSIONS: &str = concat!(
     "/tests/lossless_property_pg.proptest-regressions"
 );
 
-include!("lossless_property_cases/cases.rs");
+include!("../lossless_property_cases/cases.rs");

@@ -1,10 +1,6 @@
 //! The operator tests (`operator_cases/cases.rs`) on PostgreSQL, each on a fresh schema of a real
-//! server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test operator_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-
-#[macro_use]
-mod pg;
+//! server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres operator::`.
 
 pg_store!();
 
-include!("operator_cases/cases.rs");
+include!("../operator_cases/cases.rs");

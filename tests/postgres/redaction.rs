@@ -1,12 +1,8 @@
 //! The redaction tests that go through a store (`redaction_cases/cases.rs`) on PostgreSQL, each on
 //! a fresh schema of a real server: no planted credential reaches a prompt or a stored summary,
 //! and every one stays expandable by its own agent only. Run:
-//! `bash scripts/pg-server.sh run cargo test --features postgres --test redaction_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-
-#[macro_use]
-mod pg;
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test postgres redaction::`.
 
 pg_store!();
 
-include!("redaction_cases/cases.rs");
+include!("../redaction_cases/cases.rs");

@@ -3,11 +3,7 @@
 //! vector is a generated column of the message row), yet the same appends (single ones up to the
 //! limit, a bulk one) and `maintain` calls leave every stored message found by a search, once, and
 //! the doctor finds the store sound. Run:
-//! `bash scripts/pg-server.sh run cargo test --features postgres --test search_backlog_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
-
-#[macro_use]
-mod pg;
+//! `bash scripts/pg-server.sh run cargo test --features postgres --test postgres search_backlog::`.
 
 pg_store!();
 
@@ -16,4 +12,4 @@ fn index_waits() -> bool {
     false
 }
 
-include!("search_backlog_cases/cases.rs");
+include!("../search_backlog_cases/cases.rs");

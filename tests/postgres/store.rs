@@ -1,10 +1,11 @@
 //! The storage suite (`store_cases`) on PostgreSQL, for the cases that are about behaviour rather
 //! than SQLite's own files (FTS4 tables, `sqlite_master`, SQLite migrations), each on a fresh
-//! schema of a real server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test store_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+//! schema of a real server. Run: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres store::`.
 
-mod pg;
+use crate::pg;
+
 #[allow(dead_code)]
+#[path = "../store_cases/mod.rs"]
 mod store_cases;
 
 macro_rules! pg_case {

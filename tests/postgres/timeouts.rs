@@ -2,10 +2,9 @@
 //! server that accepts and stays silent, a lock another connection holds, a statement that runs
 //! too long — each ends in an error naming what happened, the password never in it, and the
 //! connection (or the next one) works afterwards. On the test server `scripts/pg-server.sh run`
-//! starts: `bash scripts/pg-server.sh run cargo test --features postgres --test timeouts_pg`.
-#![cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
+//! starts: `bash scripts/pg-server.sh run cargo test --features postgres --test postgres timeouts::`.
 
-mod pg;
+use crate::pg;
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -92,8 +91,7 @@ fn a_lock_held_elsewhere_fails_after_the_lock_timeout_and_the_connection_works_o
         PgSql::connect_in_schema_with(&pg::url(), &schema, short(200, 10_000)).unwrap();
     let err = waiter
         .execute("UPDATE held SET n = n + 1 WHERE id = 1", &[])
-        .err()
-        .expect("the row is locked: the update must fail")
+        .expect_err("the row is locked: the update must fail")
         .to_string();
     assert!(
         err.contains("55P03") && err.contains("lock timeout"),
@@ -121,8 +119,7 @@ fn a_statement_running_past_its_timeout_is_cancelled_and_the_connection_works_on
         PgSql::connect_in_schema_with(&pg::url(), &pg::fresh_schema(), short(200, 300)).unwrap();
     let err = sql
         .query("SELECT pg_sleep(30)", &[])
-        .err()
-        .expect("a 30 s sleep must be cancelled")
+        .expect_err("a 30 s sleep must be cancelled")
         .to_string();
     assert!(
         err.contains("57014") && err.contains("statement timeout"),

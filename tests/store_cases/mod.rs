@@ -796,7 +796,7 @@ pub fn the_index_view_derives_the_text_ingest_indexed_and_the_doctor_checks_it<S
     engine
         .commit_turn(turn("t1", varied_messages()), 2)
         .unwrap();
-    // A turn's messages wait for the index (store/search_index.rs): its content view covers
+    // A turn's messages wait for the index (store/retrieval/search_index.rs): its content view covers
     // indexed messages only, `messages_text` every message.
     assert!(engine
         .sql()

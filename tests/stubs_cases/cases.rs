@@ -197,7 +197,7 @@ fn grep_finds_every_stubbed_output_and_expand_returns_it_whole() {
         .collect();
     assert_eq!(stubbed.len(), 12, "the outputs of turns 0..=3 are stubbed");
     for (id, raw) in &stubbed {
-        assert!(committed.iter().any(|m| m.to_string() == *raw), "the stored message is exactly as committed");
+        assert!(committed.iter().any(|m| serde_json::to_string(m).unwrap() == *raw), "the stored message is exactly as committed");
         let text = text_of_raw_json(raw).unwrap();
         let marker = text.split_whitespace().next().unwrap().to_owned();
         let hits = e.recall_grep(decode("grep", json!({"sessionId": "s", "sessionKey": KEY, "pattern": marker})).unwrap()).unwrap();

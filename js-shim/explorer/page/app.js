@@ -4,11 +4,27 @@
 // them with the DAG module the demo page uses. The agent scope is a page parameter (`?agent=`)
 // that the server enforces on every call; the page only asks. Text from the store is inserted
 // as text, never as HTML. The one write is a repair, behind a typed confirmation.
+//
+// The page reads through its own API (../explorer-api/, js-shim/explorer/frame-api.js) with the
+// capability the gateway-authenticated page load put into it (in the Accept header: no
+// preflight, never in a URL). Inside the Control UI this page is a sandboxed frame with origin
+// `null`, and the gateway's cookie grant reaches only its navigation, never its requests; so
+// the capability is what authenticates a read, here and outside the Control UI alike. An
+// expired capability reloads the page (a navigation, which the gateway authenticates again).
 import { describeSummary, renderDag } from "./dag.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const state = { agent: params.get("agent") || "main", conversation: undefined, dag: undefined, selected: undefined };
+const capability = document.querySelector('meta[name="explorer-capability"]')?.content ?? "";
+const framed = (() => {
+  try {
+    return window.top !== window;
+  } catch {
+    return true;
+  }
+})();
+const FOLD_AFTER = 3;
 const fmt = (n) => Number(n ?? 0).toLocaleString("en-US");
 const clip = (text, n = 1500) => (text.length > n ? `${text.slice(0, n)}…` : text);
 
@@ -19,12 +35,44 @@ const h = (tag, { dataset, ...props } = {}, ...children) => {
   return node;
 };
 
-async function api(name, query = {}, init) {
+async function api(name, query = {}) {
   const search = new URLSearchParams({ agent: state.agent, ...query });
-  const res = await fetch(`api/${name}?${search}`, { credentials: "same-origin", ...init });
+  let res;
+  try {
+    res = await fetch(`../explorer-api/${name}?${search}`, {
+      credentials: "omit",
+      headers: { accept: `application/json; explorer-capability=${capability}` },
+    });
+  } catch (err) {
+    throw new Error(`the gateway did not answer (${err?.message ?? err}): is it still running?`);
+  }
   const body = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+  if (res.status === 401 && /capability expired/.test(body.error ?? "")) reloadKeepingState();
   if (!res.ok) throw Object.assign(new Error(body.error ?? `HTTP ${res.status}`), { status: res.status });
   return body;
+}
+
+/** A fresh page (and capability) showing the same conversation: the navigation carries the grant. */
+function reloadKeepingState() {
+  const search = new URLSearchParams({ agent: state.agent });
+  if (state.conversation != null) search.set("conversation", String(state.conversation));
+  location.search = `?${search}`;
+}
+
+/** `items` as list entries, the first FOLD_AFTER shown and the rest folded under a summary line. */
+function foldedList(items, render, noun) {
+  const shown = h("ul", {}, ...items.slice(0, FOLD_AFTER).map(render));
+  if (items.length <= FOLD_AFTER) return [shown];
+  const rest = items.slice(FOLD_AFTER);
+  return [
+    shown,
+    h(
+      "details",
+      { className: "fold" },
+      h("summary", {}, `${rest.length} more ${noun}`),
+      h("ul", {}, ...rest.map(render)),
+    ),
+  ];
 }
 
 function setStatus(text, error = false) {
@@ -76,8 +124,8 @@ async function loadConversations() {
     list.append(
       h(
         "li",
-        { className: "hint group", dataset: { group: "internal" } },
-        `the host's internal runs (memory flush): ${internal.length}`,
+        { className: "group", dataset: { group: "internal" } },
+        `The host's internal runs (memory flush and the like), not your conversations: ${internal.length}`,
       ),
     );
     internal.forEach(add);
@@ -105,10 +153,10 @@ function renderWarnings(d) {
         "div",
         { className: "warning", dataset: { warning: "failed" } },
         `${d.conversation.failedPasses} compaction pass(es) failed; the newest:`,
-        h(
-          "ul",
-          {},
-          ...d.failures.map((e) => h("li", {}, `${new Date(e.createdAt).toISOString()} ${e.pass}: ${e.reason}`)),
+        ...foldedList(
+          d.failures,
+          (e) => h("li", {}, `${new Date(e.createdAt).toISOString()} ${e.pass}: ${e.reason}`),
+          "failed passes",
         ),
       ),
     );
@@ -119,16 +167,15 @@ function renderWarnings(d) {
         "div",
         { className: "warning", dataset: { warning: "rejected" } },
         `${d.conversation.rejectedAnswers} summarizer answer(s) rejected; the newest:`,
-        h(
-          "ul",
-          {},
-          ...d.rejected.map((r) =>
+        ...foldedList(
+          d.rejected,
+          (r) =>
             h(
               "li",
               {},
               `${new Date(r.createdAt).toISOString()} ${r.pass}/${r.level}: ${r.reason ?? "no reason recorded"}`,
             ),
-          ),
+          "rejected answers",
         ),
       ),
     );
@@ -236,6 +283,18 @@ function renderRepair(d) {
     try {
       const plan = await api("repair-plan", { conversation: d.conversation.id });
       if (!Array.isArray(plan.planned)) throw new Error(`repair cannot run: ${plan.reason ?? "no plan"}`);
+      if (framed) {
+        // The Control UI's grant allows reading only: the gateway refuses the write here.
+        planButton.replaceWith(
+          h(
+            "div",
+            { className: "plan" },
+            `would redo ${plan.planned.length} summar${plan.planned.length === 1 ? "y" : "ies"}: ${plan.planned.map((p) => `S${p.id} (${p.reason})`).join(", ")}. ` +
+              `The Control UI tab may only read: run \`openclaw lcm repair\` for this session, or open the page outside the Control UI (see "Opening the explorer" below).`,
+          ),
+        );
+        return;
+      }
       const input = h("input", { id: "repair-confirm", placeholder: plan.confirmPhrase, autocomplete: "off" });
       const go = h("button", { type: "button", id: "repair-go", disabled: true }, "Repair (a backup is taken first)");
       const result = h("p", { id: "repair-result" });
@@ -293,12 +352,22 @@ $("scope-form").addEventListener("submit", (event) => {
 });
 window.addEventListener("resize", draw);
 
+// How to open this page outside the Control UI, with this gateway's own address.
+const here = new URL(`./?agent=${encodeURIComponent(state.agent)}`, location.href);
+$("route-url").textContent = here.href;
+$("curl-example").textContent =
+  `curl -H "Authorization: Bearer $TOKEN" '${new URL(`api/conversations?agent=${encodeURIComponent(state.agent)}`, here).href}'`;
+document.body.dataset.framed = String(framed);
+
 try {
   const conversations = await loadConversations();
   setStatus(`agent ${state.agent} · ${conversations.length} conversation(s) · read-only`);
   const wanted = Number(params.get("conversation"));
   const first =
-    conversations.find((c) => c.id === wanted) ?? conversations.find((c) => c.summaries > 0) ?? conversations[0];
+    conversations.find((c) => c.id === wanted) ??
+    conversations.find((c) => !c.internal && c.summaries > 0) ??
+    conversations.find((c) => !c.internal) ??
+    conversations[0];
   if (first) await openConversation(first.id);
   document.body.dataset.ready = "1";
 } catch (err) {

@@ -26,6 +26,8 @@ pub enum Origin {
     Expanded,
     /// The message right after a hit (the answer to a question, the result of a command).
     Neighbour,
+    /// Close in meaning to the question (the semantic index), whatever its words.
+    Similar,
 }
 
 /// A message or summary that may go to the LLM.
@@ -134,7 +136,89 @@ fn matched(text: &str, terms: &[String]) -> u32 {
 /// found before expanded before neighbours, then messages before summaries (originals beat
 /// paraphrase), then newest. Each item gets at most a third of the budget (an excerpt when
 /// longer). Duplicates (same kind and id) count once, with their best origin.
-pub fn select(mut candidates: Vec<Candidate>, terms: &[String], budget: u32) -> Selection {
+pub fn select(candidates: Vec<Candidate>, terms: &[String], budget: u32) -> Selection {
+    pack(lexical_order(candidates, terms), terms, budget)
+}
+
+/// [`select`] with the lexical order fused with the `semantic` rankings (candidates' `(kind,
+/// id)`, most similar first; one per retrieval round, each with its weight) by reciprocal-rank
+/// fusion ([`super::fusion`]): a candidate near the top of
+/// either list, or fairly high in both, goes first. Candidates in neither list go last, in
+/// their lexical order.
+pub fn select_fused(
+    candidates: Vec<Candidate>,
+    terms: &[String],
+    semantic: &[(&[(&'static str, i64)], f64)],
+    budget: u32,
+) -> Selection {
+    pack(fused_order(candidates, terms, semantic), terms, budget)
+}
+
+/// The candidates in the order [`select_fused`] packs them, each with how many terms it
+/// mentions.
+pub fn fused_order(
+    candidates: Vec<Candidate>,
+    terms: &[String],
+    semantic: &[(&[(&'static str, i64)], f64)],
+) -> Vec<(u32, Candidate)> {
+    let lexical = lexical_order(candidates, terms);
+    if semantic.iter().all(|(list, _)| list.is_empty()) {
+        return lexical;
+    }
+    // A candidate only the semantic index found has no lexical rank.
+    let lexical_keys: Vec<(&'static str, i64)> = lexical
+        .iter()
+        .filter(|(matched, c)| *matched > 0 || c.origin != Origin::Similar)
+        .map(|(_, c)| (c.kind, c.id))
+        .collect();
+    let lists: Vec<(&[(&'static str, i64)], f64)> = std::iter::once((lexical_keys.as_slice(), 1.0))
+        .chain(semantic.iter().copied())
+        .collect();
+    let fused = super::fusion::weighted_reciprocal_rank(&lists);
+    let position: std::collections::HashMap<(&'static str, i64), usize> =
+        fused.iter().enumerate().map(|(i, key)| (*key, i)).collect();
+    // Direct hits keep their lexical place ahead of the fusion: a candidate that mentions an
+    // identifier, number, host or path of the question is what it asks about, and a ranking by
+    // meaning cannot tell `zq2x` from `zq27x`.
+    // The message after a direct hit (its reply, its output) stays with it.
+    let distinctive: Vec<&String> = terms.iter().filter(|t| is_distinctive(t)).collect();
+    let mut pinned: std::collections::HashMap<(&'static str, i64), usize> = Default::default();
+    let mut hits = 0;
+    for (m, c) in &lexical {
+        let direct = *m > 0 && distinctive.iter().any(|t| mentions(&c.text, t));
+        let follows_pinned = c
+            .follows
+            .is_some_and(|id| pinned.contains_key(&("message", id)));
+        if (direct && hits < MAX_PINNED) || follows_pinned {
+            hits += usize::from(direct);
+            let at = pinned.len();
+            pinned.insert((c.kind, c.id), at);
+        }
+    }
+    let mut ordered = lexical;
+    ordered.sort_by_key(|(_, c)| {
+        let key = (c.kind, c.id);
+        match pinned.get(&key) {
+            Some(i) => (0, *i),
+            None => (1, position.get(&key).copied().unwrap_or(usize::MAX)),
+        }
+    });
+    ordered
+}
+
+/// Direct hits that keep their lexical place at most (see [`fused_order`]).
+const MAX_PINNED: usize = 8;
+
+/// A term that names one thing: it has a digit or the punctuation of identifiers, hosts and
+/// paths (`zq2x`, `5433`, `pg-stage-3.internal`, `src/main.rs`).
+fn is_distinctive(term: &str) -> bool {
+    term.chars()
+        .any(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | ':' | '@' | '-'))
+}
+
+/// The candidates, deduplicated, best lexical match first (see [`select`]), each with how many
+/// terms it mentions.
+pub fn lexical_order(mut candidates: Vec<Candidate>, terms: &[String]) -> Vec<(u32, Candidate)> {
     candidates.sort_by(|a, b| (a.kind, a.id, a.origin).cmp(&(b.kind, b.id, b.origin)));
     candidates.dedup_by(|later, kept| later.kind == kept.kind && later.id == kept.id);
     let matches: Vec<u32> = candidates.iter().map(|c| matched(&c.text, terms)).collect();
@@ -163,9 +247,18 @@ pub fn select(mut candidates: Vec<Candidate>, terms: &[String], budget: u32) -> 
             .then(b.at.cmp(&a.at))
             .then(b.id.cmp(&a.id))
     });
+    scored
+        .into_iter()
+        .map(|(_, matched, c)| (matched, c))
+        .collect()
+}
+
+/// Packs `ordered` candidates, best first, into `budget` tokens (each item at most a third of
+/// it, an excerpt around its first term when longer); the chosen ones oldest first.
+pub fn pack(ordered: Vec<(u32, Candidate)>, terms: &[String], budget: u32) -> Selection {
     let share = (budget / 3).max(ITEM_HEADER_TOKENS * 4);
     let mut selection = Selection::default();
-    for (_, matched_terms, c) in scored {
+    for (matched_terms, c) in ordered {
         let room = budget.saturating_sub(selection.tokens);
         if room <= ITEM_HEADER_TOKENS * 2 {
             selection.left_out += 1;

@@ -9,7 +9,9 @@
 
 pub mod answer;
 pub mod evidence;
+pub mod fusion;
 pub mod terms;
+pub mod when;
 
 /// Default and bounds of the evidence sent to the LLM, in estimated tokens.
 pub const EVIDENCE_DEFAULT_TOKENS: u32 = 6_000;

@@ -54,7 +54,7 @@ pub struct CompactionConfig {
     #[serde(skip)]
     pub fresh_tail_max_tokens: u64,
     /// Not a key: the smallest leaf chunk worth a summarizer call (see
-    /// [`super::chunking::MIN_PAYOFF_CHUNK_TOKENS`]); raised after answers that ran too long
+    /// [`super::chunk_size::MIN_PAYOFF_CHUNK_TOKENS`]); raised after answers that ran too long
     /// for their chunk ([`super::retry::RetryState::chunk_floor`]).
     #[serde(skip)]
     pub leaf_chunk_min_tokens: u32,
@@ -75,7 +75,7 @@ impl Default for CompactionConfig {
             backoff_base_ms: 30_000,
             backoff_max_ms: 3_600_000,
             fresh_tail_max_tokens: u64::MAX,
-            leaf_chunk_min_tokens: super::chunking::MIN_PAYOFF_CHUNK_TOKENS,
+            leaf_chunk_min_tokens: super::chunk_size::MIN_PAYOFF_CHUNK_TOKENS,
         }
     }
 }
@@ -239,8 +239,8 @@ impl CompactionConfig {
     /// The retry policy. A maximum below the base is read as "no growth" rather than an error,
     /// because the two keys are applied one at a time and either order must work.
     /// The leaf chunk's size limits: at most `leaf_chunk_tokens`, at least the payoff minimum.
-    pub fn chunk_size(&self) -> super::chunking::ChunkSize {
-        super::chunking::ChunkSize {
+    pub fn chunk_size(&self) -> super::chunk_size::ChunkSize {
+        super::chunk_size::ChunkSize {
             max_tokens: self.leaf_chunk_tokens,
             min_tokens: self.leaf_chunk_min_tokens.min(self.leaf_chunk_tokens),
         }

@@ -28,44 +28,17 @@
 //!
 //! What happens after a give-up (backoff, breaker, retry on the next turn) is [`super::retry`].
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::degenerate::{char_run, repetition_loop, Instructions};
 pub use super::failure::Failure;
 use super::format::contains_our_markup;
+pub use super::level::{Level, OutputLimits};
 use super::plausibility::{check_shape, EchoFingerprint};
 use super::reasoning::strip_reasoning;
 use super::retry::RetryKind;
 use super::{ErrorKind, SummarizerError, SummarizerOutput, SummaryDraft};
 use crate::core::tokens::estimate_text;
-
-/// Summarization strength. Stored with each summary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Level {
-    Normal,
-    Aggressive,
-    /// The extractive summarizer's text, stored because the summarizer gave no usable answer
-    /// for the range; compaction and `repair` redo it when the summarizer answers again. Never
-    /// a level a prompt asks at.
-    Fallback,
-}
-
-impl Level {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Normal => "normal",
-            Level::Aggressive => "aggressive",
-            Level::Fallback => "fallback",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Level> {
-        [Level::Normal, Level::Aggressive, Level::Fallback]
-            .into_iter()
-            .find(|l| l.as_str() == name)
-    }
-}
 
 /// One attempt and its failure, for telemetry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -116,23 +89,6 @@ pub enum Step {
     Run(Level),
     Accept(SummaryDraft),
     GiveUp(GiveUp),
-}
-
-/// The most tokens each level asked for; an output over [`OVER_CAP_FACTOR`] times that is
-/// rejected rather than stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OutputLimits {
-    pub normal: u32,
-    pub aggressive: u32,
-}
-
-impl OutputLimits {
-    fn for_level(&self, level: Level) -> u32 {
-        match level {
-            Level::Normal => self.normal,
-            Level::Aggressive | Level::Fallback => self.aggressive,
-        }
-    }
 }
 
 /// Token estimates differ from a provider's tokenizer; only a gross overshoot is a failure.

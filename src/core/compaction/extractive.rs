@@ -8,9 +8,9 @@
 //! cut text to fit; it drops whole bullets (via [`SummaryDoc::bound`]) instead.
 
 use super::degenerate::char_run;
-use super::escalation::Level;
 use super::format::{strip_our_markup, SummaryDoc};
 use super::ledger::{self, one_line};
+use super::level::Level;
 use super::{ErrorKind, SourceMessage, SourceSummary, SummarizerError, SummarizerOutput};
 use crate::core::message::Role;
 

@@ -15,6 +15,7 @@
 //! parsed input or the ledger.
 
 use super::ledger::{clip, dedupe_newest, one_line, EntryKind, Ledger, ENTRY_MAX_CHARS};
+pub use super::markup::{contains_our_markup, strip_our_markup};
 use super::timefmt;
 use crate::core::tokens::estimate_text;
 
@@ -447,37 +448,10 @@ pub fn render_for_context(view: &SummaryView<'_>) -> String {
     )
 }
 
-/// Our markers, lower-cased once (markup is matched case-insensitively).
-const MARKERS_LOWER: [&str; 4] = [
-    "<lossless-summary",
-    "</lossless-summary>",
-    "recover details of this summary with lcm_expand",
-    "[lossless-wasm:summarize]",
-];
-
-fn line_has_markup(lower_line: &str) -> bool {
-    MARKERS_LOWER.iter().any(|m| lower_line.contains(m))
-}
-
-/// Whether `text` contains our summary wrapper, its recovery hint, or our prompt marker.
-pub fn contains_our_markup(text: &str) -> bool {
-    line_has_markup(&text.to_ascii_lowercase())
-}
-
-/// Removes every line that carries our markup, keeping the rest as it was.
-pub fn strip_our_markup(text: &str) -> String {
-    if !contains_our_markup(text) {
-        return text.to_owned();
-    }
-    text.lines()
-        .filter(|line| !line_has_markup(&line.to_ascii_lowercase()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::compaction::markup::MARKERS_LOWER;
     use crate::core::compaction::prompts::PROMPT_MARKER;
 
     fn leaf_summary(i: usize) -> String {

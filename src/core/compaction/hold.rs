@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 /// How long a request's lease lasts after it was sent or last renewed.
 pub const LEASE_MS: i64 = 20_000;
 /// How often the sender renews the lease while it waits (a quarter of [`LEASE_MS`]; the shim's
-/// `LEASE_RENEW_MS` in compaction-driver.js).
+/// `LEASE_RENEW_MS` in engine/compaction-driver.js).
 pub const LEASE_RENEW_MS: u32 = 5_000;
 /// How long a hand-over waits for its successor to ask before it counts as failed (a successor
 /// that could not start): another may then be started.

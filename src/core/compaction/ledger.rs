@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::format::strip_our_markup;
+use super::markup::strip_our_markup;
 use super::SourceMessage;
 use crate::core::message::Role;
 

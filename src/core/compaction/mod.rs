@@ -12,6 +12,7 @@
 //! real summary, nothing is produced — there is no code path here that fabricates, truncates or
 //! pads a summary (seeds 01 and 02), and merged summaries stay flat and bounded (seed 03).
 
+pub mod chunk_size;
 pub mod chunking;
 pub mod config;
 pub mod degenerate;
@@ -22,6 +23,8 @@ pub mod fit;
 pub mod format;
 pub mod hold;
 pub mod ledger;
+pub mod level;
+pub mod markup;
 pub mod plausibility;
 pub mod prompts;
 pub mod reasoning;

@@ -8,8 +8,8 @@
 //! a message cannot end the data block early. No I/O here: the engine sends the [`Prompt`].
 
 use super::config::CompactionConfig;
-use super::escalation::{Level, OutputLimits};
 use super::format::{strip_our_markup, Section, HEADER};
+use super::level::{Level, OutputLimits};
 use super::timefmt;
 use super::{SourceMessage, SourceSummary, SummaryKind};
 use crate::core::tokens::estimate_text;

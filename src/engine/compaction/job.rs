@@ -493,8 +493,16 @@ impl<S: Sql> Engine<S> {
         };
         let level = draft.level().as_str();
         let telemetry = pass.redaction_telemetry();
+        let embedder = self.embedder.clone();
         let applied = self.store.write(|sql| {
             let applied = pass.apply(sql, conversation_id, draft, model, now_ms)?;
+            crate::engine::semantic::embed_summary(
+                sql,
+                embedder.as_ref(),
+                applied.summary_id,
+                conversation_id,
+                draft.text(),
+            )?;
             let (before, after) = (applied.tokens_before, applied.tokens_after);
             let reason = match (pass.is_redo(), draft.level()) {
                 (true, _) => format!(

@@ -1,7 +1,7 @@
 //! The context items a turn's stub pass looks at, known without reading them after the append
 //! (PostgreSQL: that read was a round trip between the append and `COMMIT`). They are the items
 //! after the conversation's `stubbed_through` as the statement that locked its row returned them
-//! (`conversations::resolve_for_append`, only when it could tell they are current), followed by
+//! (`lock_before_append::resolve_for_append`, only when it could tell they are current), followed by
 //! the items of the messages the turn just appended, which the engine holds.
 //!
 //! What the turn's own items lack is their message ids: PostgreSQL's append does not read them

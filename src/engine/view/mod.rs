@@ -416,10 +416,10 @@ impl View {
             self.represented += item.represents;
             self.items.insert(start, item);
         } else if first <= self.through_ordinal
-            && !self
+            && self
                 .items
                 .front()
-                .is_some_and(|oldest| last < oldest.ordinal)
+                .is_none_or(|oldest| last >= oldest.ordinal)
         {
             return false;
         }
@@ -598,7 +598,7 @@ impl ViewCache {
         let reusable = self.views.get(&conversation.id).is_some_and(|v| {
             v.epoch == conversation.context_epoch
                 && (budget <= v.budget || v.through_ordinal == conversation.next_ordinal)
-                && !(budget > v.budget && v.pressure.is_some_and(|p| p.excerpts > 0))
+                && (budget <= v.budget || v.pressure.is_none_or(|p| p.excerpts == 0))
         });
         if !reusable {
             let view = rebuild(sql, conversation, budget)?;

@@ -6,6 +6,7 @@ use crate::core::message::StoredMessage;
 use crate::error::Result;
 use crate::store::claim::{self, Claim};
 use crate::store::conversations::{self, LockedForAppend};
+use crate::store::lock_before_append;
 use crate::store::sql::Sql;
 
 /// Per-turn query (primary key).
@@ -48,7 +49,7 @@ pub enum CommitLock {
 
 /// The start of a `commitTurn` transaction: the key's lock, its lookup and the conversation's
 /// lock for the append. On PostgreSQL, for a steady turn, the lookup rides in the conversation's
-/// lock statement (`conversations::lock_for_append`): one round trip for both. Otherwise the
+/// lock statement (`lock_before_append::lock_for_append`): one round trip for both. Otherwise the
 /// key is looked up on its own *before* the conversation is resolved, so a retried turn never
 /// creates or rotates a conversation.
 ///
@@ -72,7 +73,7 @@ pub fn lock_for_commit(
             existed: true,
         });
     }
-    let early = conversations::lock_for_append(
+    let early = lock_before_append::lock_for_append(
         sql,
         session_key,
         session_id,

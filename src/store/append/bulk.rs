@@ -1,5 +1,5 @@
 //! Appending many messages at once (a bootstrap chunk, a large ingest batch): the same rows as
-//! [`super::messages::append`] writes one statement per row, written with one statement per
+//! [`crate::store::messages::append`] writes one statement per row, written with one statement per
 //! table. Each statement takes its rows as one JSON array and reads them with `json_each`, so the
 //! per-row work happens inside SQLite instead of in a round trip from wasm to the database
 //! driver for every row, value by value.
@@ -17,6 +17,7 @@ use crate::core::message::StoredMessage;
 use crate::error::{Error, Result};
 use crate::store::conversations::{add_appended, Conversation};
 use crate::store::messages::{linked_parts, Appended};
+use crate::store::packed::Packed;
 use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
 
@@ -49,7 +50,7 @@ pub fn append_any(
     append_in_segments(sql, conversation, messages, &[messages.len()], now_ms)
 }
 
-/// [`append_any`] after [`super::conversations::resolve_for_append`], with what it learned about
+/// [`append_any`] after [`crate::store::lock_before_append::resolve_for_append`], with what it learned about
 /// the identities already stored (used on PostgreSQL; None: the append reads them).
 pub fn append_resolved(
     sql: &mut impl Sql,
@@ -58,8 +59,11 @@ pub fn append_resolved(
     stored: Option<HashSet<String>>,
     now_ms: i64,
 ) -> Result<Appended> {
-    if stored.is_some() && sql.dialect().is_postgres() && super::bulk_pg::can_append(messages) {
-        return super::bulk_pg::append(sql, conversation, messages, stored, now_ms);
+    if stored.is_some()
+        && sql.dialect().is_postgres()
+        && crate::store::bulk_pg::can_append(messages)
+    {
+        return crate::store::bulk_pg::append(sql, conversation, messages, stored, now_ms);
     }
     append_any(sql, conversation, messages, now_ms)
 }
@@ -86,19 +90,19 @@ pub fn append_in_segments(
         // Ids from the identity sequence: this module numbers rows from MAX(id), which only a
         // single writer may do. A few messages too: row by row waits for each one's id, the bulk
         // statements wait once whatever their number.
-        if super::bulk_pg::can_append(messages) {
-            super::bulk_pg::append(sql, conversation, messages, None, now_ms)
+        if crate::store::bulk_pg::can_append(messages) {
+            crate::store::bulk_pg::append(sql, conversation, messages, None, now_ms)
         } else {
-            super::messages::append(sql, conversation, messages, now_ms)
+            crate::store::messages::append(sql, conversation, messages, now_ms)
         }
     } else if messages.len() < BULK_MIN_MESSAGES {
-        super::messages::append(sql, conversation, messages, now_ms)
+        crate::store::messages::append(sql, conversation, messages, now_ms)
     } else {
         append_bulk(sql, conversation, messages, segment_ends, now_ms)
     }
 }
 
-/// Appends `messages` to the conversation as [`super::messages::append`] does, with one
+/// Appends `messages` to the conversation as [`crate::store::messages::append`] does, with one
 /// statement per table, indexing them for search in `segment_ends` (see [`append_in_segments`]).
 fn append_bulk(
     sql: &mut impl Sql,
@@ -209,24 +213,6 @@ fn append_bulk(
     outcome.tokens = tokens;
     add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)
-}
-
-/// Long text values of a batch packed into one BLOB: each row names its slice by 1-based byte
-/// offset and length, and SQL takes it back with `CAST(substr(blob, offset, length) AS TEXT)`
-/// (byte-exact: the database is UTF-8). Inside the JSON rows, every byte of a message would be
-/// escaped into JSON here and parsed back out by SQLite.
-#[derive(Default)]
-pub(crate) struct Packed {
-    pub bytes: Vec<u8>,
-}
-
-impl Packed {
-    /// Appends `text`; returns its offset (1-based, as `substr` counts) and length in bytes.
-    pub fn push(&mut self, text: &str) -> (usize, usize) {
-        let start = self.bytes.len() + 1;
-        self.bytes.extend_from_slice(text.as_bytes());
-        (start, text.len())
-    }
 }
 
 fn to_json(rows: &[impl Serialize]) -> Result<String> {

@@ -1,11 +1,11 @@
 //! Appending messages on PostgreSQL (a turn's few, or an import's many): the rows
-//! [`super::messages::append`] writes one statement per row, written with one statement per
+//! [`crate::store::messages::append`] writes one statement per row, written with one statement per
 //! table. Only the first, which finds the identities already stored, is read; the other three
 //! return nothing, so a driver may send them without waiting (one round trip for a batch of any
 //! size, where row by row costs one per message: an import over a network would otherwise take
 //! minutes, and a turn waited once per message).
 //!
-//! Unlike SQLite's bulk path ([`super::bulk`]) no id is computed here: the messages' ids come from
+//! Unlike SQLite's bulk path ([`crate::store::bulk`]) no id is computed here: the messages' ids come from
 //! the identity sequence (two gateways may be appending to other conversations at the same
 //! moment). The tool-call links and the context items find them by `seq` (`UNIQUE
 //! (conversation_id, seq)`) in their own statements, so no id is read back. That is sound
@@ -92,11 +92,11 @@ pub fn can_append(messages: &[StoredMessage]) -> bool {
         .all(|m| m.identity.len() == 32 && m.identity.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Appends `messages` as [`super::messages::append`] does, one statement per table. Call inside
+/// Appends `messages` as [`crate::store::messages::append`] does, one statement per table. Call inside
 /// a write transaction that has locked the conversation (`conversations::resolve`).
 ///
 /// `stored`: which of the messages' identities (lowercase hex) the conversation holds, when the
-/// caller read that under the same lock (`conversations::resolve_for_append`); else read here.
+/// caller read that under the same lock (`lock_before_append::resolve_for_append`); else read here.
 pub fn append(
     sql: &mut impl Sql,
     conversation: &Conversation,

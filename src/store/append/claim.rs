@@ -1,7 +1,7 @@
 //! The optimistic start of a turn on PostgreSQL: two round trips a steady turn instead of three.
 //!
 //! A turn's transaction normally starts with a statement that locks the conversation's row and
-//! reads what the append and the stub pass need (`conversations::lock_for_append`): one round
+//! reads what the append and the stub pass need (`lock_before_append::lock_for_append`): one round
 //! trip before the writes. When the gateway read the row in `assemble` (with its `xmin`, the
 //! transaction that last updated it) and knows the items the stub pass considers from its own
 //! last turn, it can skip that read: the turn *claims* the row unchanged instead. The claim is a
@@ -31,13 +31,7 @@ use crate::store::sql::Sql;
 /// The SQLSTATE the claim's guard raises when the row changed (schema version 2's function).
 pub const CHANGED_SQLSTATE: &str = "LW409";
 
-/// What a read of a conversation's row tells a later claim: its `xmin` and its host facts (a
-/// column the turn needs but `Conversation` does not carry).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RowVersion {
-    pub xmin: i64,
-    pub host_facts_json: Option<String>,
-}
+pub use crate::store::conversations::RowVersion;
 
 /// Everything a turn would otherwise read under the row's lock, as the gateway knows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +48,7 @@ pub struct Claim {
 pub const CLAIM_SQL: &str = "SELECT lossless_wasm_claim_unchanged(?1, ?2)";
 
 /// Starts an append to the claimed conversation (see the module doc): sends the claim and
-/// returns what `conversations::lock_for_append` would have read, with the items the stub pass
+/// returns what `lock_before_append::lock_for_append` would have read, with the items the stub pass
 /// considers limited to `scan_limit` (0: none; the pass reads) and the key asked about (if any)
 /// taken as not recorded.
 pub fn lock_claimed(
@@ -90,7 +84,7 @@ pub fn lock_claimed(
 }
 
 /// Whether a claim can start an append of `messages`: the same messages the lock statement
-/// takes (`conversations::lock_for_append`), since the claim stands in for it.
+/// takes (`lock_before_append::lock_for_append`), since the claim stands in for it.
 pub fn may_append(messages: &[StoredMessage]) -> bool {
     !messages.is_empty() && crate::store::bulk_pg::can_append(messages)
 }

@@ -108,7 +108,7 @@ pub struct ActiveWithNewer {
     /// first, read in the same statement as the row (so they agree with its `next_ordinal`).
     pub newer: Option<Newer>,
     /// PostgreSQL: the row's version, for a later optimistic claim (`store::claim`).
-    pub version: Option<crate::store::claim::RowVersion>,
+    pub version: Option<crate::store::conversations::RowVersion>,
 }
 
 /// Items with `ordinal > after` of conversation `conversation_id`, oldest first.
@@ -197,7 +197,7 @@ pub fn active_with_newer(
     let conversation = conversations::from_row(first)?;
     let at = conversations::COLUMN_COUNT;
     let version_at = at + ITEM_COLUMN_COUNT;
-    let version = crate::store::claim::RowVersion {
+    let version = crate::store::conversations::RowVersion {
         xmin: first.int(version_at)?,
         host_facts_json: first.opt_text(version_at + 1)?,
     };

@@ -19,7 +19,7 @@
 //!   turn's append finds them by `seq` instead of reading them back (`bulk_pg`);
 //! - round trips: where PostgreSQL saves a wait by folding reads into one statement (the stored
 //!   identities, and for `commitTurn` the advancement key's record and the host facts, in the
-//!   lock statement, `conversations::lock_for_append`; the conversation with
+//!   lock statement, `lock_before_append::lock_for_append`; the conversation with
 //!   its new items in `assemble`, `context::active_with_newer`; a skipped trigger decision in one
 //!   `WITH … INSERT`, `compaction::record_decision`), SQLite keeps its plain statements, which
 //!   are as fast or faster in process.

@@ -34,7 +34,7 @@ use crate::store::sql::{Row, Sql, SqlValue};
 const STATEMENT_CACHE: usize = 256;
 
 /// How long a connection waits, at most. The defaults are the Node product's
-/// (`js-shim/postgres-db.js`: a 10 s connection set-up, a 30 s lock wait, the lock wait plus 60 s
+/// (`js-shim/postgres/database.js`: a 10 s connection set-up, a 30 s lock wait, the lock wait plus 60 s
 /// for any statement).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PgTimeouts {

@@ -37,6 +37,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (13, include_str!("migrations/013_summarizer_calls.sql")),
     (14, include_str!("migrations/014_tool_output_stubs.sql")),
     (15, include_str!("migrations/015_summary_runs.sql")),
+    (16, include_str!("migrations/016_vectors.sql")),
 ];
 
 /// Every PostgreSQL migration, in order. Append only.
@@ -46,11 +47,12 @@ pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
         2,
         include_str!("migrations/postgres/002_unchanged_guard.sql"),
     ),
+    (3, include_str!("migrations/postgres/003_vectors.sql")),
 ];
 
 /// Serializes migrations of one PostgreSQL database (gateways starting at once), and the creation
 /// of a store's schema: the key of a transaction-level advisory lock, released at COMMIT or
-/// ROLLBACK. js-shim/postgres-io-worker.js uses the same key.
+/// ROLLBACK. js-shim/postgres/io-thread-main.js uses the same key.
 pub(crate) const POSTGRES_MIGRATION_LOCK: i64 = 0x6c63_6d5f_6d69_6772; // "lcm_migr"
 
 /// The migrations of a dialect.

@@ -23,7 +23,7 @@ pub const SCAN_SQL: &str = "SELECT ci.ordinal, ci.message_id, ci.token_count, m.
      WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal DESC LIMIT ?3";
 
 /// [`SCAN_SQL`] as one value of the statement that locks a conversation's row before an append
-/// (`conversations::resolve_for_append`, PostgreSQL; `c` is the locked row, `?3` the limit): the
+/// (`lock_before_append::resolve_for_append`, PostgreSQL; `c` is the locked row, `?3` the limit): the
 /// items after the row's `stubbed_through`, newest first, as JSON text, NULL for none. It rides
 /// in the lock's round trip, so a turn's stub pass needs no read of its own (see
 /// [`scan_from_json`]).

@@ -113,6 +113,8 @@ pub fn rewrite(sql: &mut impl Sql, rewrite: &Rewrite<'_>) -> Result<()> {
         "UPDATE summaries SET content = ?2, token_count = ?3, level = ?4, summarizer = ?5, model = ?6 WHERE id = ?1",
         &[id.clone(), rewrite.content.into(), rewrite.tokens.into(), rewrite.level.into(), rewrite.summarizer.into(), rewrite.model.into()],
     )?;
+    // Its vector described the old text; the backfill embeds the new one.
+    crate::store::vectors::forget_summary(sql, rewrite.id)?;
     // CAST: a driver may bind a JS number as a real (node:sqlite does), and FTS4 refuses a real docid.
     if fts {
         sql.execute(

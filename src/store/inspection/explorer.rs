@@ -1,7 +1,7 @@
 //! Read-only queries of the context explorer: the conversations under one session-key prefix
 //! (one agent's), each with the counts the explorer's list shows (summaries, DAG depth, fallback
 //! summaries, failed passes, rejected summarizer answers), and the failures and rejections of one
-//! conversation. The DAG and expansions themselves come from [`super::inspect`]. Nothing here
+//! conversation. The DAG and expansions themselves come from [`crate::store::inspect`]. Nothing here
 //! writes, and no query here runs on the per-turn path. The host's internal runs (memory flush,
 //! [`crate::core::session_key`]) are listed after the user's conversations and marked.
 

@@ -7,7 +7,7 @@
 //! of the tables it filled (~210 ms at 100,000 messages on this 2-core machine, inside the import
 //! call, off the host's event loop). SQLite needs none: its planner works from the indexes.
 
-use super::sql::Sql;
+use crate::store::sql::Sql;
 
 /// The fewest messages a bulk write must insert before the statistics are refreshed: below this
 /// the stale statistics cost little (and autovacuum's threshold is not far off).

@@ -10,7 +10,7 @@
 //! pattern between glue characters: if the text contains the pattern, `raw_json` contains `s`
 //! escaped, or `s` verbatim, or the message has a tool call. The filter uses the longest run;
 //! the caller confirms every candidate on the derived text
-//! ([`super::literal`]). Case: ASCII-insensitive, as search is.
+//! ([`crate::store::literal`]). Case: ASCII-insensitive, as search is.
 
 use crate::store::sql::SqlValue;
 

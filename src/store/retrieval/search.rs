@@ -8,53 +8,19 @@
 //!   in pages; each candidate is confirmed by [`literal::find`] on its text.
 //! - `FullText`: the caller's FTS4 query syntax; a malformed query is a clear error, not a crash.
 //!
-//! On PostgreSQL the same checks run here and the search itself is [`super::search_pg`]'s.
-
-use serde::Serialize;
+//! On PostgreSQL the same checks run here and the search itself is [`crate::store::search_pg`]'s.
 
 use crate::core::message::text_of_raw_json;
 use crate::core::tokens::is_cjk;
 use crate::error::{Error, Result};
 use crate::store::literal::{self, PREFIX_MIN_CHARS};
 use crate::store::raw_match::RawFilter;
+pub use crate::store::search_hit::{SearchHit, SearchMode};
 use crate::store::snippet;
 use crate::store::sql::{Row, Sql, SqlValue};
 
 /// Longest pattern accepted, in characters.
 pub const MAX_PATTERN_CHARS: usize = 1_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchMode {
-    Text,
-    FullText,
-}
-
-impl SearchMode {
-    pub fn parse(name: &str) -> Result<SearchMode> {
-        match name {
-            "text" => Ok(SearchMode::Text),
-            "full_text" => Ok(SearchMode::FullText),
-            other => Err(Error::input(
-                "mode",
-                format!("unknown search mode {other:?} (expected \"text\" or \"full_text\")"),
-            )),
-        }
-    }
-}
-
-/// One match.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchHit {
-    /// "message" or "summary".
-    pub kind: &'static str,
-    pub id: i64,
-    pub conversation_id: i64,
-    /// Message role, or "summary".
-    pub role: String,
-    pub snippet: String,
-    pub created_at: i64,
-}
 
 fn has_cjk(text: &str) -> bool {
     text.chars().any(is_cjk)
@@ -346,7 +312,7 @@ pub fn search_in(
                 )
             })
             .unwrap_or_default();
-        return super::search_pg::search_in(
+        return crate::store::search_pg::search_in(
             sql,
             &scope,
             pattern,

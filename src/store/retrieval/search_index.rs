@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::core::message::text_of_raw_json;
 use crate::error::{Error, Result};
-use crate::store::bulk::Packed;
+use crate::store::packed::Packed;
 use crate::store::sql::{Sql, SqlValue};
 use crate::store::Store;
 

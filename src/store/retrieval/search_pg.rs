@@ -1,4 +1,4 @@
-//! Search on PostgreSQL, with the tool semantics of [`super::search`] on SQLite:
+//! Search on PostgreSQL, with the tool semantics of [`crate::store::search`] on SQLite:
 //! - `Text`: a literal string, matched as [`literal`] says. The trigram index narrows the
 //!   candidates to those containing the pattern anywhere (`ILIKE`, which also serves CJK: a
 //!   pattern of 3 or more characters uses the index, a shorter one scans the rows the
@@ -15,7 +15,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::literal;
-use crate::store::search::{SearchHit, SearchMode};
+use crate::store::search_hit::{SearchHit, SearchMode};
 use crate::store::snippet;
 use crate::store::sql::{Sql, SqlValue};
 
@@ -406,7 +406,7 @@ fn search_source(
     }
 }
 
-/// [`super::search::search_in`] on PostgreSQL, after its checks: `scope` is the conversation
+/// [`crate::store::search::search_in`] on PostgreSQL, after its checks: `scope` is the conversation
 /// condition, `since`/`before` the time window.
 pub fn search_in(
     sql: &mut impl Sql,

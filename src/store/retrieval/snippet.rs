@@ -4,7 +4,7 @@
 const AROUND_CHARS: usize = 80;
 
 /// A window of `content` around the match of `pattern` at byte `start_byte` (from
-/// [`super::literal::find`]).
+/// [`crate::store::literal::find`]).
 pub fn around(content: &str, start_byte: usize, pattern: &str) -> String {
     let start_byte = if content.is_char_boundary(start_byte) {
         start_byte

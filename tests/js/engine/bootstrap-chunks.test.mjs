@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
-import { createFakeHost } from "./fake-host.mjs";
-import { loadPlugin, query, STORAGES, tempDir, user } from "./support.mjs";
+import { createFakeHost } from "../fake-host.mjs";
+import { loadPlugin, query, STORAGES, tempDir, user } from "../support.mjs";
 
 async function engineAt(storage, dbPath = join(tempDir("chunks"), "db.sqlite")) {
   const dir = dirname(dbPath);

@@ -4,11 +4,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { createFakeHost } from "./fake-host.mjs";
-import { assistant, loadPlugin, PKG, query, STORAGES, tempDir, user } from "./support.mjs";
+import { createFakeHost } from "../fake-host.mjs";
+import { assistant, loadPlugin, PKG, query, STORAGES, tempDir, user } from "../support.mjs";
 
 const plugin = await loadPlugin();
-const { classifyError } = await import(new URL("shim/compaction-driver.js", PKG));
+const { classifyError } = await import(new URL("shim/engine/compaction-driver.js", PKG));
 const SMALL = { freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0 };
 
 function scriptedLlm(reply) {
@@ -141,7 +141,7 @@ test("compaction prepares a fixed set of statements, not one per pass (node:sqli
   // Each prepared statement holds native memory, and the statement cache keeps what it
   // prepared: a statement text per pass (ids spelled into the SQL) grew the host's memory by
   // ~1 MiB per sweep round of a large import.
-  const { NodeSqliteDatabase } = await import(new URL("shim/node-sqlite.js", PKG));
+  const { NodeSqliteDatabase } = await import(new URL("shim/node/sqlite.js", PKG));
   const prepared = new Set();
   const original = NodeSqliteDatabase.prototype.prepare;
   NodeSqliteDatabase.prototype.prepare = function (sql) {

@@ -1,4 +1,4 @@
-// After-turn upkeep in `maintain` (engine-handle.js housekeep): a turn's messages wait for the
+// After-turn upkeep in `maintain` (engine/handle.js housekeep): a turn's messages wait for the
 // search index and `maintain` indexes them once a batch has gathered, while a search finds them
 // either way; on node:sqlite, every CHECKPOINT_EVERY-th maintain copies the WAL into the database
 // file (a commit inside a turn no longer does it). Also the node:sqlite driver's one-call
@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { PKG, STORAGES, query, tempDir, user } from "./support.mjs";
+import { PKG, STORAGES, query, tempDir, user } from "../support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { NodeSqliteDatabase, CHECKPOINT_EVERY, WAL_KEEP_BYTES, AUTOCHECKPOINT_PAGES } = await import(new URL("shim/node-sqlite.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
+const { NodeSqliteDatabase, CHECKPOINT_EVERY, WAL_KEEP_BYTES, AUTOCHECKPOINT_PAGES } = await import(new URL("shim/node/sqlite.js", PKG));
 
 const INDEX_BATCH = 64;
 const session = { sessionId: "s", sessionKey: "agent:main:housekeeping" };

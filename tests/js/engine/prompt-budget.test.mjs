@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createSimulatedHost } from "./host-simulator.mjs";
-import { loadPlugin, query, tempDir } from "./support.mjs";
+import { createSimulatedHost } from "../host-simulator.mjs";
+import { loadPlugin, query, tempDir } from "../support.mjs";
 
 const plugin = await loadPlugin();
 const SUMMARY_TAG = "<lossless-summary";

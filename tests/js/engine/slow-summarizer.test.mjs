@@ -12,15 +12,15 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { createDeferredHost } from "./deferred-host.mjs";
-import { inspectSoak } from "./soak-host.mjs";
-import { heldLlm, longNote } from "./slow-llm.mjs";
-import { loadPlugin, query, STORAGES, tempDir } from "./support.mjs";
+import { createDeferredHost } from "../deferred-host.mjs";
+import { inspectSoak } from "../soak-host.mjs";
+import { heldLlm, longNote } from "../slow-llm.mjs";
+import { loadPlugin, query, STORAGES, tempDir } from "../support.mjs";
 
 const plugin = await loadPlugin();
 const KEY = "agent:main:slow";
 const SMALL = { freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0 };
-const CHILD = fileURLToPath(new URL("./slow-summarizer-child.mjs", import.meta.url));
+const CHILD = fileURLToPath(new URL("../slow-summarizer-child.mjs", import.meta.url));
 
 const until = async (cond) => { while (!cond()) await new Promise((r) => setTimeout(r, 5)); };
 /** Messages under more than one leaf summary (a summary applied over another's range). */

@@ -1,13 +1,13 @@
-// The shim's summary runner (js-shim/summary-runner.js) on a scripted engine handle: a call is
+// The shim's summary runner (js-shim/engine/summary-runner.js) on a scripted engine handle: a call is
 // held only as long as the engine's `holdMs` says, the job then goes on and reports by itself, a
 // later call joins the running job instead of starting a second summary, a joiner neither aborts
 // nor inherits another call's job, and a host abort reaches only the job its own call started.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PKG } from "./support.mjs";
-import { heldLlm } from "./slow-llm.mjs";
+import { PKG } from "../support.mjs";
+import { heldLlm } from "../slow-llm.mjs";
 
-const { createSummaryRunner, RUNNER_ID } = await import(new URL("shim/summary-runner.js", PKG));
+const { createSummaryRunner, RUNNER_ID } = await import(new URL("shim/engine/summary-runner.js", PKG));
 
 /**
  * An engine handle that asks for one summary per job (with the given hold and catch-up flag),

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createFakeHost } from "./fake-host.mjs";
-import { assistant, loadPlugin, STORAGES, tempDir, user } from "./support.mjs";
+import { createFakeHost } from "../fake-host.mjs";
+import { assistant, loadPlugin, STORAGES, tempDir, user } from "../support.mjs";
 
 const session = { sessionId: "s-view", sessionKey: "agent:main:view" };
 

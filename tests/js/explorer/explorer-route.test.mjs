@@ -1,15 +1,17 @@
 // The context explorer's gateway route, as the plugin registers it, over a real store on both
 // storage drivers: it registers with `auth: "gateway"` (never its own auth or port) plus a
 // Control UI tab; it answers only inside the agent scope a request names; it is read-only; and a
-// repair runs only with the confirmation phrase, after a backup of the database.
+// repair runs only with the confirmation phrase, after a backup of the database. The page is one
+// document with everything inline, and a request from origin null (the Control UI's sandboxed
+// frame) gets a readable answer only with the capability minted into that page.
 // (The gateway's own auth is exercised end to end in tests/e2e/explorer.e2e.test.mjs.)
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { writeLosslessClawDb } from "./lcm-fixture.mjs";
-import { loadPlugin, query, STORAGES, tempDir } from "./support.mjs";
+import { writeLosslessClawDb } from "../lcm-fixture.mjs";
+import { loadPlugin, query, STORAGES, tempDir } from "../support.mjs";
 
 /** Registers the plugin with a minimal host that records what the explorer registers. */
 async function register(dbPath, storage) {
@@ -30,10 +32,11 @@ async function register(dbPath, storage) {
   return got;
 }
 
-/** Serves the captured route handler on 127.0.0.1 for the test (the gateway's job in the host). */
-async function serve(t, handler) {
+/** Serves the captured route handlers on 127.0.0.1 for the test (the gateway's job in the host). */
+async function serve(t, routes) {
   const server = createServer(async (req, res) => {
-    if (!(await handler(req, res))) res.writeHead(404).end();
+    for (const route of routes) if (await route.handler(req, res)) return;
+    res.writeHead(404).end();
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   t.after(() => server.close());
@@ -43,15 +46,86 @@ async function serve(t, handler) {
 for (const storage of STORAGES) describe(`explorer route (${storage})`, () => {
   test("registers a gateway-auth route and a Control UI tab framing it", async () => {
     const got = await register(join(tempDir("explorer"), "db.sqlite"), storage);
-    assert.equal(got.routes.length, 1);
-    const [route] = got.routes;
+    assert.equal(got.routes.length, 2);
+    const [route, frameApi] = got.routes;
     assert.equal(route.auth, "gateway", "the gateway's own authentication guards the explorer");
     assert.equal(route.match, "prefix");
     assert.equal(route.path, "/plugins/lossless-wasm/explorer");
+    assert.equal(frameApi.path, "/plugins/lossless-wasm/explorer-api", "the page's own read API, beside the page");
+    assert.equal(frameApi.auth, "plugin", "it checks the page's capability itself");
     assert.equal(got.tabs.length, 1);
     assert.equal(got.tabs[0].surface, "tab");
     assert.equal(got.tabs[0].path, "/plugins/lossless-wasm/explorer/");
     assert.deepEqual(got.tabs[0].requiredScopes, ["operator.read"]);
+  });
+
+  test("no tab on a host that frames tabs without the gateway's credential (2026.7.1)", async () => {
+    const plugin = await loadPlugin();
+    const tabs = [];
+    const routes = [];
+    plugin.register({
+      registrationMode: "full",
+      pluginConfig: { dbPath: join(tempDir("explorer"), "db.sqlite"), storage },
+      runtime: { version: "2026.7.1" },
+      registerHttpRoute: (r) => routes.push(r),
+      session: { controls: { registerControlUiDescriptor: (d) => tabs.push(d) } },
+      registerCommand() {},
+      registerTool() {},
+      registerContextEngine() {},
+      on() {},
+    });
+    assert.equal(routes.length, 2, "the page is still served");
+    assert.deepEqual(tabs, []);
+    const { hostAuthenticatesTabFrames } = await import("../../../dist/pkg/shim/explorer/registration.js");
+    assert.deepEqual(["2026.7.1", "2026.8.1", "2026.8.2", "2026.9.6", "2027.1.1", undefined].map(hostAuthenticatesTabFrames), [false, false, true, true, true, true]);
+  });
+
+  test("serves one self-contained page that reads its API only with the capability minted into it", async (t) => {
+    const dir = tempDir("explorer");
+    const got = await register(join(dir, "db.sqlite"), storage);
+    const base = `${await serve(t, got.routes)}/plugins/lossless-wasm/explorer/`;
+    const page = await fetch(`${base}?agent=main`);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    // Everything the page needs arrives with its navigation: nothing loaded by URL.
+    assert.match(html, /<style>[^]*--fallback[^]*<\/style>/, "the styles are inline");
+    assert.match(html, /<script type="importmap">\{"imports":\{"\.\/dag\.js":"data:text\/javascript;base64,/, "dag.js arrives as a data: URL");
+    assert.match(html, /<script type="module">[^]*renderDag[^]*<\/script>/, "app.js is inline");
+    assert.ok(!/(src|href)="(app\.js|dag\.js|style\.css)"/.test(html), "no script or style by URL");
+    assert.equal((await fetch(`${base}app.js`)).status, 404, "the parts are not served on their own");
+    const capability = /<meta name="explorer-capability" content="([^"]+)">/.exec(html)?.[1];
+    assert.ok(capability, "the page carries its capability");
+    assert.ok(!html.includes("Bearer ey") && !/token=/.test(html), "no credential of the gateway in the page");
+
+    // The page's reads go to the sibling route, as the sandboxed frame (origin null) sends them.
+    const frameApi = base.replace(/explorer\/$/, "explorer-api/");
+    const fromFrame = (path, cap) => fetch(frameApi + path, { headers: { origin: "null", ...(cap ? { accept: `application/json; explorer-capability=${cap}` } : {}) } });
+    const bare = await fromFrame("conversations?agent=main");
+    assert.equal(bare.status, 401, "without the page's capability nothing is served");
+    assert.ok(!(await bare.text()).includes("conversations"), "and nothing of the store");
+    const read = await fromFrame("conversations?agent=main", capability);
+    assert.equal(read.status, 200, await read.clone().text());
+    assert.equal(read.headers.get("access-control-allow-origin"), "null", "readable from the sandboxed frame");
+    assert.equal(read.headers.get("access-control-allow-credentials"), null, "no credentials involved");
+    assert.deepEqual((await read.json()).conversations, []);
+    assert.equal((await fromFrame("conversations?agent=other", capability)).status, 401, "main's page cannot read agent other");
+    assert.equal((await fromFrame("conversations?agent=main", `${capability.split(".")[0]}.${"A".repeat(32)}`)).status, 401, "a forged capability is refused");
+    assert.equal((await fromFrame("dag?agent=main&conversation=999", capability)).status, 404);
+    const write = await fetch(`${frameApi}repair?agent=main`, { method: "POST", headers: { origin: "null", accept: `application/json; explorer-capability=${capability}` }, body: "{}" });
+    assert.equal(write.status, 405, "no write through the page's API");
+    assert.equal((await fetch(`${frameApi}conversations?agent=main&explorer-capability=${capability}`)).status, 401, "a capability in the URL is not read");
+
+    const { checkCapability, mintCapability, CAPABILITY_TTL_MS } = await import("../../../dist/pkg/shim/explorer/capability.js");
+    // A page past its capability's lifetime is told so, readably, and reloads itself.
+    const expired = await fromFrame("conversations?agent=main", mintCapability("main", Date.now() - CAPABILITY_TTL_MS - 1));
+    assert.equal(expired.status, 401);
+    assert.equal(expired.headers.get("access-control-allow-origin"), "null");
+    assert.match((await expired.json()).error, /capability expired/);
+    const minted = mintCapability("main", 1_000);
+    assert.equal(checkCapability(minted, "main", 1_000 + CAPABILITY_TTL_MS - 1), "valid");
+    assert.equal(checkCapability(minted, "main", 1_000 + CAPABILITY_TTL_MS), "expired");
+    assert.equal(checkCapability(minted, "other", 1_000), "invalid");
+    assert.equal(checkCapability(undefined, "main"), "invalid");
   });
 
   test("answers only inside the agent scope, read-only, and repairs only when confirmed, after a backup", async (t) => {
@@ -72,7 +146,7 @@ for (const storage of STORAGES) describe(`explorer route (${storage})`, () => {
       const { text } = await lcm.handler({ args: `import ${src}` });
       assert.match(text, /1 new conversation/, text);
     }
-    const base = `${await serve(t, got.routes[0].handler)}/plugins/lossless-wasm/explorer/`;
+    const base = `${await serve(t, got.routes)}/plugins/lossless-wasm/explorer/`;
     const get = async (path) => {
       const res = await fetch(base + path);
       return { status: res.status, body: await res.json() };

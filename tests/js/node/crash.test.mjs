@@ -8,14 +8,14 @@ import assert from "node:assert/strict";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { runUntilKilled } from "./kill-harness.mjs";
-import { inspectSoak } from "./soak-host.mjs";
-import { withStored } from "./stored-db.mjs";
-import { STORAGES, tempDir } from "./support.mjs";
+import { runUntilKilled } from "../kill-harness.mjs";
+import { inspectSoak } from "../soak-host.mjs";
+import { withStored } from "../stored-db.mjs";
+import { STORAGES, tempDir } from "../support.mjs";
 
 const KILLS = Number(process.env.LOSSLESS_KILLS ?? 20);
 const IMPORT_SIZE = 150;
-const writer = new URL("./crash-writer.mjs", import.meta.url).pathname;
+const writer = new URL("../crash-writer.mjs", import.meta.url).pathname;
 /** Runs the writer and SIGKILLs it `delayMs` after it is ready (a writer may also finish by itself). */
 const killWriter = (args, delayMs, options = {}) => runUntilKilled(writer, args, delayMs, { ...options, mustBeKilled: false });
 const { DatabaseSync } = process.getBuiltinModule?.("node:sqlite") ?? {};
@@ -27,7 +27,7 @@ const read = (dbPath, fn) => withStored(dbPath, (db) => fn((sql) => db.all(sql))
 /** A database as schema version 1 wrote it, with `n` messages, for the migration kills. */
 function oldDatabase(path, n) {
   const db = new DatabaseSync(path);
-  db.exec(readFileSync(new URL("../../src/store/migrations/001_conversations_messages.sql", import.meta.url), "utf8"));
+  db.exec(readFileSync(new URL("../../../src/store/backend/migrations/001_conversations_messages.sql", import.meta.url), "utf8"));
   db.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL); INSERT INTO schema_migrations VALUES (1, 0);");
   db.exec("INSERT INTO conversations (id, session_key, session_id, created_at, message_count) VALUES (1, 'm', 'm', 0, " + n + ")");
   const insert = db.prepare("INSERT INTO messages (conversation_id, seq, role, content, token_count, identity_hash, host_timestamp, raw_json, created_at) VALUES (1, ?, 'user', ?, 60, ?, ?, ?, 0)");

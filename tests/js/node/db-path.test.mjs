@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createFakeHost } from "./fake-host.mjs";
-import { loadPlugin, tempDir, user } from "./support.mjs";
+import { createFakeHost } from "../fake-host.mjs";
+import { loadPlugin, tempDir, user } from "../support.mjs";
 
 const plugin = await loadPlugin();
 

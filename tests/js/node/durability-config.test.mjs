@@ -6,11 +6,11 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { PKG, STORAGES, tempDir, user } from "./support.mjs";
+import { PKG, STORAGES, tempDir, user } from "../support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { NodeSqliteDatabase } = await import(new URL("shim/node-sqlite.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { NodeSqliteDatabase } = await import(new URL("shim/node/sqlite.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
 const { openEngine } = await import(new URL("shim/library.js", PKG));
 
 const NORMAL = 1;

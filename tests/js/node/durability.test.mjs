@@ -8,16 +8,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { runUntilKilled } from "./kill-harness.mjs";
-import { withStored } from "./stored-db.mjs";
-import { PKG, STORAGES, tempDir } from "./support.mjs";
+import { runUntilKilled } from "../kill-harness.mjs";
+import { withStored } from "../stored-db.mjs";
+import { PKG, STORAGES, tempDir } from "../support.mjs";
 
-const { journalPath, readJournal } = await import(new URL("shim/journal-file.js", PKG));
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
+const { journalPath, readJournal } = await import(new URL("shim/node/journal-file.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
 
 const KILLS = Number(process.env.LOSSLESS_KILLS ?? 50);
-const writer = new URL("./durability-writer.mjs", import.meta.url).pathname;
+const writer = new URL("../durability-writer.mjs", import.meta.url).pathname;
 const killedAcks = async (dbPath, storage, durability, run, delayMs) =>
   (await runUntilKilled(writer, [dbPath, storage, run, ...(durability ? [durability] : [])], delayMs)).acks;
 /** Each driver with its default config; node:sqlite also with the opt-in durability. */

@@ -1,5 +1,5 @@
 // The host's event loop is never held by storage (issue 24, item 1): with the default config the
-// engine and its database run in a worker thread (node-engine-thread.js), so a call that waits
+// engine and its database run in a worker thread (node/engine-thread.js), so a call that waits
 // out another process's write lock, or imports a long history, leaves the host's timers running.
 // Asserted is structure, never time: timers fired while the call was still pending (with the
 // engine on the host's thread, no timer can fire until the call returns), the call then
@@ -10,12 +10,12 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { PKG, STORAGES, assistant, query, tempDir, user } from "./support.mjs";
+import { PKG, STORAGES, assistant, query, tempDir, user } from "../support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { MESSAGES_PER_PART } = await import(new URL("shim/node-engine-thread.js", PKG));
-const { elide, restore, HistoryNeeded } = await import(new URL("shim/host-history.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
+const { MESSAGES_PER_PART } = await import(new URL("shim/node/engine-thread.js", PKG));
+const { elide, restore, HistoryNeeded } = await import(new URL("shim/node/host-history.js", PKG));
 
 const session = { sessionId: "s", sessionKey: "agent:main:event-loop" };
 

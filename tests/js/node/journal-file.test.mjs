@@ -1,4 +1,4 @@
-// The statement journal on files (js-shim/journal-file.js), the incremental persistence for the
+// The statement journal on files (js-shim/node/journal-file.js), the incremental persistence for the
 // Node sql.js fallback: reopening replays exactly what was committed; a torn tail and a stale
 // journal (a crash inside a checkpoint) are recognised; and a writer killed with SIGKILL at
 // random points loses no acknowledged turn.
@@ -7,13 +7,13 @@ import { appendFileSync, copyFileSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
-import { runUntilKilled } from "./kill-harness.mjs";
-import { PKG, tempDir } from "./support.mjs";
+import { runUntilKilled } from "../kill-harness.mjs";
+import { PKG, tempDir } from "../support.mjs";
 
 const { initSync } = await import(new URL("wasm/lossless_wasm.js", PKG));
-const { createHandle } = await import(new URL("shim/engine-handle.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { openJournaledFile, journalPath, readJournal, crc32Fallback } = await import(new URL("shim/journal-file.js", PKG));
+const { createHandle } = await import(new URL("shim/engine/handle.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
+const { openJournaledFile, journalPath, readJournal, crc32Fallback } = await import(new URL("shim/node/journal-file.js", PKG));
 initSync({ module: readFileSync(new URL("wasm/lossless_wasm_bg.wasm", PKG)) });
 const SQL = await createRequire(import.meta.url)("sql.js")();
 const session = { sessionId: "s", sessionKey: "k" };
@@ -106,7 +106,7 @@ test("the CRC-32 used on Nodes without zlib.crc32 is zlib's CRC-32", async () =>
   }
 });
 
-const journalWriter = new URL("./journal-file-writer.mjs", import.meta.url).pathname;
+const journalWriter = new URL("../journal-file-writer.mjs", import.meta.url).pathname;
 const killedAcks = async (path, start, delayMs) => (await runUntilKilled(journalWriter, [path, String(start)], delayMs)).acks.map(Number);
 
 test("SIGKILL at random points loses no acknowledged turn", { timeout: 300_000 }, async () => {

@@ -4,8 +4,8 @@
 // have been aborted, and backoff and the breaker must show up as documented.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { FAULTS, runSoak } from "./soak-host.mjs";
-import { STORAGES } from "./support.mjs";
+import { FAULTS, runSoak } from "../soak-host.mjs";
+import { STORAGES } from "../support.mjs";
 
 const TURNS = 240;
 

@@ -9,13 +9,13 @@ import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, write
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
-import { PKG, STORAGES, query, tempDir } from "./support.mjs";
+import { PKG, STORAGES, query, tempDir } from "../support.mjs";
 
-const { openNodeEngine } = await import(new URL("shim/node-engine.js", PKG));
-const { createContextEngine } = await import(new URL("shim/context-engine.js", PKG));
-const { foldJournal, journalPath, readJournal } = await import(new URL("shim/journal-file.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
+const { foldJournal, journalPath, readJournal } = await import(new URL("shim/node/journal-file.js", PKG));
 const SQL = await createRequire(import.meta.url)("sql.js")();
-const child = new URL("./storage-switch-child.mjs", import.meta.url).pathname;
+const child = new URL("../storage-switch-child.mjs", import.meta.url).pathname;
 
 /** Runs the child to completion: turns [from, to) through `storage`. */
 function write(dbPath, storage, from, to, checkpointBytes = 1 << 30) {

@@ -1,4 +1,4 @@
-// The successor (js-shim/successor.js): `lcm summarize` writes the summaries a session has
+// The successor (js-shim/node/successor.js): `lcm summarize` writes the summaries a session has
 // pending and waits for them, and `spawnSuccessor` starts it detached through a host CLI entry,
 // with the caller's environment, its output in a log file, outliving the process that started it.
 // Real node:sqlite databases, a real OpenAI-compatible endpoint on 127.0.0.1, real child processes.
@@ -9,12 +9,12 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { createDeferredHost } from "./deferred-host.mjs";
-import { longNote } from "./slow-llm.mjs";
-import { loadPlugin, PKG, query, tempDir } from "./support.mjs";
+import { createDeferredHost } from "../deferred-host.mjs";
+import { longNote } from "../slow-llm.mjs";
+import { loadPlugin, PKG, query, tempDir } from "../support.mjs";
 
-const CLI = fileURLToPath(new URL("shim/cli.js", PKG));
-const SUCCESSOR = new URL("shim/successor.js", PKG).href;
+const CLI = fileURLToPath(new URL("shim/operator/cli.js", PKG));
+const SUCCESSOR = new URL("shim/node/successor.js", PKG).href;
 const KEY = "agent:main:successor";
 const SMALL = { freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0 };
 
@@ -115,7 +115,7 @@ test("spawnSuccessor starts `<entry> lcm summarize` detached with this environme
   const llm = await summarizer({ delayMs: 4_000 });
   // A host CLI entry like OpenClaw's: `openclaw lcm …` runs the plugin's CLI on its database.
   const entry = join(dir, "openclaw.mjs");
-  writeFileSync(entry, `import { main } from ${JSON.stringify(new URL("shim/cli.js", PKG).href)};
+  writeFileSync(entry, `import { main } from ${JSON.stringify(new URL("shim/operator/cli.js", PKG).href)};
 const [group, ...args] = process.argv.slice(2);
 if (group !== "lcm") process.exit(64);
 process.exit(await main(["--db", process.env.LOSSLESS_WASM_DB, ...args]));
@@ -157,7 +157,7 @@ test("openclawCliEntry accepts OpenClaw's CLI scripts only", async () => {
   const { openclawCliEntry } = await import(SUCCESSOR);
   assert.equal(openclawCliEntry("/usr/lib/node_modules/openclaw/openclaw.mjs"), "/usr/lib/node_modules/openclaw/openclaw.mjs");
   assert.equal(openclawCliEntry("/opt/app/node_modules/openclaw/dist/entry.js"), "/opt/app/node_modules/openclaw/dist/entry.js");
-  assert.equal(openclawCliEntry("/work/repo/tests/js/plugin.test.mjs"), undefined);
+  assert.equal(openclawCliEntry("/work/repo/tests/js/openclaw/plugin.test.mjs"), undefined);
   assert.equal(openclawCliEntry("/work/repo/tests/e2e/openclaw.e2e.test.mjs"), undefined);
   assert.equal(openclawCliEntry(undefined), undefined);
 });
@@ -180,7 +180,7 @@ test("only OpenClaw's one-shot `agent` command, at its first turn, on 2026.9 and
   assert.equal(endsWithItsTurn(2, argv("agent", "--local")), false, "a process that stored two turns lives on");
   assert.equal(endsWithItsTurn(1, argv("gateway", "run")), false, "a gateway serves turn after turn");
   assert.equal(endsWithItsTurn(1, argv("lcm", "summarize", "--session", "k")), false, "a successor asks itself");
-  assert.equal(endsWithItsTurn(1, ["/usr/bin/node", "/work/repo/tests/js/plugin.test.mjs", "agent"]), false, "not OpenClaw's CLI");
+  assert.equal(endsWithItsTurn(1, ["/usr/bin/node", "/work/repo/tests/js/openclaw/plugin.test.mjs", "agent"]), false, "not OpenClaw's CLI");
   assert.equal(oneShotHandOver("2026.9.6"), true);
   assert.equal(oneShotHandOver("2026.10.1"), true);
   assert.equal(oneShotHandOver("2027.1.0"), true);

@@ -7,10 +7,10 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
-import { inspectSoak } from "./soak-host.mjs";
-import { query, tempDir } from "./support.mjs";
+import { inspectSoak } from "../soak-host.mjs";
+import { query, tempDir } from "../support.mjs";
 
-const child = new URL("./two-writers-child.mjs", import.meta.url).pathname;
+const child = new URL("../two-writers-child.mjs", import.meta.url).pathname;
 const TURNS = 60;
 
 function gateway(dbPath, storage, name, sessionKey, turns = TURNS) {

@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { query, STORAGES, tempDir } from "./support.mjs";
+import { query, STORAGES, tempDir } from "../support.mjs";
 
-const { createContextEngine } = await import("../../dist/pkg/shim/context-engine.js");
-const { openNodeEngine } = await import("../../dist/pkg/shim/node-engine.js");
+const { createContextEngine } = await import("../../../dist/pkg/shim/engine/context-engine.js");
+const { openNodeEngine } = await import("../../../dist/pkg/shim/node/engine.js");
 
 const nested = (depth) => {
   let v = "leaf";
@@ -24,7 +24,7 @@ const BAD = [
   ["messages not an array", (e) => e.commitTurn({ sessionId: "s", sessionKey: "k", advancementKey: "b3", messages: "nope" }), /messages/],
   ["a message that is a number", (e) => e.commitTurn({ sessionId: "s", sessionKey: "k", advancementKey: "b4", messages: [msg("ok", 3), 7] }), /messages\[1\]/],
   ["unknown role", (e) => e.commitTurn({ sessionId: "s", sessionKey: "k", advancementKey: "b5", messages: [{ role: "wizard", content: "x", timestamp: 4 }] }), /messages\[0\]\.role.*wizard/],
-  // In a worker thread (the default) the message arrives cut at 128 levels (node-engine-thread.js
+  // In a worker thread (the default) the message arrives cut at 128 levels (node/engine-thread.js
   // plainCopy) and goes through the JSON path, which names the message, not the block.
   ["nesting depth 10,000 in a message", (e) => e.commitTurn({ sessionId: "s", sessionKey: "k", advancementKey: "b6", messages: [{ role: "user", content: [{ type: "text", text: "x", extra: nested(10_000) }], timestamp: 5 }] }), /messages\[0\](\.content)?.*nested deeper than 100 levels/],
   ["nesting depth 10,000 in ingest", (e) => e.ingestBatch({ sessionId: "s", sessionKey: "k", messages: [nested(10_000)] }), /nested deeper/],

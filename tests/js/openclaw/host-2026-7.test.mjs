@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { assistant, loadPlugin, query, STORAGES, tempDir, user } from "./support.mjs";
+import { assistant, loadPlugin, query, STORAGES, tempDir, user } from "../support.mjs";
 
 const plugin = await loadPlugin();
 const KEY = "agent:main:compat";

@@ -5,11 +5,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { inspectSoak } from "./soak-host.mjs";
-import { assistant, query, STORAGES, tempDir, user } from "./support.mjs";
+import { inspectSoak } from "../soak-host.mjs";
+import { assistant, query, STORAGES, tempDir, user } from "../support.mjs";
 
-const { createContextEngine } = await import("../../dist/pkg/shim/context-engine.js");
-const { openNodeEngine } = await import("../../dist/pkg/shim/node-engine.js");
+const { createContextEngine } = await import("../../../dist/pkg/shim/engine/context-engine.js");
+const { openNodeEngine } = await import("../../../dist/pkg/shim/node/engine.js");
 
 const CONFIG = { freshTailCount: 4, leafChunkTokens: 1000, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0, summarizer: "host", summaryTimeoutMs: 1000 };
 const SESSION = { sessionId: "s1", sessionKey: "agent:main:faults" };

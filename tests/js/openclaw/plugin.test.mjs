@@ -5,8 +5,8 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { createFakeHost } from "./fake-host.mjs";
-import { assistant, loadPlugin, PKG, query, STORAGES, tempDir, user } from "./support.mjs";
+import { createFakeHost } from "../fake-host.mjs";
+import { assistant, loadPlugin, PKG, query, STORAGES, tempDir, user } from "../support.mjs";
 
 const plugin = await loadPlugin();
 const manifest = JSON.parse(readFileSync(new URL("openclaw.plugin.json", PKG), "utf8"));
@@ -160,7 +160,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
   test("the database survives a restart of the host process", async () => {
     const dir = tempDir("restart");
     const dbPath = join(dir, "db.sqlite");
-    const script = new URL("./restart-child.mjs", import.meta.url);
+    const script = new URL("../restart-child.mjs", import.meta.url);
     let firstRow;
     for (const round of ["1", "2", "3"]) {
       const run = spawnSync(process.execPath, [script.pathname, dbPath, round, storage], { encoding: "utf8" });

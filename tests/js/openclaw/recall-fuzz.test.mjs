@@ -4,8 +4,8 @@
 // input must come back as a sentence naming the problem, good input as a normal result.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fuzzCalls, fuzzSessions, runFuzz } from "./recall-fuzz.mjs";
-import { PKG, STORAGES, tempDir } from "./support.mjs";
+import { fuzzCalls, fuzzSessions, runFuzz } from "../recall-fuzz.mjs";
+import { PKG, STORAGES, tempDir } from "../support.mjs";
 
 for (const storage of STORAGES) {
   test(`${storage}: 1,200 fuzzed model calls to the recall tools throw nothing and bad input gets a sentence`, { timeout: 300_000 }, async () => {

@@ -7,8 +7,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createFakeHost } from "./fake-host.mjs";
-import { assistant, loadPlugin, PKG, STORAGES, tempDir, user } from "./support.mjs";
+import { createFakeHost } from "../fake-host.mjs";
+import { assistant, loadPlugin, PKG, STORAGES, tempDir, user } from "../support.mjs";
 
 const plugin = await loadPlugin();
 const manifest = JSON.parse(readFileSync(new URL("openclaw.plugin.json", PKG), "utf8"));

@@ -1,4 +1,4 @@
-// The headless operator CLI (`lossless-wasm-lcm`, dist/pkg/shim/cli.js) run as a child process
+// The headless operator CLI (`lossless-wasm-lcm`, dist/pkg/shim/operator/cli.js) run as a child process
 // against real database files: import creates one from a lossless-claw lcm.db, status, doctor and
 // repair read and fix it, repair writes through an OpenAI-compatible LLM on 127.0.0.1, and wrong
 // command lines, missing or broken databases get clear messages and exit codes.
@@ -9,10 +9,10 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { writeLosslessClawDb } from "./lcm-fixture.mjs";
-import { PKG, query, STORAGES, tempDir } from "./support.mjs";
+import { writeLosslessClawDb } from "../lcm-fixture.mjs";
+import { PKG, query, STORAGES, tempDir } from "../support.mjs";
 
-const CLI = fileURLToPath(new URL("shim/cli.js", PKG));
+const CLI = fileURLToPath(new URL("shim/operator/cli.js", PKG));
 const KEY = "agent:main:headless";
 
 /** Runs the CLI; resolves {code, stdout, stderr}. Asynchronous: the mock LLM runs in this process. */

@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { createFakeHost } from "./fake-host.mjs";
-import { writeLosslessClawDb } from "./lcm-fixture.mjs";
-import { assistant, loadPlugin, STORAGES, tempDir, user } from "./support.mjs";
+import { createFakeHost } from "../fake-host.mjs";
+import { writeLosslessClawDb } from "../lcm-fixture.mjs";
+import { assistant, loadPlugin, STORAGES, tempDir, user } from "../support.mjs";
 
 const plugin = await loadPlugin();
 const KEY = "agent:main:ops";

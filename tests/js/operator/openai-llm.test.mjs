@@ -1,12 +1,12 @@
-// The shim's OpenAI-compatible client (js-shim/openai-llm.js) against a local endpoint: what it
+// The shim's OpenAI-compatible client (js-shim/operator/openai-llm.js) against a local endpoint: what it
 // sends, and how it reports the API's finish_reason, so an answer cut off at the output limit
 // reaches the engine as stopReason "length" rather than as a finished summary.
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { after, before, test } from "node:test";
-import { PKG } from "./support.mjs";
+import { PKG } from "../support.mjs";
 
-const { createOpenAiLlm } = await import(new URL("shim/openai-llm.js", PKG));
+const { createOpenAiLlm } = await import(new URL("shim/operator/openai-llm.js", PKG));
 
 let server;
 let baseUrl;

@@ -1,0 +1,426 @@
+//! The semantic index, the engine's half: which embedder the engine uses, embedding what is
+//! stored (a turn's messages inside the turn's write; summaries inside the write that stores
+//! them), the backfill of what has no vector yet (resumable, in bounded batches, from the
+//! host's `maintain`, never inside a turn), and the semantic ranking of a recall: the question's
+//! vector against every vector of the caller's reach, brute force over an in-memory copy that
+//! is brought up to date from the store before each use.
+//!
+//! Scoping is the caller's: every ranking takes the list of conversations the caller may read
+//! and reads vectors of those conversations only. Nothing here decides who may read what.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::core::embed::{similarity, Embedder};
+use crate::core::message::StoredMessage;
+use crate::error::Result;
+use crate::store::conversations::Conversation;
+use crate::store::messages::Appended;
+use crate::store::vectors::{self, Owner, StoredVector};
+use crate::store::Sql;
+
+use super::Engine;
+
+/// The embedder an engine shares with its writes.
+pub type SharedEmbedder = Arc<dyn Embedder + Send + Sync>;
+
+/// Characters of a text that are embedded: its start says what it is about, and a huge tool
+/// output must not cost a turn milliseconds.
+pub const EMBEDDED_CHARS: usize = 4_000;
+/// Messages the backfill embeds in one `maintain`: `maintain` counts in the turn's overhead, so a
+/// batch is small (the shipped embedder takes ~10-20 µs for a 160-character message natively;
+/// docs/recall.md has the measured batch).
+pub const BACKFILL_MESSAGES: usize = 64;
+/// Summaries the backfill embeds in one `maintain`.
+pub const BACKFILL_SUMMARIES: usize = 8;
+
+/// The engine's default embedder when `semanticRecall` is on: the static table that ships in
+/// the package (`core::embed::default_embedder`, built once per process).
+pub fn default_embedder() -> Option<SharedEmbedder> {
+    Some(Arc::new(Shipped(crate::core::embed::default_embedder())))
+}
+
+/// The process-wide default embedder, shared by every engine.
+struct Shipped(&'static crate::core::embed::StaticEmbedder);
+
+impl Embedder for Shipped {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn embed(&self, text: &str) -> Vec<i8> {
+        self.0.embed(text)
+    }
+}
+
+/// The vector of `text` (its first [`EMBEDDED_CHARS`] characters).
+pub fn embed(embedder: &dyn Embedder, text: &str) -> Vec<i8> {
+    let end = text
+        .char_indices()
+        .nth(EMBEDDED_CHARS)
+        .map_or(text.len(), |(i, _)| i);
+    embedder.embed(&text[..end])
+}
+
+/// Whether a vector says anything: a text without words (a tool call's empty text, whitespace)
+/// embeds as all zeros, which is similar to nothing; such a vector is not stored (an eighth to a
+/// quarter of a coding session's messages). Summaries, which always have words, keep theirs.
+pub fn has_meaning(vector: &[i8]) -> bool {
+    vector.iter().any(|c| *c != 0)
+}
+
+/// Inside the write that appended `parsed` to `before` (the conversation as it was): stores the
+/// vectors of the messages the append stored. When it skipped some (already stored), which
+/// `seq` each new one got is not known here: those wait for the backfill.
+pub fn embed_appended(
+    sql: &mut impl Sql,
+    embedder: Option<&SharedEmbedder>,
+    before: &Conversation,
+    parsed: &[StoredMessage],
+    appended: &Appended,
+) -> Result<()> {
+    let Some(embedder) = embedder else {
+        return Ok(());
+    };
+    if appended.inserted == 0 || appended.skipped > 0 || appended.inserted != parsed.len() {
+        return Ok(());
+    }
+    let rows: Vec<(i64, Vec<i8>)> = parsed
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            (
+                before.message_count + 1 + i as i64,
+                embed(embedder.as_ref(), &m.text),
+            )
+        })
+        .filter(|(_, v)| has_meaning(v))
+        .collect();
+    vectors::put_by_seq(sql, before.id, &rows)
+}
+
+/// Inside the write that stored (or rewrote) a summary: stores its vector.
+pub fn embed_summary(
+    sql: &mut impl Sql,
+    embedder: Option<&SharedEmbedder>,
+    summary_id: i64,
+    conversation_id: i64,
+    text: &str,
+) -> Result<()> {
+    let Some(embedder) = embedder else {
+        return Ok(());
+    };
+    let vector = embed(embedder.as_ref(), text);
+    vectors::put(
+        sql,
+        Owner::Summary,
+        &[(summary_id, conversation_id, vector)],
+    )
+}
+
+/// The vectors of one conversation held in memory, in owner-id order, side by side in one
+/// buffer (a scan reads memory in order), and what the store said about them when they were
+/// read (to see whether they are still all of them).
+#[derive(Default)]
+struct Held {
+    /// The store's commit count when the census was last taken.
+    checked_at: Option<u64>,
+    count: i64,
+    max_id: i64,
+    ids: Vec<i64>,
+    ats: Vec<i64>,
+    dim: usize,
+    data: Vec<i8>,
+}
+
+impl Held {
+    fn push(&mut self, v: StoredVector) {
+        if self.ids.is_empty() {
+            self.dim = v.vector.len();
+        }
+        // One space per store (vector_space): a vector of another length is not comparable.
+        if v.vector.len() != self.dim {
+            return;
+        }
+        self.ids.push(v.id);
+        self.ats.push(v.at);
+        self.data.extend_from_slice(&v.vector);
+    }
+
+    fn clear(&mut self) {
+        self.ids.clear();
+        self.ats.clear();
+        self.data.clear();
+    }
+
+    fn vector(&self, i: usize) -> &[i8] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+}
+
+/// The integer dot product of two quantized vectors, in chunks the compiler vectorizes;
+/// `core::embed::similarity` is this over 127².
+fn dot(a: &[i8], b: &[i8]) -> i32 {
+    let mut acc = [0i32; 16];
+    let (mut ca, mut cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for i in 0..16 {
+            acc[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    let rest: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum();
+    acc.iter().sum::<i32>() + rest
+}
+
+/// In-memory copies of the vectors of the conversations recalls have searched, per owner kind.
+#[derive(Default)]
+pub struct VectorCache {
+    held: HashMap<(Owner, i64), Held>,
+}
+
+impl VectorCache {
+    pub fn clear(&mut self) {
+        self.held.clear();
+    }
+
+    /// Brings the copies of `conversations` up to date: vectors added since (higher ids) are
+    /// read alone; any other change (a backfill of older ids, a new embedder) reads the
+    /// conversation again. Checked once per commit of this process (`commits`): another
+    /// process's vectors are seen after this one's next write.
+    fn refresh(
+        &mut self,
+        sql: &mut impl Sql,
+        owner: Owner,
+        conversations: &[i64],
+        commits: u64,
+    ) -> Result<()> {
+        for &conversation in conversations {
+            let held = self.held.entry((owner, conversation)).or_default();
+            if held.checked_at == Some(commits) {
+                continue;
+            }
+            let (count, max_id) = vectors::census(sql, owner, conversation)?;
+            held.checked_at = Some(commits);
+            if held.count == count && held.max_id == max_id {
+                continue;
+            }
+            let newer = if count > held.count && held.count > 0 {
+                vectors::load(sql, owner, conversation, held.max_id)?
+            } else {
+                Vec::new()
+            };
+            if held.count > 0 && held.count + newer.len() as i64 == count {
+                newer.into_iter().for_each(|v| held.push(v));
+            } else {
+                held.clear();
+                vectors::load(sql, owner, conversation, 0)?
+                    .into_iter()
+                    .for_each(|v| held.push(v));
+            }
+            held.count = count;
+            held.max_id = max_id;
+        }
+        Ok(())
+    }
+
+    /// The `limit` vectors of `conversations` most similar to `query` whose time `keep` accepts,
+    /// most similar first, as `(id, conversation, at, similarity)`.
+    fn nearest(
+        &self,
+        owner: Owner,
+        conversations: &[i64],
+        query: &[i8],
+        limit: usize,
+        keep: impl Fn(i64) -> bool,
+    ) -> Vec<(i64, i64, i64, f32)> {
+        let mut scored: Vec<(i32, i64, i64, i64)> = Vec::new();
+        for &c in conversations {
+            let Some(h) = self.held.get(&(owner, c)) else {
+                continue;
+            };
+            if h.dim != query.len() {
+                continue;
+            }
+            for i in 0..h.ids.len() {
+                if keep(h.ats[i]) {
+                    scored.push((dot(query, h.vector(i)), h.ids[i], c, h.ats[i]));
+                }
+            }
+        }
+        let by_similarity =
+            |a: &(i32, i64, i64, i64), b: &(i32, i64, i64, i64)| b.0.cmp(&a.0).then(b.1.cmp(&a.1));
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit, by_similarity);
+            scored.truncate(limit);
+        }
+        scored.sort_by(by_similarity);
+        scored
+            .into_iter()
+            .map(|(d, id, c, at)| (id, c, at, d as f32 / (127.0 * 127.0)))
+            .collect()
+    }
+
+    /// The similarity of one held message vector to `query`, if it is held.
+    fn similarity_of(&self, conversation: i64, message_id: i64, query: &[i8]) -> Option<f32> {
+        let held = self.held.get(&(Owner::Message, conversation))?;
+        let at = held.ids.binary_search(&message_id).ok()?;
+        Some(similarity(query, held.vector(at)))
+    }
+
+    /// The newest time among the held vectors of `conversations`.
+    fn newest(&self, conversations: &[i64]) -> Option<i64> {
+        conversations
+            .iter()
+            .filter_map(|c| self.held.get(&(Owner::Message, *c)))
+            .flat_map(|h| h.ats.iter().copied())
+            .max()
+    }
+}
+
+/// What the semantic index ranks for one query.
+#[derive(Debug, Default)]
+pub struct Nearest {
+    /// Messages, most similar first: `(id, conversation, similarity)`.
+    pub messages: Vec<(i64, i64, f32)>,
+    /// Summaries, most similar first.
+    pub summaries: Vec<(i64, i64, f32)>,
+}
+
+impl<S: Sql> Engine<S> {
+    /// The embedder in use, if semantic recall is on.
+    pub fn embedder(&self) -> Option<&SharedEmbedder> {
+        self.embedder.as_ref()
+    }
+
+    /// Uses `embedder` from now on (None: semantic recall off). A store whose vectors came from
+    /// another embedder drops them; the backfill makes them again.
+    pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) -> Result<()> {
+        if let Some(e) = &embedder {
+            let (name, dim) = (e.name().to_owned(), e.dim());
+            let recorded = vectors::space(self.store.sql())?;
+            if recorded.is_none_or(|s| s.embedder != name || s.dim != dim as i64) {
+                self.store.write(|sql| vectors::adopt(sql, &name, dim))?;
+            }
+        }
+        self.vectors.clear();
+        self.embedder = embedder;
+        Ok(())
+    }
+
+    /// Housekeeping: embeds up to [`BACKFILL_MESSAGES`] messages and [`BACKFILL_SUMMARIES`]
+    /// summaries that have no vector yet, in one write; returns how many. Resumable: the
+    /// position is stored with the vectors, so an interrupted backfill goes on where the last
+    /// committed batch ended.
+    pub fn backfill_vectors(&mut self) -> Result<usize> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(0);
+        };
+        let (messages, through) = vectors::waiting_messages(self.store.sql(), BACKFILL_MESSAGES)?;
+        let summaries = vectors::waiting_summaries(self.store.sql(), BACKFILL_SUMMARIES)?;
+        let position = vectors::space(self.store.sql())?.map_or(0, |s| s.backfilled_through);
+        // Nothing to embed: the position moves only now and then, so a steady store's
+        // housekeeping writes nothing.
+        if messages.is_empty()
+            && summaries.is_empty()
+            && through - position < BACKFILL_MESSAGES as i64
+        {
+            return Ok(0);
+        }
+        // Every summary gets a vector (one without meaning too: it would otherwise wait forever).
+        let embed_all =
+            |rows: &[(i64, i64, String)], keep_empty: bool| -> Vec<(i64, i64, Vec<i8>)> {
+                rows.iter()
+                    .map(|(id, c, text)| (*id, *c, embed(embedder.as_ref(), text)))
+                    .filter(|(_, _, v)| keep_empty || has_meaning(v))
+                    .collect()
+            };
+        let (m, s) = (embed_all(&messages, false), embed_all(&summaries, true));
+        self.store.write(|sql| {
+            vectors::put(sql, Owner::Message, &m)?;
+            vectors::put(sql, Owner::Summary, &s)?;
+            vectors::advance(sql, through)
+        })?;
+        Ok(messages.len() + summaries.len())
+    }
+
+    /// The messages and summaries of `conversations` nearest in meaning to `text`: up to
+    /// `limit` of each, those inside `window` when one is given (its messages' own times).
+    pub(super) fn nearest(
+        &mut self,
+        conversations: &[i64],
+        text: &str,
+        limit: usize,
+        window: Option<crate::core::ask::when::Window>,
+    ) -> Result<Nearest> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(Nearest::default());
+        };
+        let query = embed(embedder.as_ref(), text);
+        if query.iter().all(|c| *c == 0) {
+            return Ok(Nearest::default());
+        }
+        let commits = self.store.commits();
+        self.vectors
+            .refresh(self.store.sql(), Owner::Message, conversations, commits)?;
+        self.vectors
+            .refresh(self.store.sql(), Owner::Summary, conversations, commits)?;
+        let keep = |at: i64| window.is_none_or(|w| w.contains(at));
+        let strip =
+            |v: Vec<(i64, i64, i64, f32)>| v.into_iter().map(|(id, c, _, s)| (id, c, s)).collect();
+        Ok(Nearest {
+            messages: strip(self.vectors.nearest(
+                Owner::Message,
+                conversations,
+                &query,
+                limit,
+                keep,
+            )),
+            summaries: strip(self.vectors.nearest(
+                Owner::Summary,
+                conversations,
+                &query,
+                limit,
+                keep,
+            )),
+        })
+    }
+
+    /// The similarity of a message (of `conversation`, held since the last [`Engine::nearest`])
+    /// to `text`.
+    pub(super) fn similarity_to(
+        &self,
+        conversation: i64,
+        message_id: i64,
+        query: &[i8],
+    ) -> Option<f32> {
+        self.vectors.similarity_of(conversation, message_id, query)
+    }
+
+    /// The newest message time held for `conversations` (after [`Engine::nearest`]).
+    pub(super) fn newest_held(&self, conversations: &[i64]) -> Option<i64> {
+        self.vectors.newest(conversations)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dot;
+    use crate::core::embed::similarity;
+
+    #[test]
+    fn the_chunked_dot_product_is_the_similarity_of_the_seam() {
+        let a: Vec<i8> = (0..259).map(|i| ((i * 37) % 255 - 127) as i8).collect();
+        let b: Vec<i8> = (0..259).map(|i| ((i * 91 + 5) % 255 - 127) as i8).collect();
+        let expected = similarity(&a, &b);
+        assert!(expected != 0.0);
+        assert_eq!(dot(&a, &b) as f32 / (127.0 * 127.0), expected);
+        assert_eq!(dot(&[], &[]), 0);
+    }
+}

@@ -1,0 +1,14 @@
+//! Finding things in the history: ranked full-text search (FTS5 on SQLite, tsvector on
+//! PostgreSQL) and its index backlog, literal and raw-JSON matching, snippets, and the candidate
+//! reads behind delegated recall.
+
+pub mod literal;
+pub mod raw_match;
+pub mod recall;
+pub mod search;
+pub mod search_hit;
+pub mod search_index;
+pub mod search_pg;
+pub mod snippet;
+pub mod vectors;
+pub mod vectors_pg;

@@ -1,0 +1,163 @@
+// Catching up from the host's transcript (js-shim/openclaw/transcript-catch-up.js, issue 42 item 1): the
+// real engine and store behind the shim's context engine, and a host transcript read through a
+// cursor the way OpenClaw 2026.9's `readSessionTranscriptVisibleMessageDelta` pages it (opaque
+// cursor, pages, `reset` for a cursor it no longer knows). The shapes are the ones a real gateway
+// produced after a SIGKILL mid-turn (tests/e2e/crash.e2e.test.mjs): the user's message stays in
+// the transcript, the re-run turn's commit carries only "[System] Your previous turn was
+// interrupted…" and its reply.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { assistant, PKG, query, STORAGES, tempDir, user } from "../support.mjs";
+
+const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
+const { createTranscriptCatchUp, isInternalSessionKey, loadHostTranscriptReader, MAX_PAGES_PER_CATCH_UP } = await import(new URL("shim/openclaw/transcript-catch-up.js", PKG));
+const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+
+/** A host transcript with a cursor API: `entries` grow as turns run; pages of `pageSize`. */
+function hostTranscript({ pageSize = 3 } = {}) {
+  const entries = [];
+  let generation = 1;
+  const reads = [];
+  return {
+    entries,
+    reads,
+    append: (...messages) => entries.push(...messages.map((message) => ({ entryId: `e${entries.length}`, message }))),
+    /** A reset the host made (a replaced transcript): old cursors are no longer known. */
+    replace(messages) {
+      entries.length = 0;
+      generation += 1;
+      this.append(...messages);
+    },
+    async read({ sessionId, cursor }) {
+      reads.push(cursor ?? null);
+      let start = 0;
+      if (cursor !== undefined) {
+        const [gen, pos] = String(cursor).split(":").map(Number);
+        if (gen !== generation) return { kind: "reset", cursor: `${generation}:0`, reason: "generation_mismatch" };
+        start = pos;
+      }
+      if (sessionId === "gone") return { kind: "missing" };
+      const page = entries.slice(start, start + pageSize);
+      return { kind: "page", cursor: `${generation}:${start + page.length}`, hasMore: start + page.length < entries.length, entries: page };
+    },
+  };
+}
+
+for (const storage of STORAGES) describe(`storage ${storage}`, () => {
+  async function setup(options) {
+    const dbPath = join(tempDir("catch-up"), "db.sqlite");
+    const open = () => openNodeEngine(dbPath, { dbPath, storage });
+    const transcript = hostTranscript(options);
+    const warnings = [];
+    const logger = { info() {}, warn: (m) => warnings.push(m) };
+    const catchUp = createTranscriptCatchUp({ readDelta: (t) => transcript.read(t), ingest: async (s, messages) => (await open()).call("ingest", { ...s, messages }), logger });
+    const engine = createContextEngine(open, { logger, fullHistory: true, transcriptCatchUp: catchUp });
+    const session = { sessionId: "s1", sessionKey: "agent:main:main" };
+    let turnNo = 0;
+    /** A durable turn as OpenClaw 2026.9 runs it: bootstrap, assemble, the transcript written, commitTurn. */
+    // `history`: what the host passes to assemble, when not its transcript as it stands (a re-run
+    // after a restart leaves the interrupted user message out).
+    const turn = async (messages, { commit = true, history } = {}) => {
+      await engine.bootstrap(session);
+      await engine.assemble({ ...session, messages: history ?? transcript.entries.map((e) => e.message), tokenBudget: 100_000 });
+      transcript.append(...messages);
+      turnNo += 1;
+      return commit ? engine.commitTurn({ ...session, advancementKey: `adv-${turnNo}`, messages }) : undefined;
+    };
+    const stored = () => query(dbPath, "SELECT m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.seq");
+    return { engine, session, transcript, turn, stored, warnings, dbPath, catchUp };
+  }
+  const text = (m) => (typeof m.content === "string" ? m.content : m.content[0].text);
+
+  test("a turn killed before its commit: the user's message is stored from the transcript, once, before the re-run", async () => {
+    const { turn, stored, warnings, transcript, engine, session } = await setup();
+    const history = [];
+    for (let i = 1; i <= 3; i++) {
+      const t = [user(`note ${i}`), assistant(`reply ${i}`)];
+      assert.equal((await turn(t)).status, "committed");
+      history.push(...t);
+    }
+    // Turn 4: the gateway is killed while the model answers. The user's note is in the transcript;
+    // no reply, no commit.
+    const note4 = user("note 4: killed mid-turn");
+    await turn([note4], { commit: false });
+    // After the restart the host re-runs the turn as a new one; its commit carries only that, and
+    // its assemble's history leaves the note out (it goes into the prompt as "[Queued user
+    // message … preserved as context only]"), so the history's length matches what is stored.
+    const rerun = [user("[System] Your previous turn was interrupted by a gateway restart…"), assistant("reply 4 (re-run)")];
+    assert.equal((await turn(rerun, { history })).status, "committed");
+    const rows = await stored();
+    assert.deepEqual(rows.map(([, c]) => c), [...history, note4, ...rerun].map(text), "every message of the transcript once, the note before the re-run");
+    assert.equal(warnings.filter((w) => /caught up 1 message/.test(w)).length, 1, `one catch-up line: ${warnings}`);
+    // Nothing stored twice however often the host bootstraps, and the cursor moved on.
+    const readsBefore = transcript.reads.length;
+    await engine.bootstrap(session);
+    await engine.bootstrap(session);
+    assert.deepEqual((await stored()).length, rows.length);
+    assert.equal(transcript.reads.at(-1), `1:${transcript.entries.length}`, `the last read starts at the transcript's end: ${transcript.reads.slice(readsBefore)}`);
+  });
+
+  test("a commit that comes after the catch-up (the host's outbox retry) stores nothing twice", async () => {
+    const { turn, stored, engine, session, transcript } = await setup();
+    const t1 = [user("first"), assistant("first reply")];
+    await turn(t1, { commit: false });
+    // The next turn's bootstrap stores turn 1 from the transcript; then the host retries its commit.
+    await engine.bootstrap(session);
+    assert.equal((await stored()).length, 2, "the catch-up stored the uncommitted turn");
+    const retry = await engine.commitTurn({ ...session, advancementKey: "adv-1", messages: t1 });
+    assert.equal(retry.status, "committed", "the retried commit is recorded");
+    assert.deepEqual((await stored()).map(([, c]) => c), t1.map(text), "and stores nothing a second time");
+    assert.equal(transcript.entries.length, 2);
+  });
+
+  test("dedupe is by identity, not position or text alone: the same words typed again later are a new message", async () => {
+    const { turn, stored, engine, session } = await setup();
+    await turn([user("same words"), assistant("ok")]);
+    await turn([user("same words"), assistant("ok again")], { commit: false });
+    await engine.bootstrap(session);
+    const rows = await stored();
+    assert.deepEqual(rows.map(([, c]) => c), ["same words", "ok", "same words", "ok again"]);
+  });
+
+  test("a cursor the host no longer knows starts over from the host's new cursor; nothing stored twice", async () => {
+    const { turn, stored, engine, session, transcript } = await setup();
+    const t1 = [user("before"), assistant("before reply")];
+    await turn(t1);
+    // The host rewrote its transcript (same messages, a new generation) and added one nobody committed.
+    const extra = user("added by the host");
+    transcript.replace([...t1, extra]);
+    await engine.bootstrap(session);
+    assert.deepEqual((await stored()).map(([, c]) => c), [...t1, extra].map(text));
+  });
+
+  test("pages are read to the end, and a transcript the host cannot read now is no error", async () => {
+    const { turn, stored, catchUp, transcript } = await setup({ pageSize: 1 });
+    for (let i = 0; i < 4; i++) await turn([user(`u${i}`), assistant(`a${i}`)], { commit: false });
+    // Every bootstrap caught up on the turn before it; the last turn is caught up here.
+    const result = await catchUp.catchUp({ sessionId: "s1", sessionKey: "agent:main:main" });
+    assert.equal(result.stored, 2);
+    assert.ok(result.pages >= 2 && result.pages <= MAX_PAGES_PER_CATCH_UP);
+    assert.equal((await stored()).length, 8);
+    assert.deepEqual(await catchUp.catchUp({ sessionId: "gone" }), { read: 0, stored: 0, pages: 1, reason: "transcript missing" });
+    assert.equal(transcript.entries.length, 8);
+  });
+
+  test("the host's internal runs (memory flush) are not caught up: their transcript is a copy of the user's", async () => {
+    const { turn, stored, catchUp, transcript } = await setup();
+    await turn([user("the user's note"), assistant("reply")]);
+    const readsBefore = transcript.reads.length;
+    const internal = { sessionId: "internal-session-effects-1", sessionKey: "agent:main:internal-session-effects:abc" };
+    assert.deepEqual(await catchUp.catchUp(internal), { read: 0, stored: 0, pages: 0, reason: "internal run" });
+    assert.equal(transcript.reads.length, readsBefore, "the transcript was not read for it");
+    assert.equal((await stored()).length, 2, "nothing stored twice");
+  });
+
+  test("a host without the cursor API is detected, not guessed", async () => {
+    assert.equal(await loadHostTranscriptReader(async () => ({})), undefined);
+    assert.ok(isInternalSessionKey("agent:ops:Internal-Memory:1") && !isInternalSessionKey("agent:main:main") && !isInternalSessionKey(undefined));
+    assert.equal(await loadHostTranscriptReader(async () => { throw new Error("Cannot find package 'openclaw'"); }), undefined);
+    const read = async () => ({ kind: "missing" });
+    assert.equal(await loadHostTranscriptReader(async () => ({ readSessionTranscriptVisibleMessageDelta: read })), read);
+  });
+});

@@ -1,0 +1,303 @@
+// The semantic index's tests, shared by semantic_native.rs (SQLite) and semantic_pg.rs
+// (PostgreSQL): each defines `Db`, `open_db()` and `reopen_db(path)` and includes this file.
+// Vectors are written with every message and summary a turn or a compaction stores, survive a
+// restart, are backfilled (resumably) for stores that have none, are made again when the
+// embedder changes, never let another agent's message become a candidate, and take any text.
+//
+// The embedder here is a test double with a tiny synonym table (the retrieval, the store and
+// the fusion are the real ones); `semantic_model_native.rs` runs the shipped embedder.
+use std::sync::Arc;
+
+use lossless_wasm::core::config::Config;
+use lossless_wasm::core::embed::Embedder;
+use lossless_wasm::engine::compaction::CompactionStep;
+use lossless_wasm::engine::*;
+use lossless_wasm::store::Sql;
+use serde_json::{json, Value};
+
+const KEY: &str = "agent:main:chat";
+const OTHER: &str = "agent:intruder:chat";
+const DIM: usize = 48;
+
+/// Words hashed into buckets, a few synonyms folded together first: enough meaning for a
+/// paraphrase to land near its source, deterministic, and any text gives a vector.
+struct Words(&'static str);
+
+impl Embedder for Words {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn dim(&self) -> usize {
+        DIM
+    }
+    fn embed(&self, text: &str) -> Vec<i8> {
+        let mut sums = [0f32; DIM];
+        for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 2) {
+            let word = word.to_lowercase();
+            let word = match word.as_str() {
+                "backoff" | "retries" => "retry",
+                "loop" => "wrapper",
+                "removed" | "dropped" | "drop" => "remove",
+                "hid" | "hiding" => "hide",
+                other => other,
+            };
+            let h = word.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+            sums[(h % DIM as u64) as usize] += 1.0;
+        }
+        let norm = sums.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm == 0.0 {
+            return vec![0; DIM];
+        }
+        sums.iter().map(|x| (x / norm * 127.0).round() as i8).collect()
+    }
+}
+
+fn config(extra: Value) -> Config {
+    let mut c = json!({"freshTailCount": 4, "leafChunkTokens": 1000, "leafBudgetHeadroomFactor": 0, "leafSkipReductionThreshold": 0,
+                       "condensedFanout": 2, "contextThreshold": 0.2});
+    for (k, v) in extra.as_object().unwrap() {
+        c[k] = v.clone();
+    }
+    Config::from_json(&c).unwrap()
+}
+
+fn with_words(mut e: Engine<Db>, name: &'static str) -> Engine<Db> {
+    e.set_embedder(Some(Arc::new(Words(name)))).unwrap();
+    e
+}
+
+/// An engine on the test double (opened with semantic recall off, so the shipped embedder never
+/// records its space first).
+fn engine() -> Engine<Db> {
+    with_words(Engine::open(open_db(), config(json!({"semanticRecall": false})), 0).unwrap(), "words-a")
+}
+
+fn turn(e: &mut Engine<Db>, key: &str, t: usize, user: &str, reply: &str) {
+    let ts = (t as i64) * 3_600_000;
+    let messages = vec![
+        json!({"role": "user", "content": user, "timestamp": ts}),
+        json!({"role": "assistant", "content": [{"type": "text", "text": reply}], "timestamp": ts + 1}),
+    ];
+    let p = decode("commitTurn", json!({"sessionId": "s", "sessionKey": key, "advancementKey": format!("{key}-{t}"), "messages": messages})).unwrap();
+    e.commit_turn(p, ts).unwrap();
+}
+
+fn filler(e: &mut Engine<Db>, key: &str, from: usize, turns: usize) {
+    for t in from..from + turns {
+        turn(e, key, t, &format!("Routine status {t}: the build of crate {t} is green. {}", "context ".repeat(30)), &format!("Noted, turn {t}. {}", "ok ".repeat(30)));
+    }
+}
+
+fn sweep(e: &mut Engine<Db>, key: &str) {
+    let p = decode("compactionStart", json!({"sessionId": "s", "sessionKey": key, "mode": "sweep", "summarizer": "extractive", "tokenBudget": 3000})).unwrap();
+    match e.compaction_start(p, 5_000).unwrap() {
+        CompactionStep::Done(report) => assert!(report.ok, "{report:?}"),
+        CompactionStep::NeedSummary(_) => panic!("the extractive summarizer needs no LLM"),
+    }
+}
+
+fn count(e: &mut Engine<Db>, q: &str) -> i64 {
+    e.sql().query_row(q, &[]).unwrap().unwrap().int(0).unwrap()
+}
+
+fn ask(e: &mut Engine<Db>, key: &str, extra: Value) -> AskStart {
+    let mut p = json!({"sessionId": "s", "sessionKey": key});
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    e.ask_start(decode("ask", p).unwrap()).unwrap()
+}
+
+fn grep(e: &mut Engine<Db>, key: &str, extra: Value) -> GrepResult {
+    let mut p = json!({"sessionId": "s", "sessionKey": key});
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    e.recall_grep(decode("grep", p).unwrap()).unwrap()
+}
+
+fn backfill_all(e: &mut Engine<Db>) -> usize {
+    let mut total = 0;
+    loop {
+        let n = e.backfill_vectors().unwrap();
+        if n == 0 {
+            return total;
+        }
+        total += n;
+    }
+}
+
+fn temp_path(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("lossless-wasm-semantic-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn every_message_and_summary_gets_its_vector_in_the_write_that_stores_it() {
+    let mut e = engine();
+    e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 3000})).unwrap(), 1).unwrap();
+    filler(&mut e, KEY, 0, 12);
+    sweep(&mut e, KEY);
+    let messages = count(&mut e, "SELECT COUNT(*) FROM messages");
+    let summaries = count(&mut e, "SELECT COUNT(*) FROM summaries");
+    assert!(messages >= 24 && summaries > 0, "{messages} messages, {summaries} summaries stored");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), messages, "a vector per message, without a backfill");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summary_vectors"), summaries, "a vector per summary");
+    assert_eq!(count(&mut e, &format!("SELECT COUNT(*) FROM message_vectors WHERE length(vector) = {DIM}")), messages);
+    assert_eq!(
+        count(&mut e, "SELECT COUNT(*) FROM message_vectors v JOIN messages m ON m.id = v.message_id AND m.conversation_id = v.conversation_id"),
+        messages,
+        "each vector names its message's conversation"
+    );
+    let space = e.sql().query_row("SELECT embedder, dim FROM vector_space", &[]).unwrap().unwrap();
+    assert_eq!((space.text(0).unwrap(), space.int(1).unwrap()), ("words-a".to_owned(), DIM as i64));
+    assert_eq!(e.backfill_vectors().unwrap(), 0, "nothing left for the backfill");
+}
+
+#[test]
+fn an_interrupted_backfill_resumes_where_it_stopped_and_the_index_survives_a_restart() {
+    let path = temp_path("backfill.sqlite");
+    {
+        // A store written with semantic recall off: messages, no vectors.
+        let mut e = Engine::open(reopen_db(&path), config(json!({"semanticRecall": false})), 0).unwrap();
+        filler(&mut e, KEY, 0, 150);
+        assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 300);
+        assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 0);
+        assert_eq!(e.backfill_vectors().unwrap(), 0, "no embedder, no backfill");
+    }
+    {
+        let mut e = with_words(Engine::open(reopen_db(&path), config(json!({"semanticRecall": false})), 0).unwrap(), "words-a");
+        let first = e.backfill_vectors().unwrap();
+        assert!(first > 0 && first < 300, "one bounded batch: {first}");
+        assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), first as i64);
+        // The process ends here: the batch committed, the rest waits.
+    }
+    let mut e = with_words(Engine::open(reopen_db(&path), config(json!({"semanticRecall": false})), 0).unwrap(), "words-a");
+    let rest = backfill_all(&mut e);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 300, "{rest} more after the restart");
+    assert!(rest < 300, "the restart went on from the stored position: {rest}");
+    assert_eq!(
+        count(&mut e, "SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)"),
+        0
+    );
+    drop(e);
+    let mut e = with_words(Engine::open(reopen_db(&path), config(json!({"semanticRecall": false})), 0).unwrap(), "words-a");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 300, "the index survives a restart");
+    assert_eq!(e.backfill_vectors().unwrap(), 0, "and is not made again");
+}
+
+#[test]
+fn another_embedder_drops_the_old_vectors_and_the_backfill_makes_them_again() {
+    let mut e = engine();
+    e.assemble(decode("assemble", json!({"sessionId": "s", "sessionKey": KEY, "tokenBudget": 3000})).unwrap(), 1).unwrap();
+    filler(&mut e, KEY, 0, 12);
+    sweep(&mut e, KEY);
+    let messages = count(&mut e, "SELECT COUNT(*) FROM messages");
+    let summaries = count(&mut e, "SELECT COUNT(*) FROM summaries");
+    let before: Vec<u8> = match &e.sql().query_row("SELECT vector FROM message_vectors ORDER BY message_id LIMIT 1", &[]).unwrap().unwrap().0[0] {
+        lossless_wasm::store::SqlValue::Blob(b) => b.clone(),
+        other => panic!("a vector is a blob: {other:?}"),
+    };
+    let mut e = with_words(e, "words-b");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 0, "no vector of the old space is kept");
+    assert_eq!(e.sql().query_row("SELECT embedder FROM vector_space", &[]).unwrap().unwrap().text(0).unwrap(), "words-b");
+    let made = backfill_all(&mut e);
+    assert_eq!(made as i64, messages + summaries);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), messages);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summary_vectors"), summaries);
+    let after: Vec<u8> = match &e.sql().query_row("SELECT vector FROM message_vectors ORDER BY message_id LIMIT 1", &[]).unwrap().unwrap().0[0] {
+        lossless_wasm::store::SqlValue::Blob(b) => b.clone(),
+        other => panic!("a vector is a blob: {other:?}"),
+    };
+    assert_eq!(before, after, "the same text, the same vector (this double's space differs only by name)");
+}
+
+const SOURCE: &str = "We removed the backoff loop yesterday: it hid the timeouts from the pager.";
+const PARAPHRASE: &str = "Why did we drop the retry wrapper?";
+
+#[test]
+fn a_paraphrase_reaches_the_evidence_through_the_semantic_index_and_not_without_it() {
+    let mut e = engine();
+    filler(&mut e, KEY, 0, 20);
+    turn(&mut e, KEY, 20, SOURCE, "Understood.");
+    filler(&mut e, KEY, 21, 20);
+    let source_id = count(&mut e, &format!("SELECT id FROM messages WHERE raw_json LIKE '%{}%'", "backoff loop"));
+    let found = ask(&mut e, KEY, json!({"question": PARAPHRASE}));
+    assert!(!found.evidence.is_empty(), "{:?}", found.terms);
+    assert!(found.evidence.iter().any(|ev| ev.kind == "message" && ev.id == source_id), "the source is evidence: {:?}", found.evidence);
+    let ranked = grep(&mut e, KEY, json!({"pattern": "retry wrapper dropped", "mode": "ranked", "limit": 5}));
+    assert_eq!(ranked.hits.first().map(|h| h.hit.id), Some(source_id), "ranked grep puts it first: {:?}", ranked.hits);
+    let literal = grep(&mut e, KEY, json!({"pattern": "retry wrapper"}));
+    assert!(literal.hits.is_empty(), "the words are not in it: {:?}", literal.hits);
+
+    e.set_embedder(None).unwrap();
+    let lexical = ask(&mut e, KEY, json!({"question": PARAPHRASE}));
+    assert!(!lexical.evidence.iter().any(|ev| ev.id == source_id), "lexical recall alone misses it: {:?}", lexical.evidence);
+}
+
+#[test]
+fn no_other_agents_message_is_ever_a_semantic_candidate() {
+    let mut e = engine();
+    filler(&mut e, KEY, 0, 6);
+    // The other agent holds the very text the question paraphrases; ours holds a weaker match.
+    turn(&mut e, OTHER, 0, SOURCE, "Understood, the retry wrapper is gone.");
+    turn(&mut e, KEY, 6, "The retry wrapper around the pager was noisy this week.", "Noted.");
+    let ours: Vec<i64> = e.sql().query("SELECT id FROM conversations WHERE session_key = ?1", &[KEY.into()]).unwrap().iter().map(|r| r.int(0).unwrap()).collect();
+    for scope in ["conversation", "agent"] {
+        let found = ask(&mut e, KEY, json!({"question": PARAPHRASE, "scope": scope}));
+        assert!(!found.evidence.is_empty(), "something in reach was found ({scope})");
+        assert!(found.evidence.iter().all(|ev| ours.contains(&ev.conversation_id)), "{scope}: {:?}", found.evidence);
+        let ranked = grep(&mut e, KEY, json!({"pattern": PARAPHRASE, "mode": "ranked", "scope": scope}));
+        assert!(!ranked.hits.is_empty(), "ranked grep found something in reach ({scope})");
+        assert!(ranked.hits.iter().all(|h| ours.contains(&h.hit.conversation_id)), "{scope}: {:?}", ranked.hits);
+    }
+    // The intruder's own question finds its own message, so the index did hold it.
+    let theirs = ask(&mut e, OTHER, json!({"question": PARAPHRASE}));
+    assert!(theirs.evidence.iter().all(|ev| !ours.contains(&ev.conversation_id)) && !theirs.evidence.is_empty());
+}
+
+#[test]
+fn empty_huge_binary_looking_and_many_language_texts_are_embedded_and_searched_without_error() {
+    let mut e = engine();
+    let languages = [
+        "Der Wiederholungsversuch wurde entfernt", "La boucle de relance a été supprimée", "Se eliminó el bucle de reintentos",
+        "重试循环已被删除", "再試行ループは削除されました", "재시도 루프가 제거되었습니다", "Цикл повторных попыток удалён",
+        "تمت إزالة حلقة إعادة المحاولة", "הלולאה הוסרה", "पुनः प्रयास लूप हटा दिया गया", "ลบลูปการลองใหม่แล้ว", "Η επανάληψη αφαιρέθηκε",
+        "Yeniden deneme döngüsü kaldırıldı", "Đã xóa vòng lặp thử lại", "🔁❌✅", "ሙከራው ተወግዷል",
+    ];
+    let huge = "x".repeat(1_000_000);
+    let binary = "\u{0}\u{1}\u{7f}\u{fffd}\u{200b}\u{feff}%_*\"' OR 1=1; --".repeat(50);
+    let texts: Vec<String> = [" ", "\n\t", huge.as_str(), binary.as_str()].iter().map(|s| s.to_string()).chain(languages.iter().map(|s| s.to_string())).collect();
+    for (t, text) in texts.iter().enumerate() {
+        turn(&mut e, KEY, t, text, text);
+    }
+    let messages = count(&mut e, "SELECT COUNT(*) FROM messages");
+    assert_eq!(messages, 2 * texts.len() as i64);
+    // Texts without words (whitespace; for this double the binary-looking one and the emoji) embed as nothing:
+    // no vector is stored for them; every other text has one.
+    let vectors = count(&mut e, "SELECT COUNT(*) FROM message_vectors");
+    assert!(vectors >= messages - 8 && vectors < messages, "{vectors} of {messages}: the ones without words have none");
+    assert_eq!(e.backfill_vectors().unwrap() as i64, messages - vectors, "the backfill looks at them once");
+    assert_eq!(e.backfill_vectors().unwrap(), 0, "and not again");
+    for text in &texts {
+        let question: String = text.chars().take(1_500).collect();
+        let p = decode("ask", json!({"sessionId": "s", "sessionKey": KEY, "question": question}));
+        if let Ok(p) = p {
+            match e.ask_start(p) {
+                Ok(start) => assert!(start.prompt.is_some() || start.answer.is_some()),
+                Err(err) => assert!(err.to_string().contains("question"), "only a question error: {err}"),
+            }
+        }
+        let pattern: String = text.chars().take(500).collect();
+        let p = decode("grep", json!({"sessionId": "s", "sessionKey": KEY, "pattern": pattern, "mode": "ranked"})).unwrap();
+        match e.recall_grep(p) {
+            Ok(_) => {}
+            Err(err) => assert!(err.to_string().contains("pattern"), "only a pattern error: {err}"),
+        }
+    }
+    let found = ask(&mut e, KEY, json!({"question": "重试循环"}));
+    assert!(!found.evidence.is_empty(), "CJK text is found");
+}
