@@ -17,6 +17,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::ask_candidates::{from_message, from_summary, Gathered};
 use super::params::{validate_session, SessionRef};
 use super::recall::{RecallTarget, Target};
 use super::Engine;
@@ -28,7 +29,7 @@ use crate::core::ask::{
     MAX_QUESTION_CHARS,
 };
 use crate::error::{Error, Result};
-use crate::store::recall::{self, MessageRow, SummaryRow};
+use crate::store::recall;
 use crate::store::search::{self, SearchMode, TimeWindow};
 use crate::store::Sql;
 
@@ -196,52 +197,6 @@ fn budget_of(value: Option<&Value>) -> Result<u32> {
             "maxEvidenceTokens",
             format!("must be a number of tokens, got {other}"),
         )),
-    }
-}
-
-/// A stored message as an evidence candidate found by `origin` (also the semantic round's).
-pub(super) fn from_message(m: MessageRow, origin: Origin) -> Candidate {
-    Candidate {
-        kind: "message",
-        id: m.id,
-        conversation_id: m.conversation_id,
-        role: m.role,
-        at: m.timestamp,
-        text: m.content,
-        origin,
-        follows: None,
-    }
-}
-
-pub(super) fn from_summary(s: SummaryRow, origin: Origin) -> Candidate {
-    Candidate {
-        kind: "summary",
-        id: s.id,
-        conversation_id: s.conversation_id,
-        role: "summary".into(),
-        at: s.latest_at.unwrap_or(s.created_at),
-        text: s.content,
-        origin,
-        follows: None,
-    }
-}
-
-/// Candidates gathered for one question, each loaded once.
-#[derive(Default)]
-pub(super) struct Gathered {
-    pub(super) candidates: Vec<Candidate>,
-    seen: HashSet<(&'static str, i64)>,
-}
-
-impl Gathered {
-    pub(super) fn push(&mut self, c: Candidate) {
-        if self.seen.insert((c.kind, c.id)) {
-            self.candidates.push(c);
-        }
-    }
-
-    fn has(&self, kind: &'static str, id: i64) -> bool {
-        self.seen.contains(&(kind, id))
     }
 }
 

@@ -14,7 +14,7 @@
 
 use std::collections::HashSet;
 
-use super::ask::{from_message, Gathered};
+use super::ask_candidates::{from_message, Gathered};
 use super::Engine;
 use crate::core::ask::evidence::{self, Candidate, Origin};
 use crate::core::ask::terms::search_terms;
@@ -177,7 +177,7 @@ impl<S: Sql> Engine<S> {
                 .filter_map(|m| Some((self.similarity_to(m.conversation_id, m.id, query)?, m)))
                 .collect();
         originals.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
-        found.push(super::ask::from_summary(s, Origin::Similar));
+        found.push(super::ask_candidates::from_summary(s, Origin::Similar));
         order.push(("summary", id));
         for (_, m) in originals.into_iter().take(ORIGINALS_PER_SUMMARY) {
             order.push(("message", m.id));

@@ -4,6 +4,7 @@
 
 mod accounting;
 mod ask;
+mod ask_candidates;
 mod assemble;
 mod claims;
 mod commit;
