@@ -138,24 +138,12 @@ fn pack(order: &[usize], texts: &[String]) -> Vec<usize> {
 
 /// A "Month Year" the question names, if any.
 fn named_month(question: &str) -> Option<String> {
-    let months = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
     let ws: Vec<&str> = question.split(|c: char| !c.is_alphanumeric()).collect();
     ws.windows(2).find_map(|w| {
-        (months.contains(&w[0]) && w[1].len() == 4 && w[1].chars().all(|c| c.is_ascii_digit()))
-            .then(|| format!("{} {}", w[0], w[1]))
+        (world::MONTHS.contains(&w[0])
+            && w[1].len() == 4
+            && w[1].chars().all(|c| c.is_ascii_digit()))
+        .then(|| format!("{} {}", w[0], w[1]))
     })
 }
 

@@ -62,7 +62,8 @@ const OTHER_NAMES: &[&str] = &[
     "Theo", "Clara", "Rafael", "Mina", "Oskar", "Leila", "Dmitri", "Sofia", "Hugo", "Amara",
     "Pavel", "Nadia", "Emil", "Vera", "Tobias", "Iris",
 ];
-const MONTHS: &[&str] = &[
+/// The month names the generated dates are written with (and the questions name).
+pub const MONTHS: &[&str] = &[
     "January",
     "February",
     "March",
