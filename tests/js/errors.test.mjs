@@ -2,11 +2,13 @@
 // the same class, with the same code, message and own fields, and a stack that is the
 // thrower's plus a line naming its thread; unknown kinds and codes arrive as the base class,
 // and anything thrown that is not an Error arrives as one. Through a real worker_threads
-// Worker (the structured copy of postMessage).
+// Worker (the structured copy of postMessage), and through the engine's own worker thread.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Worker } from "node:worker_threads";
-import { PKG } from "./support.mjs";
+import { PKG, tempDir } from "./support.mjs";
 
 const errors = await import(new URL("shim/errors.js", PKG));
 const { ERROR_CLASSES, fromWire, LosslessError, toWire } = errors;
@@ -182,4 +184,19 @@ test("every class has its own kind and code, and the base class a code by defaul
   assert.equal(err.code, "LOSSLESS_ERROR");
   assert.equal(err.name, "LosslessError");
   assert.equal(new LosslessError("m", { code: "X" }).code, "X");
+});
+
+test("the engine's worker thread: a database that cannot open rejects as StorageOpenError with the system's code", async () => {
+  const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
+  const dir = tempDir("errors");
+  const blocker = join(dir, "file");
+  writeFileSync(blocker, "a file where a folder should be");
+  const dbPath = join(blocker, "db", "lossless.sqlite");
+  await assert.rejects(openNodeEngine(dbPath, {}), (err) => {
+    assert.ok(err instanceof errors.StorageOpenError, `${err.name}: ${err.message}`);
+    assert.equal(err.code, "ENOTDIR");
+    assert.ok(err.message.includes(`config \`dbPath\` is ${dbPath}: ENOTDIR`), err.message);
+    assert.match(err.stack, /\(thrown in the engine's worker thread, rebuilt here\)$/);
+    return true;
+  });
 });
