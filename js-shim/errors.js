@@ -201,7 +201,12 @@ function kindOf(err) {
  *        worker thread")
  * @returns {{kind?: string, name: string, message: string, code?: string|number, stack?: string, thread?: string, fields?: object, cause?: object}}
  */
-export function toWire(err, thread, depth = 0) {
+export function toWire(err, thread) {
+  return wireOf(err, thread, 0);
+}
+
+/** toWire for an error `depth` causes down. */
+function wireOf(err, thread, depth) {
   const errorLike = err !== null && typeof err === "object" && typeof err.message === "string";
   if (!errorLike) {
     let message;
@@ -226,7 +231,7 @@ export function toWire(err, thread, depth = 0) {
     if (value !== undefined) fields[key] = value;
   }
   if (Object.keys(fields).length > 0) wire.fields = fields;
-  if (err.cause !== undefined && depth < MAX_CAUSES) wire.cause = toWire(err.cause, undefined, depth + 1);
+  if (err.cause !== undefined && depth < MAX_CAUSES) wire.cause = wireOf(err.cause, undefined, depth + 1);
   return wire;
 }
 
