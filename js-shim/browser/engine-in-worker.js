@@ -2,7 +2,9 @@
 // (opening, importing a long history, compaction, checkpoints) holds the page's main thread.
 // The page keeps a stand-in with the same calls, each a message to engine-worker-main.js and back;
 // summary requests come back to the page's `llm`. Params and results must be plain data
-// (structured-cloneable). Owns only the page side of the protocol.
+// (structured-cloneable); errors cross both ways as errors.js's wire objects. Owns only the page
+// side of the protocol.
+import { fromWire, toWire } from "../errors.js";
 
 const CALLS = [
   "bootstrap",
@@ -54,14 +56,14 @@ export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lock
         if (!llm) throw new Error("no LLM on the page");
         answer = { result: await llm.complete(data.request) };
       } catch (err) {
-        answer = { error: { name: err?.name ?? "Error", message: err?.message ?? String(err) } };
+        answer = { error: toWire(err, "the page") };
       }
       worker.postMessage({ type: "llmResult", id: data.id, ...answer });
       return;
     }
     const waiting = pending.get(data.id);
     pending.delete(data.id);
-    if (data.error) waiting?.reject(Object.assign(new Error(data.error.message), { name: data.error.name }));
+    if (data.error) waiting?.reject(fromWire(data.error));
     else waiting?.resolve(data.result);
   };
   const send = (message) => {
@@ -78,6 +80,7 @@ export async function openBrowserEngineInWorker({ sqlJsUrl, workerUrl, llm, lock
       type: "open",
       sqlJsUrl: new URL(sqlJsUrl, globalThis.location?.href).href,
       libraryUrl: new URL("./open-engine.js", import.meta.url).href,
+      errorsUrl: new URL("../errors.js", import.meta.url).href,
       options: {
         ...options,
         ...(wasm === undefined ? {} : { wasm: String(new URL(wasm, globalThis.location?.href)) }),

@@ -3,15 +3,21 @@
 // lock and every wasm call run on this thread, never on the page's), and answers the page's
 // calls. Summary requests go back to the page's LLM. A classic worker, because sql.js is a
 // classic script (importScripts); library.js comes in through import(). Owns only the message
-// protocol; the engine is library.js's.
+// protocol; the engine is library.js's. errors.js comes by its URL with the first message, so
+// errors cross to the page (and back from its LLM) as its wire objects.
 /* global importScripts, initSqlJs */
 
 let engine;
 let opening;
 let nextLlmId = 1;
 const llmWaiting = new Map();
+/** errors.js, imported by the first message (a classic worker has no static import). */
+let errors;
 
-const errorData = (err) => ({ name: err?.name ?? "Error", message: err?.message ?? String(err) });
+/** An error as it crosses to the page, where engine-in-worker.js throws it again; before
+ *  errors.js has loaded, its name and message. */
+const errorData = (err) =>
+  errors?.toWire(err, "the engine's worker") ?? { name: err?.name ?? "Error", message: err?.message ?? String(err) };
 
 /** The page's LLM, reached by message: only plain data crosses (an abort signal stays here). */
 const pageLlm = {
@@ -21,7 +27,7 @@ const pageLlm = {
       llmWaiting.set(id, { resolve, reject });
       signal?.addEventListener("abort", () => {
         llmWaiting.delete(id);
-        reject(signal.reason ?? Object.assign(new Error("summary request aborted"), { name: "AbortError" }));
+        reject(signal.reason ?? new errors.AbortError("summary request aborted"));
       });
       self.postMessage({ type: "llm", id, request });
     });
@@ -45,13 +51,14 @@ self.onmessage = async ({ data }) => {
   if (data.type === "llmResult") {
     const waiting = llmWaiting.get(data.id);
     llmWaiting.delete(data.id);
-    if (data.error) waiting?.reject(Object.assign(new Error(data.error.message), { name: data.error.name }));
+    if (data.error) waiting?.reject(errors.fromWire(data.error));
     else waiting?.resolve(data.result);
     return;
   }
   let reply;
   try {
     if (data.type === "open") {
+      errors ??= await import(data.errorsUrl);
       opening ??= open(data);
       reply = { result: await opening };
     } else {

@@ -20,6 +20,8 @@
 // ["loss"] ({at, message}), so every later open of the store still knows that what was stored
 // before `at` is gone, instead of taking the empty store for a new one.
 
+import { LeaseLostError } from "../errors.js";
+
 const DATABASES = "databases";
 const JOURNAL = "journal";
 
@@ -41,16 +43,6 @@ function done(tx) {
 const journalRange = (key) => IDBKeyRange.bound([key, 0], [key, Infinity]);
 const leaseKey = (key) => ["lease", key];
 const LOSS_KEY = ["loss"];
-
-/** Thrown by a fenced write whose lease is no longer its own. */
-export class LeaseLostError extends Error {
-  constructor(key, holder) {
-    super(
-      `lossless-wasm: this engine lost its write lease on key ${JSON.stringify(key)} (${holder ? "another tab or worker took it over after it expired" : "it expired and was released"}); nothing was written — open the engine again`,
-    );
-    this.name = "LeaseLostError";
-  }
-}
 
 /**
  * Runs `writes(tx)` in `tx` only if `fence` (when given) still owns the key's lease, renewing it;

@@ -11,6 +11,7 @@ import { createHandle } from "../engine/handle.js";
 import { openIndexedDbStore } from "./indexeddb-store.js";
 import { entrySize, journalPersister, replaySliced } from "../engine/journal.js";
 import { acquireStoreLock } from "./store-lock.js";
+import { LeaseLostError } from "../errors.js";
 
 /** How long openBrowserEngine waits for another tab's writer by default (a reload's old page
  *  releases its lock as it unloads, well inside this). */
@@ -139,7 +140,7 @@ export async function openBrowserEngine({
   let lostWrite;
   const fenced = (write) =>
     write.catch((err) => {
-      if (err?.name === "LeaseLostError") lostWrite = err;
+      if (err instanceof LeaseLostError) lostWrite = err;
       throw err;
     });
   try {

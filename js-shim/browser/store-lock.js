@@ -14,6 +14,8 @@
 //    key until its lease expires (`leaseMs`, default 10 s).
 // This module decides who may write; it stores nothing itself and knows nothing of the journal.
 
+import { StoreBusyError } from "../errors.js";
+
 const DEFAULT_LEASE_MS = 10_000;
 
 /** The name of a store's lock: the IndexedDB database and key, unambiguously. */
@@ -22,11 +24,8 @@ export const lockName = (idbName, key) => `lossless-wasm:store:${JSON.stringify(
 function busyError(idbName, key, waitedMs, holder) {
   const waited = waitedMs > 0 ? ` (waited ${waitedMs} ms)` : "";
   const who = holder ? ` (lease holder ${holder})` : "";
-  return Object.assign(
-    new Error(
-      `lossless-wasm: IndexedDB "${idbName}" key ${JSON.stringify(key)} is open for writing in another tab or worker of this origin${who}${waited}; close the engine there (engine.close()), wait longer (lockTimeoutMs), or open it with readOnly: true`,
-    ),
-    { name: "StoreBusyError" },
+  return new StoreBusyError(
+    `lossless-wasm: IndexedDB "${idbName}" key ${JSON.stringify(key)} is open for writing in another tab or worker of this origin${who}${waited}; close the engine there (engine.close()), wait longer (lockTimeoutMs), or open it with readOnly: true`,
   );
 }
 

@@ -1,5 +1,6 @@
 // Drives a compaction job: the engine plans and judges, this loop only carries its summary
 // requests to the host's LLM and the answers (or errors) back. No compaction logic lives here.
+import { AbortError, TimeoutError } from "../errors.js";
 
 /** Error kinds the engine's retry policy distinguishes. */
 export function classifyError(err) {
@@ -22,8 +23,6 @@ function usageOf(usage) {
   const outputTokens = count(usage?.outputTokens ?? usage?.output);
   return inputTokens === undefined && outputTokens === undefined ? undefined : { inputTokens, outputTokens };
 }
-
-const abortError = (message) => Object.assign(new Error(message), { name: "AbortError" });
 
 /** How often a recorded request's lease is renewed while its answer is awaited (the engine's
  *  LEASE_RENEW_MS, core/compaction/hold.rs: a quarter of the lease). */
@@ -57,12 +56,12 @@ export async function completeWithin(llm, request, ms, hostSignal, what = "summa
   let onHostAbort;
   const stopped = new Promise((_, reject) => {
     timer = setTimeout(() => {
-      const err = Object.assign(new Error(`${what} timed out after ${ms} ms`), { name: "TimeoutError" });
+      const err = new TimeoutError(`${what} timed out after ${ms} ms`);
       controller.abort(err);
       reject(err);
     }, ms);
     onHostAbort = () => {
-      const err = abortError(`${what === "summarizer" ? "compaction" : what} aborted by the host`);
+      const err = new AbortError(`${what === "summarizer" ? "compaction" : what} aborted by the host`);
       controller.abort(err);
       reject(err);
     };
@@ -70,7 +69,7 @@ export async function completeWithin(llm, request, ms, hostSignal, what = "summa
   });
   try {
     const result = await Promise.race([llm.complete({ ...request, signal: controller.signal }), stopped]);
-    if (controller.signal.aborted) throw controller.signal.reason ?? abortError("the summary request was aborted");
+    if (controller.signal.aborted) throw controller.signal.reason ?? new AbortError("the summary request was aborted");
     return result;
   } finally {
     clearTimeout(timer);
@@ -114,7 +113,7 @@ export async function runCompaction(
     // A request the engine records (a runner id) is leased while it is awaited.
     const release = params.runner ? keepLeased(handle, step.jobId, onLeaseError) : () => {};
     try {
-      if (signal?.aborted) throw abortError("compaction aborted by the host");
+      if (signal?.aborted) throw new AbortError("compaction aborted by the host");
       const request = {
         messages: [{ role: "user", content: step.prompt }],
         maxTokens: step.maxTokens,

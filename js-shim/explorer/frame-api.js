@@ -12,7 +12,8 @@
 // header an origin-`null` reader needs; they carry no cookie-based authority (credentials are
 // neither needed nor allowed), and the capability travels in the Accept header, never in a URL.
 import { capabilityOf, checkCapability } from "./capability.js";
-import { HttpError, READ_CALLS, sendJson, statusOf } from "./route.js";
+import { HttpError } from "../errors.js";
+import { READ_CALLS, sendJson, statusOf } from "./route.js";
 
 export const EXPLORER_FRAME_API_PATH = "/plugins/lossless-wasm/explorer-api";
 

@@ -19,6 +19,7 @@
 // and takes a backup of the database before it changes anything.
 import { dirname, join } from "node:path";
 import { runCompaction } from "../engine/compaction-driver.js";
+import { HttpError } from "../errors.js";
 import { mintCapability } from "./capability.js";
 import { explorerDocument } from "./page-document.js";
 
@@ -28,13 +29,6 @@ const MAX_BODY_BYTES = 4096;
 
 /** The phrase a repair request must carry: the user typed it after reading the plan. */
 export const repairPhrase = (conversationId) => `repair conversation ${conversationId}`;
-
-export class HttpError extends Error {
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
 
 export function send(res, status, type, body, headers = {}) {
   res.statusCode = status;

@@ -5,9 +5,7 @@
 // (index.js): refuse, so the host answers with its legacy engine and says so.
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-
-/** The error name a storage that cannot open carries (it crosses the worker thread). */
-export const STORAGE_OPEN_ERROR = "StorageOpenError";
+import { LosslessError, StorageOpenError } from "../errors.js";
 
 /** Whether `err` is the operating system refusing the file or its folder (not a lock or a
  *  malformed database, whose messages already say what to do). */
@@ -21,10 +19,11 @@ export function isOsOpenError(err) {
 /** `err` (the OS's reason) as the one line for a database at `path` that cannot open. */
 export function storageOpenError(path, err) {
   const reason = String(err?.message ?? err).replace(/^lossless-wasm: /, "");
-  const out = new Error(`lossless-wasm: the database cannot be opened: config \`dbPath\` is ${path}: ${reason}`);
-  out.name = STORAGE_OPEN_ERROR;
-  if (err?.code !== undefined) out.code = err.code;
-  return out;
+  // The system's code (ENOTDIR, EACCES, …) when it gave one; the error crosses the worker
+  // thread as a StorageOpenError either way (errors.js).
+  return new StorageOpenError(`lossless-wasm: the database cannot be opened: config \`dbPath\` is ${path}: ${reason}`, {
+    code: err?.code,
+  });
 }
 
 /**
@@ -46,10 +45,7 @@ export function whyNotCreatable(path) {
       continue;
     }
     if (!stat.isDirectory())
-      return storageOpenError(
-        path,
-        Object.assign(new Error(`ENOTDIR: ${dir} is a file, not a folder`), { code: "ENOTDIR" }),
-      );
+      return storageOpenError(path, new LosslessError(`ENOTDIR: ${dir} is a file, not a folder`, { code: "ENOTDIR" }));
     try {
       accessSync(dir, constants.W_OK | constants.X_OK);
     } catch (err) {

@@ -4,12 +4,10 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { openHere } from "./open-here.js";
 import { IN_PARTS, restore } from "./host-history.js";
+import { toWire } from "../errors.js";
 
-const errorData = (err) => ({
-  name: err?.name ?? "Error",
-  message: err?.message ?? String(err),
-  ...(err?.code !== undefined ? { code: err.code } : {}),
-});
+/** An error as it crosses to the host's thread, where engine-thread.js throws it again. */
+const errorData = (err) => toWire(err, "the engine's worker thread");
 
 /** Messages sent ahead of their call, by call id. */
 const parts = new Map();

@@ -13,6 +13,7 @@ import { setImmediate as nextTurnOfTheLoop } from "node:timers/promises";
 import { assembleWith } from "../engine/handle.js";
 import { createViewHandover } from "../engine/view-handover.js";
 import { elide, IN_PARTS } from "./host-history.js";
+import { fromWire } from "../errors.js";
 
 /** Messages per part when a call hands over a long history: a structured copy of 256 host
  *  messages takes a few milliseconds of the host's thread. */
@@ -40,14 +41,6 @@ export function plainCopy(value, depth = 0) {
     if (item !== undefined) out[key] = item;
   }
   return out;
-}
-
-/** An Error rebuilt from the worker's plain-data copy of one. */
-export function errorFrom(data) {
-  const err = new Error(data?.message ?? "unknown error in the storage worker");
-  if (data?.name) err.name = data.name;
-  if (data?.code !== undefined) err.code = data.code;
-  return err;
 }
 
 /**
@@ -88,7 +81,7 @@ export function openEngineThread(path, config, options, { onStop } = {}) {
       const open = onOpen;
       onOpen = undefined;
       waiting();
-      if (msg.error) open?.reject(errorFrom(msg.error));
+      if (msg.error) open?.reject(fromWire(msg.error));
       else open?.resolve(msg.info);
       return;
     }
@@ -96,7 +89,7 @@ export function openEngineThread(path, config, options, { onStop } = {}) {
     if (!call) return;
     pending.delete(msg.id);
     waiting();
-    if (msg.error) call.reject(errorFrom(msg.error));
+    if (msg.error) call.reject(fromWire(msg.error));
     else call.resolve(msg.result);
   });
   worker.on("error", (err) =>

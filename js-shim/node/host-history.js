@@ -11,13 +11,7 @@
 //   it stored anything of the history, and what it did before (archiving a rolled-over
 //   conversation) the second attempt finds done.
 
-/** Thrown when the engine reads an element of a history that was not sent. */
-export class HistoryNeeded extends Error {
-  constructor() {
-    super("the engine needs the host's whole history");
-    this.name = "HistoryNeeded";
-  }
-}
+import { HistoryNeeded } from "../errors.js";
 
 /** The part of `params.messages` a call sends: `{messages, elided}` (`elided` messages before
  *  `messages` were left out), or undefined to send them all. */

@@ -58,6 +58,7 @@ export function synchronousFor(durability = "normal") {
 }
 
 import { describeHolders, lockHolders } from "./lock-holders.js";
+import { DatabaseLockedError } from "../errors.js";
 
 /** Config `lockTimeoutMs` as a number of milliseconds; an Error naming the key when invalid. */
 export function lockTimeoutFor(value = LOCK_TIMEOUT_MS) {
@@ -93,11 +94,8 @@ function retryBusy(conn, work) {
 /** The error for a lock another process held past every attempt: one sentence, with its holders. */
 function stillLocked(path, waitedMs, err) {
   const holders = path ? describeHolders(lockHolders(path)) : "another process";
-  return Object.assign(
-    new Error(
-      `lossless-wasm: ${path ?? "the database"} stayed locked by ${holders} for ${(waitedMs / 1000).toFixed(1)} s (${err.message}); nothing of this call was written, and it can be retried once that process is done`,
-    ),
-    { code: "LOSSLESS_DATABASE_LOCKED" },
+  return new DatabaseLockedError(
+    `lossless-wasm: ${path ?? "the database"} stayed locked by ${holders} for ${(waitedMs / 1000).toFixed(1)} s (${err.message}); nothing of this call was written, and it can be retried once that process is done`,
   );
 }
 
@@ -195,7 +193,7 @@ export class NodeSqliteDatabase {
       );
     } catch (err) {
       this.db.close();
-      if (err?.code === "LOSSLESS_DATABASE_LOCKED") throw err;
+      if (err instanceof DatabaseLockedError) throw err;
       throw new Error(
         `lossless-wasm: ${path} is not a SQLite database (${err.message}); refusing to open it, the file was left unchanged`,
       );

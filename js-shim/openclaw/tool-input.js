@@ -6,13 +6,7 @@
 // anchor's users counted over half of all their tool failures in its grep tool), and the model
 // learns nothing from it. No recall logic lives here: the engine validates and clamps.
 
-/** An argument the model got wrong; `argument` names it. */
-export class ToolInputError extends Error {
-  constructor(argument, reason) {
-    super(`invalid input at \`${argument}\`: ${reason}`);
-    this.name = "ToolInputError";
-  }
-}
+import { ToolInputError } from "../errors.js";
 
 /**
  * An integer argument: numbers and numeric strings are truncated and clamped to [min, max]

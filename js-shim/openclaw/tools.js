@@ -5,7 +5,8 @@
 // session passed down is the one the host gave this tool's factory, never one the model names.
 
 import { ASK_TOOL_NAME, createAskTool } from "./ask-tool.js";
-import { answering, boolArg, intArg, stringArg, ToolInputError } from "./tool-input.js";
+import { ToolInputError } from "../errors.js";
+import { answering, boolArg, intArg, stringArg } from "./tool-input.js";
 
 export const TOOL_NAMES = ["lcm_grep", "lcm_describe", "lcm_expand", ASK_TOOL_NAME];
 

@@ -20,6 +20,7 @@ import { runLcmCommand } from "./lcm-command.js";
 import { summarizeAsSuccessor } from "../node/successor.js";
 import { openNodeEngine } from "../node/engine.js";
 import { createOpenAiLlm } from "./openai-llm.js";
+import { UsageError } from "../errors.js";
 import { POSTGRES_URL_ENV, postgresSchemaFor, postgresUrlFor, redactedUrl } from "../postgres/config.js";
 
 const COMMANDS = ["status", "doctor", "repair", "import", "copy-to-postgres", "summarize", "help"];
@@ -56,8 +57,6 @@ options:
   -h, --help          this text
 
 exit status: 0 done, 1 problems remain or the command failed, 2 wrong usage`;
-
-class UsageError extends Error {}
 
 function defaultDbPath(env) {
   return join(env.OPENCLAW_STATE_DIR || join(homedir(), ".openclaw"), "lossless-wasm", "lossless.sqlite");

@@ -23,13 +23,14 @@ import { createRequire } from "node:module";
 import { initSync, messageSearchText } from "../../wasm/lossless_wasm.js";
 import { POSTGRES_VERSION, SQLITE_VERSION, TABLES } from "./copy-tables.js";
 import { redactedUrl, resolvePg, tlsAdvice } from "../postgres/config.js";
+import { CopyConflict } from "../errors.js";
 
 /** Rows per INSERT, and the JSON size past which a batch is sent early (long messages). */
 const BATCH_ROWS = 1000;
 const BATCH_BYTES = 4 << 20;
 
-/** Thrown when the target holds another store's rows; the CLI shows its message as it is. */
-export class CopyConflict extends Error {}
+/** Thrown when the target holds another store's rows (CopyConflict, errors.js); the CLI shows
+ *  its message as it is. */
 
 const hex = (value) =>
   (typeof value === "string"

@@ -1,6 +1,7 @@
 // A minimal LLM client for an OpenAI-compatible chat-completions endpoint, shaped like the
 // host's `llm.complete` ({messages, maxTokens, signal} -> {text, model, stopReason}). Only the
 // headless CLI uses it (repair outside OpenClaw); inside the host the host's LLM is used.
+import { LlmHttpError } from "../errors.js";
 
 /**
  * @param {object} o
@@ -22,9 +23,7 @@ export function createOpenAiLlm({ baseUrl, model, apiKey }) {
       const body = await res.text();
       if (!res.ok) {
         // `status` lets the compaction driver tell an auth failure from other errors.
-        throw Object.assign(new Error(`${url} answered HTTP ${res.status}: ${body.slice(0, 300)}`), {
-          status: res.status,
-        });
+        throw new LlmHttpError(res.status, `${url} answered HTTP ${res.status}: ${body.slice(0, 300)}`);
       }
       let json;
       try {

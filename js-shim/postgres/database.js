@@ -28,6 +28,7 @@
 import { isMainThread, MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { redactedUrl, resolvePg } from "./config.js";
 import { transactionControl } from "./transaction.js";
+import { fromWire, PostgresError } from "../errors.js";
 
 /** How long opening waits for the server to accept the connection. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -168,16 +169,13 @@ export class PostgresDatabase {
         // Only a reply to this call ends the wait (a failure report outside any call is not one).
         if (message.id !== id) continue;
         this.clockOffsetMs = message.clockOffsetMs ?? this.clockOffsetMs;
-        if (message.error)
-          throw Object.assign(new Error(message.error.message), message.error.code ? { code: message.error.code } : {});
+        if (message.error) throw fromWire(message.error);
         return message;
       }
       if (Atomics.load(this.flag, 1) === 1) {
         this.stopIo();
-        throw Object.assign(
-          new Error(
-            `lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped; this call failed, and the next one connects again`,
-          ),
+        throw new PostgresError(
+          `lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped; this call failed, and the next one connects again`,
           { code: "LOSSLESS_POSTGRES_BROKEN" },
         );
       }
@@ -214,10 +212,8 @@ export class PostgresDatabase {
       // An I/O thread that stopped took the transaction's connection with it: the transaction
       // cannot go on elsewhere.
       if (this.inTransaction && !this.io)
-        throw Object.assign(
-          new Error(
-            `lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped during a transaction; this call failed, and the next one connects again`,
-          ),
+        throw new PostgresError(
+          `lossless-wasm: the PostgreSQL I/O thread for ${this.where} stopped during a transaction; this call failed, and the next one connects again`,
           { code: "LOSSLESS_POSTGRES_BROKEN" },
         );
       if (!this.io) this.startIo();

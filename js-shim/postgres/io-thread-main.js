@@ -14,6 +14,10 @@ import { numberedPlaceholders } from "./placeholders.js";
 import { redactedUrl, tlsAdvice } from "./config.js";
 import { transactionControl } from "./transaction.js";
 import { applicationName, holdersText, lookupApplicationName, lookupDelayFor, watchLockWait } from "./lock-holders.js";
+import { PostgresError, toWire } from "../errors.js";
+
+/** The thread errors are sent from, as the engine's thread reports them (errors.js). */
+const THREAD = "the PostgreSQL I/O thread";
 
 const { port, flag: flagBuffer, url, schema, pgPath, connectTimeoutMs, pipeline, timeouts } = workerData;
 const pg = createRequire(import.meta.url)(pgPath);
@@ -162,10 +166,8 @@ async function connection() {
     } catch (err) {
       c?.end().catch(() => {});
       const reason = describe(err, "connecting to").replace(/^connecting to PostgreSQL at \S+ failed: /, "");
-      throw Object.assign(
-        new Error(
-          `lossless-wasm: cannot connect to PostgreSQL at ${where}: ${reason}${tlsAdvice(err)}; this call failed: check that the server is running and accepts this URL, the next call tries again`,
-        ),
+      throw new PostgresError(
+        `lossless-wasm: cannot connect to PostgreSQL at ${where}: ${reason}${tlsAdvice(err)}; this call failed: check that the server is running and accepts this URL, the next call tries again`,
         { code: "LOSSLESS_POSTGRES_CONNECT" },
       );
     }
@@ -233,29 +235,23 @@ function failureOf(err, c) {
     const who = holders
       ? `held by ${holders}`
       : "another gateway's turn or compaction, or a lossless-wasm-lcm command (pg_stat_activity shows it)";
-    return Object.assign(
-      new Error(
-        `lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): ${who}; this call failed and wrote nothing`,
-      ),
+    return new PostgresError(
+      `lossless-wasm: another connection to PostgreSQL at ${where} held a lock this call needs for over ${waited} ms (config \`lockTimeoutMs\`): ${who}; this call failed and wrote nothing`,
       { code: "LOSSLESS_POSTGRES_LOCKED" },
     );
   }
   if (sessionSwapped(err)) {
     drop(c);
-    return Object.assign(
-      new Error(
-        `lossless-wasm: the server session under the connection to PostgreSQL at ${where} changed between statements (${describe(err)}): ${NEEDS_SESSION}; this call failed`,
-      ),
+    return new PostgresError(
+      `lossless-wasm: the server session under the connection to PostgreSQL at ${where} changed between statements (${describe(err)}): ${NEEDS_SESSION}; this call failed`,
       { code: "LOSSLESS_POSTGRES_POOLED" },
     );
   }
   if (broken(err)) {
     drop(c);
     const cause = !sqlstate(err) && sqlstate(c?.lostWith) ? c.lostWith : err;
-    return Object.assign(
-      new Error(
-        `lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(cause, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`,
-      ),
+    return new PostgresError(
+      `lossless-wasm: the connection to PostgreSQL at ${where} broke (${describe(cause, "talking to").replace(/^talking to PostgreSQL at \S+ failed: /, "")}); this call failed, and the next one connects again`,
       { code: "LOSSLESS_POSTGRES_BROKEN" },
     );
   }
@@ -264,7 +260,7 @@ function failureOf(err, c) {
     sqlstate(err) === "42P01"
       ? "; if a connection pooler is in between, it must pool sessions (PgBouncer pool_mode = session), not transactions"
       : "";
-  return Object.assign(new Error(`${describe(err, "talking to")}${pooled}`), err?.code ? { code: err.code } : {});
+  return new PostgresError(`${describe(err, "talking to")}${pooled}`, { code: err?.code || undefined });
 }
 
 /** Puts one statement on `c`'s wire and returns its outcome. In pipeline mode `pg` writes it
@@ -299,11 +295,9 @@ let tx = null;
  *  also names the statement that caused it, which the engine never waited for (the engine's
  *  own message names the statement it was waiting on). */
 const deferredFailure = (err, sql) =>
-  Object.assign(
-    new Error(
-      `${err.message}; raised by a statement of this transaction sent without waiting for its answer: ${sql.replace(/\s+/g, " ").slice(0, 200)}`,
-    ),
-    err.code ? { code: err.code } : {},
+  new PostgresError(
+    `${err.message}; raised by a statement of this transaction sent without waiting for its answer: ${sql.replace(/\s+/g, " ").slice(0, 200)}`,
+    { code: err.code || undefined },
   );
 
 /** Sends a statement the engine does not wait for (database.js `run` inside a transaction).
@@ -315,10 +309,8 @@ async function deferred(req, control) {
     tx = {
       client: null,
       sent: [],
-      failure: Object.assign(
-        new Error(
-          `lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`,
-        ),
+      failure: new PostgresError(
+        `lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`,
         { code: "LOSSLESS_POSTGRES_BROKEN" },
       ),
     };
@@ -353,10 +345,8 @@ async function waitedInTransaction(req, control) {
   // Whatever happens below, the engine's next statement is outside this transaction.
   if (ends) tx = null;
   if (!t.failure && t.client !== client) {
-    t.failure = Object.assign(
-      new Error(
-        `lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`,
-      ),
+    t.failure = new PostgresError(
+      `lossless-wasm: the connection to PostgreSQL at ${where} broke during a transaction; this call failed, and the next one connects again`,
       { code: "LOSSLESS_POSTGRES_BROKEN" },
     );
   }
@@ -465,7 +455,7 @@ function reply(message) {
   } catch (err) {
     port.postMessage({
       id: message.id,
-      error: { message: `lossless-wasm: a PostgreSQL reply could not be sent: ${err.message}` },
+      error: toWire(new PostgresError(`lossless-wasm: a PostgreSQL reply could not be sent: ${err.message}`), THREAD),
     });
   }
   Atomics.add(flag, 0, 1);
@@ -487,7 +477,7 @@ async function serve(req) {
       // Only a bug gets here (deferred() keeps its failures); the next waited call reports it.
       if (tx && !tx.failure) tx.failure = err;
     } else {
-      reply({ id: req.id, error: { message: err.message, code: err.code } });
+      reply({ id: req.id, error: toWire(err, THREAD) });
     }
   }
   current = undefined;
@@ -502,10 +492,13 @@ process.on("uncaughtException", (err) => {
   client = null;
   reply({
     id: current,
-    error: {
-      message: `lossless-wasm: the PostgreSQL I/O thread failed: ${String(err?.message ?? err).replaceAll(url, where)}`,
-      code: "LOSSLESS_POSTGRES_BROKEN",
-    },
+    error: toWire(
+      new PostgresError(
+        `lossless-wasm: the PostgreSQL I/O thread failed: ${String(err?.message ?? err).replaceAll(url, where)}`,
+        { code: "LOSSLESS_POSTGRES_BROKEN" },
+      ),
+      THREAD,
+    ),
   });
 });
 process.on("exit", () => {

@@ -11,9 +11,9 @@
 // `openEngine` / `openBrowserEngine` also throw a TypeError when `SQL` is not an initialized
 // sql.js module, and openBrowserEngine an Error when IndexedDB is unavailable or the stored
 // journal does not apply to its snapshot (the stored data is left unchanged).
-// openBrowserEngine rejects with an Error named "StoreBusyError" when another tab or worker of
-// the origin holds the key for writing past `lockTimeoutMs` ("… is open for writing in another
-// tab or worker of this origin …"). After `close()`, every call rejects ("<call>() called after
+// openBrowserEngine rejects with an Error named "StoreBusyError" (`code` "LOSSLESS_STORE_BUSY",
+// also from openBrowserEngineInWorker) when another tab or worker of the origin holds the key for
+// writing past `lockTimeoutMs` ("… is open for writing in another tab or worker of this origin …"). After `close()`, every call rejects ("<call>() called after
 // close(); …"); a read-only engine rejects its writing calls ("<call>() writes, and this engine
 // was opened with readOnly: true; …").
 

@@ -44,6 +44,14 @@ test("an engine in a worker writes, compacts through the page's LLM, holds the k
     } catch (e) {
       busy = e.message;
     }
+    // The same refusal thrown in a second worker crosses to the page as its class (errors.js).
+    let busyInWorker;
+    try {
+      await lib.openBrowserEngineInWorker({ sqlJsUrl: "/node_modules/sql.js/dist/sql-wasm.js", idbName: "worker-test", key: "chat", lockTimeoutMs: 0 });
+    } catch (e) {
+      const { StoreBusyError } = await import("/dist/pkg/shim/errors.js");
+      busyInWorker = { isClass: e instanceof StoreBusyError, name: e.name, code: e.code, message: e.message, stack: e.stack };
+    }
     const compacted = await engine.compact({ ...s, force: true, tokenBudget: 2000 });
     const described = await engine.describe(s);
     const hits = await engine.search({ ...s, pattern: "worker answer 7", scope: "all" });
@@ -65,10 +73,16 @@ test("an engine in a worker writes, compacts through the page's LLM, holds the k
     const count = (await reopened.describe(s)).messageCount;
     const summaries = (await reopened.describe(s)).summaries.length;
     await reopened.close();
-    return { statuses, busy, compacted: compacted.compacted, requests, summaries, stored: described.messageCount, hits: hits.length, badInput, afterClose, count, info: engine.info.id };
+    return { statuses, busy, busyInWorker, compacted: compacted.compacted, requests, summaries, stored: described.messageCount, hits: hits.length, badInput, afterClose, count, info: engine.info.id };
   });
   assert.equal(out.statuses.filter((s) => s === "committed").length, 30);
   assert.match(out.busy, /open for writing in another tab or worker of this origin/);
+  assert.ok(out.busyInWorker, "a second engine in a worker opened a key another one holds");
+  assert.equal(out.busyInWorker.isClass, true, JSON.stringify(out.busyInWorker));
+  assert.equal(out.busyInWorker.name, "StoreBusyError");
+  assert.equal(out.busyInWorker.code, "LOSSLESS_STORE_BUSY");
+  assert.match(out.busyInWorker.message, /open for writing in another tab or worker of this origin/);
+  assert.match(out.busyInWorker.stack, /\(thrown in the engine's worker, rebuilt here\)$/);
   assert.ok(out.requests.length > 0, "the worker's compaction asked the page's LLM");
   assert.equal(out.compacted, true);
   assert.ok(out.summaries > 0, "the summaries are stored");

@@ -89,6 +89,10 @@ describe("deferred statements", () => {
     assert.deepEqual(outcomes.slice(1, 5).map((o) => o.ok), [true, true, true, true], "the deferred statements were acknowledged at once");
     const commit = outcomes[5];
     assert.equal(commit.code, "23505", JSON.stringify(commit));
+    // Made in the I/O thread, it crossed to the driver's thread as its class (errors.js).
+    assert.equal(commit.postgresError, true, JSON.stringify(commit));
+    assert.equal(commit.name, "PostgresError");
+    assert.equal(commit.fromIoThread, true, JSON.stringify(commit));
     assert.match(commit.error, /^PostgreSQL ERROR 23505: duplicate key value violates unique constraint .*sent without waiting for its answer: INSERT INTO/);
     assert.doesNotMatch(commit.error, /25P02/);
     assert.equal(outcomes[6].ok, true, "the engine's ROLLBACK after it succeeds");
@@ -138,6 +142,7 @@ describe("deferred statements", () => {
     ]);
     assert.deepEqual(outcomes.slice(1, 5).map((o) => o.ok), [true, true, true, true]);
     assert.equal(outcomes[5].code, "LOSSLESS_POSTGRES_BROKEN", JSON.stringify(outcomes[5]));
+    assert.equal(outcomes[5].postgresError, true, JSON.stringify(outcomes[5]));
     assert.match(outcomes[5].error, /the connection to PostgreSQL at postgres:\/\/\w+:\*\*\*@.* broke .*the next one connects again/);
     assert.equal(outcomes[6].ok, true, "ROLLBACK has nothing left to do");
     assert.deepEqual(outcomes.slice(7).map((o) => o.error ?? null), [null, null, null], JSON.stringify(outcomes.slice(7)));

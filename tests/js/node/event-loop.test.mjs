@@ -15,7 +15,8 @@ import { PKG, STORAGES, assistant, query, tempDir, user } from "../support.mjs";
 const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
 const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
 const { MESSAGES_PER_PART } = await import(new URL("shim/node/engine-thread.js", PKG));
-const { elide, restore, HistoryNeeded } = await import(new URL("shim/node/host-history.js", PKG));
+const { elide, restore } = await import(new URL("shim/node/host-history.js", PKG));
+const { HistoryNeeded } = await import(new URL("shim/errors.js", PKG));
 
 const session = { sessionId: "s", sessionKey: "agent:main:event-loop" };
 
