@@ -105,7 +105,12 @@ export default {
     // (the engine derives the agent from its key and checks every id against it).
     // lcm_ask asks the plugin-wide LLM (tool calls carry no session-bound one).
     api.registerTool?.(
-      (ctx) => createRecallTools(open, ctx, { llm: () => hostLlm(api), askTimeoutMs: config.askTimeoutMs }),
+      (ctx) =>
+        createRecallTools(open, ctx, {
+          llm: () => hostLlm(api),
+          askTimeoutMs: config.askTimeoutMs,
+          toolResultMaxChars: config.toolResultMaxChars,
+        }),
       { names: TOOL_NAMES },
     );
     // The operator command: /lcm status | doctor | repair (bypasses the model).
