@@ -1,11 +1,33 @@
 // The OpenClaw ContextEngine object: maps each host call onto the wasm engine. It only picks the
 // plain-data fields the engine needs (host params also carry functions, Sets and AbortSignals)
 // and shapes results as the host contract expects. No context logic lives here.
+// The host makes one per logical turn and disposes it after the turn (after its deferred
+// maintenance): `dispose` settles within DISPOSE_BOUND_MS whatever is in flight and leaves no
+// work of this instance behind (docs/reliability.md, "Dispose and reload").
 
 import { createSummaryRunner, noteTurnStored } from "./summary-runner.js";
 
 export const ENGINE_ID = "lossless-wasm";
 export const ENGINE_VERSION = "0.1.0";
+
+/** How long `dispose` may take at most: under OpenClaw's cleanup bounds (5 s for a plugin's
+ *  cleanup hooks, 10 s per agent cleanup step), so a reload's drain never waits on us. */
+export const DISPOSE_BOUND_MS = 4_000;
+
+/** Resolves true when `work` settles, false when `ms` pass first; the timer never keeps the
+ *  process alive. */
+async function settlesWithin(work, ms) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 // OpenClaw 2026.7.x types compact()'s sessionKey as optional (its runtimeContext may carry
 // one). A call without a key is about the session this process last saw under that id, so the
@@ -112,7 +134,12 @@ export function createContextEngine(
     transcriptCatchUp,
   } = {},
 ) {
-  const call = async (method, params) => (await openHandle()).call(method, params);
+  // The engine this instance used (dispose flushes it and never opens one), the token its
+  // summary jobs carry (dispose releases them), and whether the host disposed it.
+  let opened;
+  const owner = { disposed: false };
+  const handleNow = async () => (opened = await openHandle());
+  const call = async (method, params) => (await handleNow()).call(method, params);
   // The sessions the host holds a transcript of: OpenClaw calls `bootstrap` before `assemble`
   // only for a session with transcript state. Without one (a session new to this host, such as
   // one continued from another gateway sharing a PostgreSQL store) its empty history says
@@ -126,8 +153,16 @@ export function createContextEngine(
     );
   /** Runs a compaction job for the call's session; `turnWaits`: the host's turn waits on this call. */
   const runJob = async (p, params, turnWaits) => {
-    const handle = await openHandle();
+    const handle = await handleNow();
     const s = session(p);
+    // A call still running when the host disposed this instance starts no work it would own.
+    if (owner.disposed)
+      return {
+        ok: true,
+        compacted: false,
+        reason: "nothing to compact: the host disposed this engine instance; a later turn compacts",
+        failures: [],
+      };
     return runnerOf(handle, logger, summariesInBackground ? startSuccessor : undefined, endsWithTurn).run(
       s.sessionKey ?? s.sessionId,
       handle,
@@ -136,6 +171,7 @@ export function createContextEngine(
         turnWaits: turnWaits && summariesInBackground,
         record: summariesInBackground,
         hostSignal: p?.abortSignal,
+        owner,
         driver: {
           choice: config.summarizer ?? "auto",
           llm: llmFor(p),
@@ -246,7 +282,7 @@ export function createContextEngine(
       const budget = typeof p.tokenBudget === "number" ? p.tokenBudget : undefined;
       const messages = Array.isArray(p.messages) ? p.messages : [];
       const view = await (
-        await openHandle()
+        await handleNow()
       ).assemble({
         ...session(p),
         messages,
@@ -329,7 +365,7 @@ export function createContextEngine(
       const report = await compaction(p, { mode: "pending" }, { turnWaits: !background });
       let reason = report.reason;
       try {
-        await (await openHandle()).housekeep();
+        await (await handleNow()).housekeep();
       } catch (err) {
         // Upkeep is retried next turn; the compaction outcome still stands.
         reason = `${reason}; upkeep failed: ${err?.message ?? err}`;
@@ -347,9 +383,35 @@ export function createContextEngine(
       return call("reset", { ...session(p), cause: p.cause });
     },
 
+    /**
+     * Ends this instance within DISPOSE_BOUND_MS. The engine itself is shared across turns and
+     * stays open; this instance's summary jobs that no call waits for any more (the host gave
+     * up on the calls that waited: an aborted turn, a reload's drain) have their pending
+     * request aborted, since the host counts that LLM call as this instance's work (one a call
+     * still waits for is aborted when that call stops waiting); then what this instance wrote
+     * is flushed (every call already persisted its commit; this waits for a call still queued,
+     * such as a commitTurn the host did not await). Opens nothing.
+     */
     async dispose() {
-      // The engine is shared across turns; only make sure nothing committed is left unsaved.
-      await (await openHandle()).flush();
+      owner.disposed = true;
+      const handle = opened;
+      if (!handle) return;
+      const work = (async () => {
+        await runners.get(handle)?.release(owner);
+        await handle.flush();
+      })();
+      let failed;
+      const settled = await settlesWithin(
+        work.catch((err) => {
+          failed = err;
+        }),
+        DISPOSE_BOUND_MS,
+      );
+      if (failed) logger?.warn?.(`[lossless-wasm] dispose: could not flush the store: ${failed?.message ?? failed}`);
+      if (!settled)
+        logger?.warn?.(
+          `[lossless-wasm] dispose: this turn's work did not settle within ${DISPOSE_BOUND_MS} ms; it goes on in the background (what was committed is stored)`,
+        );
     },
   };
 }
