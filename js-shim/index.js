@@ -75,6 +75,10 @@ function registerLcmCli(api) {
   );
 }
 
+/** Registrations of the plugin in this process: OpenClaw registers it again on a hot reload of
+ *  its config, keeping this module; the newest one's config opens the engine (node/engine.js). */
+let registrations = 0;
+
 const LCM_CLI_DESCRIPTION =
   "Lossless context: status, integrity doctor, repair of fallback summaries, lossless-claw import";
 
@@ -88,7 +92,8 @@ export default {
     registerLcmCli(api);
     if (api.registrationMode === "cli-metadata") return;
     const config = api.pluginConfig ?? {};
-    const open = () => openNodeEngine(resolveDbPath(api), config);
+    const generation = ++registrations;
+    const open = () => openNodeEngine(resolveDbPath(api), config, undefined, { generation });
     // A reset recorded by the host (2026.9 keeps the session id) starts a new conversation; the
     // old one is archived, never purged. Rollovers to a new session id are seen on the next call.
     api.on?.("before_reset", async (event, ctx) => {

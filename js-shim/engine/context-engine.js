@@ -395,7 +395,8 @@ export function createContextEngine(
     async dispose() {
       owner.disposed = true;
       const handle = opened;
-      if (!handle) return;
+      // A newer config's engine replaced this one (a hot reload): closing it flushed it.
+      if (!handle || handle.retired) return;
       const work = (async () => {
         await runners.get(handle)?.release(owner);
         await handle.flush();
