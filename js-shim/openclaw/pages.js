@@ -28,6 +28,9 @@ function partOf(item, k, at) {
   };
 }
 
+/** A page's estimated tokens: its items' and their framing (the engine's 8 per item). */
+const pageTokens = (items) => items.reduce((n, item) => n + item.tokens + 8, 0);
+
 /**
  * An lcm_expand page. A message's text goes on at the character where this page stops; a
  * summary's listing at the first item not shown.
@@ -42,7 +45,8 @@ export function expandPage(out, render, fits) {
     const page = (k) => {
       const end = from + k;
       const more = end < out.total ? end : undefined;
-      return render({ ...out, items: [partOf(item, k, more)], nextCursor: more === undefined ? null : String(more) });
+      const items = [partOf(item, k, more)];
+      return render({ ...out, items, tokens: pageTokens(items), nextCursor: more === undefined ? null : String(more) });
     };
     const k = largest(1, length, (n) => fits(page(n)));
     return k >= 1 ? page(k) : whole;
@@ -51,7 +55,7 @@ export function expandPage(out, render, fits) {
   const start = first - out.items.length;
   const listing = (items, consumed) => {
     const next = start + consumed;
-    return render({ ...out, items, nextCursor: next < out.total ? String(next) : null });
+    return render({ ...out, items, tokens: pageTokens(items), nextCursor: next < out.total ? String(next) : null });
   };
   const n = largest(1, out.items.length, (m) => fits(listing(out.items.slice(0, m), m)));
   if (n >= 1) return listing(out.items.slice(0, n), n);
