@@ -4,12 +4,12 @@
 // not awaited, and the host disposes the engine instance. Prints one JSON line: how long
 // dispose took, the summary requests (aborted or not), and the markers of every committed turn.
 // Then it does not exit by itself: the parent checks that nothing keeps this process alive.
-//   node dispose-child.mjs <dbPath> <storage>
+//   node dispose-child.mjs <dbPath> <storage> [<extra config JSON>]
 import { writeSync } from "node:fs";
 import { createFakeHost } from "./fake-host.mjs";
 import { assistant, loadPlugin, user } from "./support.mjs";
 
-const [dbPath, storage] = process.argv.slice(2);
+const [dbPath, storage, extra] = process.argv.slice(2);
 /** A summarizer that hangs: it answers nothing, ever, and only notes an abort. */
 const requests = [];
 const llm = {
@@ -20,7 +20,7 @@ const llm = {
     return new Promise(() => {});
   },
 };
-const config = { dbPath, storage, summarizer: "host", freshTailCount: 2, leafChunkTokens: 1000, summaryTurnWaitMs: 50, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0 };
+const config = { dbPath, storage, ...JSON.parse(extra ?? "{}"), summarizer: "host", freshTailCount: 2, leafChunkTokens: 1000, summaryTurnWaitMs: 50, leafBudgetHeadroomFactor: 0, leafSkipReductionThreshold: 0 };
 const host = createFakeHost({ pluginConfig: config, stateDir: `${dbPath}.state`, llm });
 host.load(await loadPlugin());
 
