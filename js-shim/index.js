@@ -108,13 +108,18 @@ export default {
     });
     // The recall tools, built per session: the factory's ctx names the session they may read
     // (the engine derives the agent from its key and checks every id against it).
-    // lcm_ask asks the plugin-wide LLM (tool calls carry no session-bound one).
+    // lcm_ask asks the plugin-wide LLM (tool calls carry no session-bound one). Their answers fit
+    // the host's tool-result limit, lower for a session whose model window the host reported
+    // small (the engine factory notes it; the tool context does not carry it).
+    const windows = new Map();
+    const noteWindow = (session, tokens) => windows.set(session.sessionKey ?? session.sessionId, tokens);
     api.registerTool?.(
       (ctx) =>
         createRecallTools(open, ctx, {
           llm: () => hostLlm(api),
           askTimeoutMs: config.askTimeoutMs,
           toolResultMaxChars: config.toolResultMaxChars,
+          modelWindow: (session) => windows.get(session),
         }),
       { names: TOOL_NAMES },
     );
@@ -188,6 +193,7 @@ export default {
         // transcript, which on 2026.9.6 still holds the messages before a /reset (same session
         // id), and stored them in the new conversation (reset.e2e failed so with one-shot turns).
         transcriptCatchUp: hostCommand() === "gateway" ? transcriptCatchUp : undefined,
+        onModelWindow: noteWindow,
       });
     });
   },

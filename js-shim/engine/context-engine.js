@@ -119,6 +119,9 @@ const replyRoom = (p, hostVersion) =>
  *        one-shot command): with startSuccessor, no summary is asked here, a successor asks
  * @param {{catchUp: Function}} [options.transcriptCatchUp] reads the host's transcript at each
  *        `bootstrap` and stores what no turn committed (openclaw/transcript-catch-up.js; OpenClaw >= 2026.9)
+ * @param {(session: {sessionId?: string, sessionKey?: string}, tokens: number) => void} [options.onModelWindow]
+ *        the model's context window the host reported for a session (the recall tools size their
+ *        answers under it: openclaw/result-size.js)
  */
 export function createContextEngine(
   openHandle,
@@ -132,6 +135,7 @@ export function createContextEngine(
     startSuccessor,
     endsWithTurn,
     transcriptCatchUp,
+    onModelWindow,
   } = {},
 ) {
   // The engine this instance used (dispose flushes it and never opens one), the token its
@@ -140,6 +144,11 @@ export function createContextEngine(
   const owner = { disposed: false };
   const handleNow = async () => (opened = await openHandle());
   const call = async (method, params) => (await handleNow()).call(method, params);
+  /** `tokens` (the window the host reported for `p`'s session), passed on and returned. */
+  const window = (p, tokens) => {
+    if (tokens !== undefined) onModelWindow?.(session(p), tokens);
+    return tokens;
+  };
   // The sessions the host holds a transcript of: OpenClaw calls `bootstrap` before `assemble`
   // only for a session with transcript state. Without one (a session new to this host, such as
   // one continued from another gateway sharing a PostgreSQL store) its empty history says
@@ -257,8 +266,10 @@ export function createContextEngine(
         prePromptMessageCount: p.prePromptMessageCount,
         // Hosts that call afterTurn (OpenClaw 2026.7) have no commitTurn to report the window;
         // theirs passes it as tokenBudget here.
-        modelContextWindow:
+        modelContextWindow: window(
+          p,
           finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
+        ),
       });
     },
 
@@ -270,7 +281,7 @@ export function createContextEngine(
         messages: p.messages,
         admission: { entryId: p.admission?.entryId },
         terminal: { entryId: p.terminal?.entryId },
-        modelContextWindow: finite(p.runtimeContext?.modelContextWindow),
+        modelContextWindow: window(p, finite(p.runtimeContext?.modelContextWindow)),
       });
       if (out.warning) logger?.warn?.(`[lossless-wasm] ${out.warning}`);
       if (out.compaction?.pending)

@@ -112,7 +112,7 @@ function askResult(text, details, fits, limit) {
     content: full.content,
     details: { ...rest, evidenceMessages: evidenceMessageIds.length, evidenceSummaries: evidenceSummaryIds.length },
   };
-  return fits(counted) ? counted : cutToFit(ASK_TOOL_NAME, counted, limit);
+  return fits(counted) ? counted : cutToFit(ASK_TOOL_NAME, counted, limit());
 }
 
 /**
@@ -123,8 +123,8 @@ function askResult(text, details, fits, limit) {
  * @param {number} [options.timeoutMs] the LLM call's time limit (config askTimeoutMs)
  * @param {(name: string, value: unknown) => number|undefined} options.parseTime
  * @param {(result: object) => boolean} [options.fits] whether a result is under the host's
- *        tool-result limit (result-size.js), which is `options.limit` characters
- * @param {number} [options.limit]
+ *        tool-result limit (result-size.js), which is `options.limit()` characters
+ * @param {() => number} [options.limit]
  */
 export function createAskTool(call, { llm, timeoutMs = ASK_DEFAULT_TIMEOUT_MS, parseTime: parse, fits, limit }) {
   return {

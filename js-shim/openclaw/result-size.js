@@ -52,9 +52,17 @@ export function fitsLimit(name, result, limit) {
   return hostChars(toolCallText(name, result)) <= limit;
 }
 
-/** The tool-result limit from the plugin config (validated by the engine; see core/config.rs). */
-export function resultLimit(configured) {
-  return Number.isInteger(configured) && configured > 0 ? configured : TOOL_RESULT_DEFAULT_MAX_CHARS;
+/**
+ * The tool-result limit: config `toolResultMaxChars` when set (validated by the engine; see
+ * core/config.rs); else the default, lowered for a session whose model window the host reported
+ * smaller than 8K: the host lets `max(1024, window)` through at two per character, so half of
+ * that, less 5 % (a reported window at least as large as the host's budget only ever keeps the
+ * default).
+ */
+export function resultLimit(configured, modelWindow) {
+  if (Number.isInteger(configured) && configured > 0) return configured;
+  if (!(Number.isFinite(modelWindow) && modelWindow > 0)) return TOOL_RESULT_DEFAULT_MAX_CHARS;
+  return Math.min(TOOL_RESULT_DEFAULT_MAX_CHARS, Math.floor((Math.max(1024, modelWindow) / 2) * 0.95));
 }
 
 /** The largest n in [lo, hi] for which `ok(n)` holds (`ok` monotone: true up to some n), or lo - 1. */

@@ -288,19 +288,22 @@ const expandDetails = ({ items, ...rest }) => ({
  * @param {number} [options.askTimeoutMs] lcm_ask's LLM time limit (config askTimeoutMs)
  * @param {number} [options.toolResultMaxChars] the host's tool-result limit (config
  *        toolResultMaxChars; result-size.js)
+ * @param {(session: string) => number|undefined} [options.modelWindow] the model window the host
+ *        last reported for a session (by its key), which lowers the default limit below 8K
  * @returns {object[]|null} the tools, or null outside a session (nothing to scope them to)
  */
-export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs, toolResultMaxChars } = {}) {
+export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs, toolResultMaxChars, modelWindow } = {}) {
   const sessionKey = typeof ctx?.sessionKey === "string" && ctx.sessionKey ? ctx.sessionKey : undefined;
   const sessionId = typeof ctx?.sessionId === "string" && ctx.sessionId ? ctx.sessionId : sessionKey;
   if (!sessionId) return null;
   const session = { sessionId, sessionKey };
   const call = async (method, params) => (await openHandle()).call(method, { ...params, ...session });
   const args = (p) => (p && typeof p === "object" ? p : {});
-  const limit = resultLimit(toolResultMaxChars);
-  const fits = (name) => (r) => fitsLimit(name, r, limit);
+  // Read at each call: the host reports the window at the turn's commit, after the factory ran.
+  const limit = () => resultLimit(toolResultMaxChars, modelWindow?.(sessionKey ?? sessionId));
+  const fits = (name) => (r) => fitsLimit(name, r, limit());
   /** A tool body whose answer, whatever happens, fits the limit as whole JSON. */
-  const bounded = (name, body) => answering(name, body).then((r) => cutToFit(name, r, limit));
+  const bounded = (name, body) => answering(name, body).then((r) => cutToFit(name, r, limit()));
   return [
     {
       name: "lcm_grep",

@@ -26,14 +26,14 @@ const hostEstimate = hostModule ? (await import(join(HOST_DIST, hostModule))).r 
  * at hand) under the host's cut at an 8K window: its estimate, two per character and more for
  * CJK, at most the window in tokens. Returns the result.
  */
-function assertFits(name, out, limit = TOOL_RESULT_DEFAULT_MAX_CHARS) {
+function assertFits(name, out, limit = TOOL_RESULT_DEFAULT_MAX_CHARS, window = 8_000) {
   assert.equal(typeof out?.content?.[0]?.text, "string", `${name} returned no text`);
   const text = toolCallText(name, out);
   assert.deepEqual(JSON.parse(text).result, JSON.parse(JSON.stringify(out)), `${name}: tool_call's text is whole JSON`);
   assert.ok(hostChars(text) <= limit, `${name}: ${hostChars(text)} characters as the host counts them, over ${limit}`);
   if (hostEstimate && limit <= TOOL_RESULT_DEFAULT_MAX_CHARS) {
     const estimate = hostEstimate(text, { minimumRawWeight: 2 });
-    assert.ok(estimate <= 8_000, `${name}: the host estimates ${estimate}, over an 8K window's cut`);
+    assert.ok(estimate <= Math.max(1024, window), `${name}: the host estimates ${estimate}, over a ${window}-token window's cut`);
   }
   return out;
 }
@@ -117,6 +117,35 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assertFits("lcm_expand", await t.lcm_expand.execute("big", { messageId: hit.id, maxTokens: 16000 }));
     // describe of the message: a preview only, within the limit.
     assertFits("lcm_describe", await t.lcm_describe.execute("d", { messageId: hit.id }));
+  });
+
+  test("in a session whose model window the host reported at 4,096 tokens, answers fit that window's smaller cut", { timeout: 120_000 }, async () => {
+    const { h, tools } = host(storage);
+    const key = "agent:main:small-window";
+    const note = longNote().slice(0, 12_000);
+    const history = [user("start"), assistant("ok")];
+    await h.runTurn("lossless-wasm", { sessionId: "s", sessionKey: key, history: [], turn: history });
+    // The tools are built before the host reports the window (as in a turn: factory, then commit).
+    const t = tools({ sessionId: "s", sessionKey: key });
+    // The host reports the model's window with the turn's commit.
+    const engine = await h.resolveEngine("lossless-wasm");
+    await engine.commitTurn({
+      sessionId: "s", sessionKey: key, advancementKey: "w1", messages: [user(note), assistant("noted")],
+      admission: { entryId: "u1" }, terminal: { entryId: "a1" }, runtimeContext: { provider: "fake", modelId: "fake", modelContextWindow: 4_096 },
+    });
+    await engine.dispose();
+    const limit = Math.floor((4_096 / 2) * 0.95);
+    const hit = (await t.lcm_grep.execute("g", { pattern: "run-77.txt" })).details.hits.find((x) => x.role === "user");
+    assert.ok(hit, "the long note was stored");
+    let recovered = "";
+    let pages = 0;
+    for (let cursor; pages === 0 || cursor; pages++) {
+      const page = assertFits("lcm_expand", await t.lcm_expand.execute(`e${pages}`, { messageId: hit.id, ...(cursor ? { cursor } : {}) }), limit, 4_096);
+      recovered += pageContent(page.content[0].text);
+      cursor = page.details.nextCursor;
+    }
+    assert.equal(recovered, note, "the pages joined are the message");
+    assert.ok(pages >= 7, `pages of at most ${limit} characters (${pages})`);
   });
 
   test("many hits come back in pages by offset: every page fits, and together they are every hit once", { timeout: 120_000 }, async () => {
