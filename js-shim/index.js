@@ -194,6 +194,8 @@ export default {
         // id), and stored them in the new conversation (reset.e2e failed so with one-shot turns).
         transcriptCatchUp: hostCommand() === "gateway" ? transcriptCatchUp : undefined,
         onModelWindow: noteWindow,
+        // The host makes an engine object per logical turn and disposes it after the turn.
+        instancePerTurn: true,
       });
     });
   },

@@ -119,6 +119,10 @@ const replyRoom = (p, hostVersion) =>
  *        one-shot command): with startSuccessor, no summary is asked here, a successor asks
  * @param {{catchUp: Function}} [options.transcriptCatchUp] reads the host's transcript at each
  *        `bootstrap` and stores what no turn committed (openclaw/transcript-catch-up.js; OpenClaw >= 2026.9)
+ * @param {boolean} [options.instancePerTurn] true (OpenClaw): the host makes this object for one
+ *        logical turn and disposes it after; dispose then ends it (its summary jobs no call waits
+ *        for are released, and calls still running start none). false (the library's one object
+ *        for the engine's life): dispose only flushes.
  * @param {(session: {sessionId?: string, sessionKey?: string}, tokens: number) => void} [options.onModelWindow]
  *        the model's context window the host reported for a session (the recall tools size their
  *        answers under it: openclaw/result-size.js)
@@ -135,6 +139,7 @@ export function createContextEngine(
     startSuccessor,
     endsWithTurn,
     transcriptCatchUp,
+    instancePerTurn = false,
     onModelWindow,
   } = {},
 ) {
@@ -396,20 +401,21 @@ export function createContextEngine(
 
     /**
      * Ends this instance within DISPOSE_BOUND_MS. The engine itself is shared across turns and
-     * stays open; this instance's summary jobs that no call waits for any more (the host gave
-     * up on the calls that waited: an aborted turn, a reload's drain) have their pending
-     * request aborted, since the host counts that LLM call as this instance's work (one a call
-     * still waits for is aborted when that call stops waiting); then what this instance wrote
-     * is flushed (every call already persisted its commit; this waits for a call still queued,
-     * such as a commitTurn the host did not await). Opens nothing.
+     * stays open. With `instancePerTurn` (OpenClaw), this instance's summary jobs that no call
+     * waits for any more (the host gave up on the calls that waited: an aborted turn, a
+     * reload's drain) have their pending request aborted, since the host counts that LLM call
+     * as this instance's work (one a call still waits for is aborted when that call stops
+     * waiting). Then what this instance wrote is flushed (every call already persisted its
+     * commit; this waits for a call still queued, such as a commitTurn the host did not
+     * await). Opens nothing.
      */
     async dispose() {
-      owner.disposed = true;
+      if (instancePerTurn) owner.disposed = true;
       const handle = opened;
       // A newer config's engine replaced this one (a hot reload): closing it flushed it.
       if (!handle || handle.retired) return;
       const work = (async () => {
-        await runners.get(handle)?.release(owner);
+        if (instancePerTurn) await runners.get(handle)?.release(owner);
         await handle.flush();
       })();
       let failed;
