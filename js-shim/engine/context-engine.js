@@ -1,9 +1,9 @@
 // The OpenClaw ContextEngine object: maps each host call onto the wasm engine. It only picks the
 // plain-data fields the engine needs (host params also carry functions, Sets and AbortSignals)
 // and shapes results as the host contract expects. No context logic lives here.
-// The host makes one per logical turn and disposes it after the turn (after its deferred
-// maintenance): `dispose` settles within DISPOSE_BOUND_MS whatever is in flight and leaves no
-// work of this instance behind (docs/reliability.md, "Dispose and reload").
+// OpenClaw makes one per logical turn and disposes it after the turn (after its deferred
+// maintenance; `instancePerTurn`): `dispose` settles within DISPOSE_BOUND_MS whatever is in
+// flight and leaves no work of this instance behind (docs/reliability.md, "Dispose and reload").
 
 import { createSummaryRunner, noteTurnStored } from "./summary-runner.js";
 
