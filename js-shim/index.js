@@ -75,6 +75,10 @@ function registerLcmCli(api) {
   );
 }
 
+/** Registrations of the plugin in this process: OpenClaw registers it again on a hot reload of
+ *  its config, keeping this module; the newest one's config opens the engine (node/engine.js). */
+let registrations = 0;
+
 const LCM_CLI_DESCRIPTION =
   "Lossless context: status, integrity doctor, repair of fallback summaries, lossless-claw import";
 
@@ -88,7 +92,8 @@ export default {
     registerLcmCli(api);
     if (api.registrationMode === "cli-metadata") return;
     const config = api.pluginConfig ?? {};
-    const open = () => openNodeEngine(resolveDbPath(api), config);
+    const generation = ++registrations;
+    const open = () => openNodeEngine(resolveDbPath(api), config, undefined, { generation });
     // A reset recorded by the host (2026.9 keeps the session id) starts a new conversation; the
     // old one is archived, never purged. Rollovers to a new session id are seen on the next call.
     api.on?.("before_reset", async (event, ctx) => {
@@ -103,9 +108,19 @@ export default {
     });
     // The recall tools, built per session: the factory's ctx names the session they may read
     // (the engine derives the agent from its key and checks every id against it).
-    // lcm_ask asks the plugin-wide LLM (tool calls carry no session-bound one).
+    // lcm_ask asks the plugin-wide LLM (tool calls carry no session-bound one). Their answers fit
+    // the host's tool-result limit, lower for a session whose model window the host reported
+    // small (the engine factory notes it; the tool context does not carry it).
+    const windows = new Map();
+    const noteWindow = (session, tokens) => windows.set(session.sessionKey ?? session.sessionId, tokens);
     api.registerTool?.(
-      (ctx) => createRecallTools(open, ctx, { llm: () => hostLlm(api), askTimeoutMs: config.askTimeoutMs }),
+      (ctx) =>
+        createRecallTools(open, ctx, {
+          llm: () => hostLlm(api),
+          askTimeoutMs: config.askTimeoutMs,
+          toolResultMaxChars: config.toolResultMaxChars,
+          modelWindow: (session) => windows.get(session),
+        }),
       { names: TOOL_NAMES },
     );
     // The operator command: /lcm status | doctor | repair (bypasses the model).
@@ -178,6 +193,9 @@ export default {
         // transcript, which on 2026.9.6 still holds the messages before a /reset (same session
         // id), and stored them in the new conversation (reset.e2e failed so with one-shot turns).
         transcriptCatchUp: hostCommand() === "gateway" ? transcriptCatchUp : undefined,
+        onModelWindow: noteWindow,
+        // The host makes an engine object per logical turn and disposes it after the turn.
+        instancePerTurn: true,
       });
     });
   },

@@ -1,11 +1,33 @@
 // The OpenClaw ContextEngine object: maps each host call onto the wasm engine. It only picks the
 // plain-data fields the engine needs (host params also carry functions, Sets and AbortSignals)
 // and shapes results as the host contract expects. No context logic lives here.
+// OpenClaw makes one per logical turn and disposes it after the turn (after its deferred
+// maintenance; `instancePerTurn`): `dispose` settles within DISPOSE_BOUND_MS whatever is in
+// flight and leaves no work of this instance behind (docs/reliability.md, "Dispose and reload").
 
 import { createSummaryRunner, noteTurnStored } from "./summary-runner.js";
 
 export const ENGINE_ID = "lossless-wasm";
 export const ENGINE_VERSION = "0.1.0";
+
+/** How long `dispose` may take at most: under OpenClaw's cleanup bounds (5 s for a plugin's
+ *  cleanup hooks, 10 s per agent cleanup step), so a reload's drain never waits on us. */
+export const DISPOSE_BOUND_MS = 4_000;
+
+/** Resolves true when `work` settles, false when `ms` pass first; the timer never keeps the
+ *  process alive. */
+async function settlesWithin(work, ms) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 // OpenClaw 2026.7.x types compact()'s sessionKey as optional (its runtimeContext may carry
 // one). A call without a key is about the session this process last saw under that id, so the
@@ -97,6 +119,13 @@ const replyRoom = (p, hostVersion) =>
  *        one-shot command): with startSuccessor, no summary is asked here, a successor asks
  * @param {{catchUp: Function}} [options.transcriptCatchUp] reads the host's transcript at each
  *        `bootstrap` and stores what no turn committed (openclaw/transcript-catch-up.js; OpenClaw >= 2026.9)
+ * @param {boolean} [options.instancePerTurn] true (OpenClaw): the host makes this object for one
+ *        logical turn and disposes it after; dispose then ends it (its summary jobs no call waits
+ *        for are released, and calls still running start none). false (the library's one object
+ *        for the engine's life): dispose only flushes.
+ * @param {(session: {sessionId?: string, sessionKey?: string}, tokens: number) => void} [options.onModelWindow]
+ *        the model's context window the host reported for a session (the recall tools size their
+ *        answers under it: openclaw/result-size.js)
  */
 export function createContextEngine(
   openHandle,
@@ -110,9 +139,21 @@ export function createContextEngine(
     startSuccessor,
     endsWithTurn,
     transcriptCatchUp,
+    instancePerTurn = false,
+    onModelWindow,
   } = {},
 ) {
-  const call = async (method, params) => (await openHandle()).call(method, params);
+  // The engine this instance used (dispose flushes it and never opens one), the token its
+  // summary jobs carry (dispose releases them), and whether the host disposed it.
+  let opened;
+  const owner = { disposed: false };
+  const handleNow = async () => (opened = await openHandle());
+  const call = async (method, params) => (await handleNow()).call(method, params);
+  /** `tokens` (the window the host reported for `p`'s session), passed on and returned. */
+  const window = (p, tokens) => {
+    if (tokens !== undefined) onModelWindow?.(session(p), tokens);
+    return tokens;
+  };
   // The sessions the host holds a transcript of: OpenClaw calls `bootstrap` before `assemble`
   // only for a session with transcript state. Without one (a session new to this host, such as
   // one continued from another gateway sharing a PostgreSQL store) its empty history says
@@ -126,8 +167,16 @@ export function createContextEngine(
     );
   /** Runs a compaction job for the call's session; `turnWaits`: the host's turn waits on this call. */
   const runJob = async (p, params, turnWaits) => {
-    const handle = await openHandle();
+    const handle = await handleNow();
     const s = session(p);
+    // A call still running when the host disposed this instance starts no work it would own.
+    if (owner.disposed)
+      return {
+        ok: true,
+        compacted: false,
+        reason: "nothing to compact: the host disposed this engine instance; a later turn compacts",
+        failures: [],
+      };
     return runnerOf(handle, logger, summariesInBackground ? startSuccessor : undefined, endsWithTurn).run(
       s.sessionKey ?? s.sessionId,
       handle,
@@ -136,6 +185,7 @@ export function createContextEngine(
         turnWaits: turnWaits && summariesInBackground,
         record: summariesInBackground,
         hostSignal: p?.abortSignal,
+        owner,
         driver: {
           choice: config.summarizer ?? "auto",
           llm: llmFor(p),
@@ -221,8 +271,10 @@ export function createContextEngine(
         prePromptMessageCount: p.prePromptMessageCount,
         // Hosts that call afterTurn (OpenClaw 2026.7) have no commitTurn to report the window;
         // theirs passes it as tokenBudget here.
-        modelContextWindow:
+        modelContextWindow: window(
+          p,
           finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
+        ),
       });
     },
 
@@ -234,7 +286,7 @@ export function createContextEngine(
         messages: p.messages,
         admission: { entryId: p.admission?.entryId },
         terminal: { entryId: p.terminal?.entryId },
-        modelContextWindow: finite(p.runtimeContext?.modelContextWindow),
+        modelContextWindow: window(p, finite(p.runtimeContext?.modelContextWindow)),
       });
       if (out.warning) logger?.warn?.(`[lossless-wasm] ${out.warning}`);
       if (out.compaction?.pending)
@@ -246,7 +298,7 @@ export function createContextEngine(
       const budget = typeof p.tokenBudget === "number" ? p.tokenBudget : undefined;
       const messages = Array.isArray(p.messages) ? p.messages : [];
       const view = await (
-        await openHandle()
+        await handleNow()
       ).assemble({
         ...session(p),
         messages,
@@ -329,7 +381,7 @@ export function createContextEngine(
       const report = await compaction(p, { mode: "pending" }, { turnWaits: !background });
       let reason = report.reason;
       try {
-        await (await openHandle()).housekeep();
+        await (await handleNow()).housekeep();
       } catch (err) {
         // Upkeep is retried next turn; the compaction outcome still stands.
         reason = `${reason}; upkeep failed: ${err?.message ?? err}`;
@@ -347,9 +399,37 @@ export function createContextEngine(
       return call("reset", { ...session(p), cause: p.cause });
     },
 
+    /**
+     * Ends this instance within DISPOSE_BOUND_MS. The engine itself is shared across turns and
+     * stays open. With `instancePerTurn` (OpenClaw), this instance's summary jobs that no call
+     * waits for any more (the host gave up on the calls that waited: an aborted turn, a
+     * reload's drain) have their pending request aborted, since the host counts that LLM call
+     * as this instance's work (one a call still waits for is aborted when that call stops
+     * waiting). Then what this instance wrote is flushed (every call already persisted its
+     * commit; this waits for a call still queued, such as a commitTurn the host did not
+     * await). Opens nothing.
+     */
     async dispose() {
-      // The engine is shared across turns; only make sure nothing committed is left unsaved.
-      await (await openHandle()).flush();
+      if (instancePerTurn) owner.disposed = true;
+      const handle = opened;
+      // A newer config's engine replaced this one (a hot reload): closing it flushed it.
+      if (!handle || handle.retired) return;
+      const work = (async () => {
+        if (instancePerTurn) await runners.get(handle)?.release(owner);
+        await handle.flush();
+      })();
+      let failed;
+      const settled = await settlesWithin(
+        work.catch((err) => {
+          failed = err;
+        }),
+        DISPOSE_BOUND_MS,
+      );
+      if (failed) logger?.warn?.(`[lossless-wasm] dispose: could not flush the store: ${failed?.message ?? failed}`);
+      if (!settled)
+        logger?.warn?.(
+          `[lossless-wasm] dispose: this turn's work did not settle within ${DISPOSE_BOUND_MS} ms; it goes on in the background (what was committed is stored)`,
+        );
     },
   };
 }

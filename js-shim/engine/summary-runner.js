@@ -4,8 +4,13 @@
 // job goes on in the background: its answer is applied when it arrives (the engine checks it
 // against what changed meanwhile), or is lost with the process, which the engine notices later.
 // One job per session at a time: a later call joins the running job instead of asking again.
+// A job belongs to the engine instance whose call started it; once the host disposed that
+// instance and no call of it waits for the job any more, the job's pending request is aborted
+// (`release`): the host accounts the request's LLM call to that instance's work and waits for it
+// before its dispose (and a reload) settles.
 // Scheduling and waiting only; every decision is the engine's (core/compaction/hold.rs).
 
+import { AbortError } from "../errors.js";
 import { runCompaction } from "./compaction-driver.js";
 
 /** This process's id in the engine's record of summary requests (see `runner` in compactionStart).
@@ -36,6 +41,10 @@ export function storedTurns() {
   return turnsStored;
 }
 
+/** Why a disposed instance's summary request was aborted. */
+const disposedError = () =>
+  new AbortError("the host disposed the engine instance that started this summary; a later turn asks again");
+
 /** A promise with its resolve function. */
 function signal() {
   let resolve;
@@ -61,15 +70,18 @@ function signal() {
 export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatchUp, onHandOver, endsWithTurn } = {}) {
   /** session key -> the job running for it */
   const running = new Map();
+  /** Every job not yet ended (one started beside a running job is not in `running`). */
+  const live = new Set();
 
   /**
    * Starts a job: runCompaction through a handle that notes each summary request's hold.
    * The host's abort signal is followed only while the call that started the job waits on it.
    */
-  function start(key, handle, params, driver, record) {
+  function start(key, handle, params, driver, record, owner) {
     const controller = new AbortController();
     const job = {
       key,
+      owner,
       startedAt: Date.now(),
       /** When the current request's hold ends (Infinity: no limit, or no request out yet). */
       holdUntil: Infinity,
@@ -127,6 +139,7 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
       )
       .finally(() => {
         job.settled = true;
+        live.delete(job);
         if (running.get(key) === job) running.delete(key);
         if (!job.starterWaits) {
           if (job.error) onDetachedError?.(job.error, job);
@@ -134,6 +147,7 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
         }
         notify();
       });
+    live.add(job);
     return job;
   }
 
@@ -203,15 +217,17 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
      *        the turn waits on come, which can catch up: an OpenClaw host)
      * @param {AbortSignal} [options.hostSignal]
      * @param {object} options.driver runCompaction options (choice, llm, timeoutMs)
+     * @param {{disposed?: boolean}} [options.owner] the engine instance whose call this is
+     *        (see `release`)
      */
-    async run(key, handle, params, { turnWaits = false, record = false, hostSignal, driver }) {
+    async run(key, handle, params, { turnWaits = false, record = false, hostSignal, driver, owner }) {
       // A job another call started: its outcome is that call's to report, and only that call's
       // host may abort it.
       const hostAborted = abortOf(hostSignal);
       for (let current = running.get(key); current; current = running.get(key)) {
         if (!(await settles(current, { held: turnWaits, joined: true, hostAborted }))) break;
       }
-      const job = start(key, handle, { ...params, turnWaits }, driver, record);
+      const job = start(key, handle, { ...params, turnWaits }, driver, record, owner);
       if (!running.has(key)) running.set(key, job);
       const onAbort = () => job.controller.abort(hostSignal.reason);
       if (hostSignal?.aborted) onAbort();
@@ -225,9 +241,27 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
         ended ||= job.settled;
         job.starterWaits = ended;
       }
-      if (!ended) return { inFlight: true, catchUp: job.catchUp, startedAt: job.startedAt };
+      if (!ended) {
+        // The host disposed the instance while this call waited: nothing of it goes on.
+        if (owner?.disposed) job.controller.abort(disposedError());
+        return { inFlight: true, catchUp: job.catchUp, startedAt: job.startedAt };
+      }
       if (job.error) throw job.error;
       return job.report;
+    },
+
+    /**
+     * The host disposed `owner` (it sets `owner.disposed` first): aborts the jobs it started
+     * that no call waits for any more (their pending summary request fails as aborted: nothing
+     * is written for it, no backoff is kept, and a later turn asks again) and resolves when they
+     * have ended. A job one of its calls still waits for is that call's: it ends with it, or is
+     * aborted when the call stops waiting (`run`).
+     * @param {object} owner the engine instance the host disposes
+     */
+    release(owner) {
+      const detached = [...live].filter((job) => job.owner === owner && !job.starterWaits);
+      for (const job of detached) job.controller.abort(disposedError());
+      return Promise.allSettled(detached.map((job) => job.promise));
     },
   };
 }

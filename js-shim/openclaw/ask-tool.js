@@ -10,6 +10,7 @@
 
 import { classifyError, completeWithin } from "../engine/compaction-driver.js";
 import { answering, defined, intArg, stringArg } from "./tool-input.js";
+import { cutToFit } from "./result-size.js";
 
 export const ASK_TOOL_NAME = "lcm_ask";
 export const ASK_DEFAULT_TIMEOUT_MS = 10_000;
@@ -98,14 +99,34 @@ const askDetails = (answer, start) => ({
 });
 
 /**
+ * The answer as a tool result under the host's tool-result limit: the evidence ids are also in
+ * the text ("Evidence sent: …"), so a result too long keeps only their counts in `details`;
+ * failing that, the text is cut with a line saying so (an answer is at most ~400 tokens, so only
+ * a very long evidence list or a tiny limit gets there).
+ */
+function askResult(text, details, fits, limit) {
+  const full = { content: [{ type: "text", text }], details };
+  if (!fits || fits(full)) return full;
+  const { evidenceMessageIds = [], evidenceSummaryIds = [], ...rest } = details;
+  const counted = {
+    content: full.content,
+    details: { ...rest, evidenceMessages: evidenceMessageIds.length, evidenceSummaries: evidenceSummaryIds.length },
+  };
+  return fits(counted) ? counted : cutToFit(ASK_TOOL_NAME, counted, limit());
+}
+
+/**
  * The lcm_ask tool bound to one session.
  * @param {(method: string, params: object) => Promise<any>} call the engine, with the session added
  * @param {object} options
  * @param {() => ({complete: Function}|undefined)} [options.llm] the LLM to ask
  * @param {number} [options.timeoutMs] the LLM call's time limit (config askTimeoutMs)
  * @param {(name: string, value: unknown) => number|undefined} options.parseTime
+ * @param {(result: object) => boolean} [options.fits] whether a result is under the host's
+ *        tool-result limit (result-size.js), which is `options.limit()` characters
+ * @param {() => number} [options.limit]
  */
-export function createAskTool(call, { llm, timeoutMs = ASK_DEFAULT_TIMEOUT_MS, parseTime: parse }) {
+export function createAskTool(call, { llm, timeoutMs = ASK_DEFAULT_TIMEOUT_MS, parseTime: parse, fits, limit }) {
   return {
     name: ASK_TOOL_NAME,
     label: "Ask the stored history",
@@ -127,14 +148,13 @@ export function createAskTool(call, { llm, timeoutMs = ASK_DEFAULT_TIMEOUT_MS, p
             maxEvidenceTokens: intArg("maxEvidenceTokens", p.maxEvidenceTokens, 0, 1_000_000),
           }),
         );
-        if (!start.prompt)
-          return { content: [{ type: "text", text: start.answer.text }], details: askDetails(start.answer, start) };
+        if (!start.prompt) return askResult(start.answer.text, askDetails(start.answer, start), fits, limit);
         const reply = await callLlm(llm?.(), start, timeoutMs, signal);
         const answer = await call("recallAskFinish", {
           ...reply,
           evidence: start.evidence.map(({ kind, id }) => ({ kind, id })),
         });
-        return { content: [{ type: "text", text: answer.text }], details: askDetails(answer, start) };
+        return askResult(answer.text, askDetails(answer, start), fits, limit);
       });
     },
   };

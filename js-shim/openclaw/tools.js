@@ -3,10 +3,14 @@
 // Schema, no TypeBox runtime), the text the model reads, and the binding to the caller's own
 // session. All query logic, scoping and the expand token limit live in the wasm engine: the
 // session passed down is the one the host gave this tool's factory, never one the model names.
+// Every result fits the host's tool-result limit (result-size.js): a longer answer is paged
+// (pages.js), and the result says how to get the rest.
 
 import { ASK_TOOL_NAME, createAskTool } from "./ask-tool.js";
 import { ToolInputError } from "../errors.js";
 import { answering, boolArg, intArg, stringArg } from "./tool-input.js";
+import { describePage, expandPage, grepPage } from "./pages.js";
+import { codePointCount, codePoints, cutToFit, fitsLimit, resultLimit } from "./result-size.js";
 
 export const TOOL_NAMES = ["lcm_grep", "lcm_describe", "lcm_expand", ASK_TOOL_NAME];
 
@@ -58,6 +62,12 @@ const GREP_SCHEMA = {
       maximum: 200,
       description: "Most hits to return (default 20), newest first.",
     },
+    offset: {
+      type: "integer",
+      minimum: 0,
+      description:
+        "Skip this many hits of the same search: a result too long for one answer says which offset shows the rest.",
+    },
   },
 };
 
@@ -67,6 +77,10 @@ const DESCRIBE_SCHEMA = {
   properties: {
     summaryId: { ...ID, description: "A summary id, as shown in a <lossless-summary id=...> block or a grep hit." },
     messageId: { ...ID, description: "A message id from a grep hit." },
+    cursor: {
+      type: "string",
+      description: "With summaryId: nextCursor from the previous answer, where the summary's content goes on.",
+    },
   },
 };
 
@@ -93,7 +107,8 @@ const EXPAND_SCHEMA = {
       type: "integer",
       minimum: 200,
       maximum: 16000,
-      description: "Token limit of this page (default 4000, at most 16000).",
+      description:
+        "Token limit of this page (default 4000, at most 16000); a page is also never longer than the host takes in one tool result.",
     },
   },
 };
@@ -121,11 +136,16 @@ function parseTime(name, value) {
 
 const iso = (ms) => (typeof ms === "number" && ms > 0 ? new Date(ms).toISOString() : "unknown time");
 
-function grepText(pattern, out, mode) {
+/** A pattern as the answer repeats it: at most 200 characters (the model has the rest). */
+const echo = (pattern) => JSON.stringify(codePointCount(pattern) > 200 ? `${codePoints(pattern, 200)}…` : pattern);
+
+function grepText(pattern, out, mode, page) {
   const order = mode === "ranked" ? "best first" : "newest first";
-  const lines = [
-    `${out.hits.length} match(es) for ${JSON.stringify(pattern)} in ${out.scope} scope (${out.conversations} conversation(s)), ${order}.`,
-  ];
+  const shown =
+    page.total > out.hits.length
+      ? `${page.total} match(es) for ${echo(pattern)}; this answer shows ${out.hits.length ? `${page.offset + 1}-${page.offset + out.hits.length}` : "none"}`
+      : `${out.hits.length} match(es) for ${echo(pattern)}`;
+  const lines = [`${shown} in ${out.scope} scope (${out.conversations} conversation(s)), ${order}.`];
   for (const h of out.hits) {
     const where = h.kind === "summary" ? `summary ${h.id}` : `message ${h.id} (${h.role})`;
     let next = "";
@@ -140,12 +160,21 @@ function grepText(pattern, out, mode) {
     }
     lines.push(`- [${where}, conversation ${h.conversationId}, ${iso(h.createdAt)}] ${h.snippet}${next}`);
   }
-  if (!out.hits.length)
+  if (!page.total)
     lines.push(out.scope === "conversation" ? 'Nothing found; try scope "agent" or fewer words.' : "Nothing found.");
+  if (page.nextOffset !== null)
+    lines.push(`More: call lcm_grep again with the same arguments and "offset": ${page.nextOffset}.`);
   return lines.join("\n");
 }
 
-function describeText(d) {
+/** `page`: the part of a summary's content shown, `{head, from, shown, nextCursor}` (pages.js);
+ *  undefined: all of it. A page that is not the head is the content alone. */
+function describeText(d, page) {
+  const more = page?.nextCursor
+    ? [`More: lcm_describe {"summaryId": ${d.id}, "cursor": "${page.nextCursor}"} shows the rest of the content.`]
+    : [];
+  const range = page ? `, characters ${page.from + 1}-${page.from + page.shown} of ${d.contentChars}` : "";
+  if (page && !page.head) return [`summary ${d.id} content${range}:\n${d.content}`, ...more].join("\n");
   if (d.type === "message") {
     const above =
       d.summaries.map((s) => `${s.id} (depth ${s.depth}${s.inView ? ", in view" : ""})`).join(", ") || "none";
@@ -169,8 +198,14 @@ function describeText(d) {
     `tokens: ${d.tokenCount} (from ${d.sourceTokenCount} source tokens); summarizer ${d.summarizer}${d.model ? ` (${d.model})` : ""}`,
     `covers messages #${d.firstSeq ?? "?"}..#${d.lastSeq ?? "?"}: ${d.coveredMessages} original messages, ${d.coveredTokens} tokens; span ${iso(d.earliestAt)} .. ${iso(d.latestAt)}`,
     `parents: ${d.parents.join(", ") || "none"}; children: ${children || (d.directMessages ? `${d.directMessages} original messages` : "none")}`,
-    d.ledger.length ? `artifact ledger:\n${d.ledger.join("\n")}` : "artifact ledger: empty",
-    `content:\n${d.content}`,
+    // In pages the ledger is left to the content, whose ## Artifacts section it is.
+    !d.ledger.length
+      ? "artifact ledger: empty"
+      : page
+        ? `artifact ledger: ${d.ledger.length} line(s), in the content's ## Artifacts section`
+        : `artifact ledger:\n${d.ledger.join("\n")}`,
+    `content${range}:\n${d.content}`,
+    ...more,
   ].join("\n");
 }
 
@@ -181,9 +216,11 @@ function expandText(x) {
       i.kind === "summary"
         ? `summary ${i.id} (depth ${i.depth}, ${i.level})`
         : `message ${i.id} (${i.role}${i.seq ? `, #${i.seq}` : ""})`;
-    const cut = i.truncated
-      ? `\n[cut to fit this page; lcm_expand {"messageId": ${i.id}, "cursor": "${i.continueAt}"} continues]`
-      : "";
+    const cut = !i.truncated
+      ? ""
+      : i.kind === "summary"
+        ? `\n[cut to fit this page; lcm_describe {"summaryId": ${i.id}, "cursor": "${i.continueAt}"} continues it]`
+        : `\n[cut to fit this page; lcm_expand {"messageId": ${i.id}, "cursor": "${i.continueAt}"} continues it]`;
     return `--- ${label} ---\n${i.content}${cut}`;
   });
   const next = x.nextCursor
@@ -197,9 +234,12 @@ const result = (text, details) => ({ content: [{ type: "text", text }], details 
 // `details` carries ids and counts only, never text: the host may serialize the whole result
 // for the model (Tool Search's tool_call does), and text there would be paid twice and break
 // expand's page limit.
-const grepDetails = (out) => ({
+const grepDetails = (out, page) => ({
   scope: out.scope,
   conversations: out.conversations,
+  total: page.total,
+  offset: page.offset,
+  nextOffset: page.nextOffset,
   hits: out.hits.map(({ kind, id, conversationId, role, createdAt, inView, stubbed, coveredBy }) => ({
     kind,
     id,
@@ -211,8 +251,22 @@ const grepDetails = (out) => ({
     coveredBy,
   })),
 });
-const describeDetails = ({ content: _content, preview: _preview, ledger: _ledger, stubLine: _stubLine, ...rest }) =>
-  rest;
+// A paged summary leaves its children to the text (their ids are there) and a content page to
+// the content's place.
+const describeDetails = (
+  { content: _content, preview: _preview, ledger: _ledger, stubLine: _stubLine, children, ...rest },
+  page,
+) => {
+  if (!page) return children === undefined ? rest : { ...rest, children };
+  const at = {
+    contentChars: rest.contentChars,
+    contentFrom: page.from,
+    contentShown: page.shown,
+    nextCursor: page.nextCursor,
+  };
+  if (!page.head) return { type: rest.type, id: rest.id, conversationId: rest.conversationId, ...at };
+  return { ...rest, childCount: children?.length ?? 0, ...at };
+};
 const expandDetails = ({ items, ...rest }) => ({
   ...rest,
   items: items.map(({ kind, id, seq, depth, tokens, truncated, continueAt }) => ({
@@ -233,15 +287,24 @@ const expandDetails = ({ items, ...rest }) => ({
  * @param {object} [options]
  * @param {() => ({complete: Function}|undefined)} [options.llm] the LLM lcm_ask asks
  * @param {number} [options.askTimeoutMs] lcm_ask's LLM time limit (config askTimeoutMs)
+ * @param {number} [options.toolResultMaxChars] the host's tool-result limit (config
+ *        toolResultMaxChars; result-size.js)
+ * @param {(session: string) => number|undefined} [options.modelWindow] the model window the host
+ *        last reported for a session (by its key), which lowers the default limit below 8K
  * @returns {object[]|null} the tools, or null outside a session (nothing to scope them to)
  */
-export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
+export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs, toolResultMaxChars, modelWindow } = {}) {
   const sessionKey = typeof ctx?.sessionKey === "string" && ctx.sessionKey ? ctx.sessionKey : undefined;
   const sessionId = typeof ctx?.sessionId === "string" && ctx.sessionId ? ctx.sessionId : sessionKey;
   if (!sessionId) return null;
   const session = { sessionId, sessionKey };
   const call = async (method, params) => (await openHandle()).call(method, { ...params, ...session });
   const args = (p) => (p && typeof p === "object" ? p : {});
+  // Read at each call: the host reports the window at the turn's commit, after the factory ran.
+  const limit = () => resultLimit(toolResultMaxChars, modelWindow?.(sessionKey ?? sessionId));
+  const fits = (name) => (r) => fitsLimit(name, r, limit());
+  /** A tool body whose answer, whatever happens, fits the limit as whole JSON. */
+  const bounded = (name, body) => answering(name, body).then((r) => cutToFit(name, r, limit()));
   return [
     {
       name: "lcm_grep",
@@ -250,7 +313,7 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
         "Search every stored message and summary of this conversation (or all of this agent's) — including what was summarized out of your view. Returns snippets with message/summary ids, newest first (mode ranked: best first, by words and by meaning); open them with lcm_expand.",
       parameters: GREP_SCHEMA,
       execute: (_toolCallId, params) =>
-        answering("lcm_grep", async () => {
+        bounded("lcm_grep", async () => {
           const p = args(params);
           const pattern = stringArg("pattern", p.pattern);
           const out = await call("recallGrep", {
@@ -262,7 +325,12 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
             before: parseTime("before", p.before),
             limit: intArg("limit", p.limit, 1, 1_000),
           });
-          return result(grepText(pattern, out, p.mode), grepDetails(out));
+          return grepPage(
+            out,
+            intArg("offset", p.offset, 0, Number.MAX_SAFE_INTEGER),
+            (o, page) => result(grepText(pattern, o, p.mode, page), grepDetails(o, page)),
+            fits("lcm_grep"),
+          );
         }),
     },
     {
@@ -272,20 +340,27 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
         "For a summary id: its level (normal/aggressive/fallback), depth, parents and children, the range of original messages it covers, token counts and artifact ledger. For a message id (e.g. from a [tool output stored: …] stub): its place in the conversation, its size, whether your view shows it whole or as a stub, and the summaries covering it.",
       parameters: DESCRIBE_SCHEMA,
       execute: (_toolCallId, params) =>
-        answering("lcm_describe", async () => {
+        bounded("lcm_describe", async () => {
           const p = args(params);
+          const from = intArg("cursor", p.cursor, 0, Number.MAX_SAFE_INTEGER);
           const out = await call("recallDescribe", { summaryId: p.summaryId, messageId: p.messageId });
-          return result(describeText(out), describeDetails(out));
+          if (out.type === "summary") out.contentChars = codePointCount(out.content);
+          return describePage(
+            out,
+            from,
+            (d, page) => result(describeText(d, page), describeDetails(d, page)),
+            fits("lcm_describe"),
+          );
         }),
     },
     {
       name: "lcm_expand",
       label: "Expand a summary or message",
       description:
-        "Recover what a summary replaced: its children down to the original messages, or one message's full text, one page at a time under a token limit (default 4000). Follow nextCursor for more.",
+        "Recover what a summary replaced: its children down to the original messages, or one message's full text, one page at a time (under a token limit, default 4000, and what the host takes in one tool result). Follow nextCursor for more.",
       parameters: EXPAND_SCHEMA,
       execute: (_toolCallId, params) =>
-        answering("lcm_expand", async () => {
+        bounded("lcm_expand", async () => {
           const p = args(params);
           // `allMessages`: the engine reserves `messages` for arrays of host messages.
           const out = await call("recallExpand", {
@@ -295,9 +370,9 @@ export function createRecallTools(openHandle, ctx, { llm, askTimeoutMs } = {}) {
             cursor: stringArg("cursor", p.cursor),
             maxTokens: intArg("maxTokens", p.maxTokens, 0, 1_000_000),
           });
-          return result(expandText(out), expandDetails(out));
+          return expandPage(out, (x) => result(expandText(x), expandDetails(x)), fits("lcm_expand"));
         }),
     },
-    createAskTool(call, { llm, timeoutMs: askTimeoutMs, parseTime }),
+    createAskTool(call, { llm, timeoutMs: askTimeoutMs, parseTime, fits: fits(ASK_TOOL_NAME), limit }),
   ];
 }

@@ -19,6 +19,8 @@ export interface EngineConfig {
   summarySuccessor?: boolean;
   /** lcm_ask's one LLM call's time limit, in ms (1000..600000). Default 10000. */
   askTimeoutMs?: number;
+  /** The most characters one recall tool answer may take as the host counts them (1500..200000): longer answers come in pages. OpenClaw cuts a tool result past about half the model's window in tokens. Default 3500 (an 8K window). */
+  toolResultMaxChars?: number;
   semanticRecall?: boolean;
   /** Newest raw messages never summarized. Default 32. */
   freshTailCount?: number;

@@ -50,6 +50,11 @@ pub struct Config {
     pub summary_successor: bool,
     /// How long the shim waits for the one LLM call of delegated recall (`lcm_ask`).
     pub ask_timeout_ms: u32,
+    /// The most characters a recall tool's result may take as the host counts them (the shim
+    /// pages every answer under it; `js-shim/openclaw/result-size.js`). OpenClaw cuts a tool
+    /// result past about half the model's window in tokens, and through Tool Search's
+    /// `tool_call` the cut leaves broken JSON.
+    pub tool_result_max_chars: u32,
     /// Whether messages and summaries are embedded and recalls also rank by meaning (the
     /// semantic index, `engine::semantic`); false: lexical recall only, no vectors written.
     pub semantic_recall: bool,
@@ -177,6 +182,7 @@ impl Default for Config {
             summary_catch_up_turns: 4,
             summary_successor: true,
             ask_timeout_ms: 10_000,
+            tool_result_max_chars: TOOL_RESULT_DEFAULT_MAX_CHARS,
             semantic_recall: true,
             compaction: CompactionConfig::default(),
             redact_patterns: Vec::new(),
@@ -187,7 +193,7 @@ impl Default for Config {
 }
 
 /// The engine's own keys; compaction keys are in [`compaction_config::KEYS`].
-pub const KEYS: [&str; 16] = [
+pub const KEYS: [&str; 17] = [
     "dbPath",
     "defaultTokenBudget",
     "storage",
@@ -202,9 +208,16 @@ pub const KEYS: [&str; 16] = [
     "summaryCatchUpTurns",
     "summarySuccessor",
     "askTimeoutMs",
+    "toolResultMaxChars",
     "semanticRecall",
     redact_custom::KEY,
 ];
+
+/// `toolResultMaxChars`: the default fits an 8K window on OpenClaw 2026.7.1 and 2026.9.6 (their
+/// cut is at about 4,096 characters there), and the bounds keep a page useful and a page sane.
+pub const TOOL_RESULT_DEFAULT_MAX_CHARS: u32 = 3_500;
+pub const TOOL_RESULT_MIN_CHARS: u32 = 1_500;
+pub const TOOL_RESULT_MAX_CHARS: u32 = 200_000;
 
 /// The schema a PostgreSQL store lives in when `postgresSchema` is not set.
 pub const DEFAULT_POSTGRES_SCHEMA: &str = "lossless_wasm";
@@ -347,6 +360,18 @@ impl Config {
                     })?;
                     config.ask_timeout_ms = n as u32;
                 }
+                "toolResultMaxChars" => {
+                    let range = u64::from(TOOL_RESULT_MIN_CHARS)..=u64::from(TOOL_RESULT_MAX_CHARS);
+                    let n = v.as_u64().filter(|n| range.contains(n)).ok_or_else(|| {
+                        Error::config(
+                            key,
+                            format!(
+                                "must be an integer number of characters between {TOOL_RESULT_MIN_CHARS} and {TOOL_RESULT_MAX_CHARS} (about half the model's context window in tokens)"
+                            ),
+                        )
+                    })?;
+                    config.tool_result_max_chars = n as u32;
+                }
                 "summarizer" => {
                     config.summarizer = v.as_str().and_then(SummarizerChoice::parse).ok_or_else(|| {
                         Error::config(key, format!("must be one of {:?}", SummarizerChoice::NAMES))
@@ -476,12 +501,24 @@ mod tests {
             (json!({"summarySuccessor": "yes"}), "summarySuccessor"),
             (json!({"askTimeoutMs": 999}), "askTimeoutMs"),
             (json!({"askTimeoutMs": "10s"}), "askTimeoutMs"),
+            (json!({"toolResultMaxChars": 1499}), "toolResultMaxChars"),
+            (json!({"toolResultMaxChars": "4k"}), "toolResultMaxChars"),
+            (json!({"toolResultMaxChars": 200_001}), "toolResultMaxChars"),
             (json!({"freshTailCount": "many"}), "freshTailCount"),
         ] {
             let err = Config::from_json(&bad).unwrap_err();
             assert!(err.to_string().contains(&format!("`{key}`")), "{err}");
         }
         assert!(Config::from_json(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn tool_result_max_chars_defaults_to_what_an_8k_window_takes_and_accepts_its_bounds() {
+        assert_eq!(Config::default().tool_result_max_chars, 3_500);
+        for n in [TOOL_RESULT_MIN_CHARS, 60_000, TOOL_RESULT_MAX_CHARS] {
+            let c = Config::from_json(&json!({ "toolResultMaxChars": n })).unwrap();
+            assert_eq!(c.tool_result_max_chars, n);
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@
 // the threshold (inline, `trigger: "budget"`), assemble, the model (here: a reply made up at
 // once), commitTurn, and the turn's maintenance scheduled in the background with
 // `allowDeferredCompactionExecution` — not awaited: `openclaw agent --local` prints its reply
-// and exits without waiting for it. Not a test file itself.
+// and exits without waiting for it — and the engine disposed after it, as the host's lease does.
+// Not a test file itself.
 import { createFakeHost } from "./fake-host.mjs";
 
 const chars = (m) => (typeof m.content === "string" ? m.content.length : (m.content ?? []).reduce((n, b) => n + String(b?.text ?? "").length, 0));
@@ -36,7 +37,8 @@ export function createDeferredHost({ plugin, pluginConfig, stateDir, llm, window
     /**
      * One turn: `text` from the user and a reply of `replyChars`. Resolves when the host would
      * print the reply; `deferred` is the turn maintenance still running in the background
-     * (none with `skipDeferred`: the process exited before it started).
+     * (none with `skipDeferred`: the process exited before it started); `disposed` settles
+     * when the engine's dispose after it did.
      * `calls` lists each host call with how long it took (ms).
      */
     async turn(sessionKey, history, text, { replyChars = 600, skipDeferred = false } = {}) {
@@ -53,6 +55,8 @@ export function createDeferredHost({ plugin, pluginConfig, stateDir, llm, window
       };
       const engine = await fake.resolveEngine("lossless-wasm");
       const runtimeContext = { llm, modelContextWindow: window, tokenBudget: window };
+      // The host disposes the engine after the turn's deferred maintenance, if any (its lease).
+      let deferred;
       try {
         if (history.length) {
           await timed("bootstrap", () => engine.bootstrap({ sessionId, sessionKey, sessionFile: sessionKey }));
@@ -83,12 +87,15 @@ export function createDeferredHost({ plugin, pluginConfig, stateDir, llm, window
         const background = engine.info.turnMaintenanceMode === "background";
         const maintaining = () => engine.maintain({ sessionId, sessionKey, sessionFile: sessionKey, runtimeContext: { ...runtimeContext, ...(background ? { allowDeferredCompactionExecution: true } : {}) } });
         // `skipDeferred`: the process exited before the deferred maintenance started.
-        const deferred = background && !skipDeferred ? maintaining() : undefined;
+        deferred = background && !skipDeferred ? maintaining() : undefined;
         if (!background) await timed("maintain(turn)", maintaining);
-        return { view, preflight, turn, calls, deferred, background };
-      } finally {
-        // The host disposes after deferred maintenance; the engine keeps nothing per instance.
+        const disposed = (deferred ?? Promise.resolve()).catch(() => {}).then(() => engine.dispose?.());
+        if (!deferred) await disposed;
+        return { view, preflight, turn, calls, deferred, disposed, background };
+      } catch (err) {
+        await (deferred ?? Promise.resolve()).catch(() => {});
         await engine.dispose?.();
+        throw err;
       }
     },
   };

@@ -58,10 +58,11 @@ export function fuzzCalls(seed, count) {
 /**
  * Runs the calls on the tools of two sessions (`mine`, and `theirs` for foreign calls) and
  * counts: `thrown` (the host would report a tool failure), `problems` (a sentence about the
- * input), `answered` (a normal result). A call to a tool a session lacks is `missing`.
+ * input), `answered` (a normal result). A call to a tool a session lacks is `missing`; with
+ * `fits(tool, result)`, a result it refuses (over the host's tool-result limit) is `oversized`.
  */
-export async function runFuzz(calls, mine, theirs, { onThrow } = {}) {
-  const counts = { calls: calls.length, thrown: 0, problems: 0, answered: 0, missing: 0, byTool: {} };
+export async function runFuzz(calls, mine, theirs, { onThrow, fits } = {}) {
+  const counts = { calls: calls.length, thrown: 0, problems: 0, answered: 0, missing: 0, oversized: 0, byTool: {} };
   for (const [n, { tool, args, foreign }] of calls.entries()) {
     const tools = foreign ? theirs : mine;
     const per = (counts.byTool[tool] ??= { calls: 0, thrown: 0 });
@@ -73,6 +74,7 @@ export async function runFuzz(calls, mine, theirs, { onThrow } = {}) {
     try {
       const out = await tools[tool].execute(`fuzz-${n}`, args);
       if (typeof out?.content?.[0]?.text !== "string" || !out.content[0].text) throw new Error("a result without text");
+      if (fits && !fits(tool, out)) counts.oversized += 1;
       if (out.details?.problem) counts.problems += 1;
       else counts.answered += 1;
     } catch (err) {

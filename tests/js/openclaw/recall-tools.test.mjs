@@ -126,8 +126,14 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.match(text, new RegExp(`stub: \\[tool output stored: bash \\{"command":"cargo test -p m0"\\} → [\\d,]+ tokens, 120 lines, error; lcm_expand \\{"messageId": ${hit.id}\\}\\]`), text);
     assert.equal(described.details.shownAs, "stub");
     assert.ok(!("stubLine" in described.details), "details carry no text");
-    const expanded = await t.lcm_expand.execute("c3", { messageId: hit.id, maxTokens: 16000 });
-    assert.ok(expanded.content[0].text.includes(outputs[0]), "expand returns the output whole");
+    // Whole over its pages: one tool result holds what the host takes (tool-result-size.test.mjs).
+    let whole = "";
+    for (let cursor, n = 0; n === 0 || cursor; n++) {
+      const page = await t.lcm_expand.execute(`c3-${n}`, { messageId: hit.id, maxTokens: 16000, ...(cursor ? { cursor } : {}) });
+      whole += page.content[0].text.match(/\n--- message \d+ \([^)]*\) ---\n([\s\S]*?)(?:\n\[cut to fit this page; [^\n]*\])?\n(?:More: |End of this expansion\.)/)?.[1] ?? "";
+      cursor = page.details.nextCursor;
+    }
+    assert.equal(whole, outputs[0], "expand returns the output whole");
     const newest = (await t.lcm_grep.execute("c4", { pattern: "tool2out" })).details.hits.find((x) => x.kind === "message");
     assert.equal(newest.stubbed, false, "the previous turn's output is whole");
   });
