@@ -15,6 +15,7 @@ pub const KEYS: &[&str] = &[
     "stubBatchRatio",
     "workingSetTurns",
     "workingSetShare",
+    "workingSetMaxTokens",
 ];
 
 /// Field names are the snake_case of the keys (the switch is `enabled`).
@@ -32,6 +33,8 @@ pub struct MaskingConfig {
     pub working_set_turns: u32,
     /// The working set stays whole while the context is at most this share of the view budget.
     pub working_set_share: f64,
+    /// Larger reads are not kept in the working set.
+    pub working_set_max_tokens: u32,
 }
 
 impl Default for MaskingConfig {
@@ -40,8 +43,9 @@ impl Default for MaskingConfig {
             enabled: true,
             min_tokens: 200,
             batch_ratio: 1.0,
-            working_set_turns: 4,
-            working_set_share: 0.4,
+            working_set_turns: 0,
+            working_set_share: 0.6,
+            working_set_max_tokens: 2_048,
         }
     }
 }
@@ -91,6 +95,16 @@ impl MaskingConfig {
                 self.working_set_turns = u32::try_from(clamped).unwrap_or(u32::MAX);
                 Ok(Some(clamped != n))
             }
+            "workingSetMaxTokens" => {
+                let n = value.as_u64().ok_or_else(|| {
+                    Error::config(
+                        key,
+                        format!("must be a non-negative integer (a token count), got {value}"),
+                    )
+                })?;
+                self.working_set_max_tokens = u32::try_from(n).unwrap_or(u32::MAX);
+                Ok(Some(n > u64::from(u32::MAX)))
+            }
             "workingSetShare" => {
                 let f = value
                     .as_f64()
@@ -113,6 +127,15 @@ mod tests {
     fn defaults_are_on_with_documented_sizes() {
         let c = MaskingConfig::default();
         assert_eq!((c.enabled, c.min_tokens, c.batch_ratio), (true, 200, 1.0));
+        assert_eq!(
+            (
+                c.working_set_turns,
+                c.working_set_share,
+                c.working_set_max_tokens
+            ),
+            (0, 0.6, 2_048),
+            "the working set is off until its cost is paid for (docs/view.md)"
+        );
     }
 
     #[test]

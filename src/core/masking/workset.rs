@@ -35,6 +35,9 @@ pub struct WorkingSetRules<'a> {
     pub touches: &'a HashMap<i64, Vec<Touch>>,
     /// A file touched in this many newest turns keeps its newest read whole (0: no working set).
     pub recent_turns: u32,
+    /// Larger reads are not kept: what a kept read costs grows with its size, what it spares
+    /// the agent (a re-read) does not.
+    pub max_tokens: u32,
     /// The context's tokens after this turn.
     pub context_tokens: u64,
     /// The working set stays whole while the context is at most this (None: no budget known,
@@ -51,6 +54,7 @@ impl WorkingSetRules<'_> {
         WorkingSetRules {
             touches: EMPTY.get_or_init(HashMap::new),
             recent_turns: 0,
+            max_tokens: 0,
             context_tokens: 0,
             keep_line: None,
             low_line: 0,
@@ -159,7 +163,9 @@ pub fn standings(
             .unwrap_or(turns[i]);
         let standing = if superseded {
             Standing::Superseded
-        } else if newest.saturating_sub(last_touch) < rules.recent_turns as usize {
+        } else if item.tokens <= rules.max_tokens
+            && newest.saturating_sub(last_touch) < rules.recent_turns as usize
+        {
             Standing::Working { last_touch }
         } else {
             Standing::Spent
@@ -232,6 +238,7 @@ mod tests {
         WorkingSetRules {
             touches,
             recent_turns: 4,
+            max_tokens: u32::MAX,
             context_tokens: context,
             keep_line: Some(keep),
             low_line: keep.saturating_sub(10_000),

@@ -116,6 +116,7 @@ impl<S: Sql> Engine<S> {
                 let working_set = WorkingSetRules {
                     touches,
                     recent_turns: masking.working_set_turns,
+                    max_tokens: masking.working_set_max_tokens,
                     context_tokens: context,
                     keep_line,
                     low_line,
