@@ -191,9 +191,12 @@ fn shell(command: &str) -> Vec<Touch> {
         for w in words.iter().skip(1) {
             if skip {
                 skip = false;
-            } else if w.starts_with('>') || w.starts_with("2>") || w == "<" {
-                skip = true;
-            } else if (name == "head" || name == "tail") && (w == "-n" || w == "-c") {
+            } else if w.starts_with('>')
+                || w.starts_with("2>")
+                || w == "<"
+                || ((name == "head" || name == "tail") && (w == "-n" || w == "-c"))
+            {
+                // A redirect's target, or the count of `head -n 20`, is not a file read.
                 skip = true;
             } else if !w.starts_with('-') && !w.starts_with('+') && !w.starts_with("<<") {
                 operands.push(w.as_str());

@@ -20,11 +20,13 @@ mod turn_items;
 pub(crate) use touches::TouchCache;
 pub(crate) use turn_items::TurnItems;
 
+use std::collections::HashMap;
+
 use serde_json::json;
 
 use crate::core::compaction::fit::fit;
 use crate::core::masking::{
-    decide, excerpt_tokens, plan_with, MaskDecision, MaskInput, Plan, PlanRules, ScanItem,
+    decide, excerpt_tokens, plan_with, MaskDecision, MaskInput, Plan, PlanRules, ScanItem, Touch,
     WorkingSetRules,
 };
 use crate::core::message::StoredMessage;
@@ -98,7 +100,8 @@ impl<S: Sql> Engine<S> {
             }
             _ => None,
         };
-        if appended == parsed.len() {
+        let working_set_on = masking.enabled && masking.working_set_turns > 0;
+        if working_set_on && appended == parsed.len() {
             // Every message got its item, in order: the turn's outputs are classified here.
             self.touches.record_turn(conversation.id, new_from, parsed);
         }
@@ -110,9 +113,7 @@ impl<S: Sql> Engine<S> {
             line.saturating_sub(budget.map_or(0, |b| u64::from(b) / 10))
         });
         let decide_over =
-            |items: &[ScanItem],
-             touches: &std::collections::HashMap<i64, Vec<crate::core::masking::Touch>>|
-             -> (Plan, MaskDecision) {
+            |items: &[ScanItem], touches: &HashMap<i64, Vec<Touch>>| -> (Plan, MaskDecision) {
                 let working_set = WorkingSetRules {
                     touches,
                     recent_turns: masking.working_set_turns,
@@ -147,7 +148,7 @@ impl<S: Sql> Engine<S> {
                 (items, truncated, false)
             }
         };
-        let mut touches = if masking.enabled && masking.working_set_turns > 0 {
+        let mut touches = if working_set_on {
             self.touches
                 .for_items(self.store.sql(), conversation.id, &items)?
                 .clone()
