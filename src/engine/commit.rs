@@ -118,8 +118,13 @@ impl<S: Sql> Engine<S> {
             if result.stored_messages > 0 {
                 // Stubs first: the trigger then sees the smaller context. The conversation as
                 // the append left it, not read again: this transaction holds it.
-                let conversation =
-                    self.stub_after_turn(conversation, result.stored_messages, items, now_ms)?;
+                let conversation = self.stub_after_turn(
+                    conversation,
+                    result.stored_messages,
+                    parsed,
+                    items,
+                    now_ms,
+                )?;
                 result.compaction =
                     Some(self.trigger_for(&conversation, tokens.as_deref(), now_ms)?);
             }

@@ -233,7 +233,7 @@ impl<S: Sql> Engine<S> {
             if let Some(conversation) = Some(conversation).filter(|_| appended.inserted > 0) {
                 // Stubs first: the trigger then sees the smaller context.
                 let conversation =
-                    e.stub_after_turn(conversation, appended.inserted, items, now_ms)?;
+                    e.stub_after_turn(conversation, appended.inserted, parsed, items, now_ms)?;
                 e.evaluate_trigger(
                     &conversation,
                     appended_tokens(parsed, &appended).as_deref(),

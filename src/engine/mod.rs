@@ -60,6 +60,8 @@ pub struct Engine<S: Sql> {
     masks: std::collections::HashMap<i64, crate::core::masking::MaskDecision>,
     /// What a steady turn on PostgreSQL claims instead of reading it ([`claims`]).
     claims: claims::Claims,
+    /// The files each recent tool output's call touched, for the working set ([`masking`]).
+    touches: masking::TouchCache,
     jobs: std::collections::HashMap<u64, compaction::Job>,
     repairs: std::collections::HashMap<u64, repair::RepairJob>,
     next_job: u64,
@@ -84,6 +86,7 @@ impl<S: Sql> Engine<S> {
             tails: Default::default(),
             masks: Default::default(),
             claims: Default::default(),
+            touches: Default::default(),
             jobs: Default::default(),
             repairs: Default::default(),
             next_job: 0,

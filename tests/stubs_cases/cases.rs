@@ -300,6 +300,57 @@ fn stubs_wait_until_a_batch_pays_for_its_cache_break_but_budget_pressure_always_
 }
 
 #[test]
+fn the_working_set_stays_whole_while_there_is_room_and_each_decision_is_recorded() {
+    let mut e = engine(json!({"workingSetTurns": 4}));
+    let read = |t: usize, k: usize| ("read", json!({"path": "src/a.rs"}), output(t, k, 1_500), false);
+    let run = |t: usize, k: usize, command: &str| ("bash", json!({"command": command}), output(t, k, 1_500), false);
+    let edit = ("edit", json!({"path": "/repo/src/a.rs", "oldText": "a", "newText": "b"}), "Edited src/a.rs".to_owned(), false);
+    let turns = [
+        turn_messages(0, vec![read(0, 0), run(0, 1, "cargo test")]),
+        turn_messages(1, vec![run(1, 0, "cargo build")]),
+        turn_messages(2, vec![edit.clone()]),
+        turn_messages(3, vec![run(3, 0, "ls -la")]),
+    ];
+    assemble(&mut e, 100_000);
+    for (t, messages) in turns.iter().enumerate() {
+        commit(&mut e, t, messages);
+        assemble(&mut e, 100_000);
+    }
+    // Turn 3 is the previous turn; of the older outputs, the read of the file edited in turn 2
+    // stays whole, the test and build runs are stubs.
+    let view = assemble(&mut e, 100_000);
+    assert!(view.messages.contains(&turns[0][2].to_string()), "the read of src/a.rs is whole");
+    for spent in [&turns[0][4], &turns[1][2]] {
+        let id = spent["toolCallId"].as_str().unwrap();
+        assert!(view.messages.iter().any(|m| m.contains(id) && m.contains("[tool output stored:")), "{id} is a stub");
+    }
+    let mask = last_mask_decision(&mut e);
+    assert_eq!(mask["inputs"]["workingSet"]["kept"], 1, "{mask}");
+    assert!(mask["inputs"]["workingSet"]["keptTokens"].as_u64().unwrap() >= 1_500, "{mask}");
+    // A newer whole read of the file supersedes the old one: stubbed, the newer read carries it.
+    let reread = turn_messages(4, vec![read(4, 0)]);
+    commit(&mut e, 4, &reread);
+    assemble(&mut e, 100_000);
+    commit(&mut e, 5, &turn_messages(5, vec![run(5, 0, "git status")]));
+    let view = assemble(&mut e, 100_000);
+    let old = turns[0][2]["toolCallId"].as_str().unwrap();
+    assert!(view.messages.iter().any(|m| m.contains(old) && m.contains("[tool output stored:")), "the superseded read is a stub");
+    assert!(view.messages.contains(&reread[2].to_string()), "the newer read is whole");
+    let superseded = count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE pass = 'mask' AND telemetry_json LIKE '%\"superseded\":1%'");
+    assert_eq!(superseded, 1, "the batch that stubbed it records the superseded read");
+    // Under budget pressure the working set goes too.
+    assemble(&mut e, 4_000);
+    commit(&mut e, 6, &turn_messages(6, vec![run(6, 0, "cargo test")]));
+    let mask = last_mask_decision(&mut e);
+    assert_eq!(mask["inputs"]["workingSet"]["stubbed"], 1, "{mask}");
+    assert_eq!(mask["stub"], true, "{mask}");
+    let view = assemble(&mut e, 100_000);
+    let newer = reread[2]["toolCallId"].as_str().unwrap();
+    assert!(view.messages.iter().any(|m| m.contains(newer) && m.contains("[tool output stored:")), "the kept read is a stub now");
+    totals_are_right(&mut e);
+}
+
+#[test]
 fn summaries_are_asked_for_only_when_stubs_are_not_enough() {
     let triggered = |config: Value| {
         let mut e = engine(config);

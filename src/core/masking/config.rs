@@ -9,7 +9,14 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 
 /// Every stub key, as users write it.
-pub const KEYS: &[&str] = &["toolOutputStubs", "stubMinTokens", "stubBatchRatio"];
+pub const KEYS: &[&str] = &[
+    "toolOutputStubs",
+    "stubMinTokens",
+    "stubBatchRatio",
+    "workingSetTurns",
+    "workingSetShare",
+    "workingSetMaxTokens",
+];
 
 /// Field names are the snake_case of the keys (the switch is `enabled`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -21,6 +28,13 @@ pub struct MaskingConfig {
     pub min_tokens: u32,
     /// A batch runs when it saves at least this multiple of the tokens it re-writes.
     pub batch_ratio: f64,
+    /// A file read, edited or written in this many newest turns keeps its newest read whole
+    /// while there is room (0: no working set).
+    pub working_set_turns: u32,
+    /// The working set stays whole while the context is at most this share of the view budget.
+    pub working_set_share: f64,
+    /// Larger reads are not kept in the working set.
+    pub working_set_max_tokens: u32,
 }
 
 impl Default for MaskingConfig {
@@ -29,12 +43,16 @@ impl Default for MaskingConfig {
             enabled: true,
             min_tokens: 200,
             batch_ratio: 1.0,
+            working_set_turns: 0,
+            working_set_share: 0.6,
+            working_set_max_tokens: 2_048,
         }
     }
 }
 
 const MIN_TOKENS: (u64, u64) = (64, 1_000_000);
 const MAX_RATIO: f64 = 100.0;
+const MAX_WORKING_SET_TURNS: u64 = 1_000_000;
 
 impl MaskingConfig {
     /// Applies one key. `Ok(None)`: not a stub key. `Ok(Some(clamped))`: applied, and whether the
@@ -66,6 +84,35 @@ impl MaskingConfig {
                 self.batch_ratio = f.min(MAX_RATIO);
                 Ok(Some(f > MAX_RATIO))
             }
+            "workingSetTurns" => {
+                let n = value.as_u64().ok_or_else(|| {
+                    Error::config(
+                        key,
+                        format!("must be a non-negative integer (a number of turns), got {value}"),
+                    )
+                })?;
+                let clamped = n.min(MAX_WORKING_SET_TURNS);
+                self.working_set_turns = u32::try_from(clamped).unwrap_or(u32::MAX);
+                Ok(Some(clamped != n))
+            }
+            "workingSetMaxTokens" => {
+                let n = value.as_u64().ok_or_else(|| {
+                    Error::config(
+                        key,
+                        format!("must be a non-negative integer (a token count), got {value}"),
+                    )
+                })?;
+                self.working_set_max_tokens = u32::try_from(n).unwrap_or(u32::MAX);
+                Ok(Some(n > u64::from(u32::MAX)))
+            }
+            "workingSetShare" => {
+                let f = value
+                    .as_f64()
+                    .filter(|f| f.is_finite() && *f >= 0.0)
+                    .ok_or_else(|| Error::config(key, format!("must be a number from 0 to 1 (a share of the view budget), got {value}")))?;
+                self.working_set_share = f.min(1.0);
+                Ok(Some(f > 1.0))
+            }
             _ => Ok(None),
         }
     }
@@ -80,6 +127,15 @@ mod tests {
     fn defaults_are_on_with_documented_sizes() {
         let c = MaskingConfig::default();
         assert_eq!((c.enabled, c.min_tokens, c.batch_ratio), (true, 200, 1.0));
+        assert_eq!(
+            (
+                c.working_set_turns,
+                c.working_set_share,
+                c.working_set_max_tokens
+            ),
+            (0, 0.6, 2_048),
+            "the working set is off until its cost is paid for (docs/view.md)"
+        );
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //!   shown of a stubbed output;
 //! - [`select`]: which items of the newest part of the context may be stubbed (never the
 //!   current turn nor the turn before it), which are huge, and what a batch would save;
+//! - [`workset`]: which old outputs the agent still uses (reads of files it touched lately),
+//!   kept whole while there is room, from what [`touch`] says each tool call did to files;
 //! - [`trigger`]: whether a batch is worth the prompt-cache break it causes (budget pressure
 //!   always wins), returned with its reason and every input, like the leaf trigger;
 //! - [`config`]: the user's keys.
@@ -19,12 +21,16 @@
 pub mod config;
 pub mod select;
 pub mod stub;
+pub mod touch;
 pub mod trigger;
+pub mod workset;
 
 pub use config::MaskingConfig;
-pub use select::{plan, Candidate, Change, Plan, PlanRules, ScanItem};
+pub use select::{plan, plan_with, Candidate, Change, Plan, PlanRules, ScanItem};
 pub use stub::{
     excerpt_tokens, excerpt_variant, render_excerpt, render_line, stub_line_of, summarizer_text,
     Original, Rendered, ToolCall, STUB_LINE_VARIANT,
 };
+pub use touch::{touches, Touch};
 pub use trigger::{decide, MaskDecision, MaskInput, MaskReason};
+pub use workset::{WorkingSetCounts, WorkingSetRules};

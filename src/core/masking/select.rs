@@ -29,6 +29,7 @@
 
 use serde::Serialize;
 
+use super::workset::{standings, Standing, WorkingSetCounts, WorkingSetRules};
 use crate::core::message::Role;
 use crate::core::turns::{active_task_start, is_answer, TurnItem};
 
@@ -100,6 +101,10 @@ pub struct Plan {
     pub huge_saved: u64,
     /// Estimated tokens from the first candidate up to the items appended this turn, after the batch.
     pub rewritten: u64,
+    /// The oldest working-set output kept whole, whose ordinal the next turns must scan again.
+    pub kept_from: Option<i64>,
+    /// What the working set kept and stubbed.
+    pub working_set: WorkingSetCounts,
 }
 
 fn is_tool_output(role: Role) -> bool {
@@ -147,17 +152,30 @@ fn open_request(items: &[ScanItem]) -> Option<i64> {
 }
 
 /// Plans a batch over `items` (oldest first, ending with the context's newest item); the items
-/// from ordinal `new_from` on were appended by the turn just stored.
+/// from ordinal `new_from` on were appended by the turn just stored. No working set: every old
+/// tool output is a candidate (see [`plan_with`]).
 pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
+    plan_with(items, rules, new_from, &WorkingSetRules::none())
+}
+
+/// [`plan`], keeping the working set ([`super::workset`]) whole while there is room.
+pub fn plan_with(
+    items: &[ScanItem],
+    rules: &PlanRules,
+    new_from: i64,
+    working_set: &WorkingSetRules<'_>,
+) -> Plan {
     let mut out = Plan {
         protected_from: protected_from(items),
         ..Plan::default()
     };
     let protected = out.protected_from.unwrap_or(i64::MIN);
     let request = open_request(items);
-    let mut first_change: Option<i64> = None;
+    let standing = standings(items, working_set, protected);
+    // Working-set outputs kept so far: (last touch, ordinal, index in `after`, candidate).
+    let mut working: Vec<(usize, i64, usize, Candidate)> = Vec::new();
     let mut after: Vec<(i64, u32)> = Vec::with_capacity(items.len());
-    for item in items {
+    for (index, item) in items.iter().enumerate() {
         let (Some(message_id), Some(role)) = (item.message_id, item.role) else {
             after.push((item.ordinal, item.tokens));
             continue;
@@ -175,10 +193,25 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
             out.small.push(candidate(Change::Line));
             item.tokens
         } else if old_output && (item.stub.is_none() || excerpted) {
-            out.candidates.push(candidate(Change::Line));
-            out.saved += u64::from(item.tokens.saturating_sub(rules.stub_tokens));
-            first_change.get_or_insert(item.ordinal);
-            rules.stub_tokens.min(item.tokens)
+            match standing.get(&index) {
+                Some(Standing::Working { last_touch }) => {
+                    working.push((
+                        *last_touch,
+                        item.ordinal,
+                        after.len(),
+                        candidate(Change::Line),
+                    ));
+                    item.tokens
+                }
+                other => {
+                    if other == Some(&Standing::Superseded) {
+                        out.working_set.superseded += 1;
+                    }
+                    out.candidates.push(candidate(Change::Line));
+                    out.saved += u64::from(item.tokens.saturating_sub(rules.stub_tokens));
+                    rules.stub_tokens.min(item.tokens)
+                }
+            }
         } else if item.stub.is_none()
             && item.tokens
                 > if item.ordinal >= protected && !is_tool_output(role) {
@@ -198,7 +231,30 @@ pub fn plan(items: &[ScanItem], rules: &PlanRules, new_from: i64) -> Plan {
         };
         after.push((item.ordinal, new_tokens));
     }
-    if let Some(first) = first_change {
+    // Room: above the keep line, the working set goes too, the file touched longest ago first,
+    // down to the low line.
+    let mut context = working_set
+        .context_tokens
+        .saturating_sub(out.huge_saved)
+        .saturating_sub(out.saved);
+    working.sort_by_key(|(touch, ordinal, _, _)| (*touch, *ordinal));
+    let over = working_set.keep_line.is_some_and(|line| context > line);
+    for (_, _, at, c) in working {
+        if over && context > working_set.low_line {
+            let saved = u64::from(c.tokens.saturating_sub(rules.stub_tokens));
+            out.saved += saved;
+            context = context.saturating_sub(saved);
+            after[at].1 = rules.stub_tokens.min(c.tokens);
+            out.candidates.push(c);
+            out.working_set.stubbed += 1;
+        } else {
+            out.working_set.kept += 1;
+            out.working_set.kept_tokens += u64::from(c.tokens);
+            out.kept_from = Some(out.kept_from.map_or(c.ordinal, |k: i64| k.min(c.ordinal)));
+        }
+    }
+    out.candidates.sort_by_key(|c| c.ordinal);
+    if let Some(first) = out.candidates.first().map(|c| c.ordinal) {
         out.rewritten = after
             .iter()
             .filter(|(o, _)| *o >= first && *o < new_from)

@@ -22,6 +22,8 @@
 
 use serde::Serialize;
 
+use super::workset::WorkingSetCounts;
+
 /// Everything the decision looks at, recorded verbatim in its telemetry.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -41,6 +43,8 @@ pub struct MaskInput {
     /// budget is known.
     pub pressure_line: Option<u64>,
     pub batch_ratio: f64,
+    /// What the working set kept whole and stubbed in this plan (`super::workset`).
+    pub working_set: WorkingSetCounts,
 }
 
 /// Why the decision came out as it did.
@@ -103,13 +107,17 @@ impl MaskDecision {
         let verdict = if self.stub { "stub" } else { "wait" };
         let i = &self.inputs;
         format!(
-            "tool-output stubs: {verdict} ({}): {}; {} candidates save ~{} tokens, re-writing ~{}; {} huge messages",
+            "tool-output stubs: {verdict} ({}): {}; {} candidates save ~{} tokens, re-writing ~{}; {} huge messages; working set: {} kept whole (~{} tokens), {} stubbed for room, {} superseded reads",
             self.reason.name(),
             self.reason.sentence(),
             i.candidates,
             i.saved_tokens,
             i.rewritten_tokens,
-            i.huge
+            i.huge,
+            i.working_set.kept,
+            i.working_set.kept_tokens,
+            i.working_set.stubbed,
+            i.working_set.superseded,
         )
     }
 
@@ -167,6 +175,7 @@ mod tests {
             context_tokens: context,
             pressure_line: Some(60_000),
             batch_ratio: 1.0,
+            working_set: WorkingSetCounts::default(),
         }
     }
 
@@ -241,6 +250,7 @@ mod tests {
             "contextTokens",
             "pressureLine",
             "batchRatio",
+            "workingSet",
         ] {
             assert!(json["inputs"].get(key).is_some(), "missing input {key}");
         }

@@ -14,16 +14,22 @@
 
 mod render;
 pub(crate) mod summarizer;
+mod touches;
 mod turn_items;
 
+pub(crate) use touches::TouchCache;
 pub(crate) use turn_items::TurnItems;
+
+use std::collections::HashMap;
 
 use serde_json::json;
 
 use crate::core::compaction::fit::fit;
 use crate::core::masking::{
-    decide, excerpt_tokens, plan, MaskDecision, MaskInput, Plan, PlanRules, ScanItem,
+    decide, excerpt_tokens, plan_with, MaskDecision, MaskInput, Plan, PlanRules, ScanItem, Touch,
+    WorkingSetRules,
 };
+use crate::core::message::StoredMessage;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::store::compaction::{self as events, Event};
@@ -39,8 +45,9 @@ const MAX_SCAN: i64 = 512;
 const STUB_TOKENS_ESTIMATE: u32 = 64;
 
 impl<S: Sql> Engine<S> {
-    /// Runs the stub pass for a conversation a turn just stored `appended` messages in. Returns
-    /// the conversation as it is afterwards (what a batch wrote, applied to it).
+    /// Runs the stub pass for a conversation a turn just stored `appended` messages in (`parsed`:
+    /// the turn's messages, as parsed). Returns the conversation as it is afterwards (what a batch
+    /// wrote, applied to it).
     ///
     /// Only inside the write transaction that stored the turn, with `conversation` as that
     /// transaction read it: the transaction already holds the conversation (PostgreSQL's row lock
@@ -54,6 +61,7 @@ impl<S: Sql> Engine<S> {
         &mut self,
         conversation: Conversation,
         appended: usize,
+        parsed: &[StoredMessage],
         known: Option<TurnItems>,
         now_ms: i64,
     ) -> Result<Conversation> {
@@ -92,21 +100,43 @@ impl<S: Sql> Engine<S> {
             }
             _ => None,
         };
-        let decide_over = |items: &[ScanItem]| -> (Plan, MaskDecision) {
-            let planned = plan(items, &rules, new_from);
-            let input = MaskInput {
-                enabled: masking.enabled,
-                candidates: u32::try_from(planned.candidates.len()).unwrap_or(u32::MAX),
-                saved_tokens: planned.saved,
-                rewritten_tokens: planned.rewritten,
-                huge: u32::try_from(planned.huge.len()).unwrap_or(u32::MAX),
-                context_tokens: context.saturating_sub(planned.huge_saved),
-                pressure_line,
-                batch_ratio: masking.batch_ratio,
+        let working_set_on = masking.enabled && masking.working_set_turns > 0;
+        if working_set_on && appended == parsed.len() {
+            // Every message got its item, in order: the turn's outputs are classified here.
+            self.touches.record_turn(conversation.id, new_from, parsed);
+        }
+        // The working set stays whole up to its share of the budget; a batch that stubs it frees
+        // a tenth of the budget more, so it is not due again on the next turn.
+        let keep_line =
+            budget.map(|b| (f64::from(b) * masking.working_set_share.clamp(0.0, 1.0)) as u64);
+        let low_line = keep_line.map_or(0, |line| {
+            line.saturating_sub(budget.map_or(0, |b| u64::from(b) / 10))
+        });
+        let decide_over =
+            |items: &[ScanItem], touches: &HashMap<i64, Vec<Touch>>| -> (Plan, MaskDecision) {
+                let working_set = WorkingSetRules {
+                    touches,
+                    recent_turns: masking.working_set_turns,
+                    max_tokens: masking.working_set_max_tokens,
+                    context_tokens: context,
+                    keep_line,
+                    low_line,
+                };
+                let planned = plan_with(items, &rules, new_from, &working_set);
+                let input = MaskInput {
+                    enabled: masking.enabled,
+                    candidates: u32::try_from(planned.candidates.len()).unwrap_or(u32::MAX),
+                    saved_tokens: planned.saved,
+                    rewritten_tokens: planned.rewritten,
+                    huge: u32::try_from(planned.huge.len()).unwrap_or(u32::MAX),
+                    context_tokens: context.saturating_sub(planned.huge_saved),
+                    pressure_line,
+                    batch_ratio: masking.batch_ratio,
+                    working_set: planned.working_set,
+                };
+                let decision = decide(&input);
+                (planned, decision)
             };
-            let decision = decide(&input);
-            (planned, decision)
-        };
         let (mut items, mut truncated, stand_ins) = match known {
             Some(k) => {
                 let stand_ins = k.has_stand_ins();
@@ -118,12 +148,25 @@ impl<S: Sql> Engine<S> {
                 (items, truncated, false)
             }
         };
-        let (mut planned, mut decision) = decide_over(&items);
+        let mut touches = if working_set_on {
+            self.touches
+                .for_items(self.store.sql(), conversation.id, &items)?
+                .clone()
+        } else {
+            Default::default()
+        };
+        let (mut planned, mut decision) = decide_over(&items, &touches);
         if decision.applies() && stand_ins {
             // The same items, now with the turn's message ids, which the batch renders from.
             (items, truncated) =
                 store::scan(self.store.sql(), conversation.id, frontier, MAX_SCAN)?;
-            (planned, decision) = decide_over(&items);
+            if !touches.is_empty() {
+                touches = self
+                    .touches
+                    .for_items(self.store.sql(), conversation.id, &items)?
+                    .clone();
+            }
+            (planned, decision) = decide_over(&items, &touches);
         }
         self.masks.insert(conversation.id, decision.clone());
         // After a truncated scan the frontier jumps to the oldest item read; and everything
@@ -134,10 +177,15 @@ impl<S: Sql> Engine<S> {
         } else {
             frontier
         };
-        let settled = planned
-            .candidates
-            .first()
-            .map(|c| c.ordinal)
+        // Working-set outputs kept whole are considered again on the next turns.
+        let first_open = [
+            planned.candidates.first().map(|c| c.ordinal),
+            planned.kept_from,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let settled = first_open
             .or(planned.protected_from)
             .map_or(read_from, |o| o - 1);
         let floor = read_from.max(settled);
@@ -174,7 +222,9 @@ impl<S: Sql> Engine<S> {
         )?;
         // Everything before the protected turns has been considered once the candidates are stubbed.
         let new_frontier = match (decision.stub, planned.protected_from) {
-            (true, Some(protected)) => floor.max(protected - 1),
+            (true, Some(protected)) => {
+                floor.max(planned.kept_from.unwrap_or(protected).min(protected) - 1)
+            }
             _ => floor,
         };
         let epoch_before = conversation.context_epoch;

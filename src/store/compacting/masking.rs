@@ -157,6 +157,17 @@ pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<HashMap<i64, Sto
         .collect()
 }
 
+/// The call ids the tool results with these message ids answer, by message id (through the
+/// parts' primary key).
+pub fn result_call_ids(sql: &mut impl Sql, message_ids: &[i64]) -> Result<HashMap<i64, String>> {
+    let query = format!(
+        "SELECT message_id, tool_call_id FROM message_parts WHERE message_id IN {} AND kind = 'tool_result' AND tool_call_id IS NOT NULL",
+        sql.dialect().int_list(1)
+    );
+    let rows = sql.query(&query, &[id_array(message_ids)])?;
+    rows.iter().map(|r| Ok((r.int(0)?, r.text(1)?))).collect()
+}
+
 /// The calls' parts through the tool-call index, then their messages: `CROSS JOIN` keeps SQLite
 /// from starting at the conversation's messages (a scan of its whole history).
 pub const LOAD_CALLS_SQL: &str = "SELECT p.tool_call_id, m.raw_json FROM message_parts p CROSS JOIN messages m ON m.id = p.message_id \
