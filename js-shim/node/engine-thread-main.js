@@ -14,6 +14,10 @@ const errorData = (err) => ({
 /** Messages sent ahead of their call, by call id. */
 const parts = new Map();
 
+// Replies go on a port of their own, each followed by a bump of the shared counter `replied`
+// (engine-thread.js waits on it, briefly blocked, before it lets its event loop run).
+const { replies, replied } = workerData;
+
 let handle;
 try {
   const { path, config, options } = workerData;
@@ -79,5 +83,14 @@ parentPort.on("message", async (msg) => {
   } catch (err) {
     reply = { error: errorData(err) };
   }
-  parentPort.postMessage({ type: "reply", id: msg.id, ...reply });
+  reply = { type: "reply", id: msg.id, ...reply };
+  try {
+    replies.postMessage(reply);
+  } catch (err) {
+    // A result a structured copy refuses: the call fails with why, instead of never answering.
+    replies.postMessage({ type: "reply", id: msg.id, error: errorData(err) });
+  }
+  // After the post: the host's thread, waiting on the counter, finds the reply on its port.
+  Atomics.add(replied, 0, 1);
+  Atomics.notify(replied, 0);
 });
