@@ -57,6 +57,12 @@ await engine.bootstrap({ ...session, messages: history });
 const bootstrapMs = performance.now() - t0;
 const loadMs = t0 - startedLoad;
 
+/** CPU time of the host's thread so far, in ms (null where Node lacks threadCpuUsage). */
+const hostThreadCpu = () => {
+  const u = process.threadCpuUsage?.();
+  return u ? (u.user + u.system) / 1000 : null;
+};
+
 // Growth on the host path: afterTurn with the whole history (or commitTurn with the turn's
 // messages), one tool-loop turn at a time, each followed by maintain as the host does (maintain
 // is not part of the ingest time).
@@ -108,7 +114,7 @@ gcObserver.observe({ entryTypes: ["gc"] });
 
 // The measured turns: factory, assemble, afterTurn or commitTurn, maintain.
 // Turns whose maintain summarized are counted apart: the budget is for turns that do not.
-const perTurn = { cpu: [], wall: [], assemble: [], commit: [], maintain: [] };
+const perTurn = { cpu: [], hostThread: [], wall: [], assemble: [], commit: [], maintain: [] };
 const compacting = { count: 0, wall: [] };
 let viewMessages = 0;
 for (let t = 0; t < turns; t++) {
@@ -121,6 +127,7 @@ for (let t = 0; t < turns; t++) {
   const [forEnd, turnForEnd] = args.commit === "afterTurn" ? [rebuilt(history), turn] : [history, rebuilt(turn)];
   if (profiler) await profiler.post("Profiler.start");
   const c0 = cpu();
+  const h0 = hostThreadCpu();
   const w0 = performance.now();
   engine = await factory({ config: {} });
   const view = await engine.assemble(assembleParams(forAssemble));
@@ -131,6 +138,7 @@ for (let t = 0; t < turns; t++) {
   const maintained = await engine.maintain({ ...session, runtimeContext: { llm } });
   const w3 = performance.now();
   const c3 = cpu();
+  const h3 = hostThreadCpu();
   turnWindows.push([w0, w3]);
   if (profiler) {
     const { profile } = await profiler.post("Profiler.stop");
@@ -142,6 +150,7 @@ for (let t = 0; t < turns; t++) {
     continue;
   }
   perTurn.cpu.push(c3 - c0);
+  perTurn.hostThread.push(h3 - h0);
   perTurn.wall.push(w3 - w0);
   perTurn.assemble.push(w1 - w0);
   perTurn.commit.push(w2 - w1);
@@ -209,6 +218,10 @@ const result = {
   turnCpuP50: quantile(perTurn.cpu, 0.5),
   turnCpuP95: quantile(perTurn.cpu, 0.95),
   turnCpuMean: perTurn.cpu.reduce((a, b) => a + b, 0) / Math.max(1, perTurn.cpu.length),
+  // The host's thread alone (process.threadCpuUsage): the process's figure also counts the
+  // worker and V8's helper threads (concurrent marking of the host's heap among them).
+  turnHostThreadCpuP50: quantile(perTurn.hostThread, 0.5),
+  turnHostThreadCpuMean: perTurn.hostThread.reduce((a, b) => a + b, 0) / Math.max(1, perTurn.hostThread.length),
   // Collections on the host's thread inside the measured turns (all of them, summarizing or not).
   gcInTurns: turnGc.length,
   gcMsPerTurn: turnGc.reduce((ms, [, d]) => ms + d, 0) / Math.max(1, turns),

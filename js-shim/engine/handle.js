@@ -85,6 +85,18 @@ export function createHandle({ db, config, save, persist }) {
       const saving = handle.flush();
       return saving ? saving.then(() => indexed) : indexed;
     },
+    /** From now on a turn's calls leave their messages' vectors to `backfillVectors`, which the
+     *  caller runs once the turn is answered (node/engine-thread-main.js: after `housekeep`). */
+    deferTurnEmbedding() {
+      engine.deferTurnEmbedding();
+    },
+    /** Embeds one bounded batch of the messages and summaries without a vector; returns how
+     *  many (a promise when saving is asynchronous). */
+    backfillVectors() {
+      const embedded = engine.backfillVectors();
+      const saving = handle.flush();
+      return saving ? saving.then(() => embedded) : embedded;
+    },
     /** Saves when something committed since the last save; a promise for asynchronous saves. */
     flush() {
       if (!(save || persist) || !(engine.takeDirty() || unsaved)) return undefined;

@@ -9,13 +9,23 @@ import { toWire } from "../errors.js";
 /** An error as it crosses to the host's thread, where engine-thread.js throws it again. */
 const errorData = (err) => toWire(err, "the engine's worker thread");
 
+/** Why the last embedding after a turn failed, until the next `housekeep` reports it. */
+let embeddingFailed;
+
 /** Messages sent ahead of their call, by call id. */
 const parts = new Map();
+
+// Replies go on a port of their own, each followed by a bump of the shared counter `replied`
+// (engine-thread.js waits on it, briefly blocked, before it lets its event loop run).
+const { replies, replied } = workerData;
 
 let handle;
 try {
   const { path, config, options } = workerData;
   handle = await openHere(path, { ...config, storageThread: "main" }, options);
+  // The turn's new messages are embedded here after the turn is answered (below), not inside
+  // its write: the host's thread waits for none of it.
+  handle.deferTurnEmbedding();
   parentPort.postMessage({
     type: "opened",
     info: { configWarnings: handle.configWarnings, storage: handle.storage, synchronous: handle.synchronous() },
@@ -39,7 +49,14 @@ const run = {
       throw err;
     }
   },
-  housekeep: () => handle.housekeep(),
+  // Also reports the last embedding after a turn that failed (it is tried again after this one).
+  housekeep: async () => {
+    const indexed = await handle.housekeep();
+    const failed = embeddingFailed;
+    embeddingFailed = undefined;
+    if (failed) throw new Error(`embedding the last turn's messages failed: ${failed.message ?? failed}`);
+    return indexed;
+  },
   storageStats: () => handle.storageStats(),
   flush: () => handle.flush(),
   backupTo: (_params, dest) => handle.backupTo(dest),
@@ -77,5 +94,23 @@ parentPort.on("message", async (msg) => {
   } catch (err) {
     reply = { error: errorData(err) };
   }
-  parentPort.postMessage({ type: "reply", id: msg.id, ...reply });
+  reply = { type: "reply", id: msg.id, ...reply };
+  try {
+    replies.postMessage(reply);
+  } catch (err) {
+    // A result a structured copy refuses: the call fails with why, instead of never answering.
+    replies.postMessage({ type: "reply", id: msg.id, error: errorData(err) });
+  }
+  // After the post: the host's thread, waiting on the counter, finds the reply on its port.
+  Atomics.add(replied, 0, 1);
+  Atomics.notify(replied, 0);
+  // After the turn's last call (`maintain`'s housekeeping), with the host's thread answered:
+  // the vectors of the turn's messages (handle.deferTurnEmbedding), before any later call runs.
+  if (msg.type === "housekeep" && handle) {
+    try {
+      await handle.backfillVectors();
+    } catch (err) {
+      embeddingFailed = err;
+    }
+  }
 });

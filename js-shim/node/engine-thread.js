@@ -8,7 +8,16 @@
 // of the host's history the engine reads, host-history.js; a long list goes in parts of
 // MESSAGES_PER_PART, with the event loop let through between parts) and decoding the view's new
 // messages (engine/view-handover.js). Owns only the message protocol.
-import { Worker } from "node:worker_threads";
+//
+// A reply comes back on a port of its own, and the host's thread first waits for it blocked, for
+// at most BLOCKING_WAIT_MS (Atomics.wait on a counter the worker bumps after each reply), and
+// only then lets its event loop run until it arrives. A turn's calls take a fraction of a
+// millisecond in the worker: handing the loop over at each of them gave the host's own scheduled
+// work (V8's collections of the host's garbage, ~13 ms each with a long history) a free moment
+// inside the plugin's call, four times a turn (docs/benchmarks.md, issue 39 item 6). A call that
+// takes longer (an import, another process's write lock) still frees the loop after
+// BLOCKING_WAIT_MS, so the longest stall stays within DESIGN.md's budget.
+import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { setImmediate as nextTurnOfTheLoop } from "node:timers/promises";
 import { assembleWith } from "../engine/handle.js";
 import { createViewHandover } from "../engine/view-handover.js";
@@ -18,6 +27,9 @@ import { fromWire } from "../errors.js";
 /** Messages per part when a call hands over a long history: a structured copy of 256 host
  *  messages takes a few milliseconds of the host's thread. */
 export const MESSAGES_PER_PART = 256;
+
+/** How long the host's thread waits for a reply without letting its event loop run. */
+export const BLOCKING_WAIT_MS = 8;
 
 /** Levels plainCopy keeps; the engine refuses messages nested deeper than 100. */
 const COPY_DEPTH = 128;
@@ -54,8 +66,13 @@ export function plainCopy(value, depth = 0) {
  * @returns {Promise<object>} the handle (engine/handle.js's calls, each returning a promise)
  */
 export function openEngineThread(path, config, options, { onStop } = {}) {
+  // Replies: a port the host's thread can read without its event loop, and a counter the worker
+  // bumps (and notifies) after posting each one.
+  const replies = new MessageChannel();
+  const replied = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(new URL("./engine-thread-main.js", import.meta.url), {
-    workerData: { path, config, options },
+    workerData: { path, config, options, replies: replies.port2, replied },
+    transferList: [replies.port2],
   });
   const pending = new Map();
   let nextId = 1;
@@ -77,21 +94,44 @@ export function openEngineThread(path, config, options, { onStop } = {}) {
     onStop?.(err);
   };
   worker.on("message", (msg) => {
-    if (msg.type === "opened") {
-      const open = onOpen;
-      onOpen = undefined;
-      waiting();
-      if (msg.error) open?.reject(fromWire(msg.error));
-      else open?.resolve(msg.info);
-      return;
-    }
+    if (msg.type !== "opened") return;
+    const open = onOpen;
+    onOpen = undefined;
+    waiting();
+    if (msg.error) open?.reject(fromWire(msg.error));
+    else open?.resolve(msg.info);
+  });
+  /** Settles the call a reply answers (read blocked or from the event loop, whichever first). */
+  const settle = (msg) => {
     const call = pending.get(msg.id);
     if (!call) return;
     pending.delete(msg.id);
     waiting();
     if (msg.error) call.reject(fromWire(msg.error));
     else call.resolve(msg.result);
-  });
+  };
+  replies.port1.on("message", settle);
+  // The worker's ref (waiting()) is what keeps the process alive while a call waits.
+  replies.port1.unref();
+
+  /** Waits, blocked, up to BLOCKING_WAIT_MS for call `id`'s reply and settles it when it came;
+   *  a reply that takes longer arrives through the event loop (settle). */
+  const awaitBlocked = (id) => {
+    const until = performance.now() + BLOCKING_WAIT_MS;
+    while (pending.has(id) && !stopped) {
+      // Read after the counter: a reply posted since is already on the port (the worker posts,
+      // then bumps), and one posted later changes the counter, so the wait returns at once.
+      const seen = Atomics.load(replied, 0);
+      const got = receiveMessageOnPort(replies.port1);
+      if (got) {
+        settle(got.message);
+        continue;
+      }
+      const left = until - performance.now();
+      if (left <= 0) return;
+      Atomics.wait(replied, 0, seen, left);
+    }
+  };
   worker.on("error", (err) =>
     stop(
       new Error(
@@ -147,6 +187,7 @@ export function openEngineThread(path, config, options, { onStop } = {}) {
       waiting();
       throw err;
     }
+    awaitBlocked(id);
     return reply;
   }
 

@@ -86,7 +86,7 @@ impl<S: Sql> Engine<S> {
         now_ms: i64,
     ) -> Result<CommitTurnResult> {
         let (key, session) = (params.advancement_key.as_str(), &params.session);
-        let embedder = self.embedder.clone();
+        let embedder = self.turn_embedder();
         let (mut result, learned) = self.store.write(|sql| {
             // The key's lookup and the conversation's lock, in one statement when the store can
             // (it also says which identities are stored and returns the items the stubs

@@ -47,7 +47,12 @@ impl<S: Sql> Engine<S> {
         claim: Option<Claim>,
         now_ms: i64,
     ) -> Result<(Appended, Conversation, Option<TurnItems>)> {
-        let embedder = self.embedder.clone();
+        // A turn's tail (scan_limit > 0: afterTurn) may leave its vectors to after the turn.
+        let embedder = if scan_limit > 0 {
+            self.turn_embedder()
+        } else {
+            self.embedder.clone()
+        };
         self.store.write(|sql| {
             let locked = lock_before_append::resolve_for_append(
                 sql,

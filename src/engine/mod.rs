@@ -71,6 +71,9 @@ pub struct Engine<S: Sql> {
     embedder: Option<semantic::SharedEmbedder>,
     /// The vectors recalls have read, kept in step with the store.
     vectors: semantic::VectorCache,
+    /// A turn's writes leave their messages' vectors to the backfill the caller runs after the
+    /// turn ([`Engine::defer_turn_embedding`]).
+    turn_embedding_deferred: bool,
 }
 
 impl<S: Sql> Engine<S> {
@@ -93,6 +96,7 @@ impl<S: Sql> Engine<S> {
             redactor,
             embedder: None,
             vectors: Default::default(),
+            turn_embedding_deferred: false,
         }
         .with_default_embedder()
     }
@@ -134,8 +138,11 @@ impl<S: Sql> Engine<S> {
         let indexed = self
             .store
             .index_when_waiting(crate::store::search_index::INDEX_BATCH)?;
-        // Off the turn: the messages and summaries still without a vector, a bounded batch.
-        self.backfill_vectors()?;
+        // Off the turn: the messages and summaries still without a vector, a bounded batch
+        // (unless the caller runs it after this call's answer: defer_turn_embedding).
+        if !self.turn_embedding_deferred {
+            self.backfill_vectors()?;
+        }
         Ok(indexed)
     }
 

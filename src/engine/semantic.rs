@@ -1,7 +1,8 @@
 //! The semantic index, the engine's half: which embedder the engine uses, embedding what is
-//! stored (a turn's messages inside the turn's write; summaries inside the write that stores
-//! them), the backfill of what has no vector yet (resumable, in bounded batches, from the
-//! host's `maintain`, never inside a turn), and the semantic ranking of a recall: the question's
+//! stored (a turn's messages inside the turn's write, or right after the turn when the caller
+//! defers it; summaries inside the write that stores them), the backfill of what has no vector
+//! yet (resumable, in bounded batches, from the host's `maintain`, never inside a turn), and
+//! the semantic ranking of a recall: the question's
 //! vector against every vector of the caller's reach, brute force over an in-memory copy that
 //! is brought up to date from the store before each use.
 //!
@@ -314,6 +315,23 @@ impl<S: Sql> Engine<S> {
         Ok(())
     }
 
+    /// From now on a turn's writes (`commitTurn`, `afterTurn`) store their messages without
+    /// vectors, and `maintain`'s housekeeping leaves the backfill to the caller, who runs
+    /// [`Engine::backfill_vectors`] once the turn is answered (the Node worker thread: after it
+    /// replied to `housekeep`), off the turn's path. Nothing is missed meanwhile: a recall first
+    /// embeds a batch of what waits (see [`Engine::nearest`]). Imports (`bootstrap`, `ingest`)
+    /// still embed inside their write.
+    pub fn defer_turn_embedding(&mut self) {
+        self.turn_embedding_deferred = true;
+    }
+
+    /// The embedder a turn's write uses: none when its embedding is deferred.
+    pub(super) fn turn_embedder(&self) -> Option<SharedEmbedder> {
+        self.embedder
+            .clone()
+            .filter(|_| !self.turn_embedding_deferred)
+    }
+
     /// Housekeeping: embeds up to [`BACKFILL_MESSAGES`] messages and [`BACKFILL_SUMMARIES`]
     /// summaries that have no vector yet, in one write; returns how many. Resumable: the
     /// position is stored with the vectors, so an interrupted backfill goes on where the last
@@ -365,6 +383,11 @@ impl<S: Sql> Engine<S> {
         let query = embed(embedder.as_ref(), text);
         if query.iter().all(|c| *c == 0) {
             return Ok(Nearest::default());
+        }
+        // A turn's messages whose vectors the caller has not made yet (defer_turn_embedding)
+        // are embedded before they are ranked.
+        if self.turn_embedding_deferred {
+            self.backfill_vectors()?;
         }
         let commits = self.store.commits();
         self.vectors

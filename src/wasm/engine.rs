@@ -467,6 +467,15 @@ impl WasmEngine {
         self.inner.backfill_vectors().map_err(js_error)
     }
 
+    /// From now on `commitTurn` and `afterTurn` store their messages without vectors and
+    /// `indexSearchBatch` embeds none: the caller runs `backfillVectors` once the turn is
+    /// answered (the Node worker thread, after its reply to `housekeep`). A recall embeds what
+    /// still waits before it ranks.
+    #[wasm_bindgen(js_name = deferTurnEmbedding)]
+    pub fn defer_turn_embedding(&mut self) {
+        self.inner.defer_turn_embedding()
+    }
+
     /// True when a write committed since the last call: the caller should persist.
     #[wasm_bindgen(js_name = takeDirty)]
     pub fn take_dirty(&mut self) -> bool {

@@ -219,6 +219,31 @@ const SOURCE: &str = "We removed the backoff loop yesterday: it hid the timeouts
 const PARAPHRASE: &str = "Why did we drop the retry wrapper?";
 
 #[test]
+fn a_turn_whose_embedding_is_deferred_is_found_by_meaning_before_and_after_its_backfill() {
+    let mut e = engine();
+    e.defer_turn_embedding();
+    filler(&mut e, KEY, 0, 10);
+    turn(&mut e, KEY, 10, SOURCE, "Understood.");
+    let messages = count(&mut e, "SELECT COUNT(*) FROM messages");
+    let source_id = count(&mut e, &format!("SELECT id FROM messages WHERE raw_json LIKE '%{}%'", "backoff loop"));
+    assert!(messages >= 22 && source_id > 0, "{messages} messages stored");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 0, "the turns left their vectors for later");
+    assert_eq!(e.index_search_batch().unwrap(), 0);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 0, "maintain's upkeep leaves them to the caller");
+    // A recall before the caller's backfill embeds what waits first.
+    let ranked = grep(&mut e, KEY, json!({"pattern": "retry wrapper dropped", "mode": "ranked", "limit": 5}));
+    assert_eq!(ranked.hits.first().map(|h| h.hit.id), Some(source_id), "ranked grep puts it first: {:?}", ranked.hits);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), messages, "the recall embedded the waiting messages");
+    // The next turn's vectors come from the caller's backfill, the same as a write would make.
+    turn(&mut e, KEY, 11, "The pager now shows every timeout of the uploader.", "Good.");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), messages);
+    assert_eq!(e.backfill_vectors().unwrap(), 2);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), messages + 2);
+    let found = ask(&mut e, KEY, json!({"question": PARAPHRASE}));
+    assert!(found.evidence.iter().any(|ev| ev.kind == "message" && ev.id == source_id), "the source is evidence: {:?}", found.evidence);
+}
+
+#[test]
 fn a_paraphrase_reaches_the_evidence_through_the_semantic_index_and_not_without_it() {
     let mut e = engine();
     filler(&mut e, KEY, 0, 20);

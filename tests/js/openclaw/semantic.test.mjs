@@ -1,8 +1,10 @@
 // The semantic index through the built package, on real sql.js and node:sqlite: a turn's messages
-// get their vectors in the turn (the package's own embedder, recorded by name and dimension), the
+// get their vectors by the end of the turn's upkeep (the package's own embedder, recorded by name
+// and dimension; through the worker thread they are made after `maintain` is answered), the
 // index survives a restart, and lcm_grep's ranked mode finds a message from a paraphrase that
 // shares none of its words, where the literal mode finds nothing; another agent's identical
-// message never shows up.
+// message never shows up. A message the previous turn committed is found by meaning (lcm_grep
+// ranked, lcm_ask) whether or not its vector was made yet.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -41,8 +43,12 @@ for (const storage of STORAGES) {
       await engine.afterTurn({ ...intruder, messages: [user(SOURCE)], prePromptMessageCount: 0 });
       const [[stored]] = await query(dbPath, "SELECT COUNT(*) FROM messages");
       assert.equal(stored, messages.length + 1, "the turns are stored");
+      // The turn's upkeep; a later call runs after the worker embedded the turn's messages.
+      await engine.maintain({ ...session });
+      await engine.maintain({ ...intruder });
+      await handle.flush();
       const [[vectors]] = await query(dbPath, "SELECT COUNT(*) FROM message_vectors");
-      assert.equal(vectors, stored, "each message got its vector in the turn");
+      assert.equal(vectors, stored, "each message got its vector by the end of the turn's upkeep");
       const [[name, dim]] = await query(dbPath, "SELECT embedder, dim FROM vector_space");
       assert.ok(typeof name === "string" && name.length > 0 && dim > 0, `${name} ${dim}`);
       const [[sized]] = await query(dbPath, `SELECT COUNT(*) FROM message_vectors WHERE length(vector) = ${dim}`);
@@ -71,3 +77,61 @@ for (const storage of STORAGES) {
     });
   });
 }
+
+/** The linter chatter of a turn that says nothing about the uploader. */
+function chatter(from, to) {
+  const h = [];
+  for (let i = from; i < to; i++) {
+    h.push(user(`Please run the linter on src/module_${i}.rs and fix the warnings.`));
+    h.push(assistant(`Done: module ${i} is clean now, two warnings fixed.`));
+  }
+  return h;
+}
+
+for (const storage of STORAGES)
+  for (const storageThread of ["worker", "main"]) {
+    describe(`the previous turn's message, found by meaning [${storage}, ${storageThread}]`, () => {
+      test("lcm_grep ranked and lcm_ask find it before and after maintain", async () => {
+        const dbPath = join(tempDir(`semantic-next-${storage.replace(":", "-")}-${storageThread}`), "db.sqlite");
+        const handle = await openNodeEngine(dbPath, { storage, storageThread });
+        assert.equal(handle.thread ?? "main", storageThread);
+        const engine = createContextEngine(() => handle);
+        const commit = (key, messages) =>
+          engine.commitTurn({ ...session, advancementKey: key, messages, admission: { entryId: `a-${key}` }, terminal: { entryId: `t-${key}` } });
+        assert.equal((await commit("t1", chatter(0, 12))).status, "committed");
+        await engine.maintain({ ...session });
+        assert.equal((await commit("t2", [user(SOURCE), assistant("Understood.")])).status, "committed");
+        const [[sourceId]] = await query(dbPath, `SELECT id FROM messages WHERE raw_json LIKE '%backoff loop%'`);
+        assert.ok(sourceId > 0, "the turn stored the message");
+        // Through the worker the turn's vectors are made after its `maintain`: none yet here.
+        const [[held]] = await query(dbPath, `SELECT COUNT(*) FROM message_vectors WHERE message_id = ${sourceId}`);
+        assert.equal(held, storageThread === "worker" ? 0 : 1, "vectors of the turn's messages, before maintain");
+
+        const requests = [];
+        const llm = {
+          complete: async (req) => {
+            requests.push(req);
+            const id = req.messages[0].content.match(/\[m(\d+)\] user[^\n]*\n[^\n]*backoff loop/)?.[1];
+            return { text: id ? `The backoff loop hid the timeouts [m${id}].` : "Not in the evidence.", model: "stub", stopReason: "stop" };
+          },
+        };
+        const tools = Object.fromEntries(createRecallTools(async () => handle, session, { llm: () => llm }).map((t) => [t.name, t]));
+        const found = async (when) => {
+          const ranked = await tools.lcm_grep.execute("g", { pattern: "why did we drop the retry wrapper", mode: "ranked", limit: 5 });
+          assert.equal(ranked.details.hits?.[0]?.id, sourceId, `${when}: ranked grep ranks it first: ${JSON.stringify(ranked.details)}`);
+          const asked = await tools.lcm_ask.execute("a", { question: "Why did we drop the retry wrapper?" });
+          assert.ok(asked.details.evidenceMessageIds?.includes(sourceId), `${when}: lcm_ask's evidence holds it: ${JSON.stringify(asked)}`);
+          assert.equal(asked.details.outcome, "answered", asked.content[0].text);
+        };
+        await found("before maintain");
+        await engine.maintain({ ...session });
+        await found("after maintain");
+        assert.equal(requests.length, 2, "one LLM call per lcm_ask");
+        await handle.flush();
+        const [[stored]] = await query(dbPath, "SELECT COUNT(*) FROM messages");
+        const [[vectors]] = await query(dbPath, "SELECT COUNT(*) FROM message_vectors");
+        assert.equal(vectors, stored, "every message has its vector");
+        await handle.close?.();
+      });
+    });
+  }
