@@ -18,7 +18,7 @@ pub use append::{advancements, bulk, bulk_pg, claim, context, lock_before_append
 pub use backend::native;
 #[cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 pub use backend::native_pg;
-pub use backend::{dialect, packed, schema, sql};
+pub use backend::{dialect, error_codes, packed, schema, sql};
 pub use compacting::{accounting, compaction, masking, repair, spend, summary_runs};
 pub use importing::{import, lossless_claw};
 pub use inspection::{doctor, explorer, inspect, statistics};
@@ -31,7 +31,7 @@ pub use tables::conversations;
 pub use dialect::Dialect;
 pub use sql::{Row, Sql, SqlValue};
 
-use crate::error::Result;
+use crate::error::{Result, StorageErrorKind};
 
 /// Statements a turn runs that nothing before it (opening, bootstrap, assemble) has prepared:
 /// prepared when the store opens, so the first turn of a process does not pay for them
@@ -100,6 +100,7 @@ impl<S: Sql> Store<S> {
     pub fn begin_batch(&mut self) -> Result<()> {
         if self.batching {
             return Err(crate::error::Error::storage(
+                StorageErrorKind::Other,
                 "a write batch is already open",
             ));
         }

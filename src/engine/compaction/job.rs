@@ -285,7 +285,9 @@ impl<S: Sql> Engine<S> {
         let backoff = self.config.compaction.backoff_policy();
         loop {
             let Some(job) = self.jobs.get_mut(&id) else {
-                return Err(Error::storage(format!("compaction job {id} disappeared")));
+                return Err(Error::unexpected_data(format!(
+                    "compaction job {id} disappeared"
+                )));
             };
             let (summarizer, conversation_id, config) =
                 (job.summarizer, job.conversation_id, job.config.clone());
@@ -384,7 +386,7 @@ impl<S: Sql> Engine<S> {
                     let job = self
                         .jobs
                         .get_mut(&id)
-                        .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+                        .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
                     let pass = job.pass.take();
                     let covered = pass.as_ref().map_or(0, |p| p.covered_messages());
                     let line = give_up.log_line(covered);
@@ -487,7 +489,7 @@ impl<S: Sql> Engine<S> {
         let job = self
             .jobs
             .get_mut(&id)
-            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+            .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
         let Some(pass) = job.pass.take() else {
             return Ok(());
         };
@@ -556,7 +558,7 @@ impl<S: Sql> Engine<S> {
         let job = self
             .jobs
             .get_mut(&id)
-            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+            .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
         match applied {
             Ok(applied) => {
                 if !job.summary_ids.contains(&applied.summary_id) {
@@ -603,7 +605,7 @@ impl<S: Sql> Engine<S> {
         let job = self
             .jobs
             .get(&id)
-            .ok_or_else(|| Error::storage("compaction job disappeared"))?
+            .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?
             .clone();
         let config = job.config.clone();
         let tokens = self.context_tokens_of(job.conversation_id)?;
@@ -690,7 +692,7 @@ impl<S: Sql> Engine<S> {
                 let job = self
                     .jobs
                     .get_mut(&id)
-                    .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+                    .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
                 job.passes += 1;
                 job.pass = Some(pass);
                 Ok(None)
@@ -713,7 +715,7 @@ impl<S: Sql> Engine<S> {
         let job = self
             .jobs
             .remove(&id)
-            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+            .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
         let context_after = self.context_tokens_of(job.conversation_id)?;
         let view_after = match job.view {
             Some(aim) => {

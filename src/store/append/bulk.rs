@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::core::message::StoredMessage;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::conversations::{add_appended, Conversation};
 use crate::store::messages::{linked_parts, Appended};
 use crate::store::packed::Packed;
@@ -220,5 +220,8 @@ fn to_json(rows: &[impl Serialize]) -> Result<String> {
 }
 
 fn json_err(err: serde_json::Error) -> Error {
-    Error::storage(format!("encoding rows for a bulk insert: {err}"))
+    Error::storage(
+        StorageErrorKind::Other,
+        format!("encoding rows for a bulk insert: {err}"),
+    )
 }

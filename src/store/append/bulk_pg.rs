@@ -22,7 +22,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::core::message::StoredMessage;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::conversations::{add_appended, Conversation};
 use crate::store::messages::{linked_parts, search_text, Appended};
 use crate::store::sql::Sql;
@@ -80,8 +80,12 @@ struct ContextRow {
 }
 
 fn to_json(rows: &impl Serialize) -> Result<String> {
-    serde_json::to_string(rows)
-        .map_err(|err| Error::storage(format!("encoding rows for a bulk insert: {err}")))
+    serde_json::to_string(rows).map_err(|err| {
+        Error::storage(
+            StorageErrorKind::Other,
+            format!("encoding rows for a bulk insert: {err}"),
+        )
+    })
 }
 
 /// Whether every identity is one this path can send as hex (32 hex digits, as the engine writes

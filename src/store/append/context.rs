@@ -66,11 +66,11 @@ fn from_row(row: &Row) -> Result<ContextItem> {
 /// The item whose [`ITEM_COLUMNS`] start at column `at`.
 fn item_at(row: &Row, at: usize) -> Result<ContextItem> {
     let tokens = u32::try_from(row.int(at + 1)?)
-        .map_err(|_| Error::storage("stored token count out of range"))?;
+        .map_err(|_| Error::unexpected_data("stored token count out of range"))?;
     let content = match row.opt_text(at + 2)? {
         Some(role_name) => {
             let role = Role::parse(&role_name).ok_or_else(|| {
-                Error::storage(format!("stored message has unknown role {role_name:?}"))
+                Error::unexpected_data(format!("stored message has unknown role {role_name:?}"))
             })?;
             ItemContent::Message {
                 id: row.int(at + 10)?,

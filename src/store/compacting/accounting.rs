@@ -3,7 +3,7 @@
 //! host's prompt survives the process (OpenClaw's CLI runs one process per turn).
 
 use crate::core::accounting::HostFacts;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::Sql;
 
 pub const LOAD_SQL: &str =
@@ -20,8 +20,9 @@ pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<HostFacts> {
 /// The facts in a `host_facts_json` value as stored (None: all unknown).
 pub fn parse(json: Option<&str>) -> Result<HostFacts> {
     match json {
-        Some(text) => serde_json::from_str(text)
-            .map_err(|e| Error::storage(format!("conversations.host_facts_json is corrupt: {e}"))),
+        Some(text) => serde_json::from_str(text).map_err(|e| {
+            Error::unexpected_data(format!("conversations.host_facts_json is corrupt: {e}"))
+        }),
         None => Ok(HostFacts::default()),
     }
 }
@@ -33,7 +34,8 @@ pub fn save(
     facts: &HostFacts,
     now_ms: i64,
 ) -> Result<()> {
-    let json = serde_json::to_string(facts).map_err(|e| Error::storage(e.to_string()))?;
+    let json = serde_json::to_string(facts)
+        .map_err(|e| Error::storage(StorageErrorKind::Other, e.to_string()))?;
     sql.execute(
         SAVE_SQL,
         &[conversation_id.into(), json.into(), now_ms.into()],

@@ -14,7 +14,7 @@
 use serde_json::{json, Value};
 
 use crate::core::message::text_of_raw_json;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::packed::Packed;
 use crate::store::sql::{Sql, SqlValue};
 use crate::store::Store;
@@ -34,7 +34,7 @@ const INSERT_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value
 /// The last indexed message id and the last stored one.
 fn progress(sql: &mut impl Sql) -> Result<(i64, i64)> {
     let row = sql.query_row(PROGRESS_SQL, &[])?.ok_or_else(|| {
-        Error::storage("messages_fts_progress has no row (schema version 9 creates it)")
+        Error::unexpected_data("messages_fts_progress has no row (schema version 9 creates it)")
     })?;
     Ok((row.int(0)?, row.int(1)?))
 }
@@ -100,8 +100,12 @@ pub fn index_rows(sql: &mut impl Sql, rows: &[(i64, &str)], last_id: i64) -> Res
                 json!([id, start, len])
             })
             .collect();
-        let json = serde_json::to_string(&refs)
-            .map_err(|err| Error::storage(format!("encoding rows for the search index: {err}")))?;
+        let json = serde_json::to_string(&refs).map_err(|err| {
+            Error::storage(
+                StorageErrorKind::Other,
+                format!("encoding rows for the search index: {err}"),
+            )
+        })?;
         sql.execute(INSERT_SQL, &[json.into(), SqlValue::Blob(packed.bytes)])?;
     }
     sql.execute(ADVANCE_SQL, &[last_id.into()])

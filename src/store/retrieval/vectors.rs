@@ -9,7 +9,7 @@
 //! replaced, a repaired summary's removed until the backfill embeds it again).
 
 use crate::core::message::text_of_raw_json;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::{Row, Sql, SqlValue};
 
 use super::vectors_pg;
@@ -89,7 +89,7 @@ fn hex(vector: &[i8]) -> String {
 fn blob(row: &Row, i: usize) -> Result<Vec<i8>> {
     match row.0.get(i) {
         Some(SqlValue::Blob(bytes)) => Ok(bytes.iter().map(|b| *b as i8).collect()),
-        other => Err(Error::storage(format!(
+        other => Err(Error::unexpected_data(format!(
             "column {i}: expected a vector's bytes, found {other:?}"
         ))),
     }
@@ -98,7 +98,7 @@ fn blob(row: &Row, i: usize) -> Result<Vec<i8>> {
 fn json(rows: &[serde_json::Value]) -> Result<SqlValue> {
     serde_json::to_string(rows)
         .map(SqlValue::Text)
-        .map_err(|err| Error::storage(format!("encoding vectors: {err}")))
+        .map_err(|err| Error::storage(StorageErrorKind::Other, format!("encoding vectors: {err}")))
 }
 
 /// The recorded embedder, if any vectors were ever made.
@@ -143,7 +143,7 @@ pub fn adopt(sql: &mut impl Sql, embedder: &str, dim: usize) -> Result<bool> {
             match space(sql)? {
                 Some(s) if s.embedder == embedder && s.dim == dim => Ok(false),
                 Some(_) => adopt(sql, embedder, dim as usize),
-                None => Err(crate::error::Error::storage(
+                None => Err(crate::error::Error::unexpected_data(
                     "vector_space: the space just recorded cannot be read back",
                 )),
             }
