@@ -299,7 +299,7 @@ impl<S: Sql> Engine<S> {
                         summarizer: draft.summarizer(),
                         model: output.1.as_deref(),
                     };
-                    match self.store.write(|sql| store::rewrite(sql, &rewrite)) {
+                    match self.store.write(|tx| store::rewrite(tx, &rewrite)) {
                         Ok(()) => {
                             self.views = Default::default();
                             if let Some(job) = self.repairs.get_mut(&id) {

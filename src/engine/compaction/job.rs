@@ -371,7 +371,7 @@ impl<S: Sql> Engine<S> {
                         .and_then(Pass::last_rejection);
                     if let Some(call) = spent("rejected", reason) {
                         self.store
-                            .write(|sql| call.record(sql, conversation_id, now_ms))?;
+                            .write(|tx| call.record(tx.sql(), conversation_id, now_ms))?;
                     }
                 }
                 Step::Accept(draft) => self.accept(
@@ -418,9 +418,9 @@ impl<S: Sql> Engine<S> {
                     };
                     let call = spent(outcome, Some(give_up.reason()));
                     let telemetry = pass.as_ref().and_then(Pass::redaction_telemetry);
-                    self.store.write(|sql| {
+                    self.store.write(|tx| {
                         store::record_event(
-                            sql,
+                            tx.sql(),
                             &Event {
                                 conversation_id,
                                 pass: pass_name,
@@ -435,12 +435,12 @@ impl<S: Sql> Engine<S> {
                             now_ms,
                         )?;
                         if let Some(call) = &call {
-                            call.record(sql, conversation_id, now_ms)?;
+                            call.record(tx.sql(), conversation_id, now_ms)?;
                         }
                         if !count_it {
                             return Ok(());
                         }
-                        let (mut retry, pending) = store::load_state(sql, conversation_id)?;
+                        let (mut retry, pending) = store::load_state(tx.sql(), conversation_id)?;
                         let kind = give_up.retry_kind();
                         if let Some((chunk, answer)) = grow {
                             retry.on_answer_too_long(chunk, answer);
@@ -449,7 +449,13 @@ impl<S: Sql> Engine<S> {
                             retry.on_unusable_request(request, now_ms, &policy);
                         }
                         retry.on_failure(kind, now_ms, &policy);
-                        store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)
+                        store::save_state(
+                            tx.sql(),
+                            conversation_id,
+                            &retry,
+                            pending.as_ref(),
+                            now_ms,
+                        )
                     })?;
                     // No usable answer for the range: its extractive summary goes into the view
                     // instead (level `fallback`), and the rest of the job asks no more. Not for
@@ -496,10 +502,10 @@ impl<S: Sql> Engine<S> {
         let level = draft.level().as_str();
         let telemetry = pass.redaction_telemetry();
         let embedder = self.embedder.clone();
-        let applied = self.store.write(|sql| {
-            let applied = pass.apply(sql, conversation_id, draft, model, now_ms)?;
+        let applied = self.store.write(|tx| {
+            let applied = pass.apply(tx, conversation_id, draft, model, now_ms)?;
             crate::engine::semantic::embed_summary(
-                sql,
+                tx.sql(),
                 embedder.as_ref(),
                 applied.summary_id,
                 conversation_id,
@@ -521,7 +527,7 @@ impl<S: Sql> Engine<S> {
                 ),
             };
             store::record_event(
-                sql,
+                tx.sql(),
                 &Event {
                     conversation_id,
                     pass: pass.kind().as_str(),
@@ -536,13 +542,13 @@ impl<S: Sql> Engine<S> {
                 now_ms,
             )?;
             if let Some(call) = &call {
-                call.record(sql, conversation_id, now_ms)?;
+                call.record(tx.sql(), conversation_id, now_ms)?;
             }
             // A fallback says nothing about the summarizer: its failures keep counting.
             if draft.level() != Level::Fallback {
-                let (mut retry, pending) = store::load_state(sql, conversation_id)?;
+                let (mut retry, pending) = store::load_state(tx.sql(), conversation_id)?;
                 retry.on_success();
-                store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)?;
+                store::save_state(tx.sql(), conversation_id, &retry, pending.as_ref(), now_ms)?;
             }
             Ok(applied)
         });
@@ -574,12 +580,12 @@ impl<S: Sql> Engine<S> {
                     reason: Some(reason.clone()),
                     ..c
                 });
-                self.store.write(|sql| {
+                self.store.write(|tx| {
                     if let Some(call) = &call {
-                        call.record(sql, conversation_id, now_ms)?;
+                        call.record(tx.sql(), conversation_id, now_ms)?;
                     }
                     store::record_event(
-                        sql,
+                        tx.sql(),
                         &Event {
                             conversation_id,
                             pass: pass_name,
@@ -799,10 +805,10 @@ impl<S: Sql> Engine<S> {
     }
 
     fn clear_pending(&mut self, conversation_id: i64, now_ms: i64) -> Result<()> {
-        self.store.write(|sql| {
-            let (retry, pending) = store::load_state(sql, conversation_id)?;
+        self.store.write(|tx| {
+            let (retry, pending) = store::load_state(tx.sql(), conversation_id)?;
             if pending.is_some() {
-                store::save_state(sql, conversation_id, &retry, None, now_ms)?;
+                store::save_state(tx.sql(), conversation_id, &retry, None, now_ms)?;
             }
             Ok(())
         })

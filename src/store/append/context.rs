@@ -6,19 +6,20 @@ use crate::core::message::Role;
 use crate::error::{Error, Result};
 use crate::store::conversations::{self, Conversation};
 use crate::store::sql::{Row, Sql, SqlValue};
+use crate::store::WriteTx;
 
 /// Per-turn statement: a new message's context item.
 pub const INSERT_MESSAGE_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (?1, ?2, ?3, ?4)";
 
-/// Adds a message at `ordinal`. Call inside a write transaction.
+/// Adds a message at `ordinal`.
 pub fn insert_message(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation_id: i64,
     ordinal: i64,
     message_id: i64,
     tokens: u32,
 ) -> Result<()> {
-    sql.execute(
+    tx.execute(
         INSERT_MESSAGE_SQL,
         &[
             conversation_id.into(),

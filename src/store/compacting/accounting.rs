@@ -5,6 +5,7 @@
 use crate::core::accounting::HostFacts;
 use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::Sql;
+use crate::store::WriteTx;
 
 pub const LOAD_SQL: &str =
     "SELECT host_facts_json FROM conversations WHERE id = ?1 AND host_facts_json IS NOT NULL";
@@ -27,16 +28,16 @@ pub fn parse(json: Option<&str>) -> Result<HostFacts> {
     }
 }
 
-/// Stores the facts. Call inside a write transaction.
+/// Stores the facts.
 pub fn save(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation_id: i64,
     facts: &HostFacts,
     now_ms: i64,
 ) -> Result<()> {
     let json = serde_json::to_string(facts)
         .map_err(|e| Error::storage(StorageErrorKind::Other, e.to_string()))?;
-    sql.execute(
+    tx.execute(
         SAVE_SQL,
         &[conversation_id.into(), json.into(), now_ms.into()],
     )
