@@ -1,6 +1,8 @@
-//! The write transaction as a type. A [`WriteTx`] is made only by [`Store::write`] (or for a
-//! batch, by [`Store::end_batch`]), so a store function that must run inside a write transaction
-//! takes `&mut WriteTx` and cannot be called outside one: the compiler holds the rule that doc
+//! The write transaction as a type. A [`WriteTx`] exists only while a write transaction is open:
+//! [`Store::write`] makes one for its closure (and [`Store::end_batch`] for a batch), and
+//! [`WriteTx::begin`] opens one on a bare connection (tests that hold a transaction open across
+//! two connections). So a store function that must run inside a write transaction takes
+//! `&mut WriteTx` and cannot be called outside one: the compiler holds the rule that doc
 //! comments used to state. Committing consumes the value; dropping it uncommitted rolls back.
 //! A write inside a batch ([`Store::begin_batch`]) joins the batch's transaction: its value
 //! neither commits nor rolls back, the batch does.
@@ -24,7 +26,8 @@ pub struct WriteTx<'a, S: Sql> {
 
 impl<'a, S: Sql> WriteTx<'a, S> {
     /// Begins a write transaction on `sql` (SQLite takes the write lock now: `BEGIN IMMEDIATE`).
-    pub(super) fn begin(sql: &'a mut S) -> Result<Self> {
+    /// [`Store::write`] is the way in for the engine; this is for a bare connection.
+    pub fn begin(sql: &'a mut S) -> Result<Self> {
         sql.execute(sql.dialect().begin_write(), &[])?;
         Ok(Self::ending(sql))
     }
@@ -59,7 +62,7 @@ impl<'a, S: Sql> WriteTx<'a, S> {
 
     /// Commits the transaction (a write that joined a batch leaves that to the batch). When the
     /// `COMMIT` fails, the transaction is rolled back and the error returned.
-    pub(super) fn commit(mut self) -> Result<()> {
+    pub fn commit(mut self) -> Result<()> {
         self.committed = true;
         if !self.ends {
             return Ok(());
