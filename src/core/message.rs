@@ -293,15 +293,17 @@ fn plain_text(parts: &[MessagePart]) -> String {
 /// The plain text of a stored message, derived from its `raw_json` exactly as [`parse_message`]
 /// derived [`StoredMessage::text`] at ingest (the database keeps no second copy of it).
 pub fn text_of_raw_json(raw_json: &str) -> Result<String> {
-    let value: Value = serde_json::from_str(raw_json)
-        .map_err(|err| Error::storage(format!("a stored message is not valid JSON: {err}")))?;
+    let value: Value = serde_json::from_str(raw_json).map_err(|err| {
+        Error::unexpected_data(format!("a stored message is not valid JSON: {err}"))
+    })?;
     text_of_value(&value)
 }
 
 /// [`text_of_raw_json`] of a stored message already parsed.
 pub fn text_of_value(value: &Value) -> Result<String> {
-    let (_, _, parts, _) = role_and_parts(value, Path::Named("raw_json"))
-        .map_err(|err| Error::storage(format!("a stored message no longer parses: {err}")))?;
+    let (_, _, parts, _) = role_and_parts(value, Path::Named("raw_json")).map_err(|err| {
+        Error::unexpected_data(format!("a stored message no longer parses: {err}"))
+    })?;
     Ok(plain_text(&parts))
 }
 

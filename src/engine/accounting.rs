@@ -16,7 +16,7 @@ use crate::core::message::{Role, StoredMessage};
 use crate::core::tokens::estimate_text;
 use crate::error::Result;
 use crate::store::conversations::Conversation;
-use crate::store::{accounting as store, Sql};
+use crate::store::{accounting as store, Sql, WriteTx};
 
 /// Facts by conversation id, loaded once per process.
 #[derive(Debug, Default)]
@@ -118,14 +118,14 @@ impl<S: Sql> Engine<S> {
         self.accounting.facts.insert(conversation_id, facts);
     }
 
-    /// Stores facts. Call inside a write transaction, then [`Engine::remember_facts`].
+    /// Stores facts; then [`Engine::remember_facts`].
     pub(crate) fn save_facts(
-        sql: &mut S,
+        tx: &mut WriteTx<'_, S>,
         conversation_id: i64,
         facts: &HostFacts,
         now_ms: i64,
     ) -> Result<()> {
-        store::save(sql, conversation_id, facts, now_ms)
+        store::save(tx, conversation_id, facts, now_ms)
     }
 
     /// Learns from a turn a host handed over through `afterTurn` (hosts without `commitTurn`,
@@ -159,7 +159,7 @@ impl<S: Sql> Engine<S> {
         learn_from_turn(&mut facts, turn, parsed, view_tokens);
         if facts != before {
             self.store
-                .write(|sql| Self::save_facts(sql, conversation.id, &facts, now_ms))?;
+                .write(|tx| Self::save_facts(tx, conversation.id, &facts, now_ms))?;
             self.remember_facts(conversation.id, facts);
         }
         Ok(())

@@ -87,11 +87,11 @@ impl<S: Sql> Engine<S> {
     ) -> Result<CommitTurnResult> {
         let (key, session) = (params.advancement_key.as_str(), &params.session);
         let embedder = self.turn_embedder();
-        let (mut result, learned) = self.store.write(|sql| {
+        let (mut result, learned) = self.store.write(|tx| {
             // The key's lookup and the conversation's lock, in one statement when the store can
             // (it also says which identities are stored and returns the items the stubs
             // consider, as for `afterTurn`: ingest.rs `store_parsed`), or none on a claim.
-            let (locked, existed) = match advancements::lock_for_commit(sql, key, session.key(), &session.session_id, parsed, TurnItems::lock_limit(parsed.len()), claim, now_ms)? {
+            let (locked, existed) = match advancements::lock_for_commit(tx.sql(), key, session.key(), &session.session_id, parsed, TurnItems::lock_limit(parsed.len()), claim, now_ms)? {
                 CommitLock::Recorded(recorded) => {
                     let warning = (recorded != payload_hash).then(|| {
                         format!("advancementKey {key:?} was committed before with different messages; the first commit is kept")
@@ -100,11 +100,11 @@ impl<S: Sql> Engine<S> {
                 }
                 CommitLock::Locked { locked, existed } => (*locked, existed),
             };
-            let appended = bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
-            super::semantic::embed_appended(sql, embedder.as_ref(), &locked.conversation, parsed, &appended)?;
+            let appended = bulk::append_resolved(tx, &locked.conversation, parsed, locked.stored, now_ms)?;
+            super::semantic::embed_appended(tx, embedder.as_ref(), &locked.conversation, parsed, &appended)?;
             let after = appended.applied_to(&locked.conversation);
             let items = locked.unstubbed.and_then(|before| TurnItems::after_append(before, &after, parsed, &appended));
-            advancements::record(sql, key, after.id, payload_hash, parsed.len() as i64, now_ms)?;
+            advancements::record(tx, key, after.id, payload_hash, parsed.len() as i64, now_ms)?;
             let result = CommitTurnResult { status: CommitStatus::Committed, stored_messages: appended.inserted, warning: None, compaction: None };
             let prior = if existed { Prior::Existing(locked.host_facts_json) } else { Prior::New };
             Ok((result, Some((after, items, appended_tokens(parsed, &appended), prior))))
@@ -113,7 +113,7 @@ impl<S: Sql> Engine<S> {
             // Under the same lock: the facts as this transaction found them.
             let facts = self.facts_after_turn(params, parsed, conversation.id, prior)?;
             self.store
-                .write(|sql| Self::save_facts(sql, conversation.id, &facts, now_ms))?;
+                .write(|tx| Self::save_facts(tx, conversation.id, &facts, now_ms))?;
             self.remember_facts(conversation.id, facts);
             if result.stored_messages > 0 {
                 // Stubs first: the trigger then sees the smaller context. The conversation as

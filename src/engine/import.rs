@@ -128,9 +128,9 @@ impl<S: Sql> Engine<S> {
             })
             .collect::<Result<Vec<_>>>()?;
 
-        self.store.write(|sql| {
-            let (conversation, first) = match store::imported(sql, &conversation_key)? {
-                Some(id) => (store::conversation(sql, id)?, false),
+        self.store.write(|tx| {
+            let (conversation, first) = match store::imported(tx.sql(), &conversation_key)? {
+                Some(id) => (store::conversation(tx.sql(), id)?, false),
                 None => {
                     let key = fc.session_key.clone().filter(|k| !k.is_empty()).unwrap_or_else(|| fc.session_id.clone());
                     // Always archived: the host still holds these sessions' transcripts and
@@ -138,18 +138,19 @@ impl<S: Sql> Engine<S> {
                     // reproduce, so an active imported conversation would be stored twice. An
                     // archived one stays searchable under the same key (and the same agent).
                     let cause = if fc.active { IMPORTED_CAUSE.to_owned() } else { fc.archive_cause.clone().unwrap_or_else(|| "archived".to_owned()) };
-                    let c = store::create_conversation(sql, &key, &fc.session_id, Some(&cause), created_at, now_ms)?;
-                    store::record(sql, &conversation_key, "conversation", c.id, now_ms)?;
+                    let c = store::create_conversation(tx.sql(), &key, &fc.session_id, Some(&cause), created_at, now_ms)?;
+                    store::record(tx.sql(), &conversation_key, "conversation", c.id, now_ms)?;
                     report.conversations += 1;
                     (c, true)
                 }
             };
-            let appended = messages::append(sql, &conversation, &parsed, now_ms)?;
+            let appended = messages::append(tx, &conversation, &parsed, now_ms)?;
             report.messages += appended.inserted;
 
             let mut local_messages: HashMap<i64, (i64, u32)> = HashMap::new();
+            let dialect = tx.dialect();
             for (m, stored) in fmessages.iter().zip(&parsed) {
-                let row = sql.query_row("SELECT id, token_count FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2", &[conversation.id.into(), messages::identity_key(&stored.identity, sql.dialect())])?;
+                let row = tx.query_row("SELECT id, token_count FROM messages WHERE conversation_id = ?1 AND identity_hash = ?2", &[conversation.id.into(), messages::identity_key(&stored.identity, dialect)])?;
                 if let Some(row) = row {
                     local_messages.insert(m.id, (row.int(0)?, u32::try_from(row.int(1)?).unwrap_or(u32::MAX)));
                 }
@@ -164,12 +165,12 @@ impl<S: Sql> Engine<S> {
                     report.notes.push(format!("summary {} refers to rows missing from the source; imported with the edges that exist", s.id));
                 }
                 let (earliest, latest) = (s.earliest_at.as_deref().and_then(parse_time), s.latest_at.as_deref().and_then(parse_time));
-                let local = match store::imported(sql, &summary_key)? {
+                let local = match store::imported(tx.sql(), &summary_key)? {
                     Some(id) => id,
                     None => {
                         let level = if is_fallback(s) { "fallback" } else { "normal" };
                         let id = store::insert_summary(
-                            sql,
+                            tx.sql(),
                             &ImportedSummary {
                                 conversation_id: conversation.id,
                                 kind: if s.kind == "condensed" { "condensed" } else { "leaf" },
@@ -186,7 +187,7 @@ impl<S: Sql> Engine<S> {
                                 sources: &sources,
                             },
                         )?;
-                        store::record(sql, &summary_key, "summary", id, now_ms)?;
+                        store::record(tx.sql(), &summary_key, "summary", id, now_ms)?;
                         report.summaries += 1;
                         report.fallback_summaries += usize::from(level == "fallback");
                         id
@@ -241,7 +242,7 @@ impl<S: Sql> Engine<S> {
                 }
                 return Ok(());
             }
-            store::replace_view(sql, conversation.id, &items)?;
+            store::replace_view(tx.sql(), conversation.id, &items)?;
             report.views += 1;
             Ok(())
         })

@@ -18,7 +18,7 @@ use crate::store::claim::{self, Claim};
 use crate::store::conversations::Conversation;
 use crate::store::lock_before_append;
 use crate::store::messages::Appended;
-use crate::store::{conversations, Sql};
+use crate::store::{conversations, Sql, WriteTx};
 
 impl<S: Sql> Engine<S> {
     /// Stores the messages of `values` not already stored in the session's conversation.
@@ -53,9 +53,9 @@ impl<S: Sql> Engine<S> {
         } else {
             self.embedder.clone()
         };
-        self.store.write(|sql| {
+        self.store.write(|tx| {
             let locked = lock_before_append::resolve_for_append(
-                sql,
+                tx.sql(),
                 session.key(),
                 &session.session_id,
                 parsed,
@@ -64,9 +64,9 @@ impl<S: Sql> Engine<S> {
                 now_ms,
             )?;
             let appended =
-                bulk::append_resolved(sql, &locked.conversation, parsed, locked.stored, now_ms)?;
+                bulk::append_resolved(tx, &locked.conversation, parsed, locked.stored, now_ms)?;
             semantic::embed_appended(
-                sql,
+                tx,
                 embedder.as_ref(),
                 &locked.conversation,
                 parsed,
@@ -103,24 +103,24 @@ impl<S: Sql> Engine<S> {
     ) -> Result<BootstrapResult> {
         validate_session(session)?;
         let mut total = 0usize;
-        let appended = self.store.write(|sql| {
+        let appended = self.store.write(|tx| {
             let mut appended = Appended::default();
             let mut pending: Vec<StoredMessage> = Vec::new();
             // Where each chunk of `pending` ends: the search index takes a chunk at a time.
             let mut chunk_ends: Vec<usize> = Vec::new();
             let mut pending_bytes = 0usize;
-            let mut write = |sql: &mut S,
+            let mut write = |tx: &mut WriteTx<'_, S>,
                              pending: &mut Vec<StoredMessage>,
                              chunk_ends: &mut Vec<usize>|
              -> Result<()> {
                 // The conversation's totals as the previous write left them.
                 let conversation =
-                    conversations::resolve(sql, session.key(), &session.session_id, now_ms)?;
+                    conversations::resolve(tx.sql(), session.key(), &session.session_id, now_ms)?;
                 if pending.is_empty() {
                     return Ok(());
                 }
                 let step =
-                    bulk::append_in_segments(sql, &conversation, pending, chunk_ends, now_ms)?;
+                    bulk::append_in_segments(tx, &conversation, pending, chunk_ends, now_ms)?;
                 appended.inserted += step.inserted;
                 appended.skipped += step.skipped;
                 pending.clear();
@@ -136,12 +136,12 @@ impl<S: Sql> Engine<S> {
                 pending.extend(parsed);
                 chunk_ends.push(pending.len());
                 if pending_bytes >= BULK_WRITE_BYTES {
-                    write(sql, &mut pending, &mut chunk_ends)?;
+                    write(tx, &mut pending, &mut chunk_ends)?;
                     pending_bytes = 0;
                 }
             }
             // Also when nothing was passed: the conversation exists after a bootstrap.
-            write(sql, &mut pending, &mut chunk_ends)?;
+            write(tx, &mut pending, &mut chunk_ends)?;
             Ok(appended)
         })?;
         // A long history leaves the planner's statistics stale (PostgreSQL).

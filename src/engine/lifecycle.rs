@@ -30,7 +30,7 @@ impl<S: Sql> Engine<S> {
             return Ok(false);
         };
         self.store
-            .write(|sql| conversations::archive(sql, conversation.id, cause, now_ms))?;
+            .write(|tx| conversations::archive(tx.sql(), conversation.id, cause, now_ms))?;
         Ok(true)
     }
 }

@@ -138,7 +138,7 @@ impl<S: Sql> Engine<S> {
                 fixed: Vec::new(),
             });
         }
-        let repaired = self.store.write(|sql| doctor::fix(sql, &found))?;
+        let repaired = self.store.write(|tx| doctor::fix(tx, &found))?;
         // The totals changed under any cached view.
         self.views = Default::default();
         let after = doctor::checks(self.store.sql())?;

@@ -230,11 +230,11 @@ impl<S: Sql> Engine<S> {
             let job = self
                 .repairs
                 .get_mut(&id)
-                .ok_or_else(|| Error::storage(format!("repair job {id} disappeared")))?;
+                .ok_or_else(|| Error::unexpected_data(format!("repair job {id} disappeared")))?;
             let Some(current) = job.current.as_mut() else {
                 let Some(next) = job.queue.pop_front() else {
                     let Some(job) = self.repairs.remove(&id) else {
-                        return Err(Error::storage("repair job disappeared"));
+                        return Err(Error::unexpected_data("repair job disappeared"));
                     };
                     let ok = job.failures.is_empty();
                     return Ok(RepairStep::Done(RepairReport {
@@ -299,7 +299,7 @@ impl<S: Sql> Engine<S> {
                         summarizer: draft.summarizer(),
                         model: output.1.as_deref(),
                     };
-                    match self.store.write(|sql| store::rewrite(sql, &rewrite)) {
+                    match self.store.write(|tx| store::rewrite(tx, &rewrite)) {
                         Ok(()) => {
                             self.views = Default::default();
                             if let Some(job) = self.repairs.get_mut(&id) {
@@ -365,7 +365,7 @@ impl<S: Sql> Engine<S> {
             (Sources::Summaries(rows), ledger, redacted)
         };
         let Some(job) = self.repairs.get_mut(&id) else {
-            return Err(Error::storage("repair job disappeared"));
+            return Err(Error::unexpected_data("repair job disappeared"));
         };
         job.redacted.merge(&redacted);
         let mut current = Current {

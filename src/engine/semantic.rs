@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::store::conversations::Conversation;
 use crate::store::messages::Appended;
 use crate::store::vectors::{self, Owner, StoredVector};
-use crate::store::Sql;
+use crate::store::{Sql, WriteTx};
 
 use super::Engine;
 
@@ -76,7 +76,7 @@ pub fn has_meaning(vector: &[i8]) -> bool {
 /// vectors of the messages the append stored. When it skipped some (already stored), which
 /// `seq` each new one got is not known here: those wait for the backfill.
 pub fn embed_appended(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     embedder: Option<&SharedEmbedder>,
     before: &Conversation,
     parsed: &[StoredMessage],
@@ -99,7 +99,7 @@ pub fn embed_appended(
         })
         .filter(|(_, v)| has_meaning(v))
         .collect();
-    vectors::put_by_seq(sql, before.id, &rows)
+    vectors::put_by_seq(tx, before.id, &rows)
 }
 
 /// Inside the write that stored (or rewrote) a summary: stores its vector.
@@ -307,7 +307,7 @@ impl<S: Sql> Engine<S> {
             let (name, dim) = (e.name().to_owned(), e.dim());
             let recorded = vectors::space(self.store.sql())?;
             if recorded.is_none_or(|s| s.embedder != name || s.dim != dim as i64) {
-                self.store.write(|sql| vectors::adopt(sql, &name, dim))?;
+                self.store.write(|tx| vectors::adopt(tx, &name, dim))?;
             }
         }
         self.vectors.clear();
@@ -360,10 +360,10 @@ impl<S: Sql> Engine<S> {
                     .collect()
             };
         let (m, s) = (embed_all(&messages, false), embed_all(&summaries, true));
-        self.store.write(|sql| {
-            vectors::put(sql, Owner::Message, &m)?;
-            vectors::put(sql, Owner::Summary, &s)?;
-            vectors::advance(sql, through)
+        self.store.write(|tx| {
+            vectors::put(tx.sql(), Owner::Message, &m)?;
+            vectors::put(tx.sql(), Owner::Summary, &s)?;
+            vectors::advance(tx.sql(), through)
         })?;
         Ok(messages.len() + summaries.len())
     }

@@ -10,6 +10,7 @@ mod importing;
 mod inspection;
 mod retrieval;
 mod tables;
+mod transaction;
 
 // The modules by their old flat names, so callers name `store::messages` and not the folder
 // it lives in (docs/architecture.md has the tree).
@@ -18,7 +19,7 @@ pub use append::{advancements, bulk, bulk_pg, claim, context, lock_before_append
 pub use backend::native;
 #[cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
 pub use backend::native_pg;
-pub use backend::{dialect, packed, schema, sql};
+pub use backend::{dialect, error_codes, packed, schema, sql};
 pub use compacting::{accounting, compaction, masking, repair, spend, summary_runs};
 pub use importing::{import, lossless_claw};
 pub use inspection::{doctor, explorer, inspect, statistics};
@@ -30,8 +31,9 @@ pub use tables::conversations;
 
 pub use dialect::Dialect;
 pub use sql::{Row, Sql, SqlValue};
+pub use transaction::WriteTx;
 
-use crate::error::Result;
+use crate::error::{Result, StorageErrorKind};
 
 /// Statements a turn runs that nothing before it (opening, bootstrap, assemble) has prepared:
 /// prepared when the store opens, so the first turn of a process does not pay for them
@@ -85,14 +87,22 @@ impl<S: Sql> Store<S> {
     }
 
     /// Runs `work` in one write transaction: all of it commits, or none of it does. Inside a
-    /// batch, it is part of the batch's transaction.
-    pub fn write<T>(&mut self, work: impl FnOnce(&mut S) -> Result<T>) -> Result<T> {
-        if self.batching {
-            return work(&mut self.sql);
+    /// batch, it is part of the batch's transaction. `work` gets the [`WriteTx`] that the store
+    /// functions needing a transaction take.
+    pub fn write<T>(&mut self, work: impl FnOnce(&mut WriteTx<'_, S>) -> Result<T>) -> Result<T> {
+        let mut tx = if self.batching {
+            WriteTx::joining(&mut self.sql)
+        } else {
+            WriteTx::begin(&mut self.sql)?
+        };
+        // On an error, `tx` is dropped uncommitted: the transaction rolls back.
+        let value = work(&mut tx)?;
+        let ends = tx.ends_transaction();
+        tx.commit()?;
+        if ends {
+            self.committed();
         }
-        self.sql.execute(self.sql.dialect().begin_write(), &[])?;
-        let outcome = work(&mut self.sql);
-        self.finish(outcome)
+        Ok(value)
     }
 
     /// Starts a batch: every [`Store::write`] until [`Store::end_batch`] shares one
@@ -100,6 +110,7 @@ impl<S: Sql> Store<S> {
     pub fn begin_batch(&mut self) -> Result<()> {
         if self.batching {
             return Err(crate::error::Error::storage(
+                StorageErrorKind::Other,
                 "a write batch is already open",
             ));
         }
@@ -111,26 +122,17 @@ impl<S: Sql> Store<S> {
     /// Ends the batch: commits when `outcome` is Ok, rolls everything back otherwise.
     pub fn end_batch<T>(&mut self, outcome: Result<T>) -> Result<T> {
         self.batching = false;
-        self.finish(outcome)
+        let tx = WriteTx::ending(&mut self.sql);
+        // On an error, `tx` is dropped uncommitted: the batch rolls back.
+        let value = outcome?;
+        tx.commit()?;
+        self.committed();
+        Ok(value)
     }
 
-    fn finish<T>(&mut self, outcome: Result<T>) -> Result<T> {
-        match outcome {
-            Ok(value) => {
-                if let Err(err) = self.sql.execute("COMMIT", &[]) {
-                    let _ = self.sql.execute("ROLLBACK", &[]);
-                    return Err(err);
-                }
-                self.dirty = true;
-                self.commits += 1;
-                Ok(value)
-            }
-            Err(err) => {
-                // The original error matters more than a failed rollback.
-                let _ = self.sql.execute("ROLLBACK", &[]);
-                Err(err)
-            }
-        }
+    fn committed(&mut self) {
+        self.dirty = true;
+        self.commits += 1;
     }
 
     /// After a bulk write of `inserted` messages has committed: refreshes the planner's

@@ -14,8 +14,9 @@ use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageError, StorageErrorKind};
 use crate::store::dialect::Dialect;
+use crate::store::error_codes::js_failure_kind;
 use crate::store::sql::{Row, Sql, SqlValue};
 
 #[wasm_bindgen]
@@ -93,22 +94,37 @@ pub struct SqlJsSql {
     reads_after_commit: bool,
 }
 
-fn js_err(context: &str, err: JsValue) -> Error {
+/// A driver's failure as a [`StorageError`]: its kind read from the error's `code` (a SQLSTATE,
+/// a `LOSSLESS_*` code), node:sqlite's `errcode`, or else SQLite's message
+/// ([`js_failure_kind`]); `context` says what was being done.
+fn js_err(dialect: Dialect, context: &str, err: JsValue) -> Error {
     let message = err
         .dyn_ref::<js_sys::Error>()
         .map(|e| String::from(e.message()))
         .or_else(|| err.as_string())
         .unwrap_or_else(|| format!("{err:?}"));
-    // The PostgreSQL driver's connection failures (code `LOSSLESS_POSTGRES_*`: the server is
-    // unreachable, the connection broke) are about the server, not the statement: the statement's
-    // text would only bury the sentence that says what happened and what to do.
     let code = js_sys::Reflect::get(&err, &"code".into())
         .ok()
         .and_then(|c| c.as_string());
+    let errcode = js_sys::Reflect::get(&err, &"errcode".into())
+        .ok()
+        .and_then(|c| c.as_f64())
+        .filter(|c| c.fract() == 0.0)
+        .map(|c| c as i64);
+    let (kind, kept_code) =
+        js_failure_kind(dialect.is_postgres(), code.as_deref(), errcode, &message);
+    let failure = StorageError::new(kind, message);
+    let failure = match kept_code {
+        Some(kept) => failure.with_code(kept),
+        None => failure,
+    };
+    // The PostgreSQL driver's connection failures (code `LOSSLESS_POSTGRES_*`: the server is
+    // unreachable, the connection broke) are about the server, not the statement: the statement's
+    // text would only bury the sentence that says what happened and what to do.
     if code.is_some_and(|c| c.starts_with("LOSSLESS_POSTGRES_")) {
-        return Error::storage(message);
+        return failure.into();
     }
-    Error::storage(format!("{context}: {message}"))
+    failure.with_context(context).into()
 }
 
 fn to_js(value: &SqlValue) -> JsValue {
@@ -206,7 +222,7 @@ impl SqlJsSql {
         let bytes = self
             .db
             .export_bytes()
-            .map_err(|e| js_err("exporting the database", e))?;
+            .map_err(|e| js_err(self.dialect, "exporting the database", e))?;
         self.setup_connection()?;
         Ok(bytes.to_vec())
     }
@@ -226,7 +242,7 @@ impl SqlJsSql {
             let statement = self
                 .db
                 .prepare(sql)
-                .map_err(|e| js_err(&format!("preparing `{sql}`"), e))?;
+                .map_err(|e| js_err(self.dialect, &format!("preparing `{sql}`"), e))?;
             let at_once = js_sys::Reflect::has(&statement, &"all".into()).unwrap_or(false);
             self.statements
                 .insert(sql.to_owned(), Prepared { statement, at_once });
@@ -238,14 +254,18 @@ impl SqlJsSql {
     fn run(&mut self, sql: &str, params: &[SqlValue], collect: bool) -> Result<Vec<Row>> {
         self.cache(sql)?;
         let Some(Prepared { statement, at_once }) = self.statements.get(sql) else {
-            return Err(Error::storage("statement cache lost a statement"));
+            return Err(Error::storage(
+                StorageErrorKind::Other,
+                "statement cache lost a statement",
+            ));
         };
+        let dialect = self.dialect;
         let values = bind_values(params, *at_once);
         if *at_once {
             return if collect {
                 let rows = statement
                     .all_rows(&values)
-                    .map_err(|e| js_err(&format!("running `{sql}`"), e))?;
+                    .map_err(|e| js_err(dialect, &format!("running `{sql}`"), e))?;
                 Ok(rows
                     .iter()
                     .map(|row| Row(row.unchecked_into::<Array>().iter().map(from_js).collect()))
@@ -254,22 +274,22 @@ impl SqlJsSql {
                 statement
                     .run_once(&values)
                     .map(|_| Vec::new())
-                    .map_err(|e| js_err(&format!("running `{sql}`"), e))
+                    .map_err(|e| js_err(dialect, &format!("running `{sql}`"), e))
             };
         }
         let result = (|| {
             statement
                 .bind(&values)
-                .map_err(|e| js_err(&format!("binding `{sql}`"), e))?;
+                .map_err(|e| js_err(dialect, &format!("binding `{sql}`"), e))?;
             let mut rows = Vec::new();
             while statement
                 .step()
-                .map_err(|e| js_err(&format!("running `{sql}`"), e))?
+                .map_err(|e| js_err(dialect, &format!("running `{sql}`"), e))?
             {
                 if collect {
                     let row = statement
                         .get()
-                        .map_err(|e| js_err(&format!("reading `{sql}`"), e))?;
+                        .map_err(|e| js_err(dialect, &format!("reading `{sql}`"), e))?;
                     rows.push(Row(row.iter().map(from_js).collect()));
                 }
             }
@@ -308,7 +328,7 @@ impl Sql for SqlJsSql {
         self.db
             .exec_script(sql)
             .map(|_| ())
-            .map_err(|e| js_err("running script", e))
+            .map_err(|e| js_err(self.dialect, "running script", e))
     }
 
     fn read_after_commit(&mut self, sql: &str, params: &[SqlValue]) {

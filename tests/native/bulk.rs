@@ -5,7 +5,7 @@
 use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::*;
 use lossless_wasm::store::native::NativeSql;
-use lossless_wasm::store::{Row, Sql, SqlValue};
+use lossless_wasm::store::{Row, Sql, SqlValue, WriteTx};
 use serde_json::{json, Value};
 
 fn engine() -> Engine<NativeSql> {
@@ -40,7 +40,9 @@ fn dump(e: &mut Engine<NativeSql>, sql: &str) -> Vec<Vec<SqlValue>> {
 
 fn tables(e: &mut Engine<NativeSql>) -> Vec<Vec<Vec<SqlValue>>> {
     // Row-by-row appends leave a few messages waiting for the search index; compare full indexes.
-    lossless_wasm::store::search_index::catch_up(e.sql()).unwrap();
+    let mut tx = WriteTx::begin(e.sql()).unwrap();
+    lossless_wasm::store::search_index::catch_up(&mut tx).unwrap();
+    tx.commit().unwrap();
     [
         "SELECT id, conversation_id, seq, role, token_count, hex(identity_hash), host_timestamp, raw_json, host_entry_id FROM messages ORDER BY id",
         "SELECT * FROM message_parts ORDER BY message_id, ordinal",

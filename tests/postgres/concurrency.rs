@@ -13,7 +13,7 @@ use lossless_wasm::engine::{decode, CommitStatus, CommitTurnParams, Engine};
 use lossless_wasm::error::Error;
 use lossless_wasm::store::compaction::{self, NewSummary, Range};
 use lossless_wasm::store::native_pg::PgSql;
-use lossless_wasm::store::Sql;
+use lossless_wasm::store::{Sql, WriteTx};
 use serde_json::json;
 
 const KEY: &str = "agent:main:shared";
@@ -397,8 +397,8 @@ fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for(
     first.after_turn(decode("afterTurn", json!({"sessionId": "s1", "sessionKey": KEY, "messages": opening, "prePromptMessageCount": 0})).unwrap(), 10).unwrap();
     // Gateway B: its turn appended, the row held, not committed yet.
     let mut b = pg::connect(&schema);
-    b.execute("BEGIN", &[]).unwrap();
-    let held = conversations::resolve(&mut b, KEY, "s1", 20).unwrap();
+    let mut b = WriteTx::begin(&mut b).unwrap();
+    let held = conversations::resolve(b.sql(), KEY, "s1", 20).unwrap();
     let b_turn = parse_messages(&[json!({"role": "user", "content": "b's question", "timestamp": 3}), json!({"role": "assistant", "content": [{"type": "text", "text": "b's answer"}], "timestamp": 4})], 0).unwrap();
     assert_eq!(
         bulk::append_any(&mut b, &held, &b_turn, 20)
@@ -432,7 +432,7 @@ fn the_items_sent_with_the_lock_are_never_older_than_a_turn_the_lock_waited_for(
     });
     let mut watcher = pg::connect(&schema);
     wait_for_lock_wait(&mut watcher, a_pid, "gateway A never waited for B's lock");
-    b.execute("COMMIT", &[]).unwrap();
+    b.commit().unwrap();
     let (locked, read) = waiter.join().expect("gateway A panicked");
     assert_eq!(
         locked.conversation.message_count, 4,
@@ -500,11 +500,11 @@ fn a_key_committed_while_the_commit_waited_is_seen(other_takes_the_key_lock: boo
     let retried = vec!["the retried question".to_owned(), "its answer".to_owned()];
     // Gateway B: the retried turn appended and its key recorded, the row held, not committed.
     let mut b = pg::connect(&schema);
-    b.execute("BEGIN", &[]).unwrap();
+    let mut b = WriteTx::begin(&mut b).unwrap();
     if other_takes_the_key_lock {
-        advancements::lock_key(&mut b, "t2").unwrap();
+        advancements::lock_key(b.sql(), "t2").unwrap();
     }
-    let held = conversations::resolve(&mut b, KEY, "s1", 20).unwrap();
+    let held = conversations::resolve(b.sql(), KEY, "s1", 20).unwrap();
     let params = turn("t2", &retried);
     let b_turn = parse_messages(&params.messages, 0).unwrap();
     assert_eq!(
@@ -519,7 +519,7 @@ fn a_key_committed_while_the_commit_waited_is_seen(other_takes_the_key_lock: boo
     let waiter = thread::spawn(move || a.commit_turn(turn("t2", &retried), 30));
     let mut watcher = pg::connect(&schema);
     wait_for_lock_wait(&mut watcher, a_pid, "gateway A never waited for B");
-    b.execute("COMMIT", &[]).unwrap();
+    b.commit().unwrap();
     let outcome = waiter
         .join()
         .expect("gateway A panicked")

@@ -9,7 +9,7 @@ use crate::pg;
 use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::{decode, CommitTurnParams, Engine};
 use lossless_wasm::store::native_pg::PgSql;
-use lossless_wasm::store::{conversations, messages, Sql};
+use lossless_wasm::store::{conversations, messages, Sql, WriteTx};
 use serde_json::json;
 
 fn turn(key: &str, text: &str) -> CommitTurnParams {
@@ -31,20 +31,19 @@ fn a_connection_killed_mid_transaction_leaves_nothing_half_written_and_the_next_
 
     // A second turn, half written: its message is inserted inside an open transaction (holding
     // the conversation's row lock) when the server ends the connection.
-    let sql = first.sql();
-    sql.execute("BEGIN", &[]).unwrap();
-    let conversation = conversations::resolve(sql, "agent:main:f", "s1", 3).unwrap();
+    let mut tx = WriteTx::begin(first.sql()).unwrap();
+    let conversation = conversations::resolve(tx.sql(), "agent:main:f", "s1", 3).unwrap();
     let half = lossless_wasm::core::message::parse_message(
         &json!({"role": "user", "content": "a half-written turn", "timestamp": 3}),
         "m",
     )
     .unwrap();
-    let appended = messages::append(sql, &conversation, &[half], 3).unwrap();
+    let appended = messages::append(&mut tx, &conversation, &[half], 3).unwrap();
     assert_eq!(
         appended.inserted, 1,
         "the half turn's message was written inside the transaction"
     );
-    let backend = int(sql, "SELECT pg_backend_pid()");
+    let backend = int(tx.sql(), "SELECT pg_backend_pid()");
     let mut killer = pg::connect(&schema);
     assert_eq!(
         int(
@@ -54,6 +53,8 @@ fn a_connection_killed_mid_transaction_leaves_nothing_half_written_and_the_next_
         1,
         "the first gateway's connection was ended"
     );
+    // Dropped uncommitted: its rollback fails on the ended connection, as the turn after it does.
+    drop(tx);
     let after = first.commit_turn(turn("t3", "on a dead connection"), 4);
     assert!(
         after.is_err(),

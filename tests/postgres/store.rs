@@ -24,3 +24,23 @@ pg_case!(duplicate_tool_call_ids_and_parts_are_recorded);
 pg_case!(literal_search_finds_quotes_backslashes_newlines_cjk_and_tool_arguments);
 pg_case!(literal_search_answers_what_a_scan_of_every_text_answers);
 pg_case!(a_pattern_found_only_inside_words_costs_one_page_per_source);
+
+/// A unique violation on a real server reads as a constraint failure, with its SQLSTATE.
+#[test]
+fn a_unique_violation_is_a_constraint_failure() {
+    use lossless_wasm::error::{Error, StorageErrorKind};
+    use lossless_wasm::store::Sql;
+
+    let mut sql = pg::fresh();
+    sql.execute_script("CREATE TABLE t (x bigint UNIQUE); INSERT INTO t (x) VALUES (1);")
+        .unwrap();
+    let err = sql
+        .execute("INSERT INTO t (x) VALUES (?1)", &[1i64.into()])
+        .unwrap_err();
+    assert!(err.to_string().contains("PostgreSQL ERROR 23505:"), "{err}");
+    let Error::Storage(failure) = err else {
+        panic!("expected a storage error, got {err:?}");
+    };
+    assert_eq!(failure.kind(), StorageErrorKind::Constraint);
+    assert_eq!(failure.code(), Some("23505"));
+}

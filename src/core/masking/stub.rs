@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 use crate::core::compaction::ledger::one_line;
 use crate::core::message::{parse_message, text_of_raw_json, text_of_value, Role};
 use crate::core::tokens::char_quarters;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 
 /// The handover variant of a line stub (see [`excerpt_variant`] for excerpts).
 pub const STUB_LINE_VARIANT: i64 = 1;
@@ -73,7 +73,7 @@ fn object<'a>(original: &Original<'a>) -> Result<&'a Map<String, Value>> {
     original
         .value
         .as_object()
-        .ok_or_else(|| Error::storage("a stored message is not a JSON object"))
+        .ok_or_else(|| Error::unexpected_data("a stored message is not a JSON object"))
 }
 
 /// `4812` → `4,812`.
@@ -181,10 +181,13 @@ fn finish(obj: Map<String, Value>, variant: i64, line: String) -> Result<Rendere
 /// outputs have line stubs.
 pub fn render_line(original: &Original<'_>, same_as: Option<i64>) -> Result<Rendered> {
     if !is_tool_output(original.role) {
-        return Err(Error::storage(format!(
-            "only tool outputs get a line stub, not a {} message",
-            original.role.as_str()
-        )));
+        return Err(Error::storage(
+            StorageErrorKind::Other,
+            format!(
+                "only tool outputs get a line stub, not a {} message",
+                original.role.as_str()
+            ),
+        ));
     }
     let stored = object(original)?;
     let text = excerpt_source(original.role, original.value)?;

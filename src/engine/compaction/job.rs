@@ -285,7 +285,9 @@ impl<S: Sql> Engine<S> {
         let backoff = self.config.compaction.backoff_policy();
         loop {
             let Some(job) = self.jobs.get_mut(&id) else {
-                return Err(Error::storage(format!("compaction job {id} disappeared")));
+                return Err(Error::unexpected_data(format!(
+                    "compaction job {id} disappeared"
+                )));
             };
             let (summarizer, conversation_id, config) =
                 (job.summarizer, job.conversation_id, job.config.clone());
@@ -369,7 +371,7 @@ impl<S: Sql> Engine<S> {
                         .and_then(Pass::last_rejection);
                     if let Some(call) = spent("rejected", reason) {
                         self.store
-                            .write(|sql| call.record(sql, conversation_id, now_ms))?;
+                            .write(|tx| call.record(tx.sql(), conversation_id, now_ms))?;
                     }
                 }
                 Step::Accept(draft) => self.accept(
@@ -384,7 +386,7 @@ impl<S: Sql> Engine<S> {
                     let job = self
                         .jobs
                         .get_mut(&id)
-                        .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+                        .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
                     let pass = job.pass.take();
                     let covered = pass.as_ref().map_or(0, |p| p.covered_messages());
                     let line = give_up.log_line(covered);
@@ -416,9 +418,9 @@ impl<S: Sql> Engine<S> {
                     };
                     let call = spent(outcome, Some(give_up.reason()));
                     let telemetry = pass.as_ref().and_then(Pass::redaction_telemetry);
-                    self.store.write(|sql| {
+                    self.store.write(|tx| {
                         store::record_event(
-                            sql,
+                            tx.sql(),
                             &Event {
                                 conversation_id,
                                 pass: pass_name,
@@ -433,12 +435,12 @@ impl<S: Sql> Engine<S> {
                             now_ms,
                         )?;
                         if let Some(call) = &call {
-                            call.record(sql, conversation_id, now_ms)?;
+                            call.record(tx.sql(), conversation_id, now_ms)?;
                         }
                         if !count_it {
                             return Ok(());
                         }
-                        let (mut retry, pending) = store::load_state(sql, conversation_id)?;
+                        let (mut retry, pending) = store::load_state(tx.sql(), conversation_id)?;
                         let kind = give_up.retry_kind();
                         if let Some((chunk, answer)) = grow {
                             retry.on_answer_too_long(chunk, answer);
@@ -447,7 +449,13 @@ impl<S: Sql> Engine<S> {
                             retry.on_unusable_request(request, now_ms, &policy);
                         }
                         retry.on_failure(kind, now_ms, &policy);
-                        store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)
+                        store::save_state(
+                            tx.sql(),
+                            conversation_id,
+                            &retry,
+                            pending.as_ref(),
+                            now_ms,
+                        )
                     })?;
                     // No usable answer for the range: its extractive summary goes into the view
                     // instead (level `fallback`), and the rest of the job asks no more. Not for
@@ -487,17 +495,17 @@ impl<S: Sql> Engine<S> {
         let job = self
             .jobs
             .get_mut(&id)
-            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+            .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
         let Some(pass) = job.pass.take() else {
             return Ok(());
         };
         let level = draft.level().as_str();
         let telemetry = pass.redaction_telemetry();
         let embedder = self.embedder.clone();
-        let applied = self.store.write(|sql| {
-            let applied = pass.apply(sql, conversation_id, draft, model, now_ms)?;
+        let applied = self.store.write(|tx| {
+            let applied = pass.apply(tx, conversation_id, draft, model, now_ms)?;
             crate::engine::semantic::embed_summary(
-                sql,
+                tx.sql(),
                 embedder.as_ref(),
                 applied.summary_id,
                 conversation_id,
@@ -519,7 +527,7 @@ impl<S: Sql> Engine<S> {
                 ),
             };
             store::record_event(
-                sql,
+                tx.sql(),
                 &Event {
                     conversation_id,
                     pass: pass.kind().as_str(),
@@ -534,13 +542,13 @@ impl<S: Sql> Engine<S> {
                 now_ms,
             )?;
             if let Some(call) = &call {
-                call.record(sql, conversation_id, now_ms)?;
+                call.record(tx.sql(), conversation_id, now_ms)?;
             }
             // A fallback says nothing about the summarizer: its failures keep counting.
             if draft.level() != Level::Fallback {
-                let (mut retry, pending) = store::load_state(sql, conversation_id)?;
+                let (mut retry, pending) = store::load_state(tx.sql(), conversation_id)?;
                 retry.on_success();
-                store::save_state(sql, conversation_id, &retry, pending.as_ref(), now_ms)?;
+                store::save_state(tx.sql(), conversation_id, &retry, pending.as_ref(), now_ms)?;
             }
             Ok(applied)
         });
@@ -556,7 +564,7 @@ impl<S: Sql> Engine<S> {
         let job = self
             .jobs
             .get_mut(&id)
-            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+            .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
         match applied {
             Ok(applied) => {
                 if !job.summary_ids.contains(&applied.summary_id) {
@@ -572,12 +580,12 @@ impl<S: Sql> Engine<S> {
                     reason: Some(reason.clone()),
                     ..c
                 });
-                self.store.write(|sql| {
+                self.store.write(|tx| {
                     if let Some(call) = &call {
-                        call.record(sql, conversation_id, now_ms)?;
+                        call.record(tx.sql(), conversation_id, now_ms)?;
                     }
                     store::record_event(
-                        sql,
+                        tx.sql(),
                         &Event {
                             conversation_id,
                             pass: pass_name,
@@ -603,7 +611,7 @@ impl<S: Sql> Engine<S> {
         let job = self
             .jobs
             .get(&id)
-            .ok_or_else(|| Error::storage("compaction job disappeared"))?
+            .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?
             .clone();
         let config = job.config.clone();
         let tokens = self.context_tokens_of(job.conversation_id)?;
@@ -690,7 +698,7 @@ impl<S: Sql> Engine<S> {
                 let job = self
                     .jobs
                     .get_mut(&id)
-                    .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+                    .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
                 job.passes += 1;
                 job.pass = Some(pass);
                 Ok(None)
@@ -713,7 +721,7 @@ impl<S: Sql> Engine<S> {
         let job = self
             .jobs
             .remove(&id)
-            .ok_or_else(|| Error::storage("compaction job disappeared"))?;
+            .ok_or_else(|| Error::unexpected_data("compaction job disappeared"))?;
         let context_after = self.context_tokens_of(job.conversation_id)?;
         let view_after = match job.view {
             Some(aim) => {
@@ -797,10 +805,10 @@ impl<S: Sql> Engine<S> {
     }
 
     fn clear_pending(&mut self, conversation_id: i64, now_ms: i64) -> Result<()> {
-        self.store.write(|sql| {
-            let (retry, pending) = store::load_state(sql, conversation_id)?;
+        self.store.write(|tx| {
+            let (retry, pending) = store::load_state(tx.sql(), conversation_id)?;
             if pending.is_some() {
-                store::save_state(sql, conversation_id, &retry, None, now_ms)?;
+                store::save_state(tx.sql(), conversation_id, &retry, None, now_ms)?;
             }
             Ok(())
         })

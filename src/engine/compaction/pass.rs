@@ -24,7 +24,7 @@ use crate::engine::redaction;
 use crate::error::Result;
 use crate::store::compaction::{self as store, NewSummary, Range, SourceRow, SummaryRow};
 use crate::store::context::{self, ItemContent};
-use crate::store::Sql;
+use crate::store::{Sql, WriteTx};
 use std::sync::Arc;
 
 use super::window::{self, Planning};
@@ -551,17 +551,17 @@ impl Pass {
         }
     }
 
-    /// Stores the accepted summary in place of the pass's range. Call inside a transaction.
+    /// Stores the accepted summary in place of the pass's range.
     pub fn apply(
         &self,
-        sql: &mut impl Sql,
+        tx: &mut WriteTx<'_, impl Sql>,
         conversation_id: i64,
         draft: &SummaryDraft,
         model: Option<&str>,
         now_ms: i64,
     ) -> Result<Applied> {
         if let Some(redo) = &self.redo {
-            return Self::apply_redo(sql, redo, draft, model);
+            return Self::apply_redo(tx, redo, draft, model);
         }
         let (range, summary) = match &self.sources {
             Sources::Messages { plan, rows, .. } => {
@@ -625,7 +625,7 @@ impl Pass {
             summary.content,
         );
         let (id, tokens) = store::apply(
-            sql,
+            tx.sql(),
             &range,
             &summary,
             |id| summary_item_tokens(id, depth, text, earliest, latest),
@@ -655,7 +655,7 @@ impl Pass {
 
     /// Writes a redone fallback summary over the old text, keeping its id and coverage.
     fn apply_redo(
-        sql: &mut impl Sql,
+        tx: &mut WriteTx<'_, impl Sql>,
         redo: &Redo,
         draft: &SummaryDraft,
         model: Option<&str>,
@@ -668,7 +668,7 @@ impl Pass {
             redo.latest_at,
         );
         crate::store::repair::rewrite(
-            sql,
+            tx,
             &crate::store::repair::Rewrite {
                 id: redo.summary_id,
                 expected_content: &redo.old_content,

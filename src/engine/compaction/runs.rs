@@ -85,7 +85,7 @@ impl<S: Sql> Engine<S> {
         }
         if changed {
             self.store
-                .write(|sql| store::save(sql, conversation_id, &runs))?;
+                .write(|tx| store::save(tx.sql(), conversation_id, &runs))?;
         }
         if let Some(since) = leased {
             return Ok(Asking::Refrain(written_elsewhere(now_ms - since)));
@@ -108,7 +108,7 @@ impl<S: Sql> Engine<S> {
         if let Asking::HandOver(_) = asking {
             runs.handed_over(now_ms);
             self.store
-                .write(|sql| store::save(sql, conversation_id, &runs))?;
+                .write(|tx| store::save(tx.sql(), conversation_id, &runs))?;
         }
         Ok(asking)
     }
@@ -188,13 +188,13 @@ impl<S: Sql> Engine<S> {
         };
         if let Some(runner) = &plan.runner {
             // Checked again in the write: another process may have asked since this job started.
-            let taken = self.store.write(|sql| {
-                let mut runs = store::load_for_update(sql, conversation_id)?;
+            let taken = self.store.write(|tx| {
+                let mut runs = store::load_for_update(tx.sql(), conversation_id)?;
                 if let Some(other) = runs.leased_elsewhere(runner, now_ms) {
                     return Ok(Some(other.since_ms));
                 }
                 runs.asked(runner, plan.leases, now_ms);
-                store::save(sql, conversation_id, &runs)?;
+                store::save(tx.sql(), conversation_id, &runs)?;
                 Ok(None)
             })?;
             if let Some(since) = taken {
@@ -223,14 +223,14 @@ impl<S: Sql> Engine<S> {
         // for all of its own.
         let awaited = plan.successor || (plan.catch_up && plan.sent == 1);
         let conversation_id = job.conversation_id();
-        self.store.write(|sql| {
-            let mut runs = store::load_for_update(sql, conversation_id)?;
+        self.store.write(|tx| {
+            let mut runs = store::load_for_update(tx.sql(), conversation_id)?;
             let before = runs.clone();
             runs.answered(&runner, awaited);
             if runs == before {
                 return Ok(());
             }
-            store::save(sql, conversation_id, &runs)
+            store::save(tx.sql(), conversation_id, &runs)
         })
     }
 
@@ -246,11 +246,11 @@ impl<S: Sql> Engine<S> {
         let (Some(runner), Some(_)) = (plan.runner, plan.asked_at_ms) else {
             return Ok(false);
         };
-        self.store.write(|sql| {
-            let mut runs = store::load_for_update(sql, conversation_id)?;
+        self.store.write(|tx| {
+            let mut runs = store::load_for_update(tx.sql(), conversation_id)?;
             let renewed = runs.renew(&runner, now_ms);
             if renewed {
-                store::save(sql, conversation_id, &runs)?;
+                store::save(tx.sql(), conversation_id, &runs)?;
             }
             Ok(renewed)
         })
@@ -284,14 +284,14 @@ impl<S: Sql> Engine<S> {
         if !write {
             return Ok(pending);
         }
-        self.store.write(|sql| {
-            let mut runs = store::load_for_update(sql, conversation.id)?;
+        self.store.write(|tx| {
+            let mut runs = store::load_for_update(tx.sql(), conversation.id)?;
             if params.standing {
                 runs.handed_over(now_ms);
             } else {
                 runs.successor_started();
             }
-            store::save(sql, conversation.id, &runs)
+            store::save(tx.sql(), conversation.id, &runs)
         })?;
         Ok(pending)
     }

@@ -121,9 +121,9 @@ impl<S: Sql> Engine<S> {
         });
         let failing = retry.consecutive_failures > 0;
         retry.on_turn();
-        self.store.write(|sql| {
+        self.store.write(|tx| {
             store::record_decision(
-                sql,
+                tx.sql(),
                 &Event {
                     conversation_id: conversation.id,
                     pass: "trigger",
@@ -143,7 +143,7 @@ impl<S: Sql> Engine<S> {
             )?;
             if pending.is_some() || failing {
                 store::save_state(
-                    sql,
+                    tx.sql(),
                     conversation.id,
                     &retry,
                     pending.as_ref().or(stored_pending.as_ref()),

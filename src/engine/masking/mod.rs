@@ -191,8 +191,9 @@ impl<S: Sql> Engine<S> {
         let floor = read_from.max(settled);
         if !decision.applies() {
             let conversation = if floor > frontier {
-                self.store
-                    .write(|sql| store::apply_held(sql, conversation.id, &[], floor).map(|_| ()))?;
+                self.store.write(|tx| {
+                    store::apply_held(tx.sql(), conversation.id, &[], floor).map(|_| ())
+                })?;
                 Conversation {
                     stubbed_through: floor,
                     ..conversation
@@ -242,8 +243,8 @@ impl<S: Sql> Engine<S> {
         } else {
             "huge_message"
         };
-        let restubs_delta = self.store.write(|sql| {
-            let delta = store::apply_held(sql, conversation.id, &restubs, new_frontier)?;
+        let restubs_delta = self.store.write(|tx| {
+            let delta = store::apply_held(tx.sql(), conversation.id, &restubs, new_frontier)?;
             if restubs.is_empty() {
                 return Ok(delta);
             }
@@ -259,7 +260,7 @@ impl<S: Sql> Engine<S> {
                 summary_id: None,
                 telemetry_json: Some(&telemetry),
             };
-            events::record_event(sql, &event, now_ms)?;
+            events::record_event(tx.sql(), &event, now_ms)?;
             Ok(delta)
         })?;
         let stubbed_through = conversation.stubbed_through.max(new_frontier);

@@ -25,7 +25,7 @@ use crate::core::assemble::{
 };
 use crate::core::message::Role;
 use crate::core::turns::{active_task_start, is_answer, TurnItem};
-use crate::error::Result;
+use crate::error::{Result, StorageErrorKind};
 use crate::store::context::{self, ContextItem, ItemContent, Newer};
 use crate::store::conversations::Conversation;
 use crate::store::Sql;
@@ -616,7 +616,10 @@ impl ViewCache {
                 .insert(conversation.session_key.clone(), conversation.id);
         }
         let Some(view) = self.views.get_mut(&conversation.id) else {
-            return Err(crate::error::Error::storage("view cache lost a view"));
+            return Err(crate::error::Error::storage(
+                StorageErrorKind::Other,
+                "view cache lost a view",
+            ));
         };
         view.message_count = conversation.message_count;
         if reusable {

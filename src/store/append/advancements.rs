@@ -8,6 +8,7 @@ use crate::store::claim::{self, Claim};
 use crate::store::conversations::{self, LockedForAppend};
 use crate::store::lock_before_append;
 use crate::store::sql::Sql;
+use crate::store::WriteTx;
 
 /// Per-turn query (primary key).
 pub const FIND_SQL: &str = "SELECT payload_hash FROM turn_advancements WHERE advancement_key = ?1";
@@ -104,16 +105,16 @@ pub fn lock_for_commit(
     })
 }
 
-/// Records a committed advancement. Call inside the write transaction that stored its messages.
+/// Records a committed advancement, in the write transaction that stored its messages.
 pub fn record(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     key: &str,
     conversation_id: i64,
     payload_hash: &str,
     message_count: i64,
     now_ms: i64,
 ) -> Result<()> {
-    sql.execute(
+    tx.execute(
         RECORD_SQL,
         &[
             key.into(),

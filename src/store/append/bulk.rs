@@ -14,12 +14,13 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::core::message::StoredMessage;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::conversations::{add_appended, Conversation};
 use crate::store::messages::{linked_parts, Appended};
 use crate::store::packed::Packed;
 use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
+use crate::store::WriteTx;
 
 /// Below this many messages the row-by-row append is as fast and simpler.
 pub const BULK_MIN_MESSAGES: usize = 32;
@@ -39,33 +40,30 @@ const CONTEXT_SQL: &str =
     "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) \
      SELECT ?1, ?3 + key, ?4 + key, value FROM json_each(?2)";
 
-/// Appends `messages`: row by row when they are few, else in bulk. Call inside a write
-/// transaction.
+/// Appends `messages`: row by row when they are few, else in bulk.
 pub fn append_any(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation: &Conversation,
     messages: &[StoredMessage],
     now_ms: i64,
 ) -> Result<Appended> {
-    append_in_segments(sql, conversation, messages, &[messages.len()], now_ms)
+    append_in_segments(tx, conversation, messages, &[messages.len()], now_ms)
 }
 
 /// [`append_any`] after [`crate::store::lock_before_append::resolve_for_append`], with what it learned about
 /// the identities already stored (used on PostgreSQL; None: the append reads them).
 pub fn append_resolved(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation: &Conversation,
     messages: &[StoredMessage],
     stored: Option<HashSet<String>>,
     now_ms: i64,
 ) -> Result<Appended> {
-    if stored.is_some()
-        && sql.dialect().is_postgres()
-        && crate::store::bulk_pg::can_append(messages)
+    if stored.is_some() && tx.dialect().is_postgres() && crate::store::bulk_pg::can_append(messages)
     {
-        return crate::store::bulk_pg::append(sql, conversation, messages, stored, now_ms);
+        return crate::store::bulk_pg::append(tx, conversation, messages, stored, now_ms);
     }
-    append_any(sql, conversation, messages, now_ms)
+    append_any(tx, conversation, messages, now_ms)
 }
 
 /// [`append_any`], putting the messages in the search index in segments that end before the
@@ -77,7 +75,7 @@ pub fn append_resolved(
 /// segments stayed on level 0 until a `maintain`'s small flush merged them all: the per-turn p95
 /// of short messages rose by ~1 ms, and the index took ~8 % more space at 10K.)
 pub fn append_in_segments(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation: &Conversation,
     messages: &[StoredMessage],
     segment_ends: &[usize],
@@ -86,33 +84,33 @@ pub fn append_in_segments(
     if messages.is_empty() {
         return Ok(Appended::default());
     }
-    if sql.dialect().is_postgres() {
+    if tx.dialect().is_postgres() {
         // Ids from the identity sequence: this module numbers rows from MAX(id), which only a
         // single writer may do. A few messages too: row by row waits for each one's id, the bulk
         // statements wait once whatever their number.
         if crate::store::bulk_pg::can_append(messages) {
-            crate::store::bulk_pg::append(sql, conversation, messages, None, now_ms)
+            crate::store::bulk_pg::append(tx, conversation, messages, None, now_ms)
         } else {
-            crate::store::messages::append(sql, conversation, messages, now_ms)
+            crate::store::messages::append(tx, conversation, messages, now_ms)
         }
     } else if messages.len() < BULK_MIN_MESSAGES {
-        crate::store::messages::append(sql, conversation, messages, now_ms)
+        crate::store::messages::append(tx, conversation, messages, now_ms)
     } else {
-        append_bulk(sql, conversation, messages, segment_ends, now_ms)
+        append_bulk(tx, conversation, messages, segment_ends, now_ms)
     }
 }
 
 /// Appends `messages` to the conversation as [`crate::store::messages::append`] does, with one
 /// statement per table, indexing them for search in `segment_ends` (see [`append_in_segments`]).
 fn append_bulk(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation: &Conversation,
     messages: &[StoredMessage],
     segment_ends: &[usize],
     now_ms: i64,
 ) -> Result<Appended> {
     let identities: Vec<&str> = messages.iter().map(|m| m.identity.as_str()).collect();
-    let stored: HashSet<String> = sql
+    let stored: HashSet<String> = tx
         .query(
             EXISTING_SQL,
             &[
@@ -141,8 +139,8 @@ fn append_bulk(
         return Ok(outcome);
     }
     // Messages still waiting for the search index go in first, so this batch's rows can follow.
-    search_index::catch_up(sql)?;
-    let first_id = sql
+    search_index::catch_up(tx)?;
+    let first_id = tx
         .query_row(NEXT_ID_SQL, &[])?
         .map_or(Ok(0), |r| r.int(0))?
         + 1;
@@ -177,7 +175,7 @@ fn append_bulk(
         tokens += i64::from(message.tokens);
     }
     let first_seq = conversation.message_count + 1;
-    sql.execute(
+    tx.execute(
         MESSAGES_SQL,
         &[
             conversation.id.into(),
@@ -193,15 +191,15 @@ fn append_bulk(
     for end in segment_ends.iter().copied().chain([usize::MAX]) {
         let to = from + positions[from..].partition_point(|&p| p < end);
         if to > from {
-            search_index::index_rows(sql, &texts[from..to], texts[to - 1].0)?;
+            search_index::index_rows(tx, &texts[from..to], texts[to - 1].0)?;
         }
         from = to;
     }
     if !parts.is_empty() {
-        sql.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
+        tx.execute(PARTS_SQL, &[to_json(&parts)?.into()])?;
     }
     let first_ordinal = conversation.next_ordinal + 1;
-    sql.execute(
+    tx.execute(
         CONTEXT_SQL,
         &[
             conversation.id.into(),
@@ -211,7 +209,7 @@ fn append_bulk(
         ],
     )?;
     outcome.tokens = tokens;
-    add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
+    add_appended(tx.sql(), conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)
 }
 
@@ -220,5 +218,8 @@ fn to_json(rows: &[impl Serialize]) -> Result<String> {
 }
 
 fn json_err(err: serde_json::Error) -> Error {
-    Error::storage(format!("encoding rows for a bulk insert: {err}"))
+    Error::storage(
+        StorageErrorKind::Other,
+        format!("encoding rows for a bulk insert: {err}"),
+    )
 }

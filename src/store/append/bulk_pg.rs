@@ -22,10 +22,11 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::core::message::StoredMessage;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::conversations::{add_appended, Conversation};
 use crate::store::messages::{linked_parts, search_text, Appended};
 use crate::store::sql::Sql;
+use crate::store::WriteTx;
 
 /// The identities go in as an array (`= ANY`), not as `IN (SELECT …)`: the planner then probes
 /// the `(conversation_id, identity_hash)` index for each, where `IN` let it hash-join the
@@ -80,8 +81,12 @@ struct ContextRow {
 }
 
 fn to_json(rows: &impl Serialize) -> Result<String> {
-    serde_json::to_string(rows)
-        .map_err(|err| Error::storage(format!("encoding rows for a bulk insert: {err}")))
+    serde_json::to_string(rows).map_err(|err| {
+        Error::storage(
+            StorageErrorKind::Other,
+            format!("encoding rows for a bulk insert: {err}"),
+        )
+    })
 }
 
 /// Whether every identity is one this path can send as hex (32 hex digits, as the engine writes
@@ -92,13 +97,13 @@ pub fn can_append(messages: &[StoredMessage]) -> bool {
         .all(|m| m.identity.len() == 32 && m.identity.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Appends `messages` as [`crate::store::messages::append`] does, one statement per table. Call inside
+/// Appends `messages` as [`crate::store::messages::append`] does, one statement per table, in
 /// a write transaction that has locked the conversation (`conversations::resolve`).
 ///
 /// `stored`: which of the messages' identities (lowercase hex) the conversation holds, when the
 /// caller read that under the same lock (`lock_before_append::resolve_for_append`); else read here.
 pub fn append(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation: &Conversation,
     messages: &[StoredMessage],
     stored: Option<HashSet<String>>,
@@ -110,7 +115,7 @@ pub fn append(
         .collect();
     let stored: HashSet<String> = match stored {
         Some(stored) => stored,
-        None => sql
+        None => tx
             .query(
                 EXISTING_SQL,
                 &[conversation.id.into(), to_json(&identities)?.into()],
@@ -151,7 +156,7 @@ pub fn append(
         })
         .collect();
     let first_seq = conversation.message_count + 1;
-    sql.execute(
+    tx.execute(
         MESSAGES_SQL,
         &[
             conversation.id.into(),
@@ -180,7 +185,7 @@ pub fn append(
         tokens += i64::from(message.tokens);
     }
     if !parts.is_empty() {
-        sql.execute(
+        tx.execute(
             PARTS_SQL,
             &[
                 to_json(&parts)?.into(),
@@ -189,7 +194,7 @@ pub fn append(
             ],
         )?;
     }
-    sql.execute(
+    tx.execute(
         CONTEXT_SQL,
         &[
             conversation.id.into(),
@@ -199,6 +204,6 @@ pub fn append(
         ],
     )?;
     outcome.tokens = tokens;
-    add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
+    add_appended(tx.sql(), conversation.id, outcome.inserted as i64, tokens)?;
     Ok(outcome)
 }

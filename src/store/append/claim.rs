@@ -24,7 +24,7 @@ use std::collections::HashSet;
 
 use crate::core::masking::ScanItem;
 use crate::core::message::StoredMessage;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::conversations::{Conversation, LockedForAppend};
 use crate::store::sql::Sql;
 
@@ -58,7 +58,10 @@ pub fn lock_claimed(
     advancement_key: Option<&str>,
 ) -> Result<LockedForAppend> {
     if !sql.dialect().is_postgres() {
-        return Err(Error::storage("an optimistic claim needs PostgreSQL"));
+        return Err(Error::storage(
+            StorageErrorKind::Dialect,
+            "an optimistic claim needs PostgreSQL",
+        ));
     }
     sql.execute(
         CLAIM_SQL,
@@ -90,16 +93,19 @@ pub fn may_append(messages: &[StoredMessage]) -> bool {
 }
 
 /// Whether a failed turn failed because its claim did not hold (the row changed, a message or
-/// the advancement key was already stored): the turn is then run again the pessimistic way.
+/// the advancement key was already stored): the turn is then run again the pessimistic way. The
+/// backends keep the SQLSTATE of a server's error as the failure's code.
 pub fn is_conflict(err: &Error) -> bool {
     match err {
-        Error::Storage(message) => {
-            message.contains(&format!("ERROR {CHANGED_SQLSTATE}:"))
-                || message.contains("ERROR 23505:")
+        Error::Storage(failure) => {
+            matches!(failure.code(), Some(code) if code == CHANGED_SQLSTATE || code == UNIQUE_VIOLATION)
         }
         _ => false,
     }
 }
+
+/// PostgreSQL's SQLSTATE for a unique violation.
+const UNIQUE_VIOLATION: &str = "23505";
 
 #[cfg(test)]
 mod tests {
@@ -107,15 +113,34 @@ mod tests {
 
     #[test]
     fn only_the_guard_and_unique_violations_are_conflicts() {
-        assert!(is_conflict(&Error::storage(
+        use crate::error::StorageError;
+        let failure = |state: &str, text: &str| -> Error {
+            StorageError::new(crate::store::error_codes::sqlstate_kind(state), text)
+                .with_code(state)
+                .into()
+        };
+        assert!(is_conflict(&failure(
+            "LW409",
             "PostgreSQL ERROR LW409: conversation 3 changed since this gateway read it"
         )));
-        assert!(is_conflict(&Error::storage("PostgreSQL ERROR 23505: duplicate key value violates unique constraint; raised by a statement …")));
-        assert!(!is_conflict(&Error::storage(
+        assert!(is_conflict(&failure(
+            "23505",
+            "PostgreSQL ERROR 23505: duplicate key value violates unique constraint; raised by a statement …"
+        )));
+        assert!(!is_conflict(&failure(
+            "40P01",
             "PostgreSQL ERROR 40P01: deadlock detected"
         )));
-        assert!(!is_conflict(&Error::storage(
-            "lossless-wasm: the connection to PostgreSQL at x broke during a transaction"
+        assert!(!is_conflict(
+            &StorageError::new(
+                StorageErrorKind::Io,
+                "lossless-wasm: the connection to PostgreSQL at x broke during a transaction"
+            )
+            .with_code("LOSSLESS_POSTGRES_BROKEN")
+            .into()
+        ));
+        assert!(!is_conflict(&Error::unexpected_data(
+            "ERROR 23505: in a stored text"
         )));
         assert!(!is_conflict(&Error::input("messages", "LW409")));
     }

@@ -6,19 +6,20 @@ use crate::core::message::Role;
 use crate::error::{Error, Result};
 use crate::store::conversations::{self, Conversation};
 use crate::store::sql::{Row, Sql, SqlValue};
+use crate::store::WriteTx;
 
 /// Per-turn statement: a new message's context item.
 pub const INSERT_MESSAGE_SQL: &str = "INSERT INTO context_items (conversation_id, ordinal, message_id, token_count) VALUES (?1, ?2, ?3, ?4)";
 
-/// Adds a message at `ordinal`. Call inside a write transaction.
+/// Adds a message at `ordinal`.
 pub fn insert_message(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation_id: i64,
     ordinal: i64,
     message_id: i64,
     tokens: u32,
 ) -> Result<()> {
-    sql.execute(
+    tx.execute(
         INSERT_MESSAGE_SQL,
         &[
             conversation_id.into(),
@@ -66,11 +67,11 @@ fn from_row(row: &Row) -> Result<ContextItem> {
 /// The item whose [`ITEM_COLUMNS`] start at column `at`.
 fn item_at(row: &Row, at: usize) -> Result<ContextItem> {
     let tokens = u32::try_from(row.int(at + 1)?)
-        .map_err(|_| Error::storage("stored token count out of range"))?;
+        .map_err(|_| Error::unexpected_data("stored token count out of range"))?;
     let content = match row.opt_text(at + 2)? {
         Some(role_name) => {
             let role = Role::parse(&role_name).ok_or_else(|| {
-                Error::storage(format!("stored message has unknown role {role_name:?}"))
+                Error::unexpected_data(format!("stored message has unknown role {role_name:?}"))
             })?;
             ItemContent::Message {
                 id: row.int(at + 10)?,

@@ -4,7 +4,7 @@
 //! nothing at all (`claim`). SQLite runs nothing here: its writes are serialized by the
 //! database's own lock, and callers [`resolve`] the conversation as always.
 
-use crate::error::Result;
+use crate::error::{Result, StorageErrorKind};
 use crate::store::conversations::{from_row, resolve, LockedForAppend, COLUMN_COUNT};
 use crate::store::sql::Sql;
 
@@ -102,7 +102,7 @@ pub fn lock_for_append(
         .map(|m| m.identity.to_ascii_lowercase())
         .collect();
     let json = serde_json::to_string(&identities)
-        .map_err(|e| crate::error::Error::storage(e.to_string()))?;
+        .map_err(|e| crate::error::Error::storage(StorageErrorKind::Other, e.to_string()))?;
     let limit = scan_limit.max(0);
     let params = [
         session_key.into(),

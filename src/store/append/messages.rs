@@ -9,6 +9,7 @@ use crate::store::conversations::{add_appended, Conversation};
 use crate::store::dialect::Dialect;
 use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
+use crate::store::WriteTx;
 
 /// What an append did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -117,9 +118,9 @@ fn part_kind(role: Role, part: &MessagePart) -> &'static str {
 
 /// Appends the messages not yet stored, in order: each gets its tool-call links and a context
 /// item at the end of the active view, and the conversation's running totals grow. Their text
-/// reaches the search index in batches ([`search_index`]). Call inside a write transaction.
+/// reaches the search index in batches ([`search_index`]).
 pub fn append(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation: &Conversation,
     messages: &[StoredMessage],
     now_ms: i64,
@@ -128,7 +129,7 @@ pub fn append(
     let mut seq = conversation.message_count;
     let mut tokens: i64 = 0;
     let mut last_id = None;
-    let postgres = sql.dialect().is_postgres();
+    let postgres = tx.dialect().is_postgres();
     for message in messages {
         // An array, not a Vec: the SQLite path allocates nothing more than it did.
         let params: [SqlValue; 9] = [
@@ -136,7 +137,7 @@ pub fn append(
             (seq + 1).into(),
             message.role.as_str().into(),
             message.tokens.into(),
-            identity_key(&message.identity, sql.dialect()),
+            identity_key(&message.identity, tx.dialect()),
             message.timestamp_ms.into(),
             message.raw_json.as_str().into(),
             now_ms.into(),
@@ -145,9 +146,9 @@ pub fn append(
         let inserted = if postgres {
             let mut with_text = params.to_vec();
             with_text.push(search_text(&message.text).into());
-            sql.query_row(INSERT_SQL_POSTGRES, &with_text)?
+            tx.query_row(INSERT_SQL_POSTGRES, &with_text)?
         } else {
-            sql.query_row(INSERT_SQL, &params)?
+            tx.query_row(INSERT_SQL, &params)?
         };
         let Some(row) = inserted else {
             outcome.skipped += 1;
@@ -157,7 +158,7 @@ pub fn append(
         last_id = Some(id);
         seq += 1;
         for part in linked_parts(message) {
-            sql.execute(
+            tx.execute(
                 INSERT_PART_SQL,
                 &[
                     id.into(),
@@ -169,14 +170,14 @@ pub fn append(
             )?;
         }
         let ordinal = conversation.next_ordinal + outcome.inserted as i64 + 1;
-        context::insert_message(sql, conversation.id, ordinal, id, message.tokens)?;
+        context::insert_message(tx, conversation.id, ordinal, id, message.tokens)?;
         tokens += i64::from(message.tokens);
         outcome.inserted += 1;
     }
     outcome.tokens = tokens;
     if let Some(last_id) = last_id {
-        add_appended(sql, conversation.id, outcome.inserted as i64, tokens)?;
-        search_index::after_append(sql, last_id)?;
+        add_appended(tx.sql(), conversation.id, outcome.inserted as i64, tokens)?;
+        search_index::after_append(tx, last_id)?;
     }
     Ok(outcome)
 }

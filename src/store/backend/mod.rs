@@ -3,6 +3,7 @@
 //! connections (rusqlite, and PostgreSQL behind the `postgres` feature) used by tests and benches.
 
 pub mod dialect;
+pub mod error_codes;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 #[cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]

@@ -4,7 +4,8 @@
 use rusqlite::types::{Value as RValue, ValueRef};
 use rusqlite::{params_from_iter, Connection};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageError, StorageErrorKind};
+use crate::store::error_codes::{sqlite_code_kind, sqlite_code_name};
 use crate::store::sql::{Row, Sql, SqlValue};
 
 /// A native SQLite connection with a prepared-statement cache.
@@ -12,8 +13,29 @@ pub struct NativeSql {
     conn: Connection,
 }
 
+/// rusqlite's error as a [`StorageError`], its kind read from SQLite's result code.
 fn storage_err(err: rusqlite::Error) -> Error {
-    Error::storage(err.to_string())
+    let failure = match err.sqlite_error() {
+        Some(sqlite) => {
+            let code = i64::from(sqlite.extended_code);
+            StorageError::new(sqlite_code_kind(code), err.to_string())
+                .with_code(sqlite_code_name(code))
+        }
+        // rusqlite's own checks of what SQLite handed back (a column's type, its count).
+        None => {
+            let kind = match err {
+                rusqlite::Error::InvalidColumnType(..)
+                | rusqlite::Error::InvalidColumnIndex(_)
+                | rusqlite::Error::InvalidColumnName(_)
+                | rusqlite::Error::FromSqlConversionFailure(..)
+                | rusqlite::Error::IntegralValueOutOfRange(..)
+                | rusqlite::Error::Utf8Error(_) => StorageErrorKind::Data,
+                _ => StorageErrorKind::Other,
+            };
+            StorageError::new(kind, err.to_string())
+        }
+    };
+    failure.into()
 }
 
 impl NativeSql {
@@ -89,5 +111,97 @@ impl Sql for NativeSql {
 
     fn execute_script(&mut self, sql: &str) -> Result<()> {
         self.conn.execute_batch(sql).map_err(storage_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path for a database file of this test's own, removed when dropped.
+    struct TempFile(std::path::PathBuf);
+
+    impl TempFile {
+        fn new(name: &str) -> Self {
+            let path = std::env::temp_dir().join(format!(
+                "lossless-wasm-{name}-{}-{:?}.db",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            let _ = std::fs::remove_file(&path);
+            TempFile(path)
+        }
+
+        fn path(&self) -> &str {
+            self.0.to_str().expect("a UTF-8 temp path")
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn storage_failure(err: Error) -> crate::error::StorageError {
+        match err {
+            Error::Storage(failure) => failure,
+            other => panic!("expected a storage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_unique_violation_is_a_constraint_failure() {
+        let mut sql = NativeSql::in_memory().unwrap();
+        sql.execute_script("CREATE TABLE t (x INTEGER UNIQUE); INSERT INTO t (x) VALUES (1);")
+            .unwrap();
+        let err = sql
+            .execute("INSERT INTO t (x) VALUES (?1)", &[1i64.into()])
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("UNIQUE constraint failed"),
+            "{err}"
+        );
+        let failure = storage_failure(err);
+        assert_eq!(failure.kind(), StorageErrorKind::Constraint);
+        assert_eq!(failure.code(), Some("SQLITE_CONSTRAINT"));
+    }
+
+    #[test]
+    fn a_database_another_connection_writes_is_busy() {
+        let file = TempFile::new("busy");
+        let mut first = NativeSql::open(file.path()).unwrap();
+        let mut second = NativeSql::open(file.path()).unwrap();
+        for sql in [&first, &second] {
+            sql.conn.busy_timeout(std::time::Duration::ZERO).unwrap();
+        }
+        first.execute_script("CREATE TABLE t (x INTEGER);").unwrap();
+        first.execute("BEGIN IMMEDIATE", &[]).unwrap();
+        let err = second.execute("BEGIN IMMEDIATE", &[]).unwrap_err();
+        assert!(err.to_string().contains("database is locked"), "{err}");
+        let failure = storage_failure(err);
+        assert_eq!(failure.kind(), StorageErrorKind::Busy);
+        assert_eq!(failure.code(), Some("SQLITE_BUSY"));
+        first.execute("COMMIT", &[]).unwrap();
+        second.execute("BEGIN IMMEDIATE", &[]).unwrap();
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_corrupt() {
+        let file = TempFile::new("notadb");
+        std::fs::write(&file.0, vec![b'x'; 4096]).unwrap();
+        let err = NativeSql::open(file.path())
+            .and_then(|mut sql| sql.query("SELECT * FROM sqlite_master", &[]))
+            .unwrap_err();
+        assert!(err.to_string().contains("file is not a database"), "{err}");
+        assert_eq!(storage_failure(err).kind(), StorageErrorKind::Corrupt);
+    }
+
+    #[test]
+    fn a_statement_sqlite_rejects_is_a_dialect_failure() {
+        let mut sql = NativeSql::in_memory().unwrap();
+        let err = sql.query("SELECT * FROM nowhere", &[]).unwrap_err();
+        assert!(err.to_string().contains("no such table"), "{err}");
+        assert_eq!(storage_failure(err).kind(), StorageErrorKind::Dialect);
     }
 }

@@ -25,8 +25,9 @@ use std::time::Duration;
 use postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use postgres::{Client, Config, NoTls, Statement};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageError, StorageErrorKind};
 use crate::store::dialect::Dialect;
+use crate::store::error_codes::sqlstate_kind;
 use crate::store::sql::{Row, Sql, SqlValue};
 
 /// Prepared statements kept per connection; past this many the cache starts over (dynamic search
@@ -106,19 +107,40 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
-fn storage_err(err: postgres::Error) -> Error {
+/// The client's error as a [`StorageError`]: a server's error by its SQLSTATE; the client's own
+/// (a closed connection, a socket error) as I/O.
+fn storage_failure(err: postgres::Error) -> StorageError {
     match err.as_db_error() {
         Some(db) => {
             let detail = db.detail().map(|d| format!(" ({d})")).unwrap_or_default();
-            Error::storage(format!(
-                "PostgreSQL {} {}: {}{detail}",
-                db.severity(),
-                db.code().code(),
-                db.message()
-            ))
+            let code = db.code().code();
+            StorageError::new(
+                sqlstate_kind(code),
+                format!(
+                    "PostgreSQL {} {code}: {}{detail}",
+                    db.severity(),
+                    db.message()
+                ),
+            )
+            .with_code(code)
         }
-        None => Error::storage(format!("PostgreSQL: {err}")),
+        None => {
+            let io = err.is_closed()
+                || err
+                    .source()
+                    .is_some_and(|source| source.is::<std::io::Error>());
+            let kind = if io {
+                StorageErrorKind::Io
+            } else {
+                StorageErrorKind::Other
+            };
+            StorageError::new(kind, format!("PostgreSQL: {err}"))
+        }
     }
+}
+
+fn storage_err(err: postgres::Error) -> Error {
+    storage_failure(err).into()
 }
 
 impl PgSql {
@@ -130,16 +152,18 @@ impl PgSql {
 
     /// Connects to `url` with `timeouts`. An error names the server with its password hidden.
     pub fn connect_with(url: &str, timeouts: PgTimeouts) -> Result<Self> {
-        let failed = |why: String| {
-            Error::storage(format!(
-                "cannot connect to PostgreSQL at {}: {why}",
-                redacted(url)
-            ))
+        let failed = |kind: StorageErrorKind, why: String| -> Error {
+            StorageError::new(kind, why)
+                .with_context(format!("cannot connect to PostgreSQL at {}", redacted(url)))
+                .into()
         };
         // The parser's errors name an option or a value's kind, never the value.
-        let mut config: Config = url
-            .parse()
-            .map_err(|err: postgres::Error| failed(format!("invalid connection string ({err})")))?;
+        let mut config: Config = url.parse().map_err(|err: postgres::Error| {
+            failed(
+                StorageErrorKind::Other,
+                format!("invalid connection string ({err})"),
+            )
+        })?;
         let options = server_options(&timeouts, config.get_options());
         config
             .options(&options)
@@ -158,15 +182,36 @@ impl PgSql {
             .spawn(move || {
                 let _ = done.send(config.connect(NoTls));
             })
-            .map_err(|err| failed(format!("cannot start the connecting thread ({err})")))?;
+            .map_err(|err| {
+                failed(
+                    StorageErrorKind::Other,
+                    format!("cannot start the connecting thread ({err})"),
+                )
+            })?;
         let client = match outcome.recv_timeout(timeouts.connect) {
             Ok(Ok(client)) => client,
-            Ok(Err(err)) => return Err(failed(storage_err(err).to_string())),
+            Ok(Err(err)) => {
+                // A refused connection is an I/O failure whatever the client calls it; a
+                // server's answer (a wrong password, a missing database) keeps its SQLSTATE.
+                let failure = storage_failure(err);
+                let kind = match failure.kind() {
+                    StorageErrorKind::Other => StorageErrorKind::Io,
+                    kind => kind,
+                };
+                let why = format!("storage error: {failure}");
+                let error = StorageError::new(kind, why)
+                    .with_context(format!("cannot connect to PostgreSQL at {}", redacted(url)));
+                return Err(match failure.code() {
+                    Some(code) => error.with_code(code),
+                    None => error,
+                }
+                .into());
+            }
             Err(_) => {
-                return Err(failed(format!(
-                    "no answer within {} ms",
-                    timeouts.connect.as_millis()
-                )))
+                return Err(failed(
+                    StorageErrorKind::Io,
+                    format!("no answer within {} ms", timeouts.connect.as_millis()),
+                ))
             }
         };
         Ok(PgSql {
@@ -188,9 +233,10 @@ impl PgSql {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
-            return Err(Error::storage(format!(
-                "schema name {schema:?} must be letters, digits and _"
-            )));
+            return Err(Error::storage(
+                StorageErrorKind::Other,
+                format!("schema name {schema:?} must be letters, digits and _"),
+            ));
         }
         let mut sql = Self::connect_with(url, timeouts)?;
         // `IF NOT EXISTS` alone races (two gateways opening a new store at once: one fails on the
@@ -426,9 +472,11 @@ impl Sql for PgSql {
             .map(|row| {
                 (0..row.len())
                     .map(|i| {
-                        row.try_get::<_, Column>(i)
-                            .map(|c| c.0)
-                            .map_err(storage_err)
+                        row.try_get::<_, Column>(i).map(|c| c.0).map_err(|err| {
+                            // The server's value is not one a column of ours can hold.
+                            let failure = storage_failure(err);
+                            StorageError::new(StorageErrorKind::Data, failure.detail()).into()
+                        })
                     })
                     .collect::<Result<Vec<_>>>()
                     .map(Row)

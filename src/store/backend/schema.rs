@@ -91,7 +91,7 @@ pub fn migrate(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
     let current = current_version(sql)?;
     let latest = latest_version();
     if current > latest {
-        return Err(Error::storage(format!(
+        return Err(Error::unexpected_data(format!(
             "the database has schema version {current}, written by a newer lossless-wasm (this build knows up to {latest}); \
              refusing to open it rather than downgrade — upgrade lossless-wasm"
         )));
@@ -114,9 +114,7 @@ pub fn migrate(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
             Ok(()) => sql.execute("COMMIT", &[])?,
             Err(err) => {
                 let _ = sql.execute("ROLLBACK", &[]);
-                return Err(Error::storage(format!(
-                    "migration to schema version {version} failed: {err}"
-                )));
+                return Err(err.within(format!("migration to schema version {version} failed")));
             }
         }
     }
@@ -160,7 +158,7 @@ fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
         let current = current_version(sql)?;
         let latest = latest_version_for(Dialect::Postgres);
         if current > latest {
-            return Err(Error::storage(format!(
+            return Err(Error::unexpected_data(format!(
                 "the database has PostgreSQL schema version {current}, written by a newer lossless-wasm (this build knows up to {latest}); \
                  refusing to open it rather than downgrade — upgrade lossless-wasm"
             )));
@@ -175,8 +173,8 @@ fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
         }
         for (version, script) in missing {
             sql.execute_script(script).map_err(|err| {
-                Error::storage(format!(
-                    "PostgreSQL migration to schema version {version} failed: {err}"
+                err.within(format!(
+                    "PostgreSQL migration to schema version {version} failed"
                 ))
             })?;
             sql.execute(

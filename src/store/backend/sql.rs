@@ -52,7 +52,7 @@ impl Row {
     fn get(&self, i: usize) -> Result<&SqlValue> {
         self.0
             .get(i)
-            .ok_or_else(|| Error::storage(format!("result row has no column {i}")))
+            .ok_or_else(|| Error::unexpected_data(format!("result row has no column {i}")))
     }
 
     pub fn int(&self, i: usize) -> Result<i64> {
@@ -60,7 +60,7 @@ impl Row {
             SqlValue::Int(v) => Ok(*v),
             // sql.js hands back JS numbers; integral reals are integers.
             SqlValue::Real(v) if v.fract() == 0.0 && v.is_finite() => Ok(*v as i64),
-            other => Err(Error::storage(format!(
+            other => Err(Error::unexpected_data(format!(
                 "column {i}: expected an integer, found {other:?}"
             ))),
         }
@@ -76,7 +76,7 @@ impl Row {
     pub fn text(&self, i: usize) -> Result<String> {
         match self.get(i)? {
             SqlValue::Text(v) => Ok(v.clone()),
-            other => Err(Error::storage(format!(
+            other => Err(Error::unexpected_data(format!(
                 "column {i}: expected text, found {other:?}"
             ))),
         }

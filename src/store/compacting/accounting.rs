@@ -3,8 +3,9 @@
 //! host's prompt survives the process (OpenClaw's CLI runs one process per turn).
 
 use crate::core::accounting::HostFacts;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::Sql;
+use crate::store::WriteTx;
 
 pub const LOAD_SQL: &str =
     "SELECT host_facts_json FROM conversations WHERE id = ?1 AND host_facts_json IS NOT NULL";
@@ -20,21 +21,23 @@ pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<HostFacts> {
 /// The facts in a `host_facts_json` value as stored (None: all unknown).
 pub fn parse(json: Option<&str>) -> Result<HostFacts> {
     match json {
-        Some(text) => serde_json::from_str(text)
-            .map_err(|e| Error::storage(format!("conversations.host_facts_json is corrupt: {e}"))),
+        Some(text) => serde_json::from_str(text).map_err(|e| {
+            Error::unexpected_data(format!("conversations.host_facts_json is corrupt: {e}"))
+        }),
         None => Ok(HostFacts::default()),
     }
 }
 
-/// Stores the facts. Call inside a write transaction.
+/// Stores the facts.
 pub fn save(
-    sql: &mut impl Sql,
+    tx: &mut WriteTx<'_, impl Sql>,
     conversation_id: i64,
     facts: &HostFacts,
     now_ms: i64,
 ) -> Result<()> {
-    let json = serde_json::to_string(facts).map_err(|e| Error::storage(e.to_string()))?;
-    sql.execute(
+    let json = serde_json::to_string(facts)
+        .map_err(|e| Error::storage(StorageErrorKind::Other, e.to_string()))?;
+    tx.execute(
         SAVE_SQL,
         &[conversation_id.into(), json.into(), now_ms.into()],
     )

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::compaction::{ContextItem, ItemKind, RetryState};
 use crate::core::message::{text_of_raw_json, Role};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::conversations::Conversation;
 use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
@@ -91,18 +91,18 @@ pub fn count_items(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
 
 fn item_from_row(row: &Row) -> Result<ContextItem> {
     let tokens = u32::try_from(row.int(3)?)
-        .map_err(|_| Error::storage("stored token count out of range"))?;
+        .map_err(|_| Error::unexpected_data("stored token count out of range"))?;
     let (id, kind) = match row.opt_int(1)? {
         Some(message_id) => {
             let name = row.text(4)?;
             let role = Role::parse(&name).ok_or_else(|| {
-                Error::storage(format!("stored message has unknown role {name:?}"))
+                Error::unexpected_data(format!("stored message has unknown role {name:?}"))
             })?;
             (message_id, ItemKind::Message { role })
         }
         None => {
             let depth = u32::try_from(row.int(5)?)
-                .map_err(|_| Error::storage("stored summary depth out of range"))?;
+                .map_err(|_| Error::unexpected_data("stored summary depth out of range"))?;
             (row.int(2)?, ItemKind::Summary { depth })
         }
     };
@@ -153,7 +153,7 @@ pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SourceRow>> 
         .map(|row| {
             let name = row.text(1)?;
             let role = Role::parse(&name).ok_or_else(|| {
-                Error::storage(format!("stored message has unknown role {name:?}"))
+                Error::unexpected_data(format!("stored message has unknown role {name:?}"))
             })?;
             let raw_json = row.text(2)?;
             Ok(SourceRow {
@@ -294,7 +294,7 @@ pub fn apply(
         ],
     )?;
     let summary_id = row
-        .ok_or_else(|| Error::storage("inserting a summary returned no id"))?
+        .ok_or_else(|| Error::unexpected_data("inserting a summary returned no id"))?
         .int(0)?;
     for id in range.ids {
         if range.summaries {
@@ -463,13 +463,13 @@ pub fn state_of(conversation: &Conversation) -> Result<(RetryState, Option<Pendi
 
 fn parse_state(state: &str, pending: Option<&str>) -> Result<(RetryState, Option<Pending>)> {
     let retry = serde_json::from_str(state).map_err(|e| {
-        Error::storage(format!(
+        Error::unexpected_data(format!(
             "conversations.compaction_state_json is corrupt: {e}"
         ))
     })?;
     let pending = match pending {
         Some(text) => Some(serde_json::from_str(text).map_err(|e| {
-            Error::storage(format!(
+            Error::unexpected_data(format!(
                 "conversations.compaction_pending_json is corrupt: {e}"
             ))
         })?),
@@ -485,10 +485,11 @@ pub fn save_state(
     pending: Option<&Pending>,
     now_ms: i64,
 ) -> Result<()> {
-    let retry = serde_json::to_string(retry).map_err(|e| Error::storage(e.to_string()))?;
+    let retry = serde_json::to_string(retry)
+        .map_err(|e| Error::storage(StorageErrorKind::Other, e.to_string()))?;
     let pending: SqlValue = match pending {
         Some(p) => serde_json::to_string(p)
-            .map_err(|e| Error::storage(e.to_string()))?
+            .map_err(|e| Error::storage(StorageErrorKind::Other, e.to_string()))?
             .into(),
         None => SqlValue::Null,
     };

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use crate::core::masking::ScanItem;
 use crate::core::message::Role;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
 
@@ -53,14 +53,14 @@ type JsonScanItem = (
 pub fn scan_from_json(json: Option<&str>, limit: i64) -> Result<(Vec<ScanItem>, bool)> {
     let rows: Vec<JsonScanItem> = match json {
         Some(text) => serde_json::from_str(text).map_err(|e| {
-            Error::storage(format!("reading the context items sent with the lock: {e}"))
+            Error::unexpected_data(format!("reading the context items sent with the lock: {e}"))
         })?,
         None => Vec::new(),
     };
     let mut items = Vec::with_capacity(rows.len());
     for (ordinal, message_id, tokens, role, stub, calls) in rows.into_iter().rev() {
-        let tokens =
-            u32::try_from(tokens).map_err(|_| Error::storage("stored token count out of range"))?;
+        let tokens = u32::try_from(tokens)
+            .map_err(|_| Error::unexpected_data("stored token count out of range"))?;
         let role = role.map(|r| role_of(&r)).transpose()?;
         items.push(ScanItem {
             ordinal,
@@ -83,12 +83,12 @@ pub fn frontier(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
 
 fn role_of(name: &str) -> Result<Role> {
     Role::parse(name)
-        .ok_or_else(|| Error::storage(format!("stored message has unknown role {name:?}")))
+        .ok_or_else(|| Error::unexpected_data(format!("stored message has unknown role {name:?}")))
 }
 
 fn scan_item(row: &Row) -> Result<ScanItem> {
     let tokens = u32::try_from(row.int(2)?)
-        .map_err(|_| Error::storage("stored token count out of range"))?;
+        .map_err(|_| Error::unexpected_data("stored token count out of range"))?;
     let role = row.opt_text(3)?.map(|r| role_of(&r)).transpose()?;
     Ok(ScanItem {
         ordinal: row.int(0)?,
@@ -143,7 +143,7 @@ pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<HashMap<i64, Sto
     rows.iter()
         .map(|r| {
             let tokens = u32::try_from(r.int(3)?)
-                .map_err(|_| Error::storage("stored token count out of range"))?;
+                .map_err(|_| Error::unexpected_data("stored token count out of range"))?;
             Ok((
                 r.int(0)?,
                 StoredRow {
@@ -180,8 +180,10 @@ pub fn load_calls(
     conversation_id: i64,
     call_ids: &[String],
 ) -> Result<HashMap<String, String>> {
-    let ids =
-        SqlValue::Text(serde_json::to_string(call_ids).map_err(|e| Error::storage(e.to_string()))?);
+    let ids = SqlValue::Text(
+        serde_json::to_string(call_ids)
+            .map_err(|e| Error::storage(StorageErrorKind::Other, e.to_string()))?,
+    );
     let rows = match sql.dialect() {
         Dialect::Sqlite => sql.query(LOAD_CALLS_SQL, &[ids, conversation_id.into()])?,
         d => {

@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::sql::{Sql, SqlValue};
+use crate::store::WriteTx;
 
 /// The fallback summaries (of the given conversations, or all) and every summary built on them,
 /// in the order a repair must redo them: shallowest first, so a parent is redone from children
@@ -81,12 +82,12 @@ pub struct Rewrite<'a> {
     pub model: Option<&'a str>,
 }
 
-/// Rewrites one summary. Call inside a write transaction. Fails with `Stale` when the summary
+/// Rewrites one summary. Fails with `Stale` when the summary
 /// changed since it was read.
-pub fn rewrite(sql: &mut impl Sql, rewrite: &Rewrite<'_>) -> Result<()> {
+pub fn rewrite(tx: &mut WriteTx<'_, impl Sql>, rewrite: &Rewrite<'_>) -> Result<()> {
     let id: SqlValue = rewrite.id.into();
     let by_id = std::slice::from_ref(&id);
-    let Some(row) = sql.query_row("SELECT content FROM summaries WHERE id = ?1", by_id)? else {
+    let Some(row) = tx.query_row("SELECT content FROM summaries WHERE id = ?1", by_id)? else {
         return Err(Error::Stale(format!(
             "summary {} no longer exists",
             rewrite.id
@@ -102,37 +103,37 @@ pub fn rewrite(sql: &mut impl Sql, rewrite: &Rewrite<'_>) -> Result<()> {
     // FTS4 with external content removes a row's terms by reading the content table, so the
     // delete must come before the content changes.
     // PostgreSQL's search vector is a generated column: it follows the content by itself.
-    let fts = !sql.dialect().is_postgres();
+    let fts = !tx.dialect().is_postgres();
     if fts {
-        sql.execute(
+        tx.execute(
             "DELETE FROM summaries_fts WHERE docid = CAST(?1 AS INTEGER)",
             by_id,
         )?;
     }
-    sql.execute(
+    tx.execute(
         "UPDATE summaries SET content = ?2, token_count = ?3, level = ?4, summarizer = ?5, model = ?6 WHERE id = ?1",
         &[id.clone(), rewrite.content.into(), rewrite.tokens.into(), rewrite.level.into(), rewrite.summarizer.into(), rewrite.model.into()],
     )?;
     // Its vector described the old text; the backfill embeds the new one.
-    crate::store::vectors::forget_summary(sql, rewrite.id)?;
+    crate::store::vectors::forget_summary(tx.sql(), rewrite.id)?;
     // CAST: a driver may bind a JS number as a real (node:sqlite does), and FTS4 refuses a real docid.
     if fts {
-        sql.execute(
+        tx.execute(
             "INSERT INTO summaries_fts (docid, content) VALUES (CAST(?1 AS INTEGER), ?2)",
             &[id.clone(), rewrite.content.into()],
         )?;
     }
-    if let Some(item) = sql.query_row(
+    if let Some(item) = tx.query_row(
         "SELECT conversation_id, token_count FROM context_items WHERE summary_id = ?1",
         by_id,
     )? {
         let (conversation, old) = (item.int(0)?, item.int(1)?);
         let delta = i64::from(rewrite.item_tokens) - old;
-        sql.execute(
+        tx.execute(
             "UPDATE context_items SET token_count = ?2 WHERE summary_id = ?1",
             &[id, rewrite.item_tokens.into()],
         )?;
-        sql.execute(
+        tx.execute(
             "UPDATE conversations SET context_token_count = context_token_count + ?2, context_summary_tokens = context_summary_tokens + ?2, \
              context_epoch = context_epoch + 1 WHERE id = ?1",
             &[conversation.into(), delta.into()],

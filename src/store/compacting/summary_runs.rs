@@ -5,7 +5,7 @@
 //! an ordinary turn.
 
 use crate::core::compaction::hold::SummaryRuns;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::{Sql, SqlValue};
 
 pub const LOAD_SQL: &str = "SELECT summary_runs_json FROM conversations WHERE id = ?1";
@@ -42,14 +42,15 @@ fn read(sql: &mut impl Sql, query: &str, conversation_id: i64) -> Result<Summary
 fn parse(text: Option<String>) -> Result<SummaryRuns> {
     match text {
         Some(text) => serde_json::from_str(&text).map_err(|e| {
-            Error::storage(format!("conversations.summary_runs_json is corrupt: {e}"))
+            Error::unexpected_data(format!("conversations.summary_runs_json is corrupt: {e}"))
         }),
         None => Ok(SummaryRuns::default()),
     }
 }
 
 pub fn save(sql: &mut impl Sql, conversation_id: i64, runs: &SummaryRuns) -> Result<()> {
-    let json = serde_json::to_string(runs).map_err(|e| Error::storage(e.to_string()))?;
+    let json = serde_json::to_string(runs)
+        .map_err(|e| Error::storage(StorageErrorKind::Other, e.to_string()))?;
     sql.execute(SAVE_SQL, &[conversation_id.into(), SqlValue::from(json)])
 }
 

@@ -46,7 +46,7 @@ pub fn conversation(sql: &mut impl Sql, id: i64) -> Result<Conversation> {
     row.as_ref()
         .map(from_row)
         .transpose()?
-        .ok_or_else(|| Error::storage(format!("conversation {id} disappeared")))
+        .ok_or_else(|| Error::unexpected_data(format!("conversation {id} disappeared")))
 }
 
 /// Creates a conversation; archived ones carry `archive_cause`.
@@ -73,7 +73,7 @@ pub fn create_conversation(
     row.as_ref()
         .map(from_row)
         .transpose()?
-        .ok_or_else(|| Error::storage("creating a conversation returned no row"))
+        .ok_or_else(|| Error::unexpected_data("creating a conversation returned no row"))
 }
 
 /// A summary to import, with its edges already mapped to local ids.
@@ -124,7 +124,7 @@ pub fn insert_summary(sql: &mut impl Sql, s: &ImportedSummary<'_>) -> Result<i64
         ],
     )?;
     let id = row
-        .ok_or_else(|| Error::storage("inserting a summary returned no row"))?
+        .ok_or_else(|| Error::unexpected_data("inserting a summary returned no row"))?
         .int(0)?;
     for message in s.messages {
         sql.execute("INSERT INTO summary_messages (summary_id, message_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING", &[id.into(), (*message).into()])?;

@@ -176,7 +176,7 @@ pub fn context(src: &mut impl Sql, conversation: i64) -> Result<Vec<ForeignItem>
         .map(|r| match r.text(0)?.as_str() {
             "message" => Ok(ForeignItem::Message(r.int(1)?)),
             "summary" => Ok(ForeignItem::Summary(r.text(2)?)),
-            other => Err(Error::storage(format!(
+            other => Err(Error::unexpected_data(format!(
                 "source context item has unknown type {other:?}"
             ))),
         })

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::core::session_key::INTERNAL_KEY_LIKE;
 use crate::error::Result;
 use crate::store::sql::{Row, Sql, SqlValue};
+use crate::store::WriteTx;
 
 /// Counts for `/lcm status`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -321,14 +322,13 @@ fn postgres_checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
 }
 
 /// Repairs what [`checks`] marked fixable and found broken: rebuilds a full-text index from its
-/// table, recomputes running totals from the rows. Call inside a write transaction. Returns the
-/// names of the checks it repaired.
-pub fn fix(sql: &mut impl Sql, found: &[Check]) -> Result<Vec<&'static str>> {
+/// table, recomputes running totals from the rows. Returns the names of the checks it repaired.
+pub fn fix(tx: &mut WriteTx<'_, impl Sql>, found: &[Check]) -> Result<Vec<&'static str>> {
     let mut fixed = Vec::new();
     for check in found.iter().filter(|c| !c.ok && c.fixable) {
         match check.name {
-            "messages_fts" | "summaries_fts" => sql.execute(&format!("INSERT INTO {0} ({0}) VALUES ('rebuild')", check.name), &[])?,
-            "running_totals" => sql.execute(
+            "messages_fts" | "summaries_fts" => tx.execute(&format!("INSERT INTO {0} ({0}) VALUES ('rebuild')", check.name), &[])?,
+            "running_totals" => tx.execute(
                 "UPDATE conversations SET \
                    context_token_count = (SELECT COALESCE(SUM(token_count), 0) FROM context_items c WHERE c.conversation_id = conversations.id), \
                    context_summary_tokens = (SELECT COALESCE(SUM(token_count), 0) FROM context_items c WHERE c.conversation_id = conversations.id AND c.summary_id IS NOT NULL), \

@@ -81,7 +81,7 @@ fn ids(text: Option<String>) -> Result<Vec<i64>> {
         .filter(|s| !s.is_empty())
         .map(|s| {
             s.parse::<i64>()
-                .map_err(|_| Error::storage(format!("bad id {s:?} in a child list")))
+                .map_err(|_| Error::unexpected_data(format!("bad id {s:?} in a child list")))
         })
         .collect()
 }

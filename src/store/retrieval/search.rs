@@ -205,9 +205,9 @@ fn search_source(
         page_params.push(below.into());
         page_params.push(page.into());
         let rows = sql.query(&query, &page_params).map_err(|err| match (mode, err) {
-            (SearchMode::FullText, Error::Storage(reason)) => Error::input(
+            (SearchMode::FullText, Error::Storage(failure)) => Error::input(
                 "pattern",
-                format!("invalid full-text query {pattern:?} ({reason}); use mode \"text\" to search for a literal string"),
+                format!("invalid full-text query {pattern:?} ({failure}); use mode \"text\" to search for a literal string"),
             ),
             (_, err) => err,
         })?;

@@ -14,10 +14,11 @@
 use serde_json::{json, Value};
 
 use crate::core::message::text_of_raw_json;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::packed::Packed;
 use crate::store::sql::{Sql, SqlValue};
 use crate::store::Store;
+use crate::store::WriteTx;
 
 /// Waiting messages that `maintain` indexes in one go (fewer wait for more).
 pub const INDEX_BATCH: i64 = 64;
@@ -34,7 +35,7 @@ const INSERT_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value
 /// The last indexed message id and the last stored one.
 fn progress(sql: &mut impl Sql) -> Result<(i64, i64)> {
     let row = sql.query_row(PROGRESS_SQL, &[])?.ok_or_else(|| {
-        Error::storage("messages_fts_progress has no row (schema version 9 creates it)")
+        Error::unexpected_data("messages_fts_progress has no row (schema version 9 creates it)")
     })?;
     Ok((row.int(0)?, row.int(1)?))
 }
@@ -49,18 +50,17 @@ pub fn backlog(sql: &mut impl Sql) -> Result<i64> {
     Ok(last - through)
 }
 
-/// Indexes every stored message the index does not hold yet; returns how many. Call inside a
-/// write transaction. A message whose JSON no longer parses (never written by this engine) is
+/// Indexes every stored message the index does not hold yet; returns how many. A message whose JSON no longer parses (never written by this engine) is
 /// indexed without text rather than holding every later message back.
-pub fn catch_up(sql: &mut impl Sql) -> Result<usize> {
-    if sql.dialect().is_postgres() {
+pub fn catch_up(tx: &mut WriteTx<'_, impl Sql>) -> Result<usize> {
+    if tx.dialect().is_postgres() {
         return Ok(0);
     }
-    let (through, last) = progress(sql)?;
+    let (through, last) = progress(tx.sql())?;
     if last <= through {
         return Ok(0);
     }
-    let rows: Vec<(i64, String)> = sql
+    let rows: Vec<(i64, String)> = tx
         .query(WAITING_SQL, &[through.into()])?
         .iter()
         .map(|row| {
@@ -71,26 +71,30 @@ pub fn catch_up(sql: &mut impl Sql) -> Result<usize> {
         })
         .collect::<Result<_>>()?;
     let texts: Vec<(i64, &str)> = rows.iter().map(|(id, text)| (*id, text.as_str())).collect();
-    index_rows(sql, &texts, last)?;
+    index_rows(tx, &texts, last)?;
     Ok(rows.len())
 }
 
 /// After a row-by-row append that stored messages up to `last_id`: indexes the backlog once it
-/// has reached [`BACKLOG_LIMIT`]. Call inside the append's write transaction.
-pub fn after_append(sql: &mut impl Sql, last_id: i64) -> Result<()> {
-    if sql.dialect().is_postgres() {
+/// has reached [`BACKLOG_LIMIT`], in the append's transaction.
+pub fn after_append(tx: &mut WriteTx<'_, impl Sql>, last_id: i64) -> Result<()> {
+    if tx.dialect().is_postgres() {
         return Ok(());
     }
-    let (through, _) = progress(sql)?;
+    let (through, _) = progress(tx.sql())?;
     if last_id - through >= BACKLOG_LIMIT {
-        catch_up(sql)?;
+        catch_up(tx)?;
     }
     Ok(())
 }
 
 /// Indexes `rows` (id and text, ids ascending, following the last indexed one with nothing
-/// unindexed before them) and records `last_id` as indexed. Call inside a write transaction.
-pub fn index_rows(sql: &mut impl Sql, rows: &[(i64, &str)], last_id: i64) -> Result<()> {
+/// unindexed before them) and records `last_id` as indexed.
+pub fn index_rows(
+    tx: &mut WriteTx<'_, impl Sql>,
+    rows: &[(i64, &str)],
+    last_id: i64,
+) -> Result<()> {
     if !rows.is_empty() {
         let mut packed = Packed::default();
         let refs: Vec<Value> = rows
@@ -100,11 +104,15 @@ pub fn index_rows(sql: &mut impl Sql, rows: &[(i64, &str)], last_id: i64) -> Res
                 json!([id, start, len])
             })
             .collect();
-        let json = serde_json::to_string(&refs)
-            .map_err(|err| Error::storage(format!("encoding rows for the search index: {err}")))?;
-        sql.execute(INSERT_SQL, &[json.into(), SqlValue::Blob(packed.bytes)])?;
+        let json = serde_json::to_string(&refs).map_err(|err| {
+            Error::storage(
+                StorageErrorKind::Other,
+                format!("encoding rows for the search index: {err}"),
+            )
+        })?;
+        tx.execute(INSERT_SQL, &[json.into(), SqlValue::Blob(packed.bytes)])?;
     }
-    sql.execute(ADVANCE_SQL, &[last_id.into()])
+    tx.execute(ADVANCE_SQL, &[last_id.into()])
 }
 
 impl<S: Sql> Store<S> {

@@ -9,8 +9,9 @@
 //! replaced, a repaired summary's removed until the backfill embeds it again).
 
 use crate::core::message::text_of_raw_json;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::{Row, Sql, SqlValue};
+use crate::store::WriteTx;
 
 use super::vectors_pg;
 
@@ -89,7 +90,7 @@ fn hex(vector: &[i8]) -> String {
 fn blob(row: &Row, i: usize) -> Result<Vec<i8>> {
     match row.0.get(i) {
         Some(SqlValue::Blob(bytes)) => Ok(bytes.iter().map(|b| *b as i8).collect()),
-        other => Err(Error::storage(format!(
+        other => Err(Error::unexpected_data(format!(
             "column {i}: expected a vector's bytes, found {other:?}"
         ))),
     }
@@ -98,7 +99,7 @@ fn blob(row: &Row, i: usize) -> Result<Vec<i8>> {
 fn json(rows: &[serde_json::Value]) -> Result<SqlValue> {
     serde_json::to_string(rows)
         .map(SqlValue::Text)
-        .map_err(|err| Error::storage(format!("encoding vectors: {err}")))
+        .map_err(|err| Error::storage(StorageErrorKind::Other, format!("encoding vectors: {err}")))
 }
 
 /// The recorded embedder, if any vectors were ever made.
@@ -116,16 +117,15 @@ pub fn space(sql: &mut impl Sql) -> Result<Option<Space>> {
 
 /// Makes `embedder` (of `dim` components) the store's vector space. When another one was
 /// recorded, every vector is dropped and the backfill starts over, so the index is rebuilt in
-/// the new space instead of mixing two. Returns whether it dropped vectors. Call inside a write
-/// transaction.
-pub fn adopt(sql: &mut impl Sql, embedder: &str, dim: usize) -> Result<bool> {
+/// the new space instead of mixing two. Returns whether it dropped vectors.
+pub fn adopt(tx: &mut WriteTx<'_, impl Sql>, embedder: &str, dim: usize) -> Result<bool> {
     let dim = dim as i64;
-    match space(sql)? {
+    match space(tx.sql())? {
         Some(s) if s.embedder == embedder && s.dim == dim => Ok(false),
         Some(_) => {
-            sql.execute("DELETE FROM message_vectors", &[])?;
-            sql.execute("DELETE FROM summary_vectors", &[])?;
-            sql.execute(
+            tx.execute("DELETE FROM message_vectors", &[])?;
+            tx.execute("DELETE FROM summary_vectors", &[])?;
+            tx.execute(
                 "UPDATE vector_space SET embedder = ?1, dim = ?2, backfilled_through = 0 WHERE id = 1",
                 &[embedder.into(), dim.into()],
             )?;
@@ -135,15 +135,15 @@ pub fn adopt(sql: &mut impl Sql, embedder: &str, dim: usize) -> Result<bool> {
             // Two gateways opening a new PostgreSQL store at once both read no space: the second
             // insert waits for the first and then does nothing, and the space is adopted again
             // against what is recorded now (the same embedder: nothing to do).
-            sql.execute(
+            tx.execute(
                 "INSERT INTO vector_space (id, embedder, dim, backfilled_through) VALUES (1, ?1, ?2, 0) \
                  ON CONFLICT (id) DO NOTHING",
                 &[embedder.into(), dim.into()],
             )?;
-            match space(sql)? {
+            match space(tx.sql())? {
                 Some(s) if s.embedder == embedder && s.dim == dim => Ok(false),
-                Some(_) => adopt(sql, embedder, dim as usize),
-                None => Err(crate::error::Error::storage(
+                Some(_) => adopt(tx, embedder, dim as usize),
+                None => Err(crate::error::Error::unexpected_data(
                     "vector_space: the space just recorded cannot be read back",
                 )),
             }
@@ -152,8 +152,12 @@ pub fn adopt(sql: &mut impl Sql, embedder: &str, dim: usize) -> Result<bool> {
 }
 
 /// Stores the vectors of messages an append just stored in `conversation_id`, by their `seq`
-/// (one statement: on PostgreSQL it waits for nothing). Call inside the append's transaction.
-pub fn put_by_seq(sql: &mut impl Sql, conversation_id: i64, rows: &[(i64, Vec<i8>)]) -> Result<()> {
+/// (one statement: on PostgreSQL it waits for nothing), in the append's transaction.
+pub fn put_by_seq(
+    tx: &mut WriteTx<'_, impl Sql>,
+    conversation_id: i64,
+    rows: &[(i64, Vec<i8>)],
+) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
@@ -161,12 +165,12 @@ pub fn put_by_seq(sql: &mut impl Sql, conversation_id: i64, rows: &[(i64, Vec<i8
         .iter()
         .map(|(seq, v)| serde_json::json!([seq, hex(v)]))
         .collect();
-    let statement = if sql.dialect().is_postgres() {
+    let statement = if tx.dialect().is_postgres() {
         vectors_pg::PUT_BY_SEQ_SQL
     } else {
         PUT_BY_SEQ_SQL
     };
-    sql.execute(statement, &[conversation_id.into(), json(&items)?])
+    tx.execute(statement, &[conversation_id.into(), json(&items)?])
 }
 
 /// Stores vectors by owner id: `(id, conversation, vector)`. A summary's replaces its older one;

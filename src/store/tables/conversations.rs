@@ -2,7 +2,7 @@
 //! per-turn query sums the history. A new session id under the same key archives the old
 //! conversation (kept, never purged) and starts a new one.
 
-use crate::error::Result;
+use crate::error::{Result, StorageErrorKind};
 use crate::store::sql::Sql;
 
 /// The active conversation of a session key.
@@ -221,7 +221,7 @@ pub fn resolve_noting_existing(
     )?;
     match row {
         Some(row) => Ok((from_row(&row)?, false)),
-        None => Err(crate::error::Error::storage(
+        None => Err(crate::error::Error::unexpected_data(
             "creating a conversation returned no row",
         )),
     }
@@ -256,7 +256,7 @@ fn resolve_locked(
         // Another gateway created the key's conversation meanwhile; it has committed (ON CONFLICT
         // waited for it): the next round reads and locks that row.
     }
-    Err(crate::error::Error::storage(format!(
+    Err(crate::error::Error::storage(StorageErrorKind::Busy, format!(
         "the conversation of session key {session_key:?} kept being created or rotated by other writers; try again"
     )))
 }
