@@ -92,7 +92,13 @@ async function measure(withPlugin) {
     host,
     mockUrl: llm.url,
     contextWindow,
-    agentDefaults: small ? { skipBootstrap: true } : {},
+    agentDefaults: {
+      ...(small ? { skipBootstrap: true } : {}),
+      // The host's own compaction (the control's) runs the mock as its summarizer; its quality
+      // guard wants sections a scripted summary lacks and would cancel every compaction (then
+      // every turn fails preflight and the control measures a host that does no work).
+      ...(withPlugin ? {} : { compaction: { qualityGuard: { enabled: false } } }),
+    },
     extraConfig: small ? { tools: { profile: "minimal" } } : {},
   });
   const label = withPlugin ? "plugin" : "control";
