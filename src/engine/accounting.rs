@@ -20,7 +20,7 @@ use crate::store::{accounting as store, Sql, WriteTx};
 
 /// Facts by conversation id, loaded once per process.
 #[derive(Debug, Default)]
-pub struct FactsCache {
+pub(super) struct FactsCache {
     pub(super) facts: HashMap<i64, HostFacts>,
 }
 

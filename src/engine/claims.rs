@@ -47,7 +47,7 @@ struct Ready {
 
 /// The pictures, by conversation id.
 #[derive(Debug, Default)]
-pub struct Claims {
+pub(super) struct Claims {
     stored: HashMap<i64, Stored>,
     ready: HashMap<i64, Ready>,
 }
@@ -59,7 +59,7 @@ impl Claims {
     /// A turn of `row`'s conversation was stored (its transaction has not committed yet: a
     /// rollback must [`Claims::clear`]), leaving `items` after the row's `stubbed_through`,
     /// oldest first, all of them.
-    pub fn turn_stored(&mut self, row: &Conversation, items: Vec<ScanItem>) {
+    pub(super) fn turn_stored(&mut self, row: &Conversation, items: Vec<ScanItem>) {
         if self.stored.len() >= MAX_REMEMBERED && !self.stored.contains_key(&row.id) {
             self.clear();
         }
@@ -77,20 +77,25 @@ impl Claims {
 
     /// Forgets the conversation's picture: its items changed in a way this process does not
     /// follow.
-    pub fn forget(&mut self, conversation_id: i64) {
+    pub(super) fn forget(&mut self, conversation_id: i64) {
         self.stored.remove(&conversation_id);
         self.ready.remove(&conversation_id);
     }
 
     /// Forgets everything (a turn rolled back).
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.stored.clear();
         self.ready.clear();
     }
 
     /// `assemble` read `row` at `version` (None: not on PostgreSQL, or not read in one
     /// statement) when the store had committed `commits` transactions.
-    pub fn row_read(&mut self, row: &Conversation, version: Option<RowVersion>, commits: u64) {
+    pub(super) fn row_read(
+        &mut self,
+        row: &Conversation,
+        version: Option<RowVersion>,
+        commits: u64,
+    ) {
         let picture = self.stored.get(&row.id).filter(|s| s.fixes(row));
         match (picture, version) {
             (Some(stored), Some(version)) => {
@@ -107,7 +112,12 @@ impl Claims {
 
     /// The claim for the next turn of the active conversation of `session_key` and `session_id`,
     /// if one is ready and the store has committed nothing since (`commits`). Handed out once.
-    pub fn take(&mut self, session_key: &str, session_id: &str, commits: u64) -> Option<Claim> {
+    pub(super) fn take(
+        &mut self,
+        session_key: &str,
+        session_id: &str,
+        commits: u64,
+    ) -> Option<Claim> {
         let id = self
             .ready
             .iter()

@@ -28,11 +28,11 @@ use crate::store::Sql;
 /// The similarity the nearest candidate needs when the lexical search found nothing: below it
 /// the question is about nothing stored. Measured with the shipped embedder: paraphrases of a
 /// stored message score 0.50-0.62 against it, unrelated texts up to ~0.48.
-pub const CONFIDENT_SIMILARITY: f32 = 0.45;
+pub(super) const CONFIDENT_SIMILARITY: f32 = 0.45;
 /// Messages the semantic index proposes per question.
-pub const SEMANTIC_MESSAGES: usize = 16;
+pub(super) const SEMANTIC_MESSAGES: usize = 16;
 /// Summaries it proposes; each brings its nearest originals.
-pub const SEMANTIC_SUMMARIES: usize = 4;
+pub(super) const SEMANTIC_SUMMARIES: usize = 4;
 /// Originals a proposed summary brings.
 const ORIGINALS_PER_SUMMARY: usize = 3;
 /// Original messages read under a proposed summary to find its nearest ones.

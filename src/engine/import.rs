@@ -25,7 +25,7 @@ use crate::store::lossless_claw::{
 use crate::store::{messages, Sql};
 
 /// The archive cause of conversations that were active in the source.
-pub const IMPORTED_CAUSE: &str = "imported-from-lossless-claw";
+pub(super) const IMPORTED_CAUSE: &str = "imported-from-lossless-claw";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -265,7 +265,7 @@ pub const BOOTSTRAP_CHUNK_BYTES: usize = 64 * 1024;
 /// Message JSON a `bootstrap` stores at a time, in bytes (several chunks: see
 /// [`Engine::bootstrap_chunked`]). Holding it parsed takes a few times this in wasm memory, which
 /// never shrinks: 256 KiB was no faster and ended a 50K import with 1 MiB more of it.
-pub const BULK_WRITE_BYTES: usize = 128 * 1024;
+pub(super) const BULK_WRITE_BYTES: usize = 128 * 1024;
 /// Messages per chunk, at least and at most.
 pub const BOOTSTRAP_CHUNK_MESSAGES: (u32, u32) = (8, 1_000);
 /// Messages in the first chunk, before any size is known.

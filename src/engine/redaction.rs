@@ -15,7 +15,7 @@ use crate::store::compaction::{SourceRow, SummaryRow};
 
 /// Redacts a leaf's source messages: their host JSON (what the ledger reads) and their text
 /// (what the prompt shows), which is rebuilt from the redacted JSON and checked once more.
-pub fn redact_rows(redactor: &Redactor, rows: &mut [SourceRow]) -> Counts {
+pub(super) fn redact_rows(redactor: &Redactor, rows: &mut [SourceRow]) -> Counts {
     let mut counts = Counts::default();
     for row in rows {
         match serde_json::from_str::<Value>(&row.raw_json) {
@@ -41,7 +41,7 @@ pub fn redact_rows(redactor: &Redactor, rows: &mut [SourceRow]) -> Counts {
 
 /// Redacts the summaries a condensed pass merges (older ones were stored before redaction
 /// existed, or imported).
-pub fn redact_summaries(redactor: &Redactor, rows: &mut [SummaryRow]) -> Counts {
+pub(super) fn redact_summaries(redactor: &Redactor, rows: &mut [SummaryRow]) -> Counts {
     let mut counts = Counts::default();
     for row in rows {
         counts.merge(&redact_text(redactor, &mut row.content));
@@ -50,7 +50,7 @@ pub fn redact_summaries(redactor: &Redactor, rows: &mut [SummaryRow]) -> Counts 
 }
 
 /// Redacts one text in place.
-pub fn redact_text(redactor: &Redactor, text: &mut String) -> Counts {
+pub(super) fn redact_text(redactor: &Redactor, text: &mut String) -> Counts {
     let redacted = redactor.redact(text);
     if !redacted.counts.is_empty() {
         *text = redacted.text;
@@ -59,7 +59,7 @@ pub fn redact_text(redactor: &Redactor, text: &mut String) -> Counts {
 }
 
 /// The `compaction_events.telemetry_json` of a pass that redacted something.
-pub fn telemetry(counts: &Counts) -> Option<String> {
+pub(super) fn telemetry(counts: &Counts) -> Option<String> {
     (!counts.is_empty()).then(|| {
         serde_json::json!({ "redactions": counts, "redactedTotal": counts.total() }).to_string()
     })

@@ -97,7 +97,7 @@ struct Current {
 
 /// A repair in progress.
 #[derive(Debug, Clone)]
-pub struct RepairJob {
+pub(super) struct RepairJob {
     summarizer: Summarizer,
     planned: Vec<Planned>,
     queue: VecDeque<i64>,

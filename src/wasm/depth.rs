@@ -14,11 +14,11 @@ use crate::error::Error;
 
 /// Deepest nesting accepted in host values. Real agent messages (content blocks holding tool
 /// arguments holding JSON) stay far below it; serde_json's own parser limit is 128.
-pub const MAX_DEPTH: usize = 100;
+pub(super) const MAX_DEPTH: usize = 100;
 
 /// Errs when `value` is nested deeper than [`MAX_DEPTH`]; `what` names it in the error, and the
 /// first few keys or indexes under it are added to the path.
-pub fn check(value: &JsValue, what: &str) -> Result<(), Error> {
+pub(super) fn check(value: &JsValue, what: &str) -> Result<(), Error> {
     let mut stack: Vec<(JsValue, usize, Option<String>)> = vec![(value.clone(), 0, None)];
     while let Some((value, depth, top)) = stack.pop() {
         if depth > MAX_DEPTH {

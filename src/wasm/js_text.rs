@@ -37,7 +37,7 @@ thread_local! {
 
 /// `value` as a Rust string, or None when it is not a JS string. Lone surrogates become U+FFFD,
 /// as with `as_string`.
-pub fn string_of(value: &JsValue) -> Option<String> {
+pub(super) fn string_of(value: &JsValue) -> Option<String> {
     let text = value.dyn_ref::<JsString>()?;
     let units = text.length();
     if units < NATIVE_COPY_FROM {

@@ -41,7 +41,7 @@ fn depth_of(value: &Value) -> usize {
 
 /// The messages of `call`, converted through JSON; `first_index` is the position of the first
 /// in the caller's whole list, for error messages.
-pub fn messages_from_js(
+pub(super) fn messages_from_js(
     call: &str,
     messages: &Array,
     first_index: usize,
@@ -59,7 +59,7 @@ pub fn messages_from_js(
 /// as its `raw_json` instead of serializing it again), and the JSON's length is returned too (to
 /// size the next batch). The text is parsed twice (split into messages, then each into a value),
 /// still cheaper than writing every value back out.
-pub fn sized_messages_from_js(
+pub(super) fn sized_messages_from_js(
     call: &str,
     messages: &Array,
     first_index: usize,

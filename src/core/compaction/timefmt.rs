@@ -17,7 +17,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// `YYYY-MM-DD HH:MM UTC`.
-pub fn utc_minute(ms: i64) -> String {
+pub(crate) fn utc_minute(ms: i64) -> String {
     let secs = ms.div_euclid(1_000);
     let days = secs.div_euclid(86_400);
     let in_day = secs.rem_euclid(86_400);
@@ -30,7 +30,7 @@ pub fn utc_minute(ms: i64) -> String {
 }
 
 /// `from A to B`, `at A` when both ends are the same minute, or `time unknown`.
-pub fn span(earliest_ms: Option<i64>, latest_ms: Option<i64>) -> String {
+pub(crate) fn span(earliest_ms: Option<i64>, latest_ms: Option<i64>) -> String {
     match (earliest_ms.map(utc_minute), latest_ms.map(utc_minute)) {
         (Some(a), Some(b)) if a == b => format!("at {a}"),
         (Some(a), Some(b)) => format!("from {a} to {b}"),

@@ -11,7 +11,7 @@ use super::checks::{is_placeholder, mixed};
 
 /// How sure a key's name makes us that its value is a secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
+pub(super) enum Family {
     /// Passwords may be short plain words.
     Password,
     /// Tokens and keys are long and random.
@@ -169,7 +169,7 @@ fn words(key: &str) -> Vec<String> {
 }
 
 /// An environment-style key (`STRIPE_KEY`, `DB_PASS`): upper case, digits and underscores.
-pub fn is_env_key(key: &str) -> bool {
+pub(super) fn is_env_key(key: &str) -> bool {
     let key = key.trim_start_matches(['-', '_', '.']);
     !key.is_empty()
         && key
@@ -179,7 +179,7 @@ pub fn is_env_key(key: &str) -> bool {
 }
 
 /// Whether a key names a secret, and how sure that makes us.
-pub fn secret_key(key: &str) -> Option<Family> {
+pub(super) fn secret_key(key: &str) -> Option<Family> {
     let words = words(key);
     let (last, before) = words.split_last()?;
     if before
@@ -265,7 +265,7 @@ fn looks_like_code(value: &str, env_key: bool) -> bool {
 
 /// Whether `value`, written under a key of `family`, is a credential. `quoted`: it was in
 /// quotes (so not code); `rest_of_line`: what follows it, to tell a value from prose.
-pub fn secret_value(
+pub(super) fn secret_value(
     value: &str,
     family: Family,
     quoted: bool,
@@ -364,7 +364,7 @@ fn value_after(text: &str, key_start: usize, key_end: usize) -> Option<(usize, u
 }
 
 /// Value spans of `key = value` assignments whose key contains one of the `hits`.
-pub fn find(text: &str, hits: &[(usize, usize)]) -> Vec<(usize, usize)> {
+pub(super) fn find(text: &str, hits: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut last_key = usize::MAX;

@@ -8,7 +8,7 @@
 use super::patterns::Check;
 
 /// Whether `candidate` passes `check`.
-pub fn passes(check: Check, candidate: &str) -> bool {
+pub(super) fn passes(check: Check, candidate: &str) -> bool {
     match check {
         Check::None => true,
         Check::Mixed => mixed(candidate),
@@ -31,7 +31,7 @@ pub fn passes(check: Check, candidate: &str) -> bool {
 }
 
 /// At least two of: upper case, lower case, digits.
-pub fn mixed(s: &str) -> bool {
+pub(super) fn mixed(s: &str) -> bool {
     let upper = s.bytes().any(|b| b.is_ascii_uppercase());
     let lower = s.bytes().any(|b| b.is_ascii_lowercase());
     let digit = s.bytes().any(|b| b.is_ascii_digit());
@@ -39,7 +39,7 @@ pub fn mixed(s: &str) -> bool {
 }
 
 /// Shannon entropy in bits per byte.
-pub fn entropy(s: &str) -> f64 {
+pub(super) fn entropy(s: &str) -> f64 {
     if s.is_empty() {
         return 0.0;
     }
@@ -58,7 +58,7 @@ pub fn entropy(s: &str) -> f64 {
 
 /// Looks machine-generated: 2+ digits, 2+ letters, 3 bits of entropy per character, and a run
 /// of 16 alphanumerics (so `sk-this-is-not-a-key-2024`, words joined by dashes, is not).
-pub fn random(s: &str) -> bool {
+pub(super) fn random(s: &str) -> bool {
     let digits = s.bytes().filter(u8::is_ascii_digit).count();
     let letters = s.bytes().filter(u8::is_ascii_alphabetic).count();
     let longest_run = s
@@ -124,7 +124,7 @@ const STAND_IN_WORDS: &[&str] = &[
 
 /// A reference or a stand-in, not a credential: `$TOKEN`, `${X}`, `%s`, `{{ x }}`, `<token>`,
 /// `[credential: x]`, masks (`****`, `xxxx`), ellipses, `YOUR_API_KEY`, `your-token-here`.
-pub fn is_placeholder(value: &str) -> bool {
+pub(super) fn is_placeholder(value: &str) -> bool {
     let v = value.trim();
     let Some(first) = v.chars().next() else {
         return true;
@@ -172,7 +172,7 @@ fn sextet(b: u8) -> Option<u32> {
 }
 
 /// Decodes standard or URL-safe base64, padding optional; `None` on any other character.
-pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+pub(super) fn base64_decode(s: &str) -> Option<Vec<u8>> {
     let body = s.trim_end_matches('=');
     let mut out = Vec::with_capacity(body.len() * 3 / 4);
     let (mut acc, mut bits) = (0u32, 0u32);

@@ -17,7 +17,7 @@ fn is_b64(b: u8) -> bool {
 /// Discord bot tokens: `base64(user id) . 6-7 chars . 27-40 chars`. The first part decodes to
 /// the 17-20 digits of a Discord id, or (for a token typed by hand) at least each part mixes
 /// letter cases or digits: the three lengths together are what makes this safe to look for.
-pub fn discord_bot_tokens(text: &str) -> Vec<(usize, usize)> {
+pub(super) fn discord_bot_tokens(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut from = 0;
@@ -68,7 +68,7 @@ pub fn discord_bot_tokens(text: &str) -> Vec<(usize, usize)> {
 
 /// Telegram bot tokens: `<bot id: 8-10 digits>:<35 characters of base64url>` (30 to 40 are
 /// taken, for tokens copied from documentation), mixing letter cases or digits. Found at every `:` with digits before it, wherever it is written.
-pub fn telegram_bot_tokens(text: &str) -> Vec<(usize, usize)> {
+pub(super) fn telegram_bot_tokens(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     for (colon, _) in text.match_indices(':') {
@@ -97,7 +97,10 @@ pub fn telegram_bot_tokens(text: &str) -> Vec<(usize, usize)> {
 /// end in `PRIVATE KEY` (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK; a certificate or a
 /// public key is not a secret), and the block runs to the end of its `-----END …-----` line or,
 /// when a tool cut it short, over the base64 lines after it.
-pub fn pem_private_keys(text: &str, starts: impl Iterator<Item = usize>) -> Vec<(usize, usize)> {
+pub(super) fn pem_private_keys(
+    text: &str,
+    starts: impl Iterator<Item = usize>,
+) -> Vec<(usize, usize)> {
     const BEGIN: &str = "-----BEGIN ";
     let mut out: Vec<(usize, usize)> = Vec::new();
     for start in starts {
@@ -213,7 +216,7 @@ fn runs<'a, F: Fn(u8) -> bool + 'a>(
 /// Whole tokens: a run of `alphabet`'s run characters that is `prefix` plus exactly `len`
 /// characters of the alphabet, followed by `padding` and then nothing token-like. A run right
 /// after `-`, `_`, `.` or `=` is part of something longer (`sha512-…`, `key=…` is another rule's).
-pub fn token_runs(
+pub(super) fn token_runs(
     text: &str,
     prefix: &str,
     alphabet: Alphabet,
@@ -247,7 +250,7 @@ pub fn token_runs(
 
 /// Base64 blobs (16 to 8,192 characters, padded to a multiple of 4) whose decoded bytes are
 /// printable text: the candidates for a look inside.
-pub fn printable_base64_blobs(text: &str) -> Vec<(usize, usize, String)> {
+pub(super) fn printable_base64_blobs(text: &str) -> Vec<(usize, usize, String)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     for (s, mut e) in runs(bytes, is_b64) {

@@ -13,7 +13,7 @@ use super::{placeholder, Counts, Redactor};
 /// The class reported for a value replaced because of its key.
 const KEYED_CLASS: &str = "secret-value";
 
-pub fn walk(redactor: &Redactor, value: &mut Value, counts: &mut Counts) {
+pub(super) fn walk(redactor: &Redactor, value: &mut Value, counts: &mut Counts) {
     match value {
         Value::String(s) => redact_string(redactor, s, counts),
         Value::Array(items) => items.iter_mut().for_each(|v| walk(redactor, v, counts)),

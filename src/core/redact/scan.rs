@@ -7,7 +7,7 @@
 
 /// A keyword occurrence: byte offsets of the keyword in the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Hit {
+pub(super) struct Hit {
     pub start: usize,
     pub end: usize,
 }
@@ -16,7 +16,7 @@ const TABLE_BITS: usize = 1 << 16;
 
 /// Every rule's keywords, indexed by a hash of their first three bytes.
 #[derive(Debug, Clone)]
-pub struct Keywords {
+pub(super) struct Keywords {
     words: Vec<Vec<u8>>,
     /// For each keyword, the rules it belongs to.
     owners: Vec<Vec<usize>>,
@@ -34,7 +34,7 @@ fn hash3(a: u8, b: u8, c: u8) -> u16 {
 
 impl Keywords {
     /// `rules[i]` are rule i's keywords: lower-case ASCII, three bytes or more.
-    pub fn new(rules: &[Vec<String>]) -> Keywords {
+    pub(super) fn new(rules: &[Vec<String>]) -> Keywords {
         let mut words: Vec<Vec<u8>> = Vec::new();
         let mut owners: Vec<Vec<usize>> = Vec::new();
         for (rule, keywords) in rules.iter().enumerate() {
@@ -69,7 +69,7 @@ impl Keywords {
 
     /// Every keyword hit in `text` as `(rule, hit)`, sorted by rule and then text order (most
     /// texts have none, and then nothing is allocated).
-    pub fn hits(&self, text: &str) -> Vec<(usize, Hit)> {
+    pub(super) fn hits(&self, text: &str) -> Vec<(usize, Hit)> {
         let mut out: Vec<(usize, Hit)> = Vec::new();
         let bytes = text.as_bytes();
         if bytes.len() < 3 {
@@ -128,7 +128,12 @@ const TOKEN_STRETCH: usize = 8_192;
 
 /// Windows for one rule's hits: from `before` bytes ahead of each hit to `after` bytes past it,
 /// stretched to the end of the token there; overlapping windows are merged.
-pub fn windows(text: &str, hits: &[Hit], before: usize, after: usize) -> Vec<(usize, usize)> {
+pub(super) fn windows(
+    text: &str,
+    hits: &[Hit],
+    before: usize,
+    after: usize,
+) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut out: Vec<(usize, usize)> = Vec::new();
     for hit in hits {

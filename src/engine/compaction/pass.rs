@@ -45,7 +45,7 @@ enum Sources {
 /// A planned pass, in progress.
 /// What applying a pass's summary changed.
 #[derive(Debug, Clone)]
-pub struct Applied {
+pub(super) struct Applied {
     pub summary_id: i64,
     /// Tokens the replaced range held, and the summary's item holds now.
     pub tokens_before: i64,
@@ -71,7 +71,7 @@ struct Redo {
 }
 
 #[derive(Debug, Clone)]
-pub struct Pass {
+pub(super) struct Pass {
     sources: Sources,
     redo: Option<Redo>,
     escalation: Escalation,
@@ -87,7 +87,7 @@ pub struct Pass {
 
 /// Which passes a plan may choose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Allowed {
+pub(super) enum Allowed {
     LeafThenCondense,
     CondenseOnly,
 }
@@ -178,7 +178,7 @@ fn previous_summary(
 
 impl Pass {
     /// Plans the next pass over the conversation's context, or says why there is none.
-    pub fn plan(
+    pub(super) fn plan(
         sql: &mut impl Sql,
         conversation_id: i64,
         config: &CompactionConfig,
@@ -274,7 +274,7 @@ impl Pass {
     /// Plans the redo of the oldest fallback summary in the conversation's context, if there is
     /// one: its sources asked of the summarizer, judged as any answer, and the accepted text
     /// written over the fallback's in place.
-    pub fn plan_redo(
+    pub(super) fn plan_redo(
         sql: &mut impl Sql,
         conversation_id: i64,
         config: &CompactionConfig,
@@ -345,14 +345,14 @@ impl Pass {
     }
 
     /// Whether this pass redoes a fallback summary (rather than replacing a range).
-    pub fn is_redo(&self) -> bool {
+    pub(super) fn is_redo(&self) -> bool {
         self.redo.is_some()
     }
 
     /// The extractive summarizer's summary of this pass's sources, for a range whose escalation
     /// gave up: judged by the same checks (normal, then aggressive), stored at level `fallback`.
     /// `None` when even that cannot pay off (then the range stays as it is).
-    pub fn fallback_draft(&self, config: &CompactionConfig) -> Option<SummaryDraft> {
+    pub(super) fn fallback_draft(&self, config: &CompactionConfig) -> Option<SummaryDraft> {
         let source_tokens = self.prompt(config).source_tokens;
         let kind = self.kind();
         let mut escalation = Escalation::fallback(
@@ -441,7 +441,7 @@ impl Pass {
     }
 
     /// The tokens the range to replace holds in the view.
-    pub fn range_tokens(&self) -> u64 {
+    pub(super) fn range_tokens(&self) -> u64 {
         match &self.sources {
             Sources::Messages { plan, .. } => plan.tokens,
             Sources::Summaries { plan, .. } => plan.tokens,
@@ -450,24 +450,24 @@ impl Pass {
 
     /// Identifies the request: its kind, its first prompt and output limit. Two passes with the
     /// same fingerprint send the summarizer exactly the same thing.
-    pub fn request_fingerprint(&self) -> &str {
+    pub(super) fn request_fingerprint(&self) -> &str {
         &self.fingerprint
     }
 
     /// The current level's name (what a call at this point is asked at).
-    pub fn level(&self) -> Level {
+    pub(super) fn level(&self) -> Level {
         self.level
     }
 
     /// The reason of the latest rejected attempt, if any.
-    pub fn last_rejection(&self) -> Option<String> {
+    pub(super) fn last_rejection(&self) -> Option<String> {
         self.escalation
             .attempts()
             .last()
             .map(|a| a.failure.reason())
     }
 
-    pub fn kind(&self) -> SummaryKind {
+    pub(super) fn kind(&self) -> SummaryKind {
         match self.sources {
             Sources::Messages { .. } => SummaryKind::Leaf,
             Sources::Summaries { .. } => SummaryKind::Condensed,
@@ -475,7 +475,7 @@ impl Pass {
     }
 
     /// The first step of the escalation.
-    pub fn start(&mut self) -> Step {
+    pub(super) fn start(&mut self) -> Step {
         let step = self.escalation.start();
         if let Step::Run(level) = step {
             self.level = level;
@@ -484,7 +484,7 @@ impl Pass {
     }
 
     /// The prompt for the current level.
-    pub fn prompt(&self, config: &CompactionConfig) -> Prompt {
+    pub(super) fn prompt(&self, config: &CompactionConfig) -> Prompt {
         match &self.sources {
             Sources::Messages { rows, previous, .. } => prompts::leaf_prompt(
                 self.level,
@@ -502,7 +502,7 @@ impl Pass {
     }
 
     /// The built-in summarizer's answer at the current level.
-    pub fn run_extractive(&self, config: &CompactionConfig) -> SummarizerOutput {
+    pub(super) fn run_extractive(&self, config: &CompactionConfig) -> SummarizerOutput {
         self.extractive_at(self.level, config)
     }
 
@@ -520,7 +520,7 @@ impl Pass {
     }
 
     /// Judges a summarizer output: accept, retry at the next level, or give up.
-    pub fn feed(&mut self, output: SummarizerOutput, config: &CompactionConfig) -> Step {
+    pub(super) fn feed(&mut self, output: SummarizerOutput, config: &CompactionConfig) -> Step {
         let budget = self.prompt(config).max_output_tokens;
         let (ledger, redactor, redactions) = (&self.ledger, &self.redactor, &mut self.redactions);
         // Belt and braces: the sources were redacted, but a summary is stored for good.
@@ -536,12 +536,12 @@ impl Pass {
     }
 
     /// What redaction replaced in this pass, as `compaction_events.telemetry_json`.
-    pub fn redaction_telemetry(&self) -> Option<String> {
+    pub(super) fn redaction_telemetry(&self) -> Option<String> {
         redaction::telemetry(&self.redactions)
     }
 
     /// How many original messages this pass covers (for failure log lines).
-    pub fn covered_messages(&self) -> u64 {
+    pub(super) fn covered_messages(&self) -> u64 {
         match &self.sources {
             Sources::Messages { rows, .. } => rows.len() as u64,
             Sources::Summaries { rows, .. } => rows
@@ -552,7 +552,7 @@ impl Pass {
     }
 
     /// Stores the accepted summary in place of the pass's range.
-    pub fn apply(
+    pub(super) fn apply(
         &self,
         tx: &mut WriteTx<'_, impl Sql>,
         conversation_id: i64,

@@ -17,7 +17,7 @@ use std::collections::{HashMap, VecDeque};
 
 /// The state of a conversation's context a window was taken from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     pub epoch: i64,
     pub last_ordinal: i64,
     pub raw_tokens: i64,
@@ -33,7 +33,7 @@ struct Window {
 
 /// Windows per conversation id.
 #[derive(Debug, Default)]
-pub struct TailWindows {
+pub(crate) struct TailWindows {
     windows: HashMap<i64, Window>,
 }
 
@@ -41,7 +41,7 @@ impl TailWindows {
     /// The window of `conversation_id` at `stamp`, advanced by `appended` (the token counts of
     /// the message items just appended, oldest first) when its stamp shows nothing else changed;
     /// None when it must be read from the store.
-    pub fn advance(
+    pub(crate) fn advance(
         &mut self,
         conversation_id: i64,
         count: u32,
@@ -70,7 +70,13 @@ impl TailWindows {
 
     /// Keeps `tokens` (the newest `count` raw messages' token counts, oldest first) as the
     /// window of `conversation_id` at `stamp`.
-    pub fn store(&mut self, conversation_id: i64, count: u32, stamp: Stamp, tokens: Vec<i64>) {
+    pub(crate) fn store(
+        &mut self,
+        conversation_id: i64,
+        count: u32,
+        stamp: Stamp,
+        tokens: Vec<i64>,
+    ) {
         self.windows.insert(
             conversation_id,
             Window {
@@ -82,7 +88,7 @@ impl TailWindows {
     }
 
     /// Forgets every window (a turn rolled back: what it appended is not in the store).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.windows.clear();
     }
 }

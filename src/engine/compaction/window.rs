@@ -16,14 +16,14 @@ use crate::store::compaction::{self as store, ItemPage};
 use crate::store::Sql;
 
 /// Contexts up to this many items are read whole.
-pub const WHOLE_CONTEXT_ITEMS: i64 = 4096;
+pub(super) const WHOLE_CONTEXT_ITEMS: i64 = 4096;
 /// The head holds at least this many chunks' worth of raw message tokens.
 const HEAD_CHUNKS: u64 = 4;
 /// Items read per page of the head.
 const PAGE: i64 = 512;
 
 /// The items a pass plans from, in context order.
-pub struct Planning {
+pub(super) struct Planning {
     pub items: Vec<ContextItem>,
     /// When the middle of the context was left out: the ordinal of the head's last item. A plan
     /// whose range reaches past it would span items it never saw, so the caller must plan again
@@ -33,13 +33,13 @@ pub struct Planning {
 
 impl Planning {
     /// Whether the ordinal range `first..=last` spans the part that was not read.
-    pub fn crosses_gap(&self, first: i64, last: i64) -> bool {
+    pub(super) fn crosses_gap(&self, first: i64, last: i64) -> bool {
         self.gap_after.is_some_and(|g| first <= g && last > g)
     }
 }
 
 /// The whole context.
-pub fn whole(sql: &mut impl Sql, conversation_id: i64) -> Result<Planning> {
+pub(super) fn whole(sql: &mut impl Sql, conversation_id: i64) -> Result<Planning> {
     Ok(Planning {
         items: store::load_items(sql, conversation_id)?,
         gap_after: None,
@@ -47,7 +47,7 @@ pub fn whole(sql: &mut impl Sql, conversation_id: i64) -> Result<Planning> {
 }
 
 /// The whole context when it is small, else its head and tail (no item twice).
-pub fn planning_items(
+pub(super) fn planning_items(
     sql: &mut impl Sql,
     conversation_id: i64,
     tail: TailRule,

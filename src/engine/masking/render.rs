@@ -37,7 +37,7 @@ pub(super) struct Batch {
 }
 
 impl Batch {
-    pub fn restubs(&self) -> Vec<Restub<'_>> {
+    pub(super) fn restubs(&self) -> Vec<Restub<'_>> {
         self.items
             .iter()
             .map(|s| Restub {
@@ -52,7 +52,7 @@ impl Batch {
     }
 
     /// Where the batch breaks the prompt cache.
-    pub fn first_ordinal(&self) -> Option<i64> {
+    pub(super) fn first_ordinal(&self) -> Option<i64> {
         self.items.first().map(|s| s.ordinal)
     }
 }

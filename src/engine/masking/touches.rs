@@ -41,7 +41,7 @@ fn touches_of_part(name: &str, text: &str) -> Vec<Touch> {
 
 impl TouchCache {
     /// Classifies the outputs of a turn's messages, stored at ordinals `first_ordinal` on.
-    pub fn record_turn(
+    pub(crate) fn record_turn(
         &mut self,
         conversation_id: i64,
         first_ordinal: i64,
@@ -73,7 +73,7 @@ impl TouchCache {
 
     /// The touches of the tool outputs among `items` (oldest first), read from the store for
     /// those not known yet; forgets the outputs older than `items`.
-    pub fn for_items(
+    pub(crate) fn for_items(
         &mut self,
         sql: &mut impl Sql,
         conversation_id: i64,

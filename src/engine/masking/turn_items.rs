@@ -33,7 +33,7 @@ pub(crate) struct TurnItems {
 impl TurnItems {
     /// How many of the items from before the append the lock statement returns for a turn of
     /// `messages` messages: the scan's page less the turn's own items (0: none, the pass reads).
-    pub fn lock_limit(messages: usize) -> i64 {
+    pub(crate) fn lock_limit(messages: usize) -> i64 {
         MAX_SCAN
             .saturating_sub(i64::try_from(messages).unwrap_or(i64::MAX))
             .max(0)
@@ -43,7 +43,7 @@ impl TurnItems {
     /// from the items before it (`before`, as the lock statement returned them with
     /// [`TurnItems::lock_limit`]) and the conversation as the append left it. None when the
     /// append skipped a message or the lock returned no items.
-    pub fn after_append(
+    pub(crate) fn after_append(
         before: (Vec<ScanItem>, bool),
         after: &Conversation,
         parsed: &[StoredMessage],
@@ -72,7 +72,7 @@ impl TurnItems {
     }
 
     /// Whether any item carries a stand-in message id.
-    pub fn has_stand_ins(&self) -> bool {
+    pub(crate) fn has_stand_ins(&self) -> bool {
         self.own > 0
     }
 }

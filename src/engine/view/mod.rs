@@ -130,7 +130,7 @@ impl ViewItem {
 
 /// A conversation's current view, oldest item first.
 #[derive(Debug, Clone)]
-pub struct View {
+pub(super) struct View {
     epoch: i64,
     /// The context epoch when the view was last built from the store ([`View::summaries_epoch`]).
     built_epoch: i64,
@@ -152,7 +152,7 @@ pub struct View {
 
 /// The active task did not fit the view's budget: what it took, and what was done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pressure {
+pub(super) struct Pressure {
     pub budget: u32,
     /// The active task's tokens before any excerpt.
     pub active_tokens: u64,
@@ -177,7 +177,7 @@ impl View {
 
     /// Stored messages that neither appear in the view nor are covered by a summary in it, when
     /// the view says so (a budget too small for the line gets an empty view instead).
-    pub fn omitted(&self) -> i64 {
+    pub(super) fn omitted(&self) -> i64 {
         if self.budget < OMISSION_LINE_TOKENS {
             return 0;
         }
@@ -194,7 +194,7 @@ impl View {
 
     /// The view's messages: the omission line when older messages were left out, then the items,
     /// with a synthetic result after each tool call whose result is missing.
-    pub fn messages(&self) -> Vec<String> {
+    pub(super) fn messages(&self) -> Vec<String> {
         self.entries()
             .into_iter()
             .map(|(_, json)| json.into_owned())
@@ -203,7 +203,7 @@ impl View {
 
     /// The view's messages with their keys: a message's id, a summary's negated id, or 0 for a
     /// line the view made up (the omission line, synthetic tool results).
-    pub fn entries(&self) -> Vec<(i64, Cow<'_, str>)> {
+    pub(super) fn entries(&self) -> Vec<(i64, Cow<'_, str>)> {
         let mut dangling = self.dangling.iter().peekable();
         let mut out = Vec::with_capacity(self.items.len() + 1);
         if self.omitted() > 0 {
@@ -229,12 +229,12 @@ impl View {
     /// from the store in. Following a compaction in place keeps it, since a compaction writes
     /// new summaries and rewrites none; a repair rewrites summaries and moves the context epoch
     /// on, which makes the view be built again, under the new epoch.
-    pub fn summaries_epoch(&self) -> i64 {
+    pub(super) fn summaries_epoch(&self) -> i64 {
         self.built_epoch
     }
 
     /// The view's tokens, synthetic results and the omission line included.
-    pub fn tokens(&self) -> u64 {
+    pub(super) fn tokens(&self) -> u64 {
         self.tokens
             + self.dangling.len() as u64 * u64::from(SYNTHETIC_RESULT_TOKENS)
             + self.omission_tokens()
@@ -379,7 +379,7 @@ impl View {
     }
 
     /// Set when the active task alone was over the budget at the last fit.
-    pub fn pressure(&self) -> Option<Pressure> {
+    pub(super) fn pressure(&self) -> Option<Pressure> {
         self.pressure
     }
 
@@ -481,7 +481,7 @@ impl View {
 
 /// Views by conversation id.
 #[derive(Debug, Default)]
-pub struct ViewCache {
+pub(super) struct ViewCache {
     views: HashMap<i64, View>,
     /// The conversation each session key's latest view was of (so `assemble` can ask for what
     /// was appended to it in the same statement that finds the key's conversation).
@@ -493,37 +493,37 @@ pub struct ViewCache {
 impl ViewCache {
     /// For a session key whose conversation has a cached view: that conversation's id and the
     /// ordinal its view is current through.
-    pub fn known(&self, session_key: &str) -> Option<(i64, i64)> {
+    pub(super) fn known(&self, session_key: &str) -> Option<(i64, i64)> {
         let id = *self.by_key.get(session_key)?;
         self.views.get(&id).map(|v| (id, v.through_ordinal))
     }
 
     /// True the first time in this process that the conversation's view had its active task over
     /// the budget (the caller logs it once).
-    pub fn first_pressure(&mut self, conversation_id: i64) -> bool {
+    pub(super) fn first_pressure(&mut self, conversation_id: i64) -> bool {
         self.pressed.insert(conversation_id)
     }
 
     /// Whether the conversation's latest view had any item (None: no view in this process).
-    pub fn last_view_nonempty(&self, conversation_id: i64) -> Option<bool> {
+    pub(super) fn last_view_nonempty(&self, conversation_id: i64) -> Option<bool> {
         self.views
             .get(&conversation_id)
             .map(|v| !v.items.is_empty())
     }
 
     /// When the conversation's latest view could not hold its active task within the budget.
-    pub fn pressure(&self, conversation_id: i64) -> Option<Pressure> {
+    pub(super) fn pressure(&self, conversation_id: i64) -> Option<Pressure> {
         self.views.get(&conversation_id).and_then(|v| v.pressure)
     }
 
     /// The tokens of the conversation's latest view (None: no view in this process).
-    pub fn tokens(&self, conversation_id: i64) -> Option<u64> {
+    pub(super) fn tokens(&self, conversation_id: i64) -> Option<u64> {
         self.views.get(&conversation_id).map(View::tokens)
     }
 
     /// The budget of the conversation's latest view: the tightest budget the host gave in the
     /// current turn, which accounts for its system prompt.
-    pub fn budget(&self, conversation_id: i64) -> Option<u32> {
+    pub(super) fn budget(&self, conversation_id: i64) -> Option<u32> {
         self.views.get(&conversation_id).map(|v| v.budget)
     }
 
@@ -531,7 +531,7 @@ impl ViewCache {
     /// `first_ordinal..=last_ordinal` by `summary` and moved the context epoch on by one: the
     /// cached view changes in place and takes in older items for the room it gained, so the next
     /// `assemble` need not rebuild it. A view that cannot follow is rebuilt on its next use.
-    pub fn replaced(
+    pub(super) fn replaced(
         &mut self,
         sql: &mut impl Sql,
         conversation_id: i64,
@@ -552,7 +552,7 @@ impl ViewCache {
     /// Follows a committed batch of stubs of `conversation_id` that moved its context epoch on
     /// from `epoch_before` by one: the cached view, when it was current, changes in place and
     /// takes in older items for the room it gained, so the next `assemble` need not rebuild it.
-    pub fn restubbed(
+    pub(super) fn restubbed(
         &mut self,
         sql: &mut impl Sql,
         conversation_id: i64,
@@ -575,7 +575,7 @@ impl ViewCache {
     }
 
     /// The conversation's view under `budget`, updated from the store as little as possible.
-    pub fn view(
+    pub(super) fn view(
         &mut self,
         sql: &mut impl Sql,
         conversation: &Conversation,
@@ -587,7 +587,7 @@ impl ViewCache {
     /// [`ViewCache::view`], taking the items appended since the cached view from `newer` when
     /// they were read for this conversation after the view's last ordinal, in the same statement
     /// as `conversation` (see `context::active_with_newer`); else reading them.
-    pub fn view_with(
+    pub(super) fn view_with(
         &mut self,
         sql: &mut impl Sql,
         conversation: &Conversation,

@@ -17,13 +17,13 @@ use crate::core::message::Role;
 /// Handover variants of view-time excerpts start here, apart from the stored stubs' variants
 /// (a line stub is 1, a stored excerpt 2 and up), so a key never names two different byte
 /// strings.
-pub const VIEW_EXCERPT_VARIANT_BASE: i64 = 16;
+pub(super) const VIEW_EXCERPT_VARIANT_BASE: i64 = 16;
 /// What an excerpt adds besides its head and tail (the left-out line and the stub line).
 const EXCERPT_FRAMING_TOKENS: u64 = 80;
 
 /// One item the squeeze may cut: its index in the view and its tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cuttable {
+pub(super) struct Cuttable {
     pub index: usize,
     pub tokens: u32,
 }
@@ -31,7 +31,7 @@ pub struct Cuttable {
 /// The excerpt size that takes `over` tokens out of the view, cutting the largest of
 /// `cuttable` first down to one common cap (never below [`MIN_EXCERPT_TOKENS`]); None when
 /// nothing is above the smallest excerpt.
-pub fn cap_for(cuttable: &[Cuttable], over: u64) -> Option<u32> {
+pub(super) fn cap_for(cuttable: &[Cuttable], over: u64) -> Option<u32> {
     let mut sizes: Vec<u64> = cuttable
         .iter()
         .map(|c| u64::from(c.tokens))
@@ -61,7 +61,7 @@ pub fn cap_for(cuttable: &[Cuttable], over: u64) -> Option<u32> {
 
 /// A tool call's name and its arguments as compact JSON, from the assistant message that
 /// makes it.
-pub fn call_in(assistant_json: &str, call_id: &str) -> Option<(String, String)> {
+pub(super) fn call_in(assistant_json: &str, call_id: &str) -> Option<(String, String)> {
     let value: Value = serde_json::from_str(assistant_json).ok()?;
     let block = value["content"]
         .as_array()?
@@ -77,7 +77,7 @@ pub fn call_in(assistant_json: &str, call_id: &str) -> Option<(String, String)> 
 
 /// The excerpt of a stored tool output at `cap` tokens: its JSON, tokens and handover variant.
 /// None when the message cannot be read or the excerpt would not be shorter.
-pub fn excerpt(
+pub(super) fn excerpt(
     message_id: i64,
     role: Role,
     json: &str,
