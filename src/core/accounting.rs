@@ -87,6 +87,7 @@ fn margin(window: u32) -> u32 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ViewBudget {
+    /// The view budget, in estimated tokens.
     pub tokens: u32,
     /// `host` (the budget the host passed), `reply` (promise 1) or `preflight` (promise 2).
     pub limited_by: &'static str,

@@ -33,6 +33,7 @@ impl Default for Fingerprint {
 }
 
 impl Fingerprint {
+    /// A builder with nothing fed yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -13,9 +13,19 @@ pub use storage::{StorageError, StorageErrorKind};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
     /// A host message or parameter is malformed. `field` is a path such as `messages[3].role`.
-    InvalidInput { field: String, reason: String },
+    InvalidInput {
+        /// Where in the input the problem is, such as `messages[3].role`.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A config value is invalid. `key` is the config key as the user wrote it.
-    InvalidConfig { key: String, reason: String },
+    InvalidConfig {
+        /// The config key as the user wrote it.
+        key: String,
+        /// What is wrong with its value.
+        reason: String,
+    },
     /// The database refused an operation, or its contents are not what we expect.
     Storage(StorageError),
     /// A plan no longer matches the data it was made for (another writer got there first);
@@ -27,6 +37,7 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// An [`Error::InvalidInput`] for `field`, saying why it is wrong.
     pub fn input(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::InvalidInput {
             field: field.into(),
@@ -34,6 +45,7 @@ impl Error {
         }
     }
 
+    /// An [`Error::InvalidConfig`] for `key`, saying why it is wrong.
     pub fn config(key: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::InvalidConfig {
             key: key.into(),

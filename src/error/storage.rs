@@ -90,6 +90,7 @@ impl StorageError {
         self
     }
 
+    /// What kind of failure this is, for the caller's decision to retry or give up.
     pub fn kind(&self) -> StorageErrorKind {
         self.kind
     }

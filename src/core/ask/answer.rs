@@ -51,9 +51,13 @@ pub fn prompt(question: &str, evidence: &[Evidence]) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// The LLM answered from the evidence.
     Answered,
+    /// No evidence was found for the question, so the LLM was not asked.
     NothingFound,
+    /// The LLM call failed or returned nothing usable.
     LlmFailed,
+    /// The LLM did not answer within the time allowed.
     TimedOut,
     /// No LLM was available to this call.
     NoLlm,
@@ -63,6 +67,7 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
+    /// How the recall ended.
     pub outcome: Outcome,
     /// The text the caller reads: the answer and the ids, or a sentence saying what happened.
     pub text: String,
@@ -72,6 +77,7 @@ pub struct Answer {
     pub cited_summary_ids: Vec<i64>,
     /// Every message id sent as evidence.
     pub evidence_message_ids: Vec<i64>,
+    /// Every summary id sent as evidence.
     pub evidence_summary_ids: Vec<i64>,
     /// The answer was longer than the cap and was cut.
     pub truncated: bool,

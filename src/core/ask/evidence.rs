@@ -35,13 +35,17 @@ pub enum Origin {
 pub struct Candidate {
     /// "message" or "summary".
     pub kind: &'static str,
+    /// Row id in `messages` or `summaries`, per `kind`.
     pub id: i64,
+    /// The conversation it belongs to (row id in `conversations`).
     pub conversation_id: i64,
     /// A message's role, or "summary".
     pub role: String,
     /// When it happened (ms since the epoch).
     pub at: i64,
+    /// Its full text, already redacted.
     pub text: String,
+    /// Why it was considered.
     pub origin: Origin,
     /// For a neighbour: the message it follows. It ranks just below that message (above
     /// candidates that match one term fewer), since it is most often what answers it.
@@ -52,11 +56,17 @@ pub struct Candidate {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Evidence {
+    /// "message" or "summary".
     pub kind: &'static str,
+    /// Row id in `messages` or `summaries`, per `kind`.
     pub id: i64,
+    /// The conversation it belongs to (row id in `conversations`).
     pub conversation_id: i64,
+    /// A message's role, or "summary".
     pub role: String,
+    /// When it happened (ms since the epoch).
     pub at: i64,
+    /// The text as sent to the LLM: the whole text, or an excerpt when `excerpt` is set.
     #[serde(skip)]
     pub text: String,
     /// Estimated tokens of the text as sent.

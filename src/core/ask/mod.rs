@@ -15,7 +15,9 @@ pub mod when;
 
 /// Default and bounds of the evidence sent to the LLM, in estimated tokens.
 pub const EVIDENCE_DEFAULT_TOKENS: u32 = 6_000;
+/// The smallest evidence budget a caller may ask for, in estimated tokens.
 pub const EVIDENCE_MIN_TOKENS: u32 = 500;
+/// The largest evidence budget a caller may ask for, in estimated tokens.
 pub const EVIDENCE_MAX_TOKENS: u32 = 12_000;
 /// The hard cap on what the tool returns into the caller's context (answer and id list), in
 /// estimated tokens: the point of the tool is that the caller pays this, not the evidence.

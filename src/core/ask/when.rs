@@ -14,11 +14,14 @@ const DAY: i64 = 86_400_000;
 /// A time window in ms since the epoch: `since` inclusive, `before` exclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
+    /// Start of the window (ms since the epoch, inclusive); `None` for no lower bound.
     pub since: Option<i64>,
+    /// End of the window (ms since the epoch, exclusive); `None` for no upper bound.
     pub before: Option<i64>,
 }
 
 impl Window {
+    /// Whether `at` (ms since the epoch) falls inside the window.
     pub fn contains(&self, at: i64) -> bool {
         self.since.is_none_or(|s| at >= s) && self.before.is_none_or(|b| at < b)
     }

@@ -20,17 +20,28 @@ use crate::core::turns::{active_task_start, is_answer, opens_turn, TurnItem};
 /// What a context item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ItemKind {
-    Message { role: Role },
-    Summary { depth: u32 },
+    /// A raw message.
+    Message {
+        /// Who wrote the message.
+        role: Role,
+    },
+    /// A summary.
+    Summary {
+        /// How many levels of condensation it is above raw messages (a leaf summary is 0).
+        depth: u32,
+    },
 }
 
 /// One active context item, as selection needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextItem {
+    /// The item's position in the conversation's active context (`context_items.ordinal`).
     pub ordinal: i64,
     /// The message id or summary id (which one, `kind` says).
     pub id: i64,
+    /// Whether it is a message or a summary.
     pub kind: ItemKind,
+    /// Tokens the item counts, as stored.
     pub tokens: u32,
     /// Tool-call ids this item issues (assistant messages).
     pub tool_calls: Vec<String>,
@@ -70,6 +81,7 @@ pub enum NoChunk {
 }
 
 impl NoChunk {
+    /// A short phrase for the log saying why no chunk was selected.
     pub fn sentence(self) -> &'static str {
         match self {
             NoChunk::NothingOutsideTail => "no raw messages outside the fresh tail",
@@ -84,7 +96,9 @@ impl NoChunk {
 /// nothing). Summaries between tail messages belong to the tail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TailRule {
+    /// At most this many raw messages in the tail.
     pub count: u32,
+    /// At most this many tokens of raw messages in the tail (the newest one always stays).
     pub max_tokens: u64,
 }
 

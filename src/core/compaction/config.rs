@@ -43,11 +43,15 @@ pub struct CompactionConfig {
     pub leaf_skip_reduction_threshold: f64,
     /// Same-depth summaries that trigger a merge into one summary a level deeper.
     pub condensed_fanout: u32,
+    /// Length a leaf summary is asked for, in tokens (the summarizer prompt's target at the normal level).
     pub leaf_target_tokens: u32,
+    /// Length a condensed summary is asked for, in tokens (the summarizer prompt's target at the normal level).
     pub condensed_target_tokens: u32,
     /// Consecutive auth failures that open the breaker.
     pub max_failures_before_breaker: u32,
+    /// Backoff after the first failure, in ms; it doubles with each further failure.
     pub backoff_base_ms: u64,
+    /// The longest backoff, in ms.
     pub backoff_max_ms: u64,
     /// Not a key: the fresh tail's token cap, set by [`super::fit`] from the view budget so the
     /// tail yields before it crowds summaries out of the view (unbounded until then).
@@ -246,6 +250,7 @@ impl CompactionConfig {
         }
     }
 
+    /// The retry timing these settings give.
     pub fn backoff_policy(&self) -> BackoffPolicy {
         BackoffPolicy {
             base_ms: self.backoff_base_ms,

@@ -158,6 +158,7 @@ pub struct Instructions {
 /// An answer with the prompt's template lines taken out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stripped {
+    /// What is left of the answer once those lines are out.
     pub text: String,
     /// How many lines were the template's.
     pub removed: usize,

@@ -44,7 +44,9 @@ use crate::core::tokens::estimate_text;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FailedAttempt {
+    /// The level the summarizer ran at.
     pub level: Level,
+    /// Why its output was not accepted.
     pub failure: Failure,
 }
 
@@ -52,6 +54,7 @@ pub struct FailedAttempt {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GiveUp {
+    /// Every attempt, in order.
     pub attempts: Vec<FailedAttempt>,
 }
 
@@ -61,11 +64,13 @@ impl GiveUp {
         self.attempts.last().map(|a| &a.failure)
     }
 
+    /// Why it gave up, in words for the log (the last failure's reason).
     pub fn reason(&self) -> String {
         self.last_failure()
             .map_or_else(|| "no attempt was made".to_owned(), Failure::reason)
     }
 
+    /// How the give-up counts toward backoff and the breaker (the last failure's; output when there was no attempt).
     pub fn retry_kind(&self) -> RetryKind {
         self.last_failure()
             .map_or(RetryKind::Output, Failure::retry_kind)
@@ -87,7 +92,9 @@ pub fn failure_log_line(reason: &str, preserved_messages: u64) -> String {
 pub enum Step {
     /// Run the summarizer at this level and pass its output to [`Escalation::on_output`].
     Run(Level),
+    /// The output passed every check: store this summary.
     Accept(SummaryDraft),
+    /// No level produced an acceptable summary: store nothing.
     GiveUp(GiveUp),
 }
 

@@ -15,32 +15,42 @@ use super::ErrorKind;
 pub enum Failure {
     /// The summarizer threw, timed out, or returned something that is not text.
     Summarizer {
+        /// How the call failed.
         kind: ErrorKind,
+        /// What the host or provider said.
         message: String,
     },
+    /// The answer was empty, or nothing but whitespace once formatted.
     EmptyOutput,
     /// The answer was nothing but reasoning (`<think>` blocks and the like).
     ReasoningOnly {
+        /// Characters of reasoning text the answer held.
         reasoning_chars: u32,
     },
     /// The provider stopped at the output limit (`stopReason`/`finish_reason` "length"): the
     /// answer ends mid-sentence.
     Truncated {
+        /// Estimated tokens of the cut-off answer.
         output_tokens: u32,
     },
     /// The same word run over and over.
     RepetitionLoop {
+        /// The word run repeated.
         phrase: String,
+        /// How many times it occurs.
         repeats: u32,
     },
     /// One short unit written over and over with no space (`1111…`): a loop at the character
     /// level.
     CharRun {
+        /// The unit repeated.
         unit: String,
+        /// How many times in a row it occurs.
         repeats: u32,
     },
     /// The answer restates the prompt's instructions or sends its template back.
     RestatedInstructions {
+        /// Percent of the answer copied from the prompt.
         copied_percent: u32,
     },
     /// The output contains the wrapper we render summaries in (or our prompt marker): storing it
@@ -48,35 +58,46 @@ pub enum Failure {
     OurMarkup,
     /// The output is far longer than the level asked for.
     OverCap {
+        /// Estimated tokens of the answer.
         output_tokens: u32,
+        /// The most tokens the level asked for.
         cap_tokens: u32,
     },
+    /// The answer is no shorter than its input, by the token estimate.
     NotShorter {
+        /// Estimated tokens of the answer.
         output_tokens: u32,
+        /// Estimated tokens of the input it summarizes.
         input_tokens: u32,
     },
     /// In the view, the summary (with its framing) would cost at least what the range it
     /// replaces costs now.
     NoSaving {
+        /// Tokens the summary would cost in the view, framing included.
         summary_tokens: u32,
+        /// Tokens the replaced range costs in the view now.
         range_tokens: u32,
     },
     /// There was nothing to summarize.
     EmptySource,
     /// An HTML document or a gateway's status text (a proxy answered, not the model).
     ErrorPage {
+        /// The page's title or status text.
         title: String,
     },
     /// A JSON error body returned as if it were the completion.
     ErrorBody {
+        /// The error message the body carries.
         message: String,
     },
     /// The model declined to summarize.
     Refusal {
+        /// The refusal's opening words.
         opening: String,
     },
     /// Most of the answer is the input copied back.
     EchoedInput {
+        /// Percent of the answer copied word for word from the input.
         copied_percent: u32,
     },
 }

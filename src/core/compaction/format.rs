@@ -25,14 +25,20 @@ pub const HEADER: &str = "# Summary";
 /// The sections, in rendering order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
+    /// What the conversation is trying to achieve.
     Goal,
+    /// What has been done so far.
     Progress,
+    /// Decisions, constraints and preferences that still hold.
     Decisions,
+    /// The artifact ledger: files, commands and errors.
     Artifacts,
+    /// The user's latest request.
     LatestRequest,
 }
 
 impl Section {
+    /// Every section, in rendering order.
     pub const ALL: [Section; 5] = [
         Section::Goal,
         Section::Progress,
@@ -41,6 +47,7 @@ impl Section {
         Section::LatestRequest,
     ];
 
+    /// The section's Markdown heading, such as `## Goal`.
     pub fn heading(self) -> &'static str {
         match self {
             Section::Goal => "## Goal",
@@ -73,8 +80,11 @@ impl Section {
 /// A summary in its canonical shape. Lists are oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SummaryDoc {
+    /// Lines of the Goal section.
     pub goal: Vec<String>,
+    /// Lines of the Progress section.
     pub progress: Vec<String>,
+    /// Lines of the Decisions section.
     pub decisions: Vec<String>,
     /// Artifacts and the latest request.
     pub ledger: Ledger,
@@ -209,6 +219,7 @@ impl SummaryDoc {
         self.ledger.dedupe();
     }
 
+    /// Whether the summary has no content in any section.
     pub fn is_empty(&self) -> bool {
         self.goal.is_empty()
             && self.progress.is_empty()
@@ -419,10 +430,15 @@ const HINT_PREFIX: &str = "Recover details of this summary with lcm_expand";
 /// What the model sees of one stored summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SummaryView<'a> {
+    /// The summary's id, as the model sees it in the wrapper and passes to `lcm_expand`.
     pub id: &'a str,
+    /// How many levels of condensation the summary is above raw messages (a leaf summary is 0).
     pub depth: u32,
+    /// The earliest time the summary covers (ms since the epoch), if known.
     pub earliest_ms: Option<i64>,
+    /// The latest time the summary covers (ms since the epoch), if known.
     pub latest_ms: Option<i64>,
+    /// The summary's stored text.
     pub text: &'a str,
 }
 

@@ -64,6 +64,7 @@ pub const STANDBY_REFRESH_MS: i64 = 10_000;
 pub struct Outstanding {
     /// Who sent it: one id per process (the shim's runner id).
     pub runner: String,
+    /// When it was sent (ms since the epoch).
     pub since_ms: i64,
     /// Until when the sender is known to wait for it (absent in records written before leases:
     /// such a request is never taken for live in another process).
@@ -219,7 +220,9 @@ pub struct HoldInput {
 pub enum Ask {
     /// Ask. `hold_ms`: how long the call may be held for the answer; `None`: until it arrives.
     Now {
+        /// How long the call may be held for the answer, in ms; `None`: until it arrives.
         hold_ms: Option<u32>,
+        /// This request is a catch-up: the turn waits for one summary after `summaryCatchUpTurns` turns without one.
         catch_up: bool,
     },
     /// Do not ask now; the reason, for the log.

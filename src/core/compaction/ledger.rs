@@ -26,15 +26,20 @@ const ERROR_LINES_PER_MESSAGE: usize = 3;
 /// What an entry records. The order here is the order entries render in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
+    /// A file the conversation modified.
     Modified,
+    /// A file the conversation read.
     Read,
+    /// A command that was run.
     Command,
+    /// An error that was seen.
     Error,
     /// An artifacts line a summarizer wrote that fits no other kind.
     Note,
 }
 
 impl EntryKind {
+    /// Every kind, in rendering order.
     pub const ALL: [EntryKind; 5] = [
         EntryKind::Modified,
         EntryKind::Read,
@@ -58,11 +63,17 @@ impl EntryKind {
 /// Artifacts of a span of conversation. Each list is oldest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ledger {
+    /// Files modified.
     pub modified: Vec<String>,
+    /// Files read.
     pub read: Vec<String>,
+    /// Commands run.
     pub commands: Vec<String>,
+    /// Errors seen.
     pub errors: Vec<String>,
+    /// Artifacts lines a summarizer wrote that fit no other kind.
     pub notes: Vec<String>,
+    /// The user's latest request in the span, clipped to [`REQUEST_MAX_CHARS`] characters.
     pub latest_request: Option<String>,
 }
 
@@ -136,6 +147,7 @@ pub fn dedupe_newest(list: &mut Vec<String>) {
 }
 
 impl Ledger {
+    /// The list of entries of `kind`.
     pub fn list(&self, kind: EntryKind) -> &Vec<String> {
         match kind {
             EntryKind::Modified => &self.modified,
@@ -146,6 +158,7 @@ impl Ledger {
         }
     }
 
+    /// The list of entries of `kind`, to change.
     pub fn list_mut(&mut self, kind: EntryKind) -> &mut Vec<String> {
         match kind {
             EntryKind::Modified => &mut self.modified,
@@ -175,6 +188,7 @@ impl Ledger {
         }
     }
 
+    /// Keeps `text` as the latest request, without our markup and clipped; blank text is ignored.
     pub fn set_latest_request(&mut self, text: &str) {
         let cleaned = strip_our_markup(text);
         let trimmed = cleaned.trim();
@@ -194,6 +208,7 @@ impl Ledger {
         }
     }
 
+    /// Whether the ledger has no entry and no request.
     pub fn is_empty(&self) -> bool {
         EntryKind::ALL.iter().all(|k| self.list(*k).is_empty()) && self.latest_request.is_none()
     }

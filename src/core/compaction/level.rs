@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
+    /// The default prompt.
     Normal,
+    /// A stricter prompt asking for about half the length, after a normal answer that ran too long.
     Aggressive,
     /// The extractive summarizer's text, stored because the summarizer gave no usable answer
     /// for the range; compaction and `repair` redo it when the summarizer answers again. Never
@@ -17,6 +19,7 @@ pub enum Level {
 }
 
 impl Level {
+    /// The level's name as stored and logged: `normal`, `aggressive` or `fallback`.
     pub fn as_str(self) -> &'static str {
         match self {
             Level::Normal => "normal",
@@ -25,6 +28,7 @@ impl Level {
         }
     }
 
+    /// The level a stored name stands for; `None` for an unknown name.
     pub fn parse(name: &str) -> Option<Level> {
         [Level::Normal, Level::Aggressive, Level::Fallback]
             .into_iter()
@@ -36,7 +40,9 @@ impl Level {
 /// rejected rather than stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputLimits {
+    /// The most tokens the normal level asked for.
     pub normal: u32,
+    /// The most tokens the aggressive level asked for.
     pub aggressive: u32,
 }
 

@@ -56,11 +56,14 @@ pub use trigger::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SummaryKind {
+    /// Summarizes raw messages.
     Leaf,
+    /// Merges same-depth summaries into one a level deeper.
     Condensed,
 }
 
 impl SummaryKind {
+    /// The name stored and logged for this kind: `leaf` or `condensed`.
     pub fn as_str(self) -> &'static str {
         match self {
             SummaryKind::Leaf => "leaf",
@@ -75,6 +78,7 @@ impl SummaryKind {
 pub struct LeafPlan {
     /// Ordinal of the first and last context item replaced (inclusive).
     pub first_ordinal: i64,
+    /// Ordinal of the last context item replaced (inclusive).
     pub last_ordinal: i64,
     /// The message ids summarized, oldest first.
     pub message_ids: Vec<i64>,
@@ -88,14 +92,18 @@ pub struct LeafPlan {
 pub struct CondensePlan {
     /// Depth of the sources; the result has depth `source_depth + 1`.
     pub source_depth: u32,
+    /// Ordinal of the first context item replaced (inclusive).
     pub first_ordinal: i64,
+    /// Ordinal of the last context item replaced (inclusive).
     pub last_ordinal: i64,
     /// The summary ids merged, oldest first.
     pub summary_ids: Vec<i64>,
+    /// Sum of the summaries' stored token counts.
     pub tokens: u64,
 }
 
 impl CondensePlan {
+    /// Depth of the summary the pass produces (`source_depth + 1`).
     pub fn target_depth(&self) -> u32 {
         self.source_depth.saturating_add(1)
     }
@@ -116,12 +124,15 @@ pub struct SummaryDraft {
 }
 
 impl SummaryDraft {
+    /// The summary's text as it will be stored.
     pub fn text(&self) -> &str {
         &self.text
     }
+    /// Tokens the summary's text counts, by the engine's estimate.
     pub fn tokens(&self) -> u32 {
         self.tokens
     }
+    /// The escalation level whose output was accepted.
     pub fn level(&self) -> Level {
         self.level
     }
@@ -129,6 +140,7 @@ impl SummaryDraft {
     pub fn summarizer(&self) -> &str {
         &self.summarizer
     }
+    /// The summary's text, consuming the draft.
     pub fn into_text(self) -> String {
         self.text
     }
@@ -140,7 +152,9 @@ impl SummaryDraft {
 pub enum ErrorKind {
     /// Credentials refused: retrying soon will not help, and repeated ones open the breaker.
     Auth,
+    /// The call did not finish within its time limit.
     Timeout,
+    /// Any other failure: an error thrown by the host LLM, or an answer that is not text.
     Other,
     /// The provider stopped at the output limit; the message holds the cut-off text. Not a
     /// provider failure: the escalation judges it as an answer that ran too long.
@@ -150,11 +164,14 @@ pub enum ErrorKind {
 /// A summarizer's own failure (thrown by the host LLM, timed out, or not text at all).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SummarizerError {
+    /// How the call failed, for retry policy.
     pub kind: ErrorKind,
+    /// What went wrong, as the host or provider said it (for a truncated answer, the cut-off text).
     pub message: String,
 }
 
 impl SummarizerError {
+    /// A failure of `kind` described by `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         SummarizerError {
             kind,
@@ -169,11 +186,13 @@ pub type SummarizerOutput = std::result::Result<String, SummarizerError>;
 /// A raw message as summarization sees it. Borrowed so a pass over stored rows copies nothing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SourceMessage<'a> {
+    /// Who wrote the message.
     pub role: Role,
     /// Plain text (tool calls rendered, reasoning excluded), as [`StoredMessage::text`].
     pub text: &'a str,
     /// The host's original JSON; the ledger reads tool arguments and `isError` from it.
     pub raw_json: &'a str,
+    /// When the message was sent (ms since the epoch), if the host said.
     pub timestamp_ms: Option<i64>,
 }
 
@@ -191,7 +210,10 @@ impl<'a> From<&'a StoredMessage> for SourceMessage<'a> {
 /// A stored summary as a condensed pass sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SourceSummary<'a> {
+    /// The summary's stored text.
     pub text: &'a str,
+    /// The earliest time the summary covers (ms since the epoch), if known.
     pub earliest_ms: Option<i64>,
+    /// The latest time the summary covers (ms since the epoch), if known.
     pub latest_ms: Option<i64>,
 }

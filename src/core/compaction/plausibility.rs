@@ -23,7 +23,10 @@ pub enum NotASummary {
     /// The model declined, with the opening words.
     Refusal(String),
     /// Most of the text is copied word for word from the input.
-    Echo { copied_percent: u32 },
+    Echo {
+        /// Percent of the text copied word for word from the input.
+        copied_percent: u32,
+    },
 }
 
 /// How many characters of an offending text a reason quotes.
@@ -184,6 +187,7 @@ pub struct EchoFingerprint {
 }
 
 impl EchoFingerprint {
+    /// The fingerprint of a summarizer's input text.
     pub fn of(input: &str) -> Self {
         let mut hashes = shingles(input);
         hashes.sort_unstable();

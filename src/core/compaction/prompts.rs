@@ -20,12 +20,15 @@ pub const PROMPT_MARKER: &str = "[lossless-wasm:summarize]";
 /// A summarization request, ready for the host's `complete`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompt {
+    /// The prompt text sent to the host LLM.
     pub text: String,
     /// The completion's `maxTokens`.
     pub max_output_tokens: u32,
     /// The `purpose` passed to the host LLM.
     pub purpose: &'static str,
+    /// Which kind of summary it asks for.
     pub kind: SummaryKind,
+    /// The level it asks at.
     pub level: Level,
     /// Estimated tokens of the source block: the size a summary must come in under.
     pub source_tokens: u32,

@@ -43,7 +43,9 @@ pub enum RetryKind {
 /// Retry timing, from [`super::config::CompactionConfig::backoff_policy`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BackoffPolicy {
+    /// Backoff after the first failure, in ms; it doubles with each further failure.
     pub base_ms: u64,
+    /// The longest backoff, in ms.
     pub max_ms: u64,
     /// Consecutive auth failures that open the breaker.
     pub breaker_after: u32,
@@ -54,11 +56,16 @@ pub struct BackoffPolicy {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetryState {
+    /// Failed compactions in a row since the last success.
     pub consecutive_failures: u32,
     /// Auth failures since the last success. Other failures neither add to nor reset it: a
     /// timeout says nothing about whether the credentials work.
     pub auth_failures: u32,
+    /// No attempt runs before this time (ms since the epoch) unless the provider probe is due;
+    /// `None`: no backoff.
     pub next_retry_at_ms: Option<i64>,
+    /// Auth failures reached the breaker's limit: attempts wait the longest backoff and no probe
+    /// runs, until a success closes it.
     pub breaker_open: bool,
     /// Turns stored since the last failure (for the provider probe).
     #[serde(default)]
@@ -71,8 +78,10 @@ pub struct RetryState {
     /// row that same request was given up, and when it may be sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unusable_request: Option<String>,
+    /// How many times in a row `unusable_request` was given up.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unusable_repeats: u32,
+    /// When `unusable_request` may be sent again (ms since the epoch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resend_at_ms: Option<i64>,
 }
