@@ -81,6 +81,7 @@ pub enum SummarizerChoice {
 }
 
 impl SummarizerChoice {
+    /// The accepted `summarizer` values.
     pub const NAMES: [&'static str; 3] = ["auto", "host", "extractive"];
 
     fn parse(name: &str) -> Option<SummarizerChoice> {
@@ -99,13 +100,16 @@ pub enum Storage {
     /// node:sqlite when the runtime has it, else sql.js.
     #[default]
     Auto,
+    /// sql.js: SQLite compiled to WebAssembly, in every runtime.
     SqlJs,
+    /// Node's built-in node:sqlite module.
     NodeSqlite,
     /// A PostgreSQL server (`postgresUrl`, `postgresSchema`), shared by several gateways.
     Postgres,
 }
 
 impl Storage {
+    /// The accepted `storage` values.
     pub const NAMES: [&'static str; 4] = ["auto", "sql.js", "node:sqlite", "postgres"];
 
     fn parse(name: &str) -> Option<Storage> {
@@ -124,12 +128,15 @@ impl Storage {
 /// host's own thread. Browser embedders have their own choice (`openBrowserEngineInWorker`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StorageThread {
+    /// A worker thread of its own.
     #[default]
     Worker,
+    /// The host's own thread.
     Main,
 }
 
 impl StorageThread {
+    /// The accepted `storageThread` values.
     pub const NAMES: [&'static str; 2] = ["worker", "main"];
 
     fn parse(name: &str) -> Option<StorageThread> {
@@ -155,6 +162,7 @@ pub enum Durability {
 }
 
 impl Durability {
+    /// The accepted `durability` values.
     pub const NAMES: [&'static str; 2] = ["normal", "full"];
 
     fn parse(name: &str) -> Option<Durability> {
@@ -216,7 +224,9 @@ pub const KEYS: [&str; 17] = [
 /// `toolResultMaxChars`: the default fits an 8K window on OpenClaw 2026.7.1 and 2026.9.6 (their
 /// cut is at about 4,096 characters there), and the bounds keep a page useful and a page sane.
 pub const TOOL_RESULT_DEFAULT_MAX_CHARS: u32 = 3_500;
+/// The smallest `toolResultMaxChars` accepted.
 pub const TOOL_RESULT_MIN_CHARS: u32 = 1_500;
+/// The largest `toolResultMaxChars` accepted.
 pub const TOOL_RESULT_MAX_CHARS: u32 = 200_000;
 
 /// The schema a PostgreSQL store lives in when `postgresSchema` is not set.

@@ -35,14 +35,21 @@ use super::config::CompactionConfig;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeafTriggerInput {
+    /// Tokens of raw messages outside the fresh tail.
     pub raw_tokens_outside_tail: i64,
+    /// `leafChunkTokens`: the most one leaf pass summarizes.
     pub leaf_chunk_tokens: i64,
+    /// The assembled context's tokens by the stored counts.
     pub stored_assembled_tokens: i64,
     /// The host's live count of the prompt, when it reports one.
     pub live_assembled_tokens: Option<i64>,
+    /// The host's token budget for the context, when known.
     pub token_budget: Option<i64>,
+    /// `contextThreshold`: the fraction of the budget above which a full sweep runs.
     pub context_threshold: f64,
+    /// `leafBudgetHeadroomFactor`, in [0,1]; 0 disables the headroom gate.
     pub headroom_factor: f64,
+    /// `leafSkipReductionThreshold`, in [0,1]; 0 disables the cache-aware skip.
     pub skip_reduction_threshold: f64,
 }
 
@@ -72,12 +79,19 @@ impl LeafTriggerInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeafReason {
+    /// Nothing is stored yet (rule 1).
     EmptyConversation,
+    /// A leaf pass would remove no tokens (rule 2).
     NoReduction,
+    /// Raw history outside the fresh tail is smaller than one leaf chunk (rule 3).
     BelowLeafChunk,
+    /// The context is below the headroom gate (rule 4).
     BelowHeadroom,
+    /// The context has reached the pressure line, whatever the cache skip says (rule 5).
     BudgetPressure,
+    /// One pass would remove too small a share of the context for a cache miss (rule 6).
     ReductionTooSmall,
+    /// A full leaf chunk is ready and worth a cache miss (rule 7).
     LeafChunkReady,
 }
 
@@ -113,7 +127,9 @@ impl LeafReason {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeafDecision {
+    /// Run one leaf pass now.
     pub compact: bool,
+    /// The rule that decided.
     pub reason: LeafReason,
     /// Tokens one leaf pass would take out of the raw history.
     pub estimated_reduction: u64,
@@ -123,7 +139,9 @@ pub struct LeafDecision {
     pub ceiling: Option<u64>,
     /// `factor × ceiling`, when the headroom gate is active.
     pub headroom_floor: Option<u64>,
+    /// The assembled context has reached the pressure line (the headroom floor, or the ceiling).
     pub budget_pressure: bool,
+    /// Every input, as received.
     pub inputs: LeafTriggerInput,
 }
 

@@ -36,9 +36,11 @@ use crate::core::turns::{active_task_start, is_answer, TurnItem};
 /// One context item as selection sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanItem {
+    /// The item's position in the active context (`context_items.ordinal`).
     pub ordinal: i64,
     /// None for a summary.
     pub message_id: Option<i64>,
+    /// The message's role; None for a summary.
     pub role: Option<Role>,
     /// Its tokens in the view now.
     pub tokens: u32,
@@ -70,17 +72,24 @@ pub struct PlanRules {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
+    /// A one-line stub.
     Line,
+    /// An excerpt: head and tail of the message.
     Excerpt,
 }
 
 /// An item to change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Candidate {
+    /// The item's position in the active context (`context_items.ordinal`).
     pub ordinal: i64,
+    /// The stored message (row id in `messages`).
     pub message_id: i64,
+    /// The message's role.
     pub role: Role,
+    /// Its tokens in the view now.
     pub tokens: u32,
+    /// What it becomes.
     pub change: Change,
 }
 

@@ -31,22 +31,28 @@ pub const ARGS_MAX_CHARS: usize = 80;
 /// What the summarizer sees of a stubbed output besides its stub line: this many characters of
 /// its head and of its tail.
 pub const SUMMARY_HEAD_CHARS: usize = 160;
+/// See [`SUMMARY_HEAD_CHARS`].
 pub const SUMMARY_TAIL_CHARS: usize = 80;
 /// Smallest and largest excerpt, in tokens (head and tail together).
 pub const MIN_EXCERPT_TOKENS: u32 = 256;
+/// See [`MIN_EXCERPT_TOKENS`].
 pub const MAX_EXCERPT_TOKENS: u32 = 16_384;
 
 /// The call a tool result answers: its tool's name and its arguments as compact JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolCall<'a> {
+    /// The tool's name.
     pub name: &'a str,
+    /// The call's arguments as compact JSON.
     pub arguments: &'a str,
 }
 
 /// A stored message, as stubbing needs it.
 #[derive(Debug, Clone, Copy)]
 pub struct Original<'a> {
+    /// Row id in `messages`.
     pub message_id: i64,
+    /// The message's role.
     pub role: Role,
     /// The message as stored, parsed.
     pub value: &'a Value,
@@ -59,6 +65,7 @@ pub struct Original<'a> {
 /// A message as the view shows it instead of the stored one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
+    /// The message's JSON as the view shows it.
     pub json: String,
     /// Its tokens, counted as ingestion counts a message.
     pub tokens: u32,

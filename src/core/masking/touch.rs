@@ -20,8 +20,11 @@ use serde_json::Value;
 pub enum Op {
     /// Reads it; `part` names the part read (None: the whole file).
     Read {
+        /// The part read, as the call limited it (`offset=10,limit=50`, `head -n 20`); None: the
+        /// whole file.
         part: Option<String>,
     },
+    /// Changes part of it in place.
     Edit,
     /// Writes it whole: the call's arguments carry the new content.
     Write,
@@ -30,7 +33,9 @@ pub enum Op {
 /// One file a call touches, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Touch {
+    /// The file's path as the call spelled it.
     pub path: String,
+    /// What the call does to it.
     pub op: Op,
 }
 

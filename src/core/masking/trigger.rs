@@ -28,6 +28,7 @@ use super::workset::WorkingSetCounts;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MaskInput {
+    /// Masking is switched on (`toolOutputStubs`).
     pub enabled: bool,
     /// Old tool outputs that could be stubbed.
     pub candidates: u32,
@@ -42,6 +43,7 @@ pub struct MaskInput {
     /// Where budget pressure starts (the leaf trigger's headroom floor, or its ceiling), when a
     /// budget is known.
     pub pressure_line: Option<u64>,
+    /// `stubBatchRatio`: the share of re-written tokens a batch must save to be worth it.
     pub batch_ratio: f64,
     /// What the working set kept whole and stubbed in this plan (`super::workset`).
     pub working_set: WorkingSetCounts,
@@ -51,10 +53,15 @@ pub struct MaskInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MaskReason {
+    /// Masking is switched off (rule 1).
     Disabled,
+    /// No candidate (rule 2).
     NothingToStub,
+    /// The context has reached the pressure line (rule 3).
     BudgetPressure,
+    /// The batch saves enough to pay for the re-write (rule 4).
     PaysForCacheBreak,
+    /// The batch saves too little; candidates gather (rule 5).
     TooSmallForCacheBreak,
 }
 
@@ -96,8 +103,11 @@ pub struct MaskDecision {
     pub stub: bool,
     /// Excerpt the huge messages now.
     pub excerpt_huge: bool,
+    /// The rule that decided.
     pub reason: MaskReason,
+    /// The context has reached the pressure line.
     pub budget_pressure: bool,
+    /// Every input, as received.
     pub inputs: MaskInput,
 }
 

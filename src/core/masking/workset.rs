@@ -67,7 +67,10 @@ impl WorkingSetRules<'_> {
 pub enum Standing {
     /// Read a file still in use: kept whole while there is room. `last_touch`: the newest turn
     /// (index among the scanned items) that touched the file.
-    Working { last_touch: usize },
+    Working {
+        /// The newest turn (index among the scanned items) that touched the file.
+        last_touch: usize,
+    },
     /// A newer output carries the same content.
     Superseded,
     /// Anything else.
@@ -80,6 +83,7 @@ pub enum Standing {
 pub struct WorkingSetCounts {
     /// Working-set outputs kept whole, and their tokens.
     pub kept: u32,
+    /// Tokens of the working-set outputs kept whole.
     pub kept_tokens: u64,
     /// Working-set outputs stubbed because the context passed the keep line.
     pub stubbed: u32,
