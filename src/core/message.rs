@@ -12,16 +12,24 @@ use crate::error::{Error, Result};
 /// The roles an OpenClaw host sends (`AgentMessage` in the host contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// `user`: a message from the user.
     User,
+    /// `assistant`: the model's answer, with any tool calls it makes.
     Assistant,
+    /// `toolResult`: a tool's output, answering the call named by `toolCallId`.
     ToolResult,
+    /// `compactionSummary`: a summary written by the host's own compaction (text in `summary`).
     CompactionSummary,
+    /// `branchSummary`: a summary of a session branch, written by the host (text in `summary`).
     BranchSummary,
+    /// `bashExecution`: a shell command and its output (`command`, `output`).
     BashExecution,
+    /// `custom`: a host- or extension-defined message, with `content` like a user message.
     Custom,
 }
 
 impl Role {
+    /// Every role, in declaration order.
     pub const ALL: [Role; 7] = [
         Role::User,
         Role::Assistant,
@@ -32,6 +40,7 @@ impl Role {
         Role::Custom,
     ];
 
+    /// The role's name in the host's JSON, such as `toolResult`.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::User => "user",
@@ -44,6 +53,7 @@ impl Role {
         }
     }
 
+    /// The role a host's role name stands for; `None` for an unknown name.
     pub fn parse(name: &str) -> Option<Role> {
         Role::ALL.into_iter().find(|role| role.as_str() == name)
     }
@@ -52,10 +62,15 @@ impl Role {
 /// The kinds of structured block a message can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PartKind {
+    /// A `text` block.
     Text,
+    /// A `thinking` block: the model's reasoning, left out of the plain text.
     Reasoning,
+    /// A `toolCall` block.
     ToolCall,
+    /// An `image` block.
     Image,
+    /// A `file` block.
     File,
 }
 
@@ -75,6 +90,7 @@ impl PartKind {
 /// One structured block of a message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessagePart {
+    /// What kind of block it is.
     pub kind: PartKind,
     /// Plain-text rendering (empty for images and files).
     pub text: String,
@@ -87,14 +103,17 @@ pub struct MessagePart {
 /// A validated host message, ready to store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredMessage {
+    /// Who wrote the message.
     pub role: Role,
     /// Plain text: what search matches and what the token estimate counts.
     pub text: String,
+    /// The message's structured blocks, in order.
     pub parts: Vec<MessagePart>,
     /// For tool results: the id of the call they answer.
     pub tool_call_id: Option<String>,
     /// The host's epoch-millisecond timestamp, when it sent a number.
     pub timestamp_ms: Option<i64>,
+    /// Tokens the message counts, by the engine's estimate (parts plus a per-message overhead).
     pub tokens: u32,
     /// Content identity (see [`super::identity`]): role, timestamp and content, not metadata
     /// such as usage that a host may attach later.
@@ -312,7 +331,9 @@ pub fn text_of_value(value: &Value) -> Result<String> {
 /// its time. The text must be compact JSON of exactly this value (as `JSON.stringify` writes it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostMessage {
+    /// The message as parsed JSON.
     pub value: Value,
+    /// The compact JSON text it was parsed from, when the caller has it.
     pub json: Option<String>,
 }
 

@@ -20,6 +20,7 @@ const MAX_PATTERN_LEN: usize = 2_048;
 pub struct CustomPattern {
     /// The placeholder's class: `[credential: <name>]`.
     pub name: String,
+    /// The regex, as the user wrote it.
     pub pattern: String,
     /// Text every match contains or starts at (three characters or more, matched
     /// case-insensitively): the pattern then runs only around them, which keeps it fast on

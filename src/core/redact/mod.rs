@@ -42,30 +42,36 @@ pub fn placeholder(class: &str) -> String {
 pub struct Counts(BTreeMap<String, u32>);
 
 impl Counts {
+    /// Adds `n` replacements of `class`.
     pub fn add(&mut self, class: &str, n: u32) {
         if n > 0 {
             *self.0.entry(class.to_owned()).or_insert(0) += n;
         }
     }
 
+    /// Adds every count of `other`.
     pub fn merge(&mut self, other: &Counts) {
         for (class, n) in &other.0 {
             self.add(class, *n);
         }
     }
 
+    /// Replacements of every class together.
     pub fn total(&self) -> u32 {
         self.0.values().sum()
     }
 
+    /// Whether nothing was replaced.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// Replacements of `class`.
     pub fn get(&self, class: &str) -> u32 {
         self.0.get(class).copied().unwrap_or(0)
     }
 
+    /// Each class and its replacements, in class order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
         self.0.iter().map(|(k, v)| (k.as_str(), *v))
     }
@@ -82,7 +88,9 @@ impl Counts {
 /// A text with its credentials replaced, and what was replaced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redacted {
+    /// The text with each credential replaced by its placeholder.
     pub text: String,
+    /// What was replaced, per class.
     pub counts: Counts,
 }
 

@@ -18,19 +18,28 @@ pub enum Finder {
     /// groups that hold the secret, first present wins; empty means the whole match. A window
     /// without the byte `needs` (when given) is skipped without running the regex.
     Regex {
+        /// The regex, in regex-lite syntax.
         regex: &'static str,
+        /// Capture groups that hold the secret, first present wins; empty: the whole match.
         groups: &'static [usize],
+        /// Bytes ahead of the keyword hit where the window starts.
         before: usize,
+        /// Bytes past the keyword hit where the window ends (then on to the end of the token).
         after: usize,
+        /// A byte every match contains; a window without it is skipped.
         needs: Option<u8>,
     },
     /// A whole token of `len` characters of `alphabet` after `prefix`, followed by `padding`,
     /// anywhere in a text that holds one of the keywords (for a secret that carries no marker
     /// of its own and sits anywhere in a text that names its service).
     TokenRun {
+        /// Literal text the token starts with.
         prefix: &'static str,
+        /// The characters the token is made of.
         alphabet: Alphabet,
+        /// The token's length in characters, after the prefix.
         len: usize,
+        /// Literal text that follows the token (such as `==`); empty for none.
         padding: &'static str,
     },
     /// `KEY=value`, `key: value`, `"key": "value"`, `key => 'value'` where the key names a
@@ -90,7 +99,9 @@ pub struct Pattern {
     pub category: &'static str,
     /// Lower-case ASCII text a match contains or starts near (matched case-insensitively).
     pub keywords: &'static [&'static str],
+    /// How it finds its candidates.
     pub finder: Finder,
+    /// What must hold for a candidate to count.
     pub check: Check,
 }
 
