@@ -222,7 +222,7 @@ pub fn tool_links(role: Role, raw_json: &str) -> ToolLinks {
 pub struct DanglingCall {
     /// The synthetic result goes right after this item (the call, or the results that follow it).
     pub after: usize,
-    /// The provider's id of the call that has no result.
+    /// The tool call's id (the `toolCallId` its result would carry).
     pub call_id: String,
     /// The name of the tool that was called.
     pub tool_name: String,

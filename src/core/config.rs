@@ -100,7 +100,7 @@ pub enum Storage {
     /// node:sqlite when the runtime has it, else sql.js.
     #[default]
     Auto,
-    /// sql.js: SQLite compiled to WebAssembly, in every runtime.
+    /// sql.js: SQLite compiled to WebAssembly.
     SqlJs,
     /// Node's built-in node:sqlite module.
     NodeSqlite,

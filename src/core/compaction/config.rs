@@ -43,9 +43,11 @@ pub struct CompactionConfig {
     pub leaf_skip_reduction_threshold: f64,
     /// Same-depth summaries that trigger a merge into one summary a level deeper.
     pub condensed_fanout: u32,
-    /// Length a leaf summary is asked for, in tokens (the summarizer prompt's target at the normal level).
+    /// Length a leaf summary is asked for, in tokens (the prompt's target at the normal level,
+    /// smaller for small inputs).
     pub leaf_target_tokens: u32,
-    /// Length a condensed summary is asked for, in tokens (the summarizer prompt's target at the normal level).
+    /// Length a condensed summary is asked for, in tokens (the prompt's target at the normal
+    /// level, smaller for small inputs).
     pub condensed_target_tokens: u32,
     /// Consecutive auth failures that open the breaker.
     pub max_failures_before_breaker: u32,

@@ -70,7 +70,8 @@ impl GiveUp {
             .map_or_else(|| "no attempt was made".to_owned(), Failure::reason)
     }
 
-    /// How the give-up counts toward backoff and the breaker (the last failure's; output when there was no attempt).
+    /// How the give-up counts toward backoff and the breaker: as the last failure does, or as an
+    /// output failure when there was no attempt.
     pub fn retry_kind(&self) -> RetryKind {
         self.last_failure()
             .map_or(RetryKind::Output, Failure::retry_kind)

@@ -222,7 +222,8 @@ pub enum Ask {
     Now {
         /// How long the call may be held for the answer, in ms; `None`: until it arrives.
         hold_ms: Option<u32>,
-        /// This request is a catch-up: the turn waits for one summary after `summaryCatchUpTurns` turns without one.
+        /// A catch-up: after `summaryCatchUpTurns` turns without a stored summary, the turn
+        /// waits for one.
         catch_up: bool,
     },
     /// Do not ask now; the reason, for the log.

@@ -31,11 +31,11 @@ pub const ARGS_MAX_CHARS: usize = 80;
 /// What the summarizer sees of a stubbed output besides its stub line: this many characters of
 /// its head and of its tail.
 pub const SUMMARY_HEAD_CHARS: usize = 160;
-/// See [`SUMMARY_HEAD_CHARS`].
+/// Characters of a stubbed output's tail the summarizer sees (see [`SUMMARY_HEAD_CHARS`]).
 pub const SUMMARY_TAIL_CHARS: usize = 80;
 /// Smallest and largest excerpt, in tokens (head and tail together).
 pub const MIN_EXCERPT_TOKENS: u32 = 256;
-/// See [`MIN_EXCERPT_TOKENS`].
+/// The largest excerpt, in tokens (head and tail together).
 pub const MAX_EXCERPT_TOKENS: u32 = 16_384;
 
 /// The call a tool result answers: its tool's name and its arguments as compact JSON.
