@@ -47,9 +47,9 @@ pub struct LeafTriggerInput {
     pub token_budget: Option<i64>,
     /// `contextThreshold`: the fraction of the budget above which a full sweep runs.
     pub context_threshold: f64,
-    /// `leafBudgetHeadroomFactor`, in [0,1]; 0 disables the headroom gate.
+    /// `leafBudgetHeadroomFactor`, from 0 to 1; 0 disables the headroom gate.
     pub headroom_factor: f64,
-    /// `leafSkipReductionThreshold`, in [0,1]; 0 disables the cache-aware skip.
+    /// `leafSkipReductionThreshold`, from 0 to 1; 0 disables the cache-aware skip.
     pub skip_reduction_threshold: f64,
 }
 
