@@ -82,6 +82,7 @@ impl<S: Sql> Store<S> {
         })
     }
 
+    /// The connection under the store, for reads outside a write transaction.
     pub fn sql(&mut self) -> &mut S {
         &mut self.sql
     }

@@ -43,7 +43,9 @@ pub enum CommitLock {
     /// The key is new; the conversation is locked for the append. `existed`: it was already
     /// the key's active conversation for this session id (false: created or rotated now).
     Locked {
+        /// The conversation as locked, with what the locking statement read for the append.
         locked: Box<LockedForAppend>,
+        /// Whether it was already the key's active conversation for this session id.
         existed: bool,
     },
 }

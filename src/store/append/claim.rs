@@ -38,6 +38,7 @@ pub use crate::store::conversations::RowVersion;
 pub struct Claim {
     /// The row as `assemble` read it.
     pub conversation: Conversation,
+    /// The row's version as `assemble` read it; the claim writes only if it is unchanged.
     pub version: RowVersion,
     /// Every context item after the row's `stubbed_through`, oldest first, as the gateway's
     /// last turn left them (its own messages carry stand-in ids; see `TurnItems`).

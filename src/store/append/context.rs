@@ -36,18 +36,29 @@ pub enum ItemContent {
     /// A stored message (`id` in `messages`): exactly as the host sent it, or as its stub shows
     /// it (`stub`: the stub's variant, see `core::masking::stub`; the JSON is the stub's).
     Message {
+        /// The message's row id in `messages`.
         id: i64,
+        /// The message's role.
         role: Role,
+        /// The message's JSON as the view shows it: the host's original, or the stub's.
         raw_json: String,
+        /// The stub variant (`context_items.stub`): None when the message is shown whole.
         stub: Option<i64>,
     },
     /// A summary standing in for the messages (or summaries) it covers.
     Summary {
+        /// The summary's row id in `summaries`.
         id: i64,
+        /// Its depth in the summary DAG: 0 for a leaf summary, one more than its sources for a
+        /// condensed one.
         depth: i64,
+        /// The summary's text.
         content: String,
+        /// Time of the earliest message it covers, in ms since the epoch (None when unknown).
         earliest_at: Option<i64>,
+        /// Time of the latest message it covers, in ms since the epoch (None when unknown).
         latest_at: Option<i64>,
+        /// How many original messages it covers, directly or through the summaries below it.
         descendant_messages: i64,
     },
 }
@@ -55,8 +66,12 @@ pub enum ItemContent {
 /// One item of the active context.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextItem {
+    /// The item's position in the context (`context_items.ordinal`); unique per conversation, never
+    /// renumbered.
     pub ordinal: i64,
+    /// The item's size in tokens as the model sees it (`context_items.token_count`).
     pub tokens: u32,
+    /// The message or summary the item shows.
     pub content: ItemContent,
 }
 
@@ -104,6 +119,7 @@ const ITEM_COLUMN_COUNT: usize = 12;
 /// A session key's active conversation, with the items of it appended after an ordinal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ActiveWithNewer {
+    /// The active conversation's row.
     pub conversation: Conversation,
     /// When the conversation is the one asked about: its items with `ordinal > after`, oldest
     /// first, read in the same statement as the row (so they agree with its `next_ordinal`).
@@ -115,8 +131,11 @@ pub struct ActiveWithNewer {
 /// Items with `ordinal > after` of conversation `conversation_id`, oldest first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Newer {
+    /// The conversation, a row id in `conversations`.
     pub conversation_id: i64,
+    /// The ordinal the items follow (exclusive).
     pub after: i64,
+    /// The items with `ordinal > after`, oldest first.
     pub items: Vec<ContextItem>,
 }
 

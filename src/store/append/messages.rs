@@ -14,7 +14,9 @@ use crate::store::WriteTx;
 /// What an append did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Appended {
+    /// Messages stored as new rows.
     pub inserted: usize,
+    /// Messages left out because the conversation already stores their content identity.
     pub skipped: usize,
     /// The inserted messages' tokens (what the conversation's running totals grew by).
     pub tokens: i64,

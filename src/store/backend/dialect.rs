@@ -29,8 +29,10 @@
 /// The SQL dialect of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dialect {
+    /// SQLite, the default.
     #[default]
     Sqlite,
+    /// PostgreSQL.
     Postgres,
 }
 
@@ -69,6 +71,7 @@ impl Dialect {
         }
     }
 
+    /// Whether this is the PostgreSQL dialect.
     pub fn is_postgres(self) -> bool {
         self == Dialect::Postgres
     }

@@ -6,6 +6,7 @@
 /// escaped into JSON here and parsed back out by SQLite.
 #[derive(Default)]
 pub struct Packed {
+    /// The packed text values, back to back, as UTF-8.
     pub bytes: Vec<u8>,
 }
 

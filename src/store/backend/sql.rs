@@ -7,10 +7,15 @@ use crate::store::dialect::Dialect;
 /// A SQLite value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SqlValue {
+    /// SQL NULL.
     Null,
+    /// An integer.
     Int(i64),
+    /// A floating-point number.
     Real(f64),
+    /// A text value.
     Text(String),
+    /// A byte string.
     Blob(Vec<u8>),
 }
 
@@ -55,6 +60,7 @@ impl Row {
             .ok_or_else(|| Error::unexpected_data(format!("result row has no column {i}")))
     }
 
+    /// Column `i` (0-based) as an integer; an error when it is NULL or not integral.
     pub fn int(&self, i: usize) -> Result<i64> {
         match self.get(i)? {
             SqlValue::Int(v) => Ok(*v),
@@ -66,6 +72,7 @@ impl Row {
         }
     }
 
+    /// Column `i` (0-based) as an integer, None when it is NULL.
     pub fn opt_int(&self, i: usize) -> Result<Option<i64>> {
         match self.get(i)? {
             SqlValue::Null => Ok(None),
@@ -73,6 +80,7 @@ impl Row {
         }
     }
 
+    /// Column `i` (0-based) as text; an error when it is NULL or not text.
     pub fn text(&self, i: usize) -> Result<String> {
         match self.get(i)? {
             SqlValue::Text(v) => Ok(v.clone()),
@@ -82,6 +90,7 @@ impl Row {
         }
     }
 
+    /// Column `i` (0-based) as text, None when it is NULL.
     pub fn opt_text(&self, i: usize) -> Result<Option<String>> {
         match self.get(i)? {
             SqlValue::Null => Ok(None),

@@ -7,8 +7,11 @@ use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::Sql;
 use crate::store::WriteTx;
 
+/// Reads a conversation's `host_facts_json` (no row when none is stored).
 pub const LOAD_SQL: &str =
     "SELECT host_facts_json FROM conversations WHERE id = ?1 AND host_facts_json IS NOT NULL";
+/// Writes a conversation's `host_facts_json` and the time it was saved (`host_facts_at`, ms since
+/// the epoch).
 pub const SAVE_SQL: &str =
     "UPDATE conversations SET host_facts_json = ?2, host_facts_at = ?3 WHERE id = ?1";
 

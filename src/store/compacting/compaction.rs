@@ -30,9 +30,17 @@ pub fn load_items(sql: &mut impl Sql, conversation_id: i64) -> Result<Vec<Contex
 #[derive(Debug, Clone, Copy)]
 pub enum ItemPage {
     /// Up to `limit` items after `ordinal`, oldest first (`limit` -1: all of them).
-    After { ordinal: i64, limit: i64 },
+    After {
+        /// The context ordinal the page starts after (exclusive).
+        ordinal: i64,
+        /// Most items to return; -1 for no limit.
+        limit: i64,
+    },
     /// The newest `limit` items.
-    Newest { limit: i64 },
+    Newest {
+        /// Most items to return.
+        limit: i64,
+    },
 }
 
 const ITEM_COLUMNS: &str = "SELECT ci.ordinal, ci.message_id, ci.summary_id, ci.token_count, m.role, s.depth, \
@@ -123,10 +131,16 @@ fn item_from_row(row: &Row) -> Result<ContextItem> {
 /// A source message of a leaf pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceRow {
+    /// The message's row id in `messages`.
     pub id: i64,
+    /// The message's role.
     pub role: Role,
+    /// The message's plain text, derived from its raw JSON.
     pub text: String,
+    /// The message's JSON exactly as the host sent it (`messages.raw_json`).
     pub raw_json: String,
+    /// The host's timestamp of the message (`messages.host_timestamp`), in ms since the epoch, when
+    /// it gave one.
     pub timestamp_ms: Option<i64>,
 }
 
@@ -170,13 +184,22 @@ pub fn load_messages(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SourceRow>> 
 /// A stored summary, as a condensed pass and assembly need it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRow {
+    /// The summary's row id in `summaries`.
     pub id: i64,
+    /// Its depth in the summary DAG: 0 for a leaf summary.
     pub depth: i64,
+    /// The summary's text.
     pub content: String,
+    /// Time of the earliest message it covers, in ms since the epoch (None when unknown).
     pub earliest_at: Option<i64>,
+    /// Time of the latest message it covers, in ms since the epoch (None when unknown).
     pub latest_at: Option<i64>,
+    /// How many original messages it covers, directly or through the summaries below it
+    /// (`descendant_message_count`).
     pub descendant_messages: i64,
+    /// How many summaries lie below it in the DAG (`descendant_summary_count`).
     pub descendant_summaries: i64,
+    /// Tokens of what it was made from (`source_token_count`).
     pub source_tokens: i64,
 }
 
@@ -210,28 +233,44 @@ pub fn load_summaries(sql: &mut impl Sql, ids: &[i64]) -> Result<Vec<SummaryRow>
 /// A summary to store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSummary<'a> {
+    /// The conversation it belongs to, a row id in `conversations`.
     pub conversation_id: i64,
+    /// "leaf" (covers messages) or "condensed" (covers summaries).
     pub kind: &'static str,
+    /// Its depth in the summary DAG: 0 for a leaf, one more than its sources for a condensed one.
     pub depth: i64,
+    /// The summary's text.
     pub content: &'a str,
+    /// The text's size in tokens (`summaries.token_count`).
     pub tokens: u32,
+    /// Time of the earliest message it covers, in ms since the epoch.
     pub earliest_at: Option<i64>,
+    /// Time of the latest message it covers, in ms since the epoch.
     pub latest_at: Option<i64>,
+    /// How many original messages it covers, directly or through the summaries below it.
     pub descendant_messages: i64,
+    /// How many summaries lie below it in the DAG.
     pub descendant_summaries: i64,
+    /// Tokens of what it was made from (the replaced items).
     pub source_tokens: i64,
+    /// Name of the summarizer that wrote it.
     pub summarizer: &'a str,
+    /// The model that wrote it, when the summarizer names one.
     pub model: Option<&'a str>,
+    /// "normal", "aggressive" or "fallback".
     pub level: &'static str,
 }
 
 /// The range a plan replaces, as the plan saw it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Range<'a> {
+    /// Ordinal of the range's first context item.
     pub first_ordinal: i64,
+    /// Ordinal of the range's last context item (inclusive).
     pub last_ordinal: i64,
     /// Message ids (leaf) or summary ids (condensed) the range must still hold, in order.
     pub ids: &'a [i64],
+    /// Whether `ids` are summary ids (a condensed pass) rather than message ids (a leaf pass).
     pub summaries: bool,
 }
 
@@ -335,25 +374,39 @@ pub fn apply(
 /// One row of the compaction log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event<'a> {
+    /// The conversation, a row id in `conversations`.
     pub conversation_id: i64,
+    /// "leaf", "condensed", "sweep", "trigger" or "mask".
     pub pass: &'static str,
+    /// "normal", "aggressive" or "fallback", when the pass had a level.
     pub level: Option<&'a str>,
+    /// "triggered", "compacted", "skipped" or "failed".
     pub outcome: &'static str,
+    /// Why it came out that way: a reason name or a sentence for the log.
     pub reason: &'a str,
+    /// Tokens before: the replaced items' for a summarizing pass, the context's for a trigger or a
+    /// mask pass.
     pub tokens_before: Option<i64>,
+    /// Tokens after, counted as `tokens_before` is.
     pub tokens_after: Option<i64>,
+    /// The summary the pass stored, a row id in `summaries`.
     pub summary_id: Option<i64>,
+    /// Details of the decision or pass, as a JSON object.
     pub telemetry_json: Option<&'a str>,
 }
 
+/// Inserts one row into `compaction_events` (`?2`: its time, ms since the epoch).
 pub const RECORD_EVENT_SQL: &str = "INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 /// The state lives on the conversation's row (schema 12; a table of its own before): NULL until
 /// first saved.
 pub const LOAD_STATE_SQL: &str = "SELECT compaction_state_json, compaction_pending_json FROM conversations WHERE id = ?1 AND compaction_state_json IS NOT NULL";
+/// Writes a conversation's retry state, its pending work (NULL: none) and the time saved
+/// (`compaction_state_at`, ms since the epoch).
 pub const SAVE_STATE_SQL: &str =
     "UPDATE conversations SET compaction_state_json = ?2, compaction_pending_json = ?3, compaction_state_at = ?4 WHERE id = ?1";
 
+/// Appends `event` to the compaction log, dated `now_ms` (ms since the epoch).
 pub fn record_event(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Result<()> {
     sql.execute(
         RECORD_EVENT_SQL,
@@ -437,7 +490,9 @@ pub fn record_decision(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Re
 pub struct Pending {
     /// "leaf" for one leaf pass, "sweep" for a full sweep to the threshold target.
     pub work: String,
+    /// Token budget of the turn that asked (the host's, or the configured `default_token_budget`).
     pub budget: u32,
+    /// Why the trigger asked for it (the decision's reason name).
     pub reason: String,
 }
 
@@ -478,6 +533,8 @@ fn parse_state(state: &str, pending: Option<&str>) -> Result<(RetryState, Option
     Ok((retry, pending))
 }
 
+/// Saves a conversation's retry state and pending work (`None` clears it), dated `now_ms` (ms since
+/// the epoch).
 pub fn save_state(
     sql: &mut impl Sql,
     conversation_id: i64,

@@ -119,8 +119,11 @@ pub fn scan(
 /// A stored message a batch renders.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredRow {
+    /// The message's row id in `messages`.
     pub id: i64,
+    /// The message's role.
     pub role: Role,
+    /// The message's JSON exactly as the host sent it (`messages.raw_json`).
     pub raw_json: String,
     /// As stored (the whole message's size, whatever the view shows).
     pub tokens: u32,
@@ -201,12 +204,18 @@ pub fn load_calls(
 /// One item's new form.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Restub<'a> {
+    /// The item's position in the context (`context_items.ordinal`).
     pub ordinal: i64,
+    /// The message it shows, a row id in `messages`.
     pub message_id: i64,
     /// Its tokens before (the batch was planned with them).
     pub old_tokens: u32,
+    /// Its tokens in the new form, written to `context_items.token_count`.
     pub tokens: u32,
+    /// The new stub variant, written to `context_items.stub` (1: a line stub; 2 and up: an excerpt
+    /// of that size).
     pub variant: i64,
+    /// The message's JSON in the new form, written to `context_items.view_json`.
     pub view_json: &'a str,
 }
 

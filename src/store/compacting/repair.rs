@@ -70,15 +70,21 @@ pub fn source_messages(sql: &mut impl Sql, id: i64) -> Result<Vec<i64>> {
 /// A new text for a summary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rewrite<'a> {
+    /// The summary's row id in `summaries`.
     pub id: i64,
     /// The text the new one was made from; if the row no longer holds it, nothing is written.
     pub expected_content: &'a str,
+    /// The new text.
     pub content: &'a str,
+    /// The new text's size in tokens (`summaries.token_count`).
     pub tokens: u32,
     /// The summary's size as a view item (see `core::assemble::summary_item_tokens`).
     pub item_tokens: u32,
+    /// The level the new text was made at: "normal", "aggressive" or "fallback".
     pub level: &'static str,
+    /// Name of the summarizer that wrote the new text.
     pub summarizer: &'a str,
+    /// The model that wrote it, when the summarizer names one.
     pub model: Option<&'a str>,
 }
 

@@ -10,23 +10,30 @@ use crate::store::Sql;
 /// One summarizer call, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call<'a> {
+    /// The conversation summarized, a row id in `conversations`.
     pub conversation_id: i64,
     /// `leaf`, `condensed`, or `repair`.
     pub pass: &'a str,
+    /// The level asked for: "normal", "aggressive" or "fallback".
     pub level: &'a str,
+    /// Tokens sent to the summarizer.
     pub input_tokens: i64,
+    /// Tokens the summarizer answered with.
     pub output_tokens: i64,
     /// Whether the provider reported the tokens (`provider`) or we estimated them (`estimate`).
     pub counted_by: &'a str,
     /// `stored` (the answer became a summary), `rejected` (it was not a usable summary),
     /// `failed` (no answer: an error or a timeout) or `stale` (the context changed meanwhile).
     pub outcome: &'a str,
+    /// Why the call ended as it did (a rejection's or failure's reason), when there is one.
     pub reason: Option<&'a str>,
 }
 
+/// Inserts one row into `summarizer_calls`.
 pub const RECORD_SQL: &str = "INSERT INTO summarizer_calls (conversation_id, created_at, pass, level, input_tokens, output_tokens, counted_by, outcome, reason) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
+/// Records one summarizer call, at `now_ms` (ms since the epoch).
 pub fn record(sql: &mut impl Sql, call: &Call<'_>, now_ms: i64) -> Result<()> {
     sql.execute(
         RECORD_SQL,
@@ -48,6 +55,7 @@ pub fn record(sql: &mut impl Sql, call: &Call<'_>, now_ms: i64) -> Result<()> {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Spend {
+    /// How many calls were recorded.
     pub calls: i64,
     /// Calls whose answer became a summary.
     pub stored: i64,
@@ -55,7 +63,9 @@ pub struct Spend {
     pub rejected: i64,
     /// Calls that got no answer (error, timeout) or whose answer arrived after the context changed.
     pub failed: i64,
+    /// Tokens sent, over all the calls.
     pub input_tokens: i64,
+    /// Tokens answered, over all the calls.
     pub output_tokens: i64,
     /// Whether any call's tokens are our estimate rather than the provider's count.
     pub estimated: bool,
@@ -65,7 +75,9 @@ pub struct Spend {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PassSpend {
+    /// The pass kind: `leaf`, `condensed` or `repair`.
     pub pass: String,
+    /// Its totals.
     #[serde(flatten)]
     pub spend: Spend,
 }

@@ -8,7 +8,9 @@ use crate::core::compaction::hold::SummaryRuns;
 use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::{Sql, SqlValue};
 
+/// Reads a conversation's `summary_runs_json` (NULL when never saved).
 pub const LOAD_SQL: &str = "SELECT summary_runs_json FROM conversations WHERE id = ?1";
+/// Writes a conversation's `summary_runs_json`.
 pub const SAVE_SQL: &str = "UPDATE conversations SET summary_runs_json = ?2 WHERE id = ?1";
 
 /// The conversation's record (the default when none was written yet).
@@ -48,6 +50,7 @@ fn parse(text: Option<String>) -> Result<SummaryRuns> {
     }
 }
 
+/// Saves a conversation's summary runs on its row.
 pub fn save(sql: &mut impl Sql, conversation_id: i64, runs: &SummaryRuns) -> Result<()> {
     let json = serde_json::to_string(runs)
         .map_err(|e| Error::storage(StorageErrorKind::Other, e.to_string()))?;

@@ -19,6 +19,8 @@ pub fn imported(sql: &mut impl Sql, source_key: &str) -> Result<Option<i64>> {
     .transpose()
 }
 
+/// Records that the source row `source_key` was imported as local row `local_id` (`kind`:
+/// "conversation" or "summary"), at `now_ms` (ms since the epoch).
 pub fn record(
     sql: &mut impl Sql,
     source_key: &str,
@@ -79,18 +81,31 @@ pub fn create_conversation(
 /// A summary to import, with its edges already mapped to local ids.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedSummary<'a> {
+    /// The local conversation it goes into, a row id in `conversations`.
     pub conversation_id: i64,
+    /// "leaf" (covers messages) or "condensed" (covers summaries).
     pub kind: &'a str,
+    /// Its depth in the summary DAG: 0 for a leaf.
     pub depth: i64,
+    /// The summary's text.
     pub content: &'a str,
+    /// Its size in tokens.
     pub tokens: i64,
+    /// Time of the earliest message it covers, in ms since the epoch.
     pub earliest_at: Option<i64>,
+    /// Time of the latest message it covers, in ms since the epoch.
     pub latest_at: Option<i64>,
+    /// Tokens of what it summarized (`summaries.source_token_count`).
     pub source_tokens: i64,
+    /// The model that wrote it, when the source recorded one.
     pub model: Option<&'a str>,
+    /// "normal", "aggressive" or "fallback".
     pub level: &'static str,
+    /// When the source created it, in ms since the epoch (the import's time when unreadable).
     pub created_at: i64,
+    /// The messages it covers, as local row ids in `messages`.
     pub messages: &'a [i64],
+    /// The summaries it covers, as local row ids in `summaries`.
     pub sources: &'a [i64],
 }
 

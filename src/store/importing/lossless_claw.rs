@@ -8,47 +8,73 @@
 use crate::error::{Error, Result};
 use crate::store::sql::{Row, Sql};
 
+/// One conversation of the source database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForeignConversation {
+    /// Its id in the source's `conversations`.
     pub id: i64,
+    /// The host's session id.
     pub session_id: String,
+    /// The host's session key, when the source recorded one.
     pub session_key: Option<String>,
+    /// Whether it is the key's active conversation in the source.
     pub active: bool,
+    /// Why it was archived, when the source recorded a cause.
     pub archive_cause: Option<String>,
+    /// When it was created, as the source's timestamp text (see [`parse_time`]).
     pub created_at: String,
 }
 
+/// One message of the source database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForeignMessage {
+    /// Its id in the source's `messages`.
     pub id: i64,
+    /// Its position in its conversation (the source's `seq`).
     pub seq: i64,
     /// 'system', 'user', 'assistant' or 'tool'.
     pub role: String,
+    /// Its text content as the source stored it.
     pub content: String,
+    /// When it was created, as the source's timestamp text (see [`parse_time`]).
     pub created_at: String,
     /// For tool results: the call they answer, when the parts recorded it.
     pub tool_call_id: Option<String>,
+    /// For tool results: the tool's name, when the parts recorded it.
     pub tool_name: Option<String>,
 }
 
+/// One summary of the source database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForeignSummary {
+    /// Its id in the source's `summaries` (text).
     pub id: String,
+    /// The source's kind: "leaf" or "condensed" (anything else imports as a leaf).
     pub kind: String,
+    /// Its depth in the source's summary DAG.
     pub depth: i64,
+    /// The summary's text.
     pub content: String,
+    /// Its size in tokens, as the source counted it.
     pub token_count: i64,
+    /// Time of the earliest message it covers, as the source's timestamp text.
     pub earliest_at: Option<String>,
+    /// Time of the latest message it covers, as the source's timestamp text.
     pub latest_at: Option<String>,
+    /// Tokens of the messages it summarized, as the source counted them.
     pub source_message_token_count: i64,
+    /// The model that wrote it, when the source recorded one.
     pub model: Option<String>,
+    /// When it was created, as the source's timestamp text.
     pub created_at: String,
 }
 
 /// One item of the source's context, in order: a message id or a summary id.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ForeignItem {
+    /// A message, by its id in the source's `messages`.
     Message(i64),
+    /// A summary, by its id in the source's `summaries`.
     Summary(String),
 }
 
@@ -76,6 +102,7 @@ fn has_column(src: &mut impl Sql, table: &str, column: &str) -> Result<bool> {
     Ok(rows.iter().any(|r| r.text(0).is_ok_and(|n| n == column)))
 }
 
+/// Every conversation of the source.
 pub fn conversations(src: &mut impl Sql) -> Result<Vec<ForeignConversation>> {
     let rows = src.query(
         "SELECT conversation_id, session_id, session_key, active, archive_cause, CAST(created_at AS TEXT) FROM conversations ORDER BY conversation_id",
@@ -95,6 +122,7 @@ pub fn conversations(src: &mut impl Sql) -> Result<Vec<ForeignConversation>> {
         .collect()
 }
 
+/// The messages of source conversation `conversation`, in `seq` order.
 pub fn messages(src: &mut impl Sql, conversation: i64) -> Result<Vec<ForeignMessage>> {
     let rows = src.query(
         "SELECT m.message_id, m.seq, m.role, m.content, CAST(m.created_at AS TEXT), \
@@ -170,6 +198,7 @@ pub fn summary_sources(src: &mut impl Sql, summary: &str) -> Result<Vec<String>>
     rows.iter().map(|r| r.text(0)).collect()
 }
 
+/// The ordered context of source conversation `conversation`.
 pub fn context(src: &mut impl Sql, conversation: i64) -> Result<Vec<ForeignItem>> {
     let rows = src.query("SELECT item_type, message_id, summary_id FROM context_items WHERE conversation_id = ?1 ORDER BY ordinal", &[conversation.into()])?;
     rows.iter()

@@ -20,12 +20,17 @@ pub struct Totals {
     pub conversations_active: i64,
     /// Of them, the host's internal runs (memory flush; `core::session_key`).
     pub conversations_active_internal: i64,
+    /// Archived conversations.
     pub conversations_archived: i64,
+    /// Stored messages, over all conversations.
     pub messages: i64,
+    /// Tokens of all stored messages (sum of `messages.token_count`).
     pub message_tokens: i64,
     /// `(level, depth, count)`, every combination present.
     pub summaries: Vec<(String, i64, i64)>,
+    /// Size of the database in bytes (SQLite: pages × page size; PostgreSQL: `pg_database_size`).
     pub db_bytes: i64,
+    /// The highest migration version applied (`schema_migrations`; 0 when none).
     pub schema_version: i64,
 }
 
@@ -33,13 +38,22 @@ pub struct Totals {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventRow {
+    /// The conversation, a row id in `conversations`.
     pub conversation_id: i64,
+    /// When the event was logged, in ms since the epoch.
     pub created_at: i64,
+    /// "leaf", "condensed", "sweep", "trigger" or "mask".
     pub pass: String,
+    /// "normal", "aggressive" or "fallback", when the pass had a level.
     pub level: Option<String>,
+    /// "triggered", "compacted", "skipped" or "failed".
     pub outcome: String,
+    /// Why it came out that way: a reason name or a sentence for the log.
     pub reason: String,
+    /// Tokens before: the replaced items' for a summarizing pass, the context's for a trigger or a
+    /// mask pass.
     pub tokens_before: Option<i64>,
+    /// Tokens after, counted as `tokens_before` is.
     pub tokens_after: Option<i64>,
 }
 
@@ -47,6 +61,7 @@ fn count(sql: &mut impl Sql, query: &str, params: &[SqlValue]) -> Result<i64> {
     sql.query_row(query, params)?.map_or(Ok(0), |r| r.int(0))
 }
 
+/// The counts for `/lcm status`, over the whole store.
 pub fn totals(sql: &mut impl Sql) -> Result<Totals> {
     let summaries = sql
         .query("SELECT level, depth, COUNT(*) FROM summaries GROUP BY level, depth ORDER BY level, depth", &[])?
@@ -145,7 +160,9 @@ pub fn retry_state_json(
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Check {
+    /// Identifier of the check, e.g. `messages_reachable` or `dag_acyclic`; [`fix`] returns these.
     pub name: &'static str,
+    /// Whether nothing wrong was found.
     pub ok: bool,
     /// What was found (a count and a few example ids when not ok).
     pub detail: String,

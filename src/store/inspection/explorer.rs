@@ -18,17 +18,25 @@ pub const LIST_LIMIT: i64 = 500;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationRow {
+    /// The conversation's row id in `conversations`.
     pub id: i64,
+    /// The host's session key.
     pub session_key: String,
+    /// The host's session id.
     pub session_id: String,
     /// "active" or "archived" (a reset or a new session id archives a conversation).
     pub status: String,
+    /// When it was created, in ms since the epoch.
     pub created_at: i64,
+    /// How many messages it stores (`message_count`).
     pub message_count: i64,
+    /// Tokens of all its stored messages (`token_count`).
     pub token_count: i64,
     /// Tokens of what the model sees of it now (summaries and raw messages).
     pub context_tokens: i64,
+    /// Summaries stored for it.
     pub summaries: i64,
+    /// Depth of its deepest summary (0 when it has only leaf summaries or none).
     pub max_depth: i64,
     /// Summaries written by the deterministic fallback instead of a summarizer (repairable).
     pub fallback_summaries: i64,
@@ -103,9 +111,13 @@ pub fn summary_conversation(sql: &mut impl Sql, summary_id: i64) -> Result<Optio
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RejectedAnswer {
+    /// When the call was recorded, in ms since the epoch.
     pub created_at: i64,
+    /// The pass that asked: `leaf`, `condensed` or `repair`.
     pub pass: String,
+    /// "normal", "aggressive" or "fallback".
     pub level: String,
+    /// Why the checks rejected it, when recorded.
     pub reason: Option<String>,
 }
 

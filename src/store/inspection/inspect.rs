@@ -14,21 +14,29 @@ use crate::store::sql::{Row, Sql};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryInfo {
+    /// The summary's row id in `summaries`.
     pub id: i64,
     /// "leaf" (covers messages) or "condensed" (covers summaries).
     pub kind: String,
+    /// Its depth in the summary DAG: 0 for a leaf summary.
     pub depth: i64,
     /// "normal", "aggressive" or "fallback".
     pub level: String,
+    /// The summary's size in tokens.
     pub tokens: i64,
+    /// Tokens of what it was made from (`source_token_count`).
     pub source_tokens: i64,
+    /// Name of the summarizer that wrote it.
     pub summarizer: String,
+    /// When it was stored, in ms since the epoch.
     pub created_at: i64,
     /// Direct children: summary ids for a condensed summary, message ids for a leaf.
     pub children: Vec<i64>,
     /// The original messages it covers, by `seq` (first and last), and how many.
     pub first_seq: Option<i64>,
+    /// The last message's `seq`, see `first_seq`.
     pub last_seq: Option<i64>,
+    /// How many original messages it covers.
     pub message_count: i64,
     /// Whether the summary itself is in the active context (else a deeper summary covers it).
     pub in_context: bool,
@@ -38,12 +46,17 @@ pub struct SummaryInfo {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MessageInfo {
+    /// The message's row id in `messages`.
     pub id: i64,
+    /// Its position in its conversation.
     pub seq: i64,
+    /// "system", "user", "assistant" or "tool".
     pub role: String,
     /// The plain-text rendering.
     pub content: String,
+    /// Its size in tokens.
     pub tokens: i64,
+    /// When it was stored, in ms since the epoch.
     pub created_at: i64,
     /// The leaf summary that covers it, if it was summarized.
     pub summary_id: Option<i64>,
@@ -53,15 +66,26 @@ pub struct MessageInfo {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventInfo {
+    /// The event's row id in `compaction_events`.
     pub id: i64,
+    /// When it was logged, in ms since the epoch.
     pub created_at: i64,
+    /// "leaf", "condensed", "sweep", "trigger" or "mask".
     pub pass: String,
+    /// "normal", "aggressive" or "fallback", when the pass had a level.
     pub level: Option<String>,
+    /// "triggered", "compacted", "skipped" or "failed".
     pub outcome: String,
+    /// Why it came out that way: a reason name or a sentence for the log.
     pub reason: String,
+    /// Tokens before: the replaced items' for a summarizing pass, the context's for a trigger or a
+    /// mask pass.
     pub tokens_before: Option<i64>,
+    /// Tokens after, counted as `tokens_before` is.
     pub tokens_after: Option<i64>,
+    /// The summary the pass stored, a row id in `summaries`.
     pub summary_id: Option<i64>,
+    /// Details of the decision or pass, as JSON.
     pub telemetry_json: Option<String>,
     /// How many decisions the row stands for: a run of unchanged skipped trigger decisions
     /// shares one row (schema 11); 1 for every other event.

@@ -12,41 +12,67 @@ use crate::store::sql::{Row, Sql};
 /// One summary row, as the recall tools describe it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRow {
+    /// The summary's row id in `summaries`.
     pub id: i64,
+    /// The conversation it belongs to, a row id in `conversations`.
     pub conversation_id: i64,
+    /// "leaf" (covers messages) or "condensed" (covers summaries).
     pub kind: String,
+    /// Its depth in the summary DAG: 0 for a leaf summary.
     pub depth: i64,
+    /// "normal", "aggressive" or "fallback".
     pub level: String,
+    /// The summary's text.
     pub content: String,
+    /// Its size in tokens.
     pub token_count: i64,
+    /// Tokens of what it was made from.
     pub source_token_count: i64,
+    /// How many original messages it covers, directly or through the summaries below it.
     pub descendant_message_count: i64,
+    /// How many summaries lie below it in the DAG.
     pub descendant_summary_count: i64,
+    /// Time of the earliest message it covers, in ms since the epoch (None when unknown).
     pub earliest_at: Option<i64>,
+    /// Time of the latest message it covers, in ms since the epoch (None when unknown).
     pub latest_at: Option<i64>,
+    /// Name of the summarizer that wrote it.
     pub summarizer: String,
+    /// The model that wrote it, when the summarizer named one.
     pub model: Option<String>,
+    /// When it was stored, in ms since the epoch.
     pub created_at: i64,
 }
 
 /// One stored message, as the recall tools show it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MessageRow {
+    /// The message's row id in `messages`.
     pub id: i64,
+    /// The conversation it belongs to, a row id in `conversations`.
     pub conversation_id: i64,
+    /// Its position in its conversation.
     pub seq: i64,
+    /// "system", "user", "assistant" or "tool".
     pub role: String,
+    /// Its plain text, derived from the stored raw JSON.
     pub content: String,
+    /// Its size in tokens.
     pub token_count: i64,
+    /// When it happened, in ms since the epoch: the host's timestamp, or the time it was stored.
     pub timestamp: i64,
 }
 
 /// The original messages a summary covers, directly or through the summaries below it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Coverage {
+    /// How many messages.
     pub messages: i64,
+    /// Their tokens, summed.
     pub tokens: i64,
+    /// `seq` of the first of them (None when there are none).
     pub first_seq: Option<i64>,
+    /// `seq` of the last of them (None when there are none).
     pub last_seq: Option<i64>,
 }
 
@@ -124,6 +150,7 @@ pub fn conversation_key(sql: &mut impl Sql, conversation_id: i64) -> Result<Opti
     .transpose()
 }
 
+/// The summary with this row id, if it exists.
 pub fn summary(sql: &mut impl Sql, id: i64) -> Result<Option<SummaryRow>> {
     let query = format!("SELECT {SUMMARY_COLUMNS} FROM summaries WHERE id = ?1");
     sql.query_row(&query, &[id.into()])?
@@ -132,6 +159,7 @@ pub fn summary(sql: &mut impl Sql, id: i64) -> Result<Option<SummaryRow>> {
         .transpose()
 }
 
+/// The message with this row id, if it exists.
 pub fn message(sql: &mut impl Sql, id: i64) -> Result<Option<MessageRow>> {
     let query = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?1");
     sql.query_row(&query, &[id.into()])?

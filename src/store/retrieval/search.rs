@@ -85,7 +85,9 @@ const PAGE_MIN: i64 = 64;
 /// A time window in ms since the epoch: `since` inclusive, `before` exclusive.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TimeWindow {
+    /// Start of the window (inclusive), in ms since the epoch; None: no lower bound.
     pub since: Option<i64>,
+    /// End of the window (exclusive), in ms since the epoch; None: no upper bound.
     pub before: Option<i64>,
 }
 

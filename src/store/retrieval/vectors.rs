@@ -18,7 +18,9 @@ use super::vectors_pg;
 /// What a vector belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Owner {
+    /// A message (`message_vectors`).
     Message,
+    /// A summary (`summary_vectors`).
     Summary,
 }
 
@@ -41,7 +43,9 @@ impl Owner {
 /// The recorded embedder and the backfill's position.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Space {
+    /// Name of the embedder that made the stored vectors.
     pub embedder: String,
+    /// The embedder's dimension: components per vector.
     pub dim: i64,
     /// Every message with an id at or below this has been considered by the backfill.
     pub backfilled_through: i64,
@@ -50,10 +54,13 @@ pub struct Space {
 /// A stored vector with what a recall needs to filter it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredVector {
+    /// The owner's row id in `messages` or `summaries`.
     pub id: i64,
+    /// The conversation it belongs to, a row id in `conversations`.
     pub conversation_id: i64,
     /// When it happened (a message's time, a summary's latest covered time), ms since the epoch.
     pub at: i64,
+    /// The embedding's i8 components, one per dimension.
     pub vector: Vec<i8>,
 }
 

@@ -8,11 +8,17 @@ use crate::store::sql::Sql;
 /// The active conversation of a session key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
+    /// The conversation's row id in `conversations`.
     pub id: i64,
+    /// The host's session key.
     pub session_key: String,
+    /// The host's session id.
     pub session_id: String,
+    /// Which conversation of this session key it is, from 1; it continues across archives.
     pub generation: i64,
+    /// How many messages it stores (`message_count`).
     pub message_count: i64,
+    /// Tokens of all its stored messages (`token_count`).
     pub token_count: i64,
     /// The ordinal the next context item gets.
     pub next_ordinal: i64,
@@ -29,6 +35,7 @@ pub struct Conversation {
     /// saved; see `store::compaction::state_of`). Read with the row, so a turn's trigger needs no
     /// read of its own.
     pub compaction_state_json: Option<String>,
+    /// The pending work the trigger asked for, as JSON (see `store::compaction::Pending`).
     pub compaction_pending_json: Option<String>,
 }
 
@@ -146,7 +153,9 @@ pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
 /// column the turn needs but `Conversation` does not carry).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowVersion {
+    /// The row's PostgreSQL `xmin` when read: the id of the transaction that last wrote it.
     pub xmin: i64,
+    /// The row's `host_facts_json` when read (None: none stored).
     pub host_facts_json: Option<String>,
 }
 
@@ -155,6 +164,7 @@ pub struct RowVersion {
 /// be current (see [`resolve_for_append`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LockedForAppend {
+    /// The conversation's row, as locked.
     pub conversation: Conversation,
     /// Which of the messages' identities (lowercase hex) the conversation already stores.
     pub stored: Option<std::collections::HashSet<String>>,
