@@ -46,11 +46,14 @@ const NEIGHBOURED_HITS: usize = 12;
 /// Longest term searched, in characters (a longer "word" is a pasted blob, not a key term).
 const MAX_TERM_CHARS: usize = 200;
 
+/// `lcm_ask`'s arguments, for [`Engine::ask_start`].
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AskParams {
+    /// The caller's session, from which its reach is derived.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// The question to answer from the stored history (a non-empty string).
     #[serde(default)]
     pub question: Option<Value>,
     /// A literal string to search for besides the question's own terms.
@@ -62,8 +65,10 @@ pub struct AskParams {
     /// "conversation" (default) or "agent".
     #[serde(default)]
     pub scope: Option<String>,
+    /// Only evidence from this time on, in ms since the epoch (inclusive).
     #[serde(default)]
     pub since: Option<i64>,
+    /// Only evidence from before this time, in ms since the epoch (exclusive).
     #[serde(default)]
     pub before: Option<i64>,
     /// A second semantic round seeded with the first round's best evidence (multi-hop
@@ -83,17 +88,23 @@ pub struct AskStart {
     pub prompt: Option<String>,
     /// What the LLM is asked to write at most.
     pub max_tokens: u32,
+    /// The words searched for: the question's distinctive terms and the `pattern`.
     pub terms: Vec<String>,
+    /// The scope searched: "conversation" or "agent".
     pub scope: &'static str,
+    /// How many conversations in reach were searched.
     pub conversations: usize,
     /// The evidence sent (ids, kinds, sizes; never text).
     pub evidence: Vec<Evidence>,
+    /// The evidence's size in the prompt, in estimated tokens.
     pub evidence_tokens: u32,
+    /// The evidence budget it was packed under, in tokens, after clamping.
     pub evidence_budget: u32,
     /// Candidates left out for want of budget.
     pub left_out: usize,
     /// Credentials replaced in the evidence before it was sent.
     pub redacted: u32,
+    /// The finished answer, when there is no prompt (nothing found to ask about).
     pub answer: Option<Answer>,
 }
 
@@ -103,8 +114,10 @@ pub struct AskStart {
 pub struct AskFinishParams {
     /// "answered", "llm_failed", "timed_out" or "no_llm".
     pub outcome: String,
+    /// The LLM's answer, when the outcome is "answered".
     #[serde(default)]
     pub text: Option<String>,
+    /// What went wrong, for the other outcomes.
     #[serde(default)]
     pub detail: Option<String>,
     /// The evidence of the start step (its `kind` and `id` are read).

@@ -19,6 +19,9 @@ use crate::store::conversations::Conversation;
 use crate::store::Sql;
 
 impl<S: Sql> Engine<S> {
+    /// The view for the host's next model call, under its token budget, with the system-prompt
+    /// addition; first detects a rollover or reset and stores history the host passed that was
+    /// never stored.
     pub fn assemble(&mut self, mut params: AssembleParams, now_ms: i64) -> Result<AssembleResult> {
         let history = std::mem::take(&mut params.messages);
         let history_len = history.len();

@@ -26,6 +26,7 @@ const WARNINGS_LIMIT: i64 = 20;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExplorerScope {
+    /// The OpenClaw agent id (`main`, ...): the call reaches the keys under `agent:<id>:`.
     pub agent_id: String,
 }
 
@@ -46,11 +47,14 @@ impl ExplorerScope {
     }
 }
 
+/// `explorerDag`'s arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DagParams {
+    /// The agent whose conversation it must be.
     #[serde(flatten)]
     pub scope: ExplorerScope,
+    /// Row id in `conversations` of the conversation to show.
     pub conversation_id: i64,
 }
 
@@ -58,43 +62,61 @@ pub struct DagParams {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Dag {
+    /// The conversation's row: keys, state and totals.
     pub conversation: ConversationRow,
     /// Raw messages and summaries in the active context.
     pub context_messages: i64,
+    /// Summaries in the active context.
     pub context_summaries: i64,
+    /// Every summary of the conversation (the DAG).
     pub summaries: Vec<SummaryInfo>,
     /// The newest failed passes and rejected summarizer answers (at most 20 each).
     pub failures: Vec<EventInfo>,
+    /// The newest summarizer answers the escalation rejected (at most 20).
     pub rejected: Vec<RejectedAnswer>,
+    /// The summarizer's tokens spent on the conversation, per pass kind.
     pub spend: Vec<PassSpend>,
 }
 
+/// `explorerSummary`'s arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryParams {
+    /// The agent whose conversation must hold the summary.
     #[serde(flatten)]
     pub scope: ExplorerScope,
+    /// Row id in `summaries` of the summary to read.
     pub summary_id: i64,
 }
 
+/// `explorerSummary`'s answer.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryText {
+    /// Row id in `conversations` of the summary's conversation.
     pub conversation_id: i64,
+    /// Its place in the DAG and its counts.
     pub summary: SummaryInfo,
+    /// Its text.
     pub content: String,
 }
 
+/// `explorerExpand`'s arguments, as `expand` takes them.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExpandParams {
+    /// The agent whose conversation must hold the summary.
     #[serde(flatten)]
     pub scope: ExplorerScope,
+    /// Row id in `summaries` of the summary to expand.
     pub summary_id: i64,
+    /// Largest page, in tokens (default 8,000; at most 200,000).
     #[serde(default)]
     pub token_limit: Option<i64>,
+    /// Every original message under the summary instead of its direct children.
     #[serde(default)]
     pub to_messages: bool,
+    /// `nextCursor` of the previous page.
     #[serde(default)]
     pub cursor: Option<i64>,
 }

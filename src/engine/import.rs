@@ -27,12 +27,15 @@ use crate::store::{messages, Sql};
 /// The archive cause of conversations that were active in the source.
 pub(super) const IMPORTED_CAUSE: &str = "imported-from-lossless-claw";
 
+/// What an import from lossless-claw added.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportReport {
     /// Conversations created by this import (others were imported before).
     pub conversations: usize,
+    /// Messages stored by this import (those imported before are skipped).
     pub messages: usize,
+    /// Summaries stored by this import.
     pub summaries: usize,
     /// Of the new summaries, how many are fallbacks (`/lcm repair` redoes them).
     pub fallback_summaries: usize,

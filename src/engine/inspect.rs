@@ -16,13 +16,16 @@ use crate::store::Sql;
 
 /// Default and largest token limit of one `expand` page.
 pub const DEFAULT_EXPAND_TOKENS: i64 = 8_000;
+/// Largest token limit of one `expand` page (a larger `tokenLimit` is an error).
 pub const MAX_EXPAND_TOKENS: i64 = 200_000;
 /// Rows read per page before the token limit is applied (a page never holds more).
 const MAX_PAGE_ITEMS: i64 = 500;
 
+/// `describe`'s arguments; with neither id it describes the conversation.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DescribeParams {
+    /// The session whose active conversation to describe.
     #[serde(flatten)]
     pub session: SessionRef,
     /// Describe this summary.
@@ -37,41 +40,60 @@ pub struct DescribeParams {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ConversationInfo {
+    /// Row id in `conversations`.
     pub conversation_id: i64,
+    /// The host's session id of this generation of the conversation.
     pub session_id: String,
+    /// The conversation's key: the host's session key, or the session id when it gave none.
     pub session_key: String,
+    /// Messages stored in the conversation.
     pub message_count: i64,
+    /// The stored messages' size, in estimated tokens.
     pub token_count: i64,
+    /// The active context's size (messages and summaries), in estimated tokens.
     pub context_tokens: i64,
+    /// The part of `contextTokens` taken by summaries, in estimated tokens.
     pub context_summary_tokens: i64,
     /// Raw messages and summaries in the active context.
     pub context_messages: i64,
+    /// Summaries in the active context.
     pub context_summaries: i64,
+    /// Every summary of the conversation (the DAG).
     pub summaries: Vec<SummaryInfo>,
 }
 
+/// `describe`'s answer.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Described {
     /// The session has no conversation yet.
     Empty,
+    /// No id given: the conversation as a whole.
     Conversation(ConversationInfo),
+    /// The summary asked for.
     #[serde(rename_all = "camelCase")]
     Summary {
+        /// Its place in the DAG and its counts.
         summary: SummaryInfo,
+        /// Its text.
         content: String,
     },
+    /// The message asked for.
     #[serde(rename_all = "camelCase")]
     Message {
+        /// Its place in the conversation, its size and its text.
         message: MessageInfo,
     },
 }
 
+/// `expand`'s arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExpandParams {
+    /// The session whose active conversation holds the summary.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// The summary to expand: a row id of `summaries`.
     pub summary_id: i64,
     /// Largest page, in tokens (at least one item is always returned).
     #[serde(default)]
@@ -88,13 +110,20 @@ pub struct ExpandParams {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ExpandItem {
+    /// A child summary, with its text.
     #[serde(rename_all = "camelCase")]
     Summary {
+        /// Its place in the DAG and its counts.
         summary: SummaryInfo,
+        /// Its text.
         content: String,
     },
+    /// An original message.
     #[serde(rename_all = "camelCase")]
-    Message { message: MessageInfo },
+    Message {
+        /// Its place in the conversation, its size and its text.
+        message: MessageInfo,
+    },
 }
 
 impl ExpandItem {
@@ -106,24 +135,31 @@ impl ExpandItem {
     }
 }
 
+/// `expand`'s answer: one page.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Expansion {
+    /// The summary expanded.
     pub summary: SummaryInfo,
+    /// This page's items, in order.
     pub items: Vec<ExpandItem>,
+    /// This page's items' size, in estimated tokens.
     pub tokens: i64,
     /// Pass as `cursor` for the next page; None when this page ends the expansion.
     pub next_cursor: Option<i64>,
 }
 
+/// `compactionEvents`' arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventsParams {
+    /// The session whose active conversation's events to list.
     #[serde(flatten)]
     pub session: SessionRef,
     /// Only events with a larger id (for polling).
     #[serde(default)]
     pub after_id: Option<i64>,
+    /// At most this many events (1–1,000, default 200).
     #[serde(default)]
     pub limit: Option<i64>,
 }

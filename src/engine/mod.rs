@@ -109,6 +109,7 @@ impl<S: Sql> Engine<S> {
         Ok(self)
     }
 
+    /// The configuration the engine was opened with.
     pub fn config(&self) -> &Config {
         &self.config
     }

@@ -14,12 +14,14 @@ use crate::store::doctor::{self, Check, EventRow, Totals};
 use crate::store::spend::{self, PassSpend};
 use crate::store::Sql;
 
+/// `status`' arguments (`/lcm status`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusParams {
     /// The session to detail, when the command runs inside one.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// The session key of that session, when the host gave one.
     #[serde(default)]
     pub session_key: Option<String>,
 }
@@ -28,39 +30,53 @@ pub struct StatusParams {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStatus {
+    /// Row id in `conversations`.
     pub conversation_id: i64,
+    /// The conversation's key: the host's session key, or the session id when it gave none.
     pub session_key: String,
+    /// Messages stored in the conversation.
     pub messages: i64,
     /// Tokens of the stored context the view is cut from (summaries and the messages they do not
     /// cover): the history's size, not what the model sees.
     pub context_tokens: i64,
+    /// The part of `contextTokens` taken by summaries, in estimated tokens.
     pub context_summary_tokens: i64,
     /// Tokens of the view this process last assembled for the conversation and its budget; None
     /// when it assembled none (another process, e.g. the `lcm` command line, serves the turns).
     pub view_tokens: Option<u64>,
+    /// The budget that view was assembled under, in tokens.
     pub view_budget: Option<u32>,
+    /// The compaction backoff state (failures, next attempt, breaker); None when none is stored or
+    /// this build cannot read it.
     pub retry: Option<RetryState>,
+    /// Compaction work the trigger recorded is waiting for `maintain`.
     pub compaction_pending: bool,
     /// The summary request in flight across processes, lost requests and a pending hand-over
     /// (`core::compaction::hold`); absent when unreadable.
     pub summary_runs: Option<SummaryRuns>,
+    /// The conversation's 5 latest compaction events, newest first.
     pub latest: Vec<EventRow>,
     /// What this conversation's summaries cost, per pass kind.
     pub spend: Vec<PassSpend>,
 }
 
+/// `status`' answer (`/lcm status`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
+    /// Counts across the database: conversations, messages, tokens, summaries, database size.
     pub totals: Totals,
+    /// The session the command runs in, when it named one that has a conversation.
     pub session: Option<SessionStatus>,
     /// The latest compactions and failures across the database.
     pub latest: Vec<EventRow>,
+    /// The latest failed passes across the database, newest first.
     pub failures: Vec<EventRow>,
     /// What summaries cost across the database, per pass kind.
     pub spend: Vec<PassSpend>,
 }
 
+/// `doctor`'s arguments (`/lcm doctor`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DoctorParams {
@@ -69,16 +85,21 @@ pub struct DoctorParams {
     pub fix: bool,
 }
 
+/// `doctor`'s answer (`/lcm doctor`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DoctorReport {
+    /// Every check passed (after the fix, when one ran).
     pub ok: bool,
+    /// Every check's outcome (after the fix, when one ran).
     pub checks: Vec<Check>,
     /// Checks repaired by the fix, then found ok on a second run.
     pub fixed: Vec<&'static str>,
 }
 
 impl<S: Sql> Engine<S> {
+    /// What is stored, what compaction last did, and, for the named session, its conversation's
+    /// state.
     pub fn status(&mut self, params: StatusParams) -> Result<Status> {
         let sql = self.store.sql();
         let totals = doctor::totals(sql)?;
@@ -129,6 +150,8 @@ impl<S: Sql> Engine<S> {
         })
     }
 
+    /// Runs the integrity checks; with `fix`, applies the safe fixes in one transaction and checks
+    /// again.
     pub fn doctor(&mut self, params: DoctorParams) -> Result<DoctorReport> {
         let found = doctor::checks(self.store.sql())?;
         if !params.fix || found.iter().all(|c| c.ok || !c.fixable) {

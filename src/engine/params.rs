@@ -11,7 +11,10 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRef {
+    /// The host's session id: one generation of the conversation.
     pub session_id: String,
+    /// The host's session key, naming the conversation across generations; the session id when
+    /// absent.
     #[serde(default)]
     pub session_key: Option<String>,
 }
@@ -89,9 +92,11 @@ fn check_common_fields(call: &str, value: &Value) -> Result<()> {
     Ok(())
 }
 
+/// `bootstrap`'s arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BootstrapParams {
+    /// The session to set up.
     #[serde(flatten)]
     pub session: SessionRef,
     /// Existing history, when the host passes it.
@@ -99,29 +104,40 @@ pub struct BootstrapParams {
     pub messages: Vec<Value>,
 }
 
+/// `bootstrap`'s answer.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct BootstrapResult {
+    /// True once the conversation exists (always, when the call succeeds).
     pub bootstrapped: bool,
+    /// Messages of `messages` newly stored (those already stored are skipped).
     pub imported_messages: usize,
+    /// One line on what was imported, for the host's log.
     pub reason: String,
 }
 
+/// `ingest`'s arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IngestParams {
+    /// The session the messages belong to.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// The host messages to store, in order, as the host sends them.
     pub messages: Vec<Value>,
 }
 
+/// `afterTurn`'s arguments (hosts without `commitTurn`, e.g. OpenClaw 2026.7).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AfterTurnParams {
+    /// The session the turn belongs to.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// The agent's whole message array after the turn.
     #[serde(default)]
     pub messages: Vec<Value>,
+    /// How many of `messages` came before the turn; the ones after it are stored.
     #[serde(default)]
     pub pre_prompt_message_count: usize,
     /// The model's context window, when the host reports it (OpenClaw 2026.7 passes no
@@ -141,12 +157,16 @@ pub fn checked_tail_start(pre_prompt_message_count: usize, snapshot_len: usize) 
     Ok(pre_prompt_message_count)
 }
 
+/// `commitTurn`'s arguments: one turn, stored in one transaction.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitTurnParams {
+    /// The session the turn belongs to.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// The host's key for the turn: a retry under the same key is stored once.
     pub advancement_key: String,
+    /// The turn's messages, in order.
     pub messages: Vec<Value>,
     /// The host's transcript anchor of the turn's user message.
     #[serde(default)]
@@ -163,21 +183,28 @@ pub struct CommitTurnParams {
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryAnchor {
+    /// The host's id of the transcript entry.
     #[serde(default)]
     pub entry_id: Option<String>,
 }
 
+/// What `commitTurn` did with the turn.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum CommitStatus {
+    /// The turn was stored.
     Committed,
+    /// The turn's `advancementKey` was already stored: nothing was written.
     Duplicate,
 }
 
+/// `commitTurn`'s answer.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitTurnResult {
+    /// Whether the turn was stored or was a duplicate.
     pub status: CommitStatus,
+    /// Messages stored by this call (0 for a duplicate).
     pub stored_messages: usize,
     /// Set when something is off but the turn is safe (e.g. a key reused with other content).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,16 +220,21 @@ pub struct CommitTurnResult {
 pub struct TriggerReport {
     /// "leaf" or "sweep" when compaction is now pending (run by the next maintain), else None.
     pub pending: Option<&'static str>,
+    /// One line on what the trigger decided and why, for the host's log.
     pub log_line: String,
 }
 
+/// `assemble`'s arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssembleParams {
+    /// The session whose view to build.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// The host's message history as it stands (OpenClaw: the whole visible history).
     #[serde(default)]
     pub messages: Vec<Value>,
+    /// The token budget for the view, in tokens; `defaultTokenBudget` when absent.
     #[serde(default)]
     pub token_budget: Option<f64>,
     /// True when `messages` is the host's whole visible history (OpenClaw), so an empty list
@@ -224,9 +256,13 @@ pub struct AssembleParams {
 /// The view. `messages` are the stored host messages, serialized exactly as received.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssembleResult {
+    /// The view's messages, each the stored host message's JSON.
     pub messages: Vec<String>,
+    /// The view's size, in estimated tokens.
     pub estimated_tokens: u64,
+    /// Text the host appends to its system prompt: how to use the recall tools it has.
     pub system_prompt_addition: String,
+    /// How many messages the conversation holds (0 when there is none yet).
     pub stored_messages: i64,
     /// A line for the host's log, once per conversation: the active task did not fit the budget.
     pub notice: Option<String>,
@@ -235,9 +271,13 @@ pub struct AssembleResult {
 /// The view handed over incrementally (see [`super::handover`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssembleHandover {
+    /// The view, to be handed over in parts.
     pub view: super::handover::Handover,
+    /// The view's size, in estimated tokens.
     pub estimated_tokens: u64,
+    /// See [`AssembleResult::system_prompt_addition`].
     pub system_prompt_addition: String,
+    /// See [`AssembleResult::stored_messages`].
     pub stored_messages: i64,
     /// See [`AssembleResult::notice`].
     pub notice: Option<String>,
@@ -247,6 +287,7 @@ pub struct AssembleHandover {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResetParams {
+    /// The session being reset.
     #[serde(flatten)]
     pub session: SessionRef,
     /// Why, as the host said it ("reset", "new", ...); recorded as the archive cause.

@@ -24,7 +24,9 @@ use crate::store::Sql;
 
 /// Default and bounds of one expand page, in estimated tokens.
 pub const EXPAND_DEFAULT_TOKENS: u32 = 4_000;
+/// Smallest page token limit a caller may ask for (smaller requests are raised to it).
 pub const EXPAND_MIN_TOKENS: u32 = 200;
+/// Largest page token limit a caller may ask for (larger requests are lowered to it).
 pub const EXPAND_MAX_TOKENS: u32 = 16_000;
 /// Estimated tokens of an item's framing (ids, role) in a page.
 const ITEM_OVERHEAD_TOKENS: u32 = 8;
@@ -117,11 +119,14 @@ fn parse_cursor(value: Option<&Value>) -> Result<i64> {
     }
 }
 
+/// `lcm_grep`'s arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrepParams {
+    /// The caller's session, from which its reach is derived.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// What to search for: literal text (`text`, `ranked`) or an FTS4 query (`full_text`).
     pub pattern: String,
     /// "text" (default), "full_text", or "ranked" (lexical and semantic candidates fused, best
     /// first).
@@ -139,6 +144,7 @@ pub struct GrepParams {
     /// ms since the epoch, exclusive.
     #[serde(default)]
     pub before: Option<i64>,
+    /// At most this many hits (1–200, default 20).
     #[serde(default)]
     pub limit: Option<usize>,
 }
@@ -157,21 +163,29 @@ pub struct GrepHit {
     pub covered_by: Option<i64>,
 }
 
+/// `lcm_grep`'s answer.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrepResult {
+    /// The scope searched: "conversation" or "agent".
     pub scope: &'static str,
+    /// How many conversations in reach were searched.
     pub conversations: usize,
+    /// The hits, newest first (`ranked`: best first).
     pub hits: Vec<GrepHit>,
 }
 
+/// The arguments of `lcm_describe` and `lcm_expand`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecallTarget {
+    /// The caller's session, from which its reach is derived.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// A row id of `summaries`: a number, a numeric string or `"sum_<id>"`.
     #[serde(default)]
     pub summary_id: Option<Value>,
+    /// A row id of `messages`: a number or a numeric string.
     #[serde(default)]
     pub message_id: Option<Value>,
     /// expand: where the previous page stopped.
@@ -212,23 +226,41 @@ pub struct AboveRef {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Description {
+    /// A summary: its place in the DAG, what it covers, and its content.
     #[serde(rename_all = "camelCase")]
     Summary {
+        /// Row id in `summaries`.
         id: i64,
+        /// Row id of its conversation in `conversations`.
         conversation_id: i64,
+        /// "leaf" (summarizes messages) or "condensed" (summarizes summaries).
         kind: String,
+        /// Its escalation level: "normal", "aggressive" or "fallback" (the extractive text stored
+        /// when the summarizer gave up, which `repair` redoes).
         level: String,
+        /// 0 for a leaf summary; a condensed one is one deeper than its sources.
         depth: i64,
+        /// Whether it is in the conversation's current context view.
         in_view: bool,
+        /// Its own size, in estimated tokens.
         token_count: i64,
+        /// The size of what it summarized when it was made, in estimated tokens.
         source_token_count: i64,
+        /// Original messages below it at any depth, as recorded when it was made.
         descendant_message_count: i64,
+        /// Summaries below it at any depth, as recorded when it was made.
         descendant_summary_count: i64,
+        /// Time of the earliest message it covers, in ms since the epoch.
         earliest_at: Option<i64>,
+        /// Time of the latest message it covers, in ms since the epoch.
         latest_at: Option<i64>,
+        /// When it was made, in ms since the epoch.
         created_at: i64,
+        /// Which summarizer wrote it: "llm" (the host's LLM) or "extractive".
         summarizer: String,
+        /// The host's model that wrote it, when the host named one.
         model: Option<String>,
+        /// Row ids of the condensed summaries built on it.
         parents: Vec<i64>,
         /// Child summaries (condensed summaries).
         children: Vec<ChildRef>,
@@ -236,23 +268,35 @@ pub enum Description {
         direct_messages: i64,
         /// The original messages under it at any depth: count, tokens, first and last `seq`.
         covered_messages: i64,
+        /// The original messages' estimated tokens.
         covered_tokens: i64,
+        /// `seq` of the first original message it covers.
         first_seq: Option<i64>,
+        /// `seq` of the last original message it covers.
         last_seq: Option<i64>,
         /// The artifact ledger (files, commands, errors) as the summary records it.
         ledger: Vec<String>,
+        /// Its full text.
         content: String,
     },
+    /// A message: its place in its conversation and in the view.
     #[serde(rename_all = "camelCase")]
     Message {
+        /// Row id in `messages`.
         id: i64,
+        /// Row id of its conversation in `conversations`.
         conversation_id: i64,
+        /// Its position in the conversation (`#seq of N`).
         seq: i64,
         /// How many messages the conversation holds.
         of: i64,
+        /// Its role as the host recorded it ("user", "assistant", "toolResult", ...).
         role: String,
+        /// Its size whole, in estimated tokens.
         token_count: i64,
+        /// When it was sent, in ms since the epoch.
         timestamp: i64,
+        /// Whether it is in the conversation's current context view (whole, stubbed or excerpted).
         in_view: bool,
         /// How the view shows it when not whole: "stub" (one line) or "excerpt" (head and tail).
         shown_as: Option<&'static str>,
@@ -262,6 +306,7 @@ pub enum Description {
         stub_line: Option<String>,
         /// The summaries above it, lowest first; expand the one in view to reach it.
         summaries: Vec<AboveRef>,
+        /// The first 200 characters of its content.
         preview: String,
     },
 }
@@ -284,19 +329,27 @@ pub struct ExpandItem {
     pub continue_at: Option<usize>,
 }
 
+/// `lcm_expand`'s answer: one page of items under the token limit.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Expansion {
     /// "summary" or "message".
     pub target: &'static str,
+    /// Row id of the target in `summaries` or `messages`.
     pub id: i64,
+    /// Row id of the target's conversation in `conversations`.
     pub conversation_id: i64,
     /// "children", "messages" (every original message below), or "content" (one message's text).
     pub listing: &'static str,
+    /// How many items the listing holds in all (for "content": the message's characters).
     pub total: i64,
+    /// This page's items, in order.
     pub items: Vec<ExpandItem>,
+    /// The page's estimated tokens, item framing included.
     pub tokens: u32,
+    /// The token limit this page was filled under, after clamping.
     pub max_tokens: u32,
+    /// Where the next page starts (pass it back as `cursor`); none on the last page.
     pub next_cursor: Option<String>,
 }
 

@@ -29,14 +29,17 @@ use crate::store::compaction::{load_messages, load_summaries, SourceRow, Summary
 use crate::store::repair::{self as store, Rewrite};
 use crate::store::Sql;
 
+/// `repairStart`'s arguments (`/lcm repair`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RepairParams {
     /// Limit the repair to this session's conversations (all conversations when absent).
     #[serde(default)]
     pub session_id: Option<String>,
+    /// The session key of that session, when the host gave one.
     #[serde(default)]
     pub session_key: Option<String>,
+    /// List what would be redone and write nothing.
     #[serde(default)]
     pub dry_run: bool,
     /// "host" (answers come from the caller) or "extractive"; required unless `dryRun`.
@@ -48,19 +51,25 @@ pub struct RepairParams {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Planned {
+    /// Row id in `summaries`.
     pub id: i64,
+    /// Its depth in the DAG (0: a leaf summary).
     pub depth: i64,
     /// "fallback", or "cascade" (built on a fallback summary).
     pub reason: &'static str,
 }
 
+/// How a repair ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RepairReport {
     /// False when some summary could not be redone.
     pub ok: bool,
+    /// The run was a dry run: nothing was written.
     pub dry_run: bool,
+    /// The summaries to redo, in the order they are redone (shallowest first, then the cascade).
     pub planned: Vec<Planned>,
+    /// Row ids in `summaries` of the summaries redone (rewritten in place).
     pub repaired: Vec<i64>,
     /// One line per summary left in place, with the reason.
     pub failures: Vec<String>,
@@ -68,10 +77,13 @@ pub struct RepairReport {
     pub redacted: Counts,
 }
 
+/// One step of a repair job: a summary the caller must obtain, or the job's end.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum RepairStep {
+    /// The caller runs the request and answers with `repairContinue`.
     NeedSummary(SummaryRequest),
+    /// The job has ended.
     Done(RepairReport),
 }
 

@@ -9,11 +9,14 @@ use crate::error::{Error, Result};
 use crate::store::search::{self, SearchHit, SearchMode};
 use crate::store::Sql;
 
+/// `search`'s arguments.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchParams {
+    /// The session whose conversation to search (with `scope` "conversation").
     #[serde(flatten)]
     pub session: SessionRef,
+    /// What to search for: literal text (`text`) or an FTS4 query (`full_text`).
     pub pattern: String,
     /// "text" (default) or "full_text".
     #[serde(default)]
@@ -21,11 +24,13 @@ pub struct SearchParams {
     /// "conversation" (default: the session's active conversation) or "all".
     #[serde(default)]
     pub scope: Option<String>,
+    /// At most this many hits (default 20).
     #[serde(default)]
     pub limit: Option<usize>,
 }
 
 impl<S: Sql> Engine<S> {
+    /// The stored messages and summaries that match `pattern`, in the scope asked for.
     pub fn search(&mut self, params: SearchParams) -> Result<Vec<SearchHit>> {
         validate_session(&params.session)?;
         let mode = SearchMode::parse(params.mode.as_deref().unwrap_or("text"))?;

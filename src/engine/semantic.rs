@@ -187,6 +187,7 @@ pub struct VectorCache {
 }
 
 impl VectorCache {
+    /// Drops every copy, so the next recall reads the vectors again.
     pub fn clear(&mut self) {
         self.held.clear();
     }

@@ -124,6 +124,8 @@ impl WasmEngine {
         })
     }
 
+    /// `{sessionId, sessionKey?, messages?}`: creates the conversation and stores the existing
+    /// history, converted a chunk at a time. Returns `{bootstrapped, importedMessages, reason}`.
     pub fn bootstrap(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
         let (rest, messages) = split_messages("bootstrap", &params)?;
         let params: BootstrapParams = decode("bootstrap", rest).map_err(js_error)?;
@@ -192,6 +194,9 @@ impl WasmEngine {
         Ok(u32::try_from(inserted).unwrap_or(u32::MAX))
     }
 
+    /// `{sessionId, sessionKey?, advancementKey, messages, admission?, terminal?,
+    /// modelContextWindow?}`: stores the turn in one transaction, once per `advancementKey`.
+    /// Returns `{status: "committed"|"duplicate", storedMessages, warning?, compaction?}`.
     #[wasm_bindgen(js_name = commitTurn)]
     pub fn commit_turn(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
         require_messages("commitTurn", &params)?;

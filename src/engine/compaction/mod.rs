@@ -34,6 +34,7 @@ pub enum Summarizer {
 }
 
 impl Summarizer {
+    /// The name stored in `summaries.summarizer`: "llm" or "extractive".
     pub fn name(self) -> &'static str {
         match self {
             Summarizer::Host => "llm",
@@ -52,18 +53,24 @@ pub enum CompactionMode {
     Sweep,
 }
 
+/// The arguments of the host's `maintain` and `compact` (the compaction entry points).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionParams {
+    /// The session whose conversation to compact.
     #[serde(flatten)]
     pub session: SessionRef,
+    /// What to run: the pending work or a full sweep.
     pub mode: CompactionMode,
+    /// Who writes the summaries: "host" (through the caller) or "extractive".
     pub summarizer: Summarizer,
     /// The host's `force` (OpenClaw's preflight check sets it). Kept for the record: a forced
     /// compaction follows the same retry rule as any other and, when it may not summarize,
     /// still shrinks the view (see `target`).
     #[serde(default)]
     pub force: bool,
+    /// The host's token budget for the assembled context, in tokens; `defaultTokenBudget` when
+    /// absent.
     #[serde(default)]
     pub token_budget: Option<f64>,
     /// The host's own count of the prompt (its projection before a turn, or the prompt that
@@ -106,11 +113,17 @@ pub struct CompactionParams {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryRequest {
+    /// The compaction job the answer goes back to (an id the engine assigns, in memory).
     pub job_id: u64,
+    /// The prompt to send to the host's LLM.
     pub prompt: String,
+    /// The completion's output limit, in tokens.
     pub max_tokens: u32,
+    /// The `purpose` passed to the host's LLM (e.g. "lossless-wasm leaf summary").
     pub purpose: &'static str,
+    /// "leaf" or "condensed": what the summary will be.
     pub kind: &'static str,
+    /// The escalation level the prompt was written for: "normal" or "aggressive".
     pub level: &'static str,
     /// How long the caller may hold the host's call for this answer before the job goes on in
     /// the background; `None`: until the answer arrives.
@@ -125,10 +138,15 @@ pub struct SummaryRequest {
 pub struct CompactionReport {
     /// False only when a summarizer failed (or the breaker is open); "nothing to do" is ok.
     pub ok: bool,
+    /// The context got smaller: at least one summary was written, or the view was shrunk.
     pub compacted: bool,
+    /// Why the job did what it did (or nothing), for the host's log.
     pub reason: String,
+    /// The conversation's context before the job, in estimated tokens.
     pub tokens_before: i64,
+    /// The conversation's context after the job, in estimated tokens.
     pub tokens_after: i64,
+    /// Row ids in `summaries` of the summaries written.
     pub summary_ids: Vec<i64>,
     /// One line per failed pass: "compaction failed (<reason>); all N original messages preserved".
     pub failures: Vec<String>,
@@ -138,10 +156,13 @@ pub struct CompactionReport {
     pub hand_over: bool,
 }
 
+/// One step of a compaction job: a summary the caller must obtain, or the job's end.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum CompactionStep {
+    /// The caller runs the request and answers with `compactionContinue`.
     NeedSummary(SummaryRequest),
+    /// The job has ended.
     Done(CompactionReport),
 }
 
@@ -149,6 +170,7 @@ pub enum CompactionStep {
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JobRef {
+    /// The job, as in [`SummaryRequest::job_id`].
     pub job_id: u64,
 }
 
@@ -157,8 +179,10 @@ pub struct JobRef {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SuccessorStandby {
+    /// The successor's session.
     #[serde(flatten)]
     pub session: crate::engine::params::SessionRef,
+    /// True while the successor waits for more work, false when it leaves.
     pub standing: bool,
 }
 
@@ -166,9 +190,12 @@ pub struct SuccessorStandby {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryAnswer {
+    /// The job the answer is for, as in [`SummaryRequest::job_id`].
     pub job_id: u64,
+    /// The summary's text, when the LLM answered.
     #[serde(default)]
     pub text: Option<String>,
+    /// Why there is no text, when the call failed.
     #[serde(default)]
     pub error: Option<AnswerError>,
     /// The model that wrote the summary, for the summary's metadata.
@@ -187,8 +214,10 @@ pub struct SummaryAnswer {
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AnswerUsage {
+    /// Tokens the provider counted in the prompt.
     #[serde(default)]
     pub input_tokens: Option<f64>,
+    /// Tokens the provider counted in the answer.
     #[serde(default)]
     pub output_tokens: Option<f64>,
 }
@@ -241,9 +270,11 @@ impl SummaryAnswer {
     }
 }
 
+/// Why the host's LLM call for a summary failed.
 #[derive(Debug, Clone, Deserialize)]
 pub struct AnswerError {
     /// "auth", "timeout", "aborted" (the host gave up on the call; no backoff) or anything else.
     pub kind: String,
+    /// The error's message, for the log and the failure line.
     pub message: String,
 }

@@ -22,6 +22,7 @@ use crate::store::Sql;
 pub struct TriggerOutcome {
     /// "leaf", "sweep", or None when nothing is due.
     pub work: Option<&'static str>,
+    /// One line on what the trigger decided and why, for the caller's log.
     pub log_line: String,
 }
 
