@@ -20,9 +20,11 @@
 // Lints the whole crate holds to (clippy.toml and CI's `cargo clippy -- -D warnings` add
 // clippy's). `unsafe` is denied everywhere but the two functions of the wasm bindings that hand
 // JS a view of wasm memory, each with its SAFETY argument. An item marked `pub` is part of the
-// crate's API: one that no path from the crate root reaches says `pub(crate)` (or `pub(super)`).
+// crate's API: one that no path from the crate root reaches says `pub(crate)` (or `pub(super)`),
+// and every item of the API says what it is.
 #![deny(unsafe_code)]
 #![deny(unreachable_pub)]
+#![deny(missing_docs)]
 
 pub mod core;
 pub mod engine;
