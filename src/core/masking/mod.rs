@@ -19,6 +19,7 @@
 //! engine (`engine/masking`) reads the items, applies a batch in one transaction and records it.
 
 pub mod config;
+mod scan_item;
 pub mod select;
 pub mod stub;
 pub mod touch;
@@ -26,7 +27,8 @@ pub mod trigger;
 pub mod workset;
 
 pub use config::MaskingConfig;
-pub use select::{plan, plan_with, Candidate, Change, Plan, PlanRules, ScanItem};
+pub use scan_item::ScanItem;
+pub use select::{plan, plan_with, Candidate, Change, Plan, PlanRules};
 pub use stub::{
     excerpt_tokens, excerpt_variant, render_excerpt, render_line, stub_line_of, summarizer_text,
     Original, Rendered, ToolCall, STUB_LINE_VARIANT,

@@ -29,26 +29,10 @@
 
 use serde::Serialize;
 
+use super::scan_item::ScanItem;
 use super::workset::{standings, Standing, WorkingSetCounts, WorkingSetRules};
 use crate::core::message::Role;
 use crate::core::turns::{active_task_start, is_answer, TurnItem};
-
-/// One context item as selection sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScanItem {
-    /// The item's position in the active context (`context_items.ordinal`).
-    pub ordinal: i64,
-    /// None for a summary.
-    pub message_id: Option<i64>,
-    /// The message's role; None for a summary.
-    pub role: Option<Role>,
-    /// Its tokens in the view now.
-    pub tokens: u32,
-    /// Its stub variant, when it is stubbed (1: a line, 2 and up: an excerpt).
-    pub stub: Option<i64>,
-    /// Whether the message calls tools (an assistant's tool-call blocks).
-    pub calls_tools: bool,
-}
 
 /// The sizes selection works with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::select::ScanItem;
+use super::scan_item::ScanItem;
 use super::touch::{same_file, Op, Touch};
 use crate::core::turns::opens_turn;
 
