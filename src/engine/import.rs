@@ -1,9 +1,9 @@
 //! Import from lossless-claw: reads an `lcm.db` through [`crate::store::lossless_claw`] (only
 //! `SELECT`s on the source connection, which the caller opens read-only) and writes through the
 //! store: messages by the same `append` ingestion uses, summaries with their DAG, and the
-//! source's view when it reaches every message. Conversations arrive archived (searchable by
-//! their key and agent; the host's own transcript starts the active one) (else the all-messages view, which compaction
-//! will shrink). Truncation and emergency fallbacks become `level = 'fallback'` so `repair` can
+//! source's view when it reaches every message (else the all-messages view, which compaction
+//! will shrink). Conversations arrive archived (searchable by their key and agent; the host's own
+//! transcript starts the active one). Truncation and emergency fallbacks become `level = 'fallback'` so `repair` can
 //! redo them. Idempotent: a conversation or summary imported before is recognised by its source
 //! key and a message by an identity derived from its source row, so a second import adds nothing
 //! (and a source that grew adds only what is new). One transaction per conversation.

@@ -29,11 +29,11 @@ pub const STUB_LINE_VARIANT: i64 = 1;
 /// Longest rendering of a tool call's arguments in a stub line, in characters.
 pub const ARGS_MAX_CHARS: usize = 80;
 /// What the summarizer sees of a stubbed output besides its stub line: this many characters of
-/// its head and of its tail.
+/// its head (and [`SUMMARY_TAIL_CHARS`] of its tail).
 pub const SUMMARY_HEAD_CHARS: usize = 160;
 /// Characters of a stubbed output's tail the summarizer sees (see [`SUMMARY_HEAD_CHARS`]).
 pub const SUMMARY_TAIL_CHARS: usize = 80;
-/// Smallest and largest excerpt, in tokens (head and tail together).
+/// The smallest excerpt, in tokens (head and tail together).
 pub const MIN_EXCERPT_TOKENS: u32 = 256;
 /// The largest excerpt, in tokens (head and tail together).
 pub const MAX_EXCERPT_TOKENS: u32 = 16_384;
