@@ -21,6 +21,7 @@ export interface EngineConfig {
   askTimeoutMs?: number;
   /** The most characters one recall tool answer may take as the host counts them (1500..200000): longer answers come in pages. OpenClaw cuts a tool result past about half the model's window in tokens. Default 3500 (an 8K window). */
   toolResultMaxChars?: number;
+  /** Embed every message and summary with the built-in static embedder and rank recall by meaning as well as by words (false: lexical only, no vectors written). Default true. */
   semanticRecall?: boolean;
   /** Newest raw messages never summarized. Default 32. */
   freshTailCount?: number;
@@ -51,6 +52,12 @@ export interface EngineConfig {
   stubMinTokens?: number;
   /** Stubs are applied in batches that save at least this many tokens per token of cached prompt they make the provider re-write; budget pressure always applies them; 0 applies them every turn. Default 1. */
   stubBatchRatio?: number;
+  /** The working set: an old read of a file read, edited or written in this many newest turns stays whole while there is room. Default 0 (off). */
+  workingSetTurns?: number;
+  /** The working set stays whole while the context is at most this share of the view budget (0-1). Default 0.6. */
+  workingSetShare?: number;
+  /** Reads larger than this many tokens are not kept in the working set. Default 2048. */
+  workingSetMaxTokens?: number;
 }
 
 /** `plugins.entries.lossless-wasm.config` in OpenClaw: the engine's options plus storage. */

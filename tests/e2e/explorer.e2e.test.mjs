@@ -14,12 +14,11 @@
 
 import test from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { chromium } from "playwright-core";
 
 import { SMALL_COMPACTION_CONFIG, REPO, e2eHosts, hostTitle, longText, setupE2e } from "./e2e-support.mjs";
-import { freePort } from "./gateway.mjs";
+import { freePort, startGateway } from "./gateway.mjs";
 
 const CONTEXT_WINDOW = 32000;
 const MAX_FILL_TURNS = 8;
@@ -29,47 +28,22 @@ const FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm
 const HEADER_BACKGROUND = "rgb(29, 35, 43)";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** `openclaw gateway run` on loopback with token auth, in the sandbox; resolves when it answers. */
-async function startGateway(t, sandbox, { port, token }) {
-  const { host, env } = sandbox;
-  const child = spawn(host.nodeBin, [host.openclawEntry, "gateway", "run", "--port", String(port), "--bind", "loopback", "--auth", "token", "--token", token, "--allow-unconfigured"], {
-    env,
-    cwd: sandbox.workspace,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  let output = "";
-  child.stdout.on("data", (c) => (output += c));
-  child.stderr.on("data", (c) => (output += c));
-  let exited = null;
-  child.on("exit", (code, signal) => (exited = { code, signal }));
-  t.after(async () => {
-    if (exited) return;
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {
-      /* gone */
-    }
-    for (let i = 0; i < 50 && !exited; i++) await sleep(200);
-    if (!exited) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        /* gone */
-      }
-    }
-  });
-  // Ready once our route answers with something other than the startup 503.
+/**
+ * The sandbox's long-lived gateway (gateway.mjs: `openclaw gateway run` on loopback with token
+ * auth, stopped after the test), once our route answers with something other than the 503 a
+ * plugin route gives while the gateway is still starting.
+ */
+async function startExplorerGateway(t, sandbox, { port, token }) {
+  const gateway = await startGateway(sandbox, { t, port, token });
   const deadline = Date.now() + 180_000;
   for (;;) {
-    if (exited) throw new Error(`the gateway exited (${JSON.stringify(exited)}):\n${output.slice(-4000)}`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}${EXPLORER}`, { headers: { authorization: `Bearer ${token}` } });
-      if (res.status !== 503) return { child, output: () => output };
+      if (res.status !== 503) return gateway;
     } catch {
       /* not listening yet */
     }
-    if (Date.now() > deadline) throw new Error(`the gateway did not serve ${EXPLORER} within 180 s:\n${output.slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`the gateway did not serve ${EXPLORER} within 180 s:\n${gateway.output().slice(-4000)}`);
     await sleep(1000);
   }
 }
@@ -130,7 +104,7 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6"] })) test(
 
     const port = await freePort();
     const token = `explorer-${nonce}-token`;
-    const gateway = await startGateway(t, e2e.sandbox, { port, token });
+    const gateway = await startExplorerGateway(t, e2e.sandbox, { port, token });
     const base = `http://127.0.0.1:${port}${EXPLORER}`;
     const auth = { authorization: `Bearer ${token}` };
 
@@ -245,7 +219,7 @@ for (const hostVersion of e2eHosts({ only: ["2026.7.1"] })) test(
     const e2e = await setupE2e(t, { hostVersion, contextWindow: CONTEXT_WINDOW, pluginConfig: { ...SMALL_COMPACTION_CONFIG } });
     const port = await freePort();
     const token = `explorer-${Date.now().toString(36)}-token`;
-    const gateway = await startGateway(t, e2e.sandbox, { port, token });
+    const gateway = await startExplorerGateway(t, e2e.sandbox, { port, token });
     const base = `http://127.0.0.1:${port}${EXPLORER}`;
     assert.ok((await fetch(base)).status === 401, "the page is refused without the token");
 
