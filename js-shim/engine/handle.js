@@ -97,6 +97,10 @@ export function createHandle({ db, config, save, persist }) {
       const saving = handle.flush();
       return saving ? saving.then(() => embedded) : embedded;
     },
+    /** True when a message or summary still waits for its vector. */
+    vectorsWaiting() {
+      return engine.vectorsWaiting();
+    },
     /** Saves when something committed since the last save; a promise for asynchronous saves. */
     flush() {
       if (!(save || persist) || !(engine.takeDirty() || unsaved)) return undefined;

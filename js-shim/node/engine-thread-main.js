@@ -61,8 +61,14 @@ const run = {
   flush: () => handle.flush(),
   backupTo: (_params, dest) => handle.backupTo(dest),
   importLosslessClaw: (_params, source) => handle.importLosslessClaw(source),
-  close: () => handle.close(),
+  close: () => {
+    closed = true;
+    return handle.close();
+  },
 };
+
+/** Set by `close`: no batch of `embedWaiting` runs after it. */
+let closed = false;
 
 parentPort.on("message", async (msg) => {
   if (msg.type === "part") {
@@ -106,11 +112,29 @@ parentPort.on("message", async (msg) => {
   Atomics.notify(replied, 0);
   // After the turn's last call (`maintain`'s housekeeping), with the host's thread answered:
   // the vectors of the turn's messages (handle.deferTurnEmbedding), before any later call runs.
-  if (msg.type === "housekeep" && handle) {
-    try {
-      await handle.backfillVectors();
-    } catch (err) {
-      embeddingFailed = err;
-    }
-  }
+  if (msg.type === "housekeep" && handle) await embedWaiting();
 });
+
+/** True while `embedWaiting` has a batch under way or scheduled. */
+let embedding = false;
+
+/** Embeds what has no vector yet: one batch now, then, while more waits (a history imported or
+ *  stored before vectors existed), one batch per turn of the event loop, so that a call arriving
+ *  meanwhile waits for one batch at most and a long history is indexed in the worker's idle
+ *  time rather than one batch a turn. */
+async function embedWaiting() {
+  if (embedding || closed) return;
+  embedding = true;
+  try {
+    if ((await handle.backfillVectors()) > 0 && handle.vectorsWaiting()) {
+      setImmediate(() => {
+        embedding = false;
+        embedWaiting();
+      });
+      return;
+    }
+  } catch (err) {
+    embeddingFailed = err;
+  }
+  embedding = false;
+}

@@ -369,6 +369,16 @@ impl<S: Sql> Engine<S> {
         Ok(messages.len() + summaries.len())
     }
 
+    /// True when a message or summary still waits for its vector (the backfill has more to
+    /// do); false without an embedder.
+    pub fn vectors_waiting(&mut self) -> Result<bool> {
+        if self.embedder.is_none() {
+            return Ok(false);
+        }
+        let (messages, _) = vectors::waiting_messages(self.store.sql(), 1)?;
+        Ok(!messages.is_empty() || !vectors::waiting_summaries(self.store.sql(), 1)?.is_empty())
+    }
+
     /// The messages and summaries of `conversations` nearest in meaning to `text`: up to
     /// `limit` of each, those inside `window` when one is given (its messages' own times).
     pub(super) fn nearest(

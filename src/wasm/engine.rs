@@ -472,6 +472,12 @@ impl WasmEngine {
         self.inner.backfill_vectors().map_err(js_error)
     }
 
+    /// True when a message or summary still has no vector: `backfillVectors` has more to do.
+    #[wasm_bindgen(js_name = vectorsWaiting)]
+    pub fn vectors_waiting(&mut self) -> Result<bool, JsError> {
+        self.inner.vectors_waiting().map_err(js_error)
+    }
+
     /// From now on `commitTurn` and `afterTurn` store their messages without vectors and
     /// `indexSearchBatch` embeds none: the caller runs `backfillVectors` once the turn is
     /// answered (the Node worker thread, after its reply to `housekeep`). A recall embeds what

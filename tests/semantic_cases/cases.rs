@@ -173,11 +173,13 @@ fn an_interrupted_backfill_resumes_where_it_stopped_and_the_index_survives_a_res
         let first = e.backfill_vectors().unwrap();
         assert!(first > 0 && first < 300, "one bounded batch: {first}");
         assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), first as i64);
+        assert!(e.vectors_waiting().unwrap(), "the rest waits, and vectors_waiting says so");
         // The process ends here: the batch committed, the rest waits.
     }
     let mut e = with_words(Engine::open(reopen_db(&path), config(json!({"semanticRecall": false})), 0).unwrap(), "words-a");
     let rest = backfill_all(&mut e);
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 300, "{rest} more after the restart");
+    assert!(!e.vectors_waiting().unwrap(), "nothing waits once the backfill is done");
     assert!(rest < 300, "the restart went on from the stored position: {rest}");
     assert_eq!(
         count(&mut e, "SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id)"),

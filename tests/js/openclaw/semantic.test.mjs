@@ -4,7 +4,8 @@
 // index survives a restart, and lcm_grep's ranked mode finds a message from a paraphrase that
 // shares none of its words, where the literal mode finds nothing; another agent's identical
 // message never shows up. A message the previous turn committed is found by meaning (lcm_grep
-// ranked, lcm_ask) whether or not its vector was made yet.
+// ranked, lcm_ask) whether or not its vector was made yet. A history stored before the index
+// existed is embedded by the worker between calls, without waiting for later turns.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -32,8 +33,48 @@ function history() {
   return h;
 }
 
+/** Polls `read` until it returns `want` or `ms` pass; returns the last value read. */
+async function waitFor(read, want, ms) {
+  const until = Date.now() + ms;
+  let got = await read();
+  while (got !== want && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    got = await read();
+  }
+  return got;
+}
+
 for (const storage of STORAGES) {
   describe(`semantic index [${storage}]`, () => {
+    test("a history stored before the index is embedded in the worker's idle time, not 64 messages a turn", async () => {
+      const dbPath = join(tempDir(`semantic-backlog-${storage.replace(":", "-")}`), "db.sqlite");
+      // 600 messages stored with the index off: none has a vector.
+      let handle = await openNodeEngine(dbPath, { storage, semanticRecall: false });
+      let engine = createContextEngine(() => handle);
+      const messages = [];
+      for (let i = 0; i < 300; i++) {
+        messages.push(user(`Please check the deployment log of service ${i} for timeouts near the gateway.`));
+        messages.push(assistant(`Service ${i}: the log shows two retries and no timeout near the gateway.`));
+      }
+      await engine.afterTurn({ ...session, messages, prePromptMessageCount: 0 });
+      await handle.close?.();
+      const [[before]] = await query(dbPath, "SELECT COUNT(*) FROM message_vectors");
+      assert.equal(before, 0, "the index was off: no message has a vector yet");
+
+      // With the index on, one turn's upkeep starts the backfill; the worker goes on by itself.
+      handle = await openNodeEngine(dbPath, { storage });
+      engine = createContextEngine(() => handle);
+      await engine.maintain({ ...session });
+      const count = async () => {
+        await handle.flush();
+        return (await query(dbPath, "SELECT COUNT(*) FROM message_vectors"))[0][0];
+      };
+      const embedded = await waitFor(count, messages.length, 20_000);
+      assert.equal(embedded, messages.length, "every stored message got its vector without another turn");
+      await handle.close?.();
+    });
+
+
     test("vectors are written in the turn, survive a restart, and ranked grep finds a paraphrase", async () => {
       const dbPath = join(tempDir(`semantic-${storage.replace(":", "-")}`), "db.sqlite");
       let handle = await openNodeEngine(dbPath, { storage });
