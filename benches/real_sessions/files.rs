@@ -23,6 +23,9 @@ use serde_json::Value;
 pub struct FileOps {
     pub reads: Vec<String>,
     pub edits: Vec<String>,
+    /// Of `edits`, the files written whole (`Write`, `cat >`, `cat >>`, `tee`): their old text
+    /// is not needed to write them.
+    pub whole: Vec<String>,
 }
 
 /// Classifies a session's tool calls in order; it remembers the patch files written earlier.
@@ -266,11 +269,16 @@ impl Classifier {
         match name.to_ascii_lowercase().as_str() {
             "read" => FileOps {
                 reads: path.into_iter().collect(),
-                edits: Vec::new(),
+                ..FileOps::default()
             },
-            "edit" | "multiedit" | "write" => FileOps {
-                reads: Vec::new(),
+            "edit" | "multiedit" => FileOps {
                 edits: path.into_iter().collect(),
+                ..FileOps::default()
+            },
+            "write" => FileOps {
+                edits: path.iter().cloned().collect(),
+                whole: path.into_iter().collect(),
+                ..FileOps::default()
             },
             "bash" => arguments
                 .get("command")
@@ -301,6 +309,7 @@ impl Classifier {
                                 self.patch_files.insert(target.clone(), named);
                             }
                         }
+                        ops.whole.push(target.clone());
                         ops.edits.push(target);
                     }
                 }
@@ -352,7 +361,11 @@ impl Classifier {
                         ops.reads.extend(files);
                     }
                 }
-                "tee" => ops.edits.extend(operands(&cmd.words).map(|p| at(p))),
+                "tee" => {
+                    let targets: Vec<String> = operands(&cmd.words).map(|p| at(p)).collect();
+                    ops.whole.extend(targets.iter().cloned());
+                    ops.edits.extend(targets);
+                }
                 "patch" | "applypatch" | "apply_patch" | "git" => {
                     if name == "git" && cmd.words.get(1).map(String::as_str) != Some("apply") {
                         continue;

@@ -12,6 +12,13 @@
 //! recorded; `--usage modelled` replaces it by what the provider would report for the replayed
 //! prompt: 4,000 + the system-prompt addition + the view + the turn's earlier messages.
 //!
+//! Edits are judged two ways. The read rule: an edit of a file read in an earlier turn is
+//! *unseen* when no earlier read's result is whole in the view (nor a read earlier in the turn).
+//! The old-text rule, closer to what the model needs: an edit call that names the text it
+//! replaces (`oldText`, `old_string`, `old_str`), where that text was in an earlier turn (a read,
+//! the content of a write, an earlier edit's new text), is *unseen* when the text is neither in
+//! the view nor earlier in the turn.
+//!
 //! Run: `cargo bench --bench real_sessions` (options after `--`: `--session NAME`,
 //! `--usage recorded|modelled` (default both), `--window N` (default 128000), `--config JSON`,
 //! `--csv FILE` for per-turn rows, `--max-output N` for the reply reserve the host passes
@@ -187,6 +194,10 @@ struct Stats {
     unseen: u64,
     /// Unseen edits where an earlier read's result is in the view as its stub line.
     unseen_stubbed: u64,
+    /// Edits whose old text was in an earlier turn (see [`TurnEdits`]).
+    text_seen_before: u64,
+    /// Of those, where the old text is neither in the view nor earlier in the turn.
+    text_unseen: u64,
     /// Turns before the whole history would overflow the window.
     fit_turns: u64,
     engine_fit: f64,
@@ -210,6 +221,8 @@ impl Stats {
         self.edits_after_read += o.edits_after_read;
         self.unseen += o.unseen;
         self.unseen_stubbed += o.unseen_stubbed;
+        self.text_seen_before += o.text_seen_before;
+        self.text_unseen += o.text_unseen;
         self.fit_turns += o.fit_turns;
         self.engine_fit += o.engine_fit;
         self.whole_fit += o.whole_fit;
@@ -222,6 +235,8 @@ struct Read {
     path: String,
     call_id: String,
     result: Option<String>,
+    /// The turn of the read.
+    turn: usize,
 }
 
 /// The read's result is in the view as the engine's stub line (not whole).
@@ -229,6 +244,30 @@ fn stubbed_in_view(read: &Read, view: &[String]) -> bool {
     let id = format!("\"toolCallId\":\"{}\"", read.call_id);
     view.iter()
         .any(|m| m.contains(&id) && m.contains("[tool output stored:"))
+}
+
+/// The texts an edit call replaces: `oldText` (pi), `old_string` (Claude Code's `Edit`, and each
+/// of `MultiEdit`'s `edits`), `old_str`; blank ones are left out.
+fn old_texts(arguments: &Value) -> Vec<String> {
+    let keys = ["oldText", "old_string", "old_str"];
+    let of = |v: &Value| -> Vec<String> {
+        keys.iter()
+            .filter_map(|k| v[*k].as_str())
+            .filter(|t| !t.trim().is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut out = of(arguments);
+    if let Some(edits) = arguments["edits"].as_array() {
+        out.extend(edits.iter().flat_map(of));
+    }
+    out
+}
+
+/// `text` as it appears inside a JSON string (escaped, without the quotes).
+fn json_inner(text: &str) -> String {
+    let quoted = Value::String(text.to_owned()).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
 }
 
 /// Puts the replay marker before the first text of a user message.
@@ -285,11 +324,19 @@ struct TurnEdits {
     unseen: u64,
     /// Of the unseen, where a read's result is in the view as its stub line.
     stubbed: u64,
+    /// Edits that name the text they replace (`oldText`, `old_string`, `old_str`) where that
+    /// text was in an earlier turn's messages (a read, a write's content, an earlier edit).
+    text_seen_before: u64,
+    /// Of those, where the old text is neither in the view nor earlier in this turn: the model
+    /// had to edit from memory (the issue's own words: "an edit whose old text the model could
+    /// not see").
+    text_unseen: u64,
 }
 
 /// Counts the edits of a turn (`messages`, and `committed`: the same as committed JSON) against
 /// the reads of earlier turns and the `view` the turn was given; returns the counts and the
-/// turn's own reads. `on_unseen(path, earlier reads)` is called for each unseen edit; `list`
+/// turn's own reads. `on_unseen(path, earlier reads, whole)` is called for each unseen edit
+/// (`whole`: the call writes the file whole, without its old text); `list`
 /// prints what the shell rules make of each command that reads or edits.
 fn edits_of_turn(
     messages: &[Value],
@@ -297,8 +344,10 @@ fn edits_of_turn(
     reads: &[Read],
     view: &[String],
     classifier: &mut files::Classifier,
-    on_unseen: impl Fn(&str, usize),
+    on_unseen: impl Fn(&str, &[&Read], bool),
     list: bool,
+    turn: usize,
+    earlier_turns: &str,
 ) -> (TurnEdits, Vec<Read>) {
     let in_view: HashSet<&str> = view.iter().map(String::as_str).collect();
     let mut counts = TurnEdits::default();
@@ -309,7 +358,10 @@ fn edits_of_turn(
         .collect();
     let mut read_this_turn: Vec<String> = Vec::new();
     let mut new_reads: Vec<Read> = Vec::new();
-    for m in messages.iter().filter(|m| m["role"] == "assistant") {
+    for (index, m) in messages.iter().enumerate() {
+        if m["role"] != "assistant" {
+            continue;
+        }
         let mut read_here = Vec::new();
         let blocks = m["content"]
             .as_array()
@@ -320,6 +372,22 @@ fn edits_of_turn(
                 call["name"].as_str().unwrap_or_default(),
                 &call["arguments"],
             );
+            // The old-text rule: each text the call replaces, as it appears inside JSON.
+            let known: Vec<String> = old_texts(&call["arguments"])
+                .into_iter()
+                .map(|t| json_inner(&t))
+                .filter(|t| earlier_turns.contains(t.as_str()))
+                .collect();
+            if !known.is_empty() {
+                counts.text_seen_before += 1;
+                let visible = |t: &String| {
+                    view.iter().any(|v| v.contains(t.as_str()))
+                        || committed[..index].iter().any(|c| c.contains(t.as_str()))
+                };
+                if !known.iter().all(visible) {
+                    counts.text_unseen += 1;
+                }
+            }
             for path in &ops.edits {
                 counts.edits += 1;
                 let earlier: Vec<&Read> = reads
@@ -338,7 +406,7 @@ fn edits_of_turn(
                     counts.unseen += 1;
                     let stubbed = earlier.iter().any(|r| stubbed_in_view(r, view));
                     counts.stubbed += u64::from(stubbed);
-                    on_unseen(path, earlier.len());
+                    on_unseen(path, &earlier, ops.whole.contains(path));
                 }
             }
             if list
@@ -362,6 +430,7 @@ fn edits_of_turn(
                     path,
                     call_id: id.to_owned(),
                     result: results.get(id).map(|j| (*j).clone()),
+                    turn,
                 });
             }
         }
@@ -398,6 +467,8 @@ fn replay(
     let mut previous_whole = 0u64;
     let mut whole_overflowed = false;
     let mut reads: Vec<Read> = Vec::new();
+    // Every earlier turn's committed JSON, for the old-text rule.
+    let mut earlier_text = String::new();
     let mut classifier = files::Classifier::default();
     // Turns are numbered from 1, as in the replay marker.
     for (t, turn) in (1..).zip(turns) {
@@ -470,17 +541,39 @@ fn replay(
             &reads,
             view,
             &mut classifier,
-            |path, earlier| {
+            |path, earlier, whole| {
                 if args.verbose {
-                    eprintln!("{name} ({}) turn {t}: edit of {path} unseen ({earlier} earlier reads, none whole in the view)", usage.name());
+                    // The newest earlier read: how old, how big, and what the view holds of it.
+                    let newest = earlier.iter().max_by_key(|r| r.turn);
+                    let (age, tokens, state) = newest.map_or((0, 0, "none"), |r| {
+                        let id = format!("\"toolCallId\":\"{}\"", r.call_id);
+                        let shown = view.iter().find(|m| m.contains(&id));
+                        let state = match shown {
+                            None => "absent",
+                            Some(m) if m.contains("head and tail shown") => "excerpt",
+                            Some(m) if m.contains("[tool output stored:") => "stub",
+                            Some(_) => "changed",
+                        };
+                        (t - r.turn, r.result.as_deref().map_or(0, tokens_of), state)
+                    });
+                    eprintln!(
+                        "{name} ({}) turn {t}: edit of {path} unseen ({} earlier reads, none whole in the view; newest {age} turns old, {tokens} tokens, {state}{})",
+                        usage.name(),
+                        earlier.len(),
+                        if whole { "; written whole" } else { "" }
+                    );
                 }
             },
             args.files,
+            t,
+            &earlier_text,
         );
         stats.edits += turn_edits.edits;
         stats.edits_after_read += turn_edits.after_read;
         stats.unseen += turn_edits.unseen;
         stats.unseen_stubbed += turn_edits.stubbed;
+        stats.text_seen_before += turn_edits.text_seen_before;
+        stats.text_unseen += turn_edits.text_unseen;
         if turn_edits.unseen > 0 {
             stats.unseen_turns.push(t);
         }
@@ -538,6 +631,10 @@ fn replay(
         previous_whole = history_tokens;
         history_tokens += turn_tokens;
         history_chars += turn_chars;
+        for json in &committed {
+            earlier_text.push_str(json);
+            earlier_text.push('\n');
+        }
         history.extend(messages);
         reads.extend(new_reads);
         previous_view = assembled.messages;
@@ -556,7 +653,7 @@ fn saving(s: &Stats) -> String {
 
 fn row(name: &str, usage: &str, s: &Stats) -> String {
     format!(
-        "| {name} | {usage} | {} | {} | {} | {} | {} | {} (${:.2}) | {} ({} stub) / {} / {} | {} | ${:.2} | ${:.2} | {} | ${:.2} |",
+        "| {name} | {usage} | {} | {} | {} | {} | {} | {} (${:.2}) | {} ({} stub) / {} / {} | {} / {} | {} | ${:.2} | ${:.2} | {} | ${:.2} |",
         s.turns,
         s.empty,
         s.previous_missing,
@@ -568,6 +665,8 @@ fn row(name: &str, usage: &str, s: &Stats) -> String {
         s.unseen_stubbed,
         s.edits_after_read,
         s.edits,
+        s.text_unseen,
+        s.text_seen_before,
         s.fit_turns,
         s.engine_fit,
         s.whole_fit,
@@ -592,8 +691,8 @@ fn run() -> Result<(), String> {
         SYSTEM_TOKENS
     );
     println!();
-    println!("| session | usage | turns | empty views | prev. turn missing | stubs in views | max view | summarizer calls ($) | unseen / edits after read / edits | turns fit | engine $ (fit) | whole history $ (fit) | saving | engine $ (all) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| session | usage | turns | empty views | prev. turn missing | stubs in views | max view | summarizer calls ($) | unseen / edits after read / edits | old text unseen / seen before | turns fit | engine $ (fit) | whole history $ (fit) | saving | engine $ (all) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut notes = Vec::new();
     for usage in &args.usages {
         let mut total = Stats::default();
