@@ -313,6 +313,22 @@ fn ranges(turns: &[usize]) -> String {
     out
 }
 
+/// A turn and what the model had seen before it, for [`edits_of_turn`].
+#[derive(Clone, Copy)]
+struct TurnSeen<'a> {
+    /// The turn's number (from 1).
+    number: usize,
+    /// Its messages, and the same as committed JSON.
+    messages: &'a [Value],
+    committed: &'a [String],
+    /// The file reads of earlier turns.
+    reads: &'a [Read],
+    /// The view the turn was given.
+    view: &'a [String],
+    /// Every earlier turn's committed JSON, one message a line.
+    earlier_turns: &'a str,
+}
+
 /// The edits of one turn, counted by the rules of the "unseen edits" metric.
 #[derive(Debug, Default, Clone, Copy)]
 struct TurnEdits {
@@ -339,16 +355,19 @@ struct TurnEdits {
 /// (`whole`: the call writes the file whole, without its old text); `list`
 /// prints what the shell rules make of each command that reads or edits.
 fn edits_of_turn(
-    messages: &[Value],
-    committed: &[String],
-    reads: &[Read],
-    view: &[String],
+    turn: &TurnSeen<'_>,
     classifier: &mut files::Classifier,
     on_unseen: impl Fn(&str, &[&Read], bool),
     list: bool,
-    turn: usize,
-    earlier_turns: &str,
 ) -> (TurnEdits, Vec<Read>) {
+    let TurnSeen {
+        number: turn,
+        messages,
+        committed,
+        reads,
+        view,
+        earlier_turns,
+    } = *turn;
     let in_view: HashSet<&str> = view.iter().map(String::as_str).collect();
     let mut counts = TurnEdits::default();
     let results: HashMap<&str, &String> = messages
@@ -535,11 +554,16 @@ fn replay(
         let committed: Vec<String> = messages.iter().map(Value::to_string).collect();
 
         // Edits of files read in an earlier turn, against the view this turn was given.
-        let (turn_edits, new_reads) = edits_of_turn(
-            &messages,
-            &committed,
-            &reads,
+        let seen = TurnSeen {
+            number: t,
+            messages: &messages,
+            committed: &committed,
+            reads: &reads,
             view,
+            earlier_turns: &earlier_text,
+        };
+        let (turn_edits, new_reads) = edits_of_turn(
+            &seen,
             &mut classifier,
             |path, earlier, whole| {
                 if args.verbose {
@@ -565,8 +589,6 @@ fn replay(
                 }
             },
             args.files,
-            t,
-            &earlier_text,
         );
         stats.edits += turn_edits.edits;
         stats.edits_after_read += turn_edits.after_read;
