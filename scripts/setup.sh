@@ -133,9 +133,20 @@ else
   cargo install --quiet wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
+# 4. The project's npm packages from package-lock.json (sql.js, pg, playwright-core, and the
+#    formatter and linter CI runs: Prettier, ESLint): installed again whenever the lock file is
+#    newer than the last install (npm ci rewrites node_modules/.package-lock.json last).
+npm_packages() {
+  if [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
+    step "npm packages (present)"
+  else
+    step "npm packages (installing)"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+}
+
 if [ "$build_only" = 1 ]; then
-  step "npm packages"
-  [ -f node_modules/.package-lock.json ] || npm ci --no-audit --no-fund --loglevel=error
+  npm_packages
   step "setup complete (build only)"
   exit 0
 fi
@@ -160,13 +171,8 @@ fi
 step "postgresql"
 bash scripts/pg-server.sh install
 
-# 4. The project's npm packages (sql.js, playwright-core).
-if [ -f node_modules/.package-lock.json ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
-  step "npm packages (present)"
-else
-  step "npm packages (installing)"
-  npm ci --no-audit --no-fund --loglevel=error
-fi
+# 4. The project's npm packages (npm_packages above).
+npm_packages
 
 bg_failed=0
 wait "$hosts_pid" || bg_failed=1

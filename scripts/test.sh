@@ -50,6 +50,10 @@ suite() {
 # installed by setup.sh from package.json): an unformatted file fails the run.
 suite format 5 bash -c 'if cargo fmt --check >/dev/null; then echo "# pass 1"; else cargo fmt --check | head -60; echo "# fail 1"; exit 1; fi
   if node_modules/.bin/prettier --check "js-shim/**/*.js"; then echo "# pass 1"; else echo "# fail 1"; exit 1; fi'
+# The shim's lints: ESLint (eslint.config.js: @eslint/js's recommended rules, unused names, ==,
+# var, let never reassigned; the globals of where each file runs), installed by setup.sh from
+# package.json: an error fails the run.
+suite lint-js 5 bash -c 'if node_modules/.bin/eslint js-shim; then echo "# pass 1"; else echo "# fail 1"; exit 1; fi'
 # Clippy's lints (clippy.toml; `unsafe` denied in src/lib.rs) on every native target and on the
 # wasm build: a warning fails the run.
 suite lint 15 bash -c 'source scripts/env.sh && cargo clippy --all-targets --features postgres -- -D warnings && wasm_cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings && echo "# pass 1" || { echo "# fail 1"; exit 1; }'

@@ -5,7 +5,7 @@
 // classic script (importScripts); library.js comes in through import(). Owns only the message
 // protocol; the engine is library.js's. errors.js comes by its URL with the first message, so
 // errors cross to the page (and back from its LLM) as its wire objects.
-/* global importScripts, initSqlJs */
+/* global initSqlJs -- sql.js, loaded by importScripts in open() */
 
 let engine;
 let opening;
