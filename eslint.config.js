@@ -1,7 +1,7 @@
 // ESLint's configuration for the shim (js-shim/): @eslint/js's recommended rules and a few that
 // catch real bugs cheaply, with the globals of where each file runs, so a name that does not
 // exist there (`process` in a browser worker, `window` in Node) is an error. Layout is Prettier's
-// (.prettierrc.json): no stylistic rule is enabled here. CI runs `eslint js-shim` in the format
+// (.prettierrc.json): no stylistic rule is enabled here. CI runs `eslint js-shim` in the lint-js
 // suite of scripts/test.sh; an error fails the run.
 import js from "@eslint/js";
 import globals from "globals";
