@@ -10,9 +10,13 @@
 // a LosslessError with what it carried (name, code, message, fields).
 //
 // Codes and names are part of the contract (users and tests match on them): a code, once
-// given, is never renamed. The engine's own errors (Rust, src/error.rs) are plain Errors whose
+// given, is never renamed. The engine's own errors (Rust, src/error/) are plain Errors whose
 // message starts with what went wrong ("invalid input at `…`", "invalid config `…`",
-// "storage error: …", "stale plan: …"); they cross as foreign errors, message unchanged.
+// "storage error: …", "stale plan: …") and whose `code` says which (LOSSLESS_INVALID_INPUT with
+// `field`, LOSSLESS_INVALID_CONFIG with `key`, LOSSLESS_STORAGE_BUSY / _CONSTRAINT / _CORRUPT /
+// _DIALECT / _IO / _DATA / _OTHER with `storageKind` and the backend's `backendCode`,
+// LOSSLESS_STALE; src/wasm/mod.rs js_error); they cross as foreign errors, message, code and
+// fields unchanged.
 // Owns only the classes and the wire format; this module imports nothing, so every thread,
 // the browser's included, can load it.
 

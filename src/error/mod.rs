@@ -86,6 +86,25 @@ impl Error {
             _ => None,
         }
     }
+
+    /// A stable code for the kind of this error, what a JS caller matches on (the wasm bindings
+    /// put it on the `Error` they throw as `code`): `LOSSLESS_INVALID_INPUT`,
+    /// `LOSSLESS_INVALID_CONFIG`, `LOSSLESS_STALE`, or `LOSSLESS_STORAGE_` and the storage kind
+    /// in capitals (`LOSSLESS_STORAGE_BUSY`, `…_CONSTRAINT`, `…_CORRUPT`, `…_DIALECT`, `…_IO`,
+    /// `…_DATA`, `…_OTHER`). Codes are never renamed.
+    pub fn code(&self) -> String {
+        match self {
+            Error::InvalidInput { .. } => "LOSSLESS_INVALID_INPUT".to_owned(),
+            Error::InvalidConfig { .. } => "LOSSLESS_INVALID_CONFIG".to_owned(),
+            Error::Storage(err) => {
+                format!(
+                    "LOSSLESS_STORAGE_{}",
+                    err.kind().name().to_ascii_uppercase()
+                )
+            }
+            Error::Stale(_) => "LOSSLESS_STALE".to_owned(),
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -106,5 +125,36 @@ impl std::error::Error for Error {}
 impl From<StorageError> for Error {
     fn from(err: StorageError) -> Self {
         Error::Storage(err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_error_has_its_code() {
+        assert_eq!(
+            Error::input("messages[0]", "x").code(),
+            "LOSSLESS_INVALID_INPUT"
+        );
+        assert_eq!(
+            Error::config("freshTailCount", "x").code(),
+            "LOSSLESS_INVALID_CONFIG"
+        );
+        assert_eq!(Error::Stale("x".into()).code(), "LOSSLESS_STALE");
+        for (kind, code) in [
+            (StorageErrorKind::Constraint, "LOSSLESS_STORAGE_CONSTRAINT"),
+            (StorageErrorKind::Busy, "LOSSLESS_STORAGE_BUSY"),
+            (StorageErrorKind::Corrupt, "LOSSLESS_STORAGE_CORRUPT"),
+            (StorageErrorKind::Dialect, "LOSSLESS_STORAGE_DIALECT"),
+            (StorageErrorKind::Io, "LOSSLESS_STORAGE_IO"),
+            (StorageErrorKind::Data, "LOSSLESS_STORAGE_DATA"),
+            (StorageErrorKind::Other, "LOSSLESS_STORAGE_OTHER"),
+        ] {
+            assert_eq!(Error::storage(kind, "x").code(), code);
+            // A failure wrapped in the context it happened in keeps its kind, so its code.
+            assert_eq!(Error::storage(kind, "x").within("reading").code(), code);
+        }
     }
 }

@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::sqljs::{SqlJsDatabase, SqlJsSql};
-use super::{depth, js_error, json_messages};
+use super::{depth, js_error, json_messages, plain_error};
 use crate::core::config::Config;
 use crate::engine::{
     checked_tail_start, decode, next_bootstrap_chunk, AfterTurnParams, AssembleParams,
@@ -23,7 +23,7 @@ pub struct WasmEngine {
     inner: Engine<SqlJsSql>,
 }
 
-fn from_js(call: &str, value: JsValue) -> Result<Value, JsError> {
+fn from_js(call: &str, value: JsValue) -> Result<Value, JsValue> {
     depth::check(&value, call).map_err(js_error)?;
     serde_wasm_bindgen::from_value(value)
         .map_err(|e| js_error(Error::input(format!("{call} params"), e.to_string())))
@@ -32,7 +32,7 @@ fn from_js(call: &str, value: JsValue) -> Result<Value, JsError> {
 /// Separates `messages` from the rest of a params object without converting it. The host passes
 /// its whole history to `assemble` and `afterTurn` on every turn; converting all of it would make
 /// every turn cost time proportional to the history, so only the messages actually needed are.
-fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsError> {
+fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsValue> {
     let invalid = |reason: &str| js_error(Error::input(format!("{call} params"), reason));
     let object = params
         .dyn_ref::<Object>()
@@ -52,7 +52,7 @@ fn split_messages(call: &str, params: &JsValue) -> Result<(Value, Array), JsErro
 
 /// Fails naming the call when `params` has no `messages` (calls whose params type requires them;
 /// [`split_messages`] reads a missing list as empty).
-fn require_messages(call: &str, params: &JsValue) -> Result<(), JsError> {
+fn require_messages(call: &str, params: &JsValue) -> Result<(), JsValue> {
     if Reflect::get(params, &"messages".into()).map_or(true, |m| m.is_undefined()) {
         return Err(js_error(Error::input(
             format!("{call} params"),
@@ -86,10 +86,10 @@ struct StatusAsOf<'a> {
     as_of_ms: i64,
 }
 
-fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| JsError::new(&format!("converting a result for JS: {e}")))
+        .map_err(|e| plain_error(&format!("converting a result for JS: {e}")))
 }
 
 fn now(ms: f64) -> i64 {
@@ -116,7 +116,7 @@ struct AssembleOut {
 impl WasmEngine {
     /// Opens the engine on a sql.js database, validating `config` and migrating the schema.
     #[wasm_bindgen(constructor)]
-    pub fn new(db: SqlJsDatabase, config: JsValue, now_ms: f64) -> Result<WasmEngine, JsError> {
+    pub fn new(db: SqlJsDatabase, config: JsValue, now_ms: f64) -> Result<WasmEngine, JsValue> {
         let config = Config::from_json(&from_js("config", config)?).map_err(js_error)?;
         let sql = SqlJsSql::new(db).map_err(js_error)?;
         Ok(WasmEngine {
@@ -126,7 +126,7 @@ impl WasmEngine {
 
     /// `{sessionId, sessionKey?, messages?}`: creates the conversation and stores the existing
     /// history, converted a chunk at a time. Returns `{bootstrapped, importedMessages, reason}`.
-    pub fn bootstrap(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
+    pub fn bootstrap(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsValue> {
         let (rest, messages) = split_messages("bootstrap", &params)?;
         let params: BootstrapParams = decode("bootstrap", rest).map_err(js_error)?;
         // A long history is converted a chunk at a time (one transaction still stores it all).
@@ -156,7 +156,7 @@ impl WasmEngine {
     }
 
     /// Ingests `{sessionId, sessionKey?, messages}`; returns how many messages were new.
-    pub fn ingest(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsError> {
+    pub fn ingest(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsValue> {
         require_messages("ingest", &params)?;
         let (rest, messages) = split_messages("ingest", &params)?;
         let mut params: IngestParams =
@@ -170,7 +170,7 @@ impl WasmEngine {
     /// Ingests the new tail (after `prePromptMessageCount`) of the host's full snapshot,
     /// converting only that tail.
     #[wasm_bindgen(js_name = afterTurn)]
-    pub fn after_turn(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsError> {
+    pub fn after_turn(&mut self, params: JsValue, now_ms: f64) -> Result<u32, JsValue> {
         let (rest, messages) = split_messages("afterTurn", &params)?;
         let params: AfterTurnParams = decode("afterTurn", rest).map_err(js_error)?;
         let start = checked_tail_start(params.pre_prompt_message_count, messages.length() as usize)
@@ -198,7 +198,7 @@ impl WasmEngine {
     /// modelContextWindow?}`: stores the turn in one transaction, once per `advancementKey`.
     /// Returns `{status: "committed"|"duplicate", storedMessages, warning?, compaction?}`.
     #[wasm_bindgen(js_name = commitTurn)]
-    pub fn commit_turn(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
+    pub fn commit_turn(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsValue> {
         require_messages("commitTurn", &params)?;
         let (rest, messages) = split_messages("commitTurn", &params)?;
         let mut params: CommitTurnParams =
@@ -215,7 +215,7 @@ impl WasmEngine {
 
     /// The view. The host's history is converted only when the engine needs it (it holds more
     /// messages than we stored: history from before the engine was installed); normally never.
-    pub fn assemble(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
+    pub fn assemble(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsValue> {
         let (rest, messages) = split_messages("assemble", &params)?;
         let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
         let len = messages.length() as usize;
@@ -243,7 +243,7 @@ impl WasmEngine {
         params: JsValue,
         held: Option<f64>,
         now_ms: f64,
-    ) -> Result<JsValue, JsError> {
+    ) -> Result<JsValue, JsValue> {
         let (rest, messages) = split_messages("assemble", &params)?;
         let params: AssembleParams = decode("assemble", rest).map_err(js_error)?;
         let len = messages.length() as usize;
@@ -259,7 +259,7 @@ impl WasmEngine {
         let set = |key: &str, value: JsValue| {
             Reflect::set(&object, &key.into(), &value)
                 .map(|_| ())
-                .map_err(|_| JsError::new("building the assemble result"))
+                .map_err(|_| plain_error("building the assemble result"))
         };
         set("token", JsValue::from_f64(out.view.token as f64))?;
         set(
@@ -293,7 +293,7 @@ impl WasmEngine {
     /// "host"|"extractive", force?, tokenBudget?, currentTokenCount?}`. Returns
     /// `{type: "needSummary", jobId, prompt, maxTokens, purpose, ...}` or `{type: "done", ...report}`.
     #[wasm_bindgen(js_name = compactionStart)]
-    pub fn compaction_start(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
+    pub fn compaction_start(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsValue> {
         let params =
             decode("compactionStart", from_js("compactionStart", params)?).map_err(js_error)?;
         to_js(
@@ -311,7 +311,7 @@ impl WasmEngine {
         &mut self,
         answer: JsValue,
         now_ms: f64,
-    ) -> Result<JsValue, JsError> {
+    ) -> Result<JsValue, JsValue> {
         let answer = decode("compactionContinue", from_js("compactionContinue", answer)?)
             .map_err(js_error)?;
         to_js(
@@ -325,7 +325,7 @@ impl WasmEngine {
     /// Renews the lease of compaction job `{jobId}`'s request while its caller waits for the
     /// answer (every `LEASE_RENEW_MS`, core/compaction/hold.rs). Returns whether it was renewed.
     #[wasm_bindgen(js_name = compactionRenew)]
-    pub fn compaction_renew(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {
+    pub fn compaction_renew(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsValue> {
         let params: crate::engine::compaction::JobRef =
             decode("compactionRenew", from_js("compactionRenew", params)?).map_err(js_error)?;
         self.inner
@@ -337,7 +337,7 @@ impl WasmEngine {
     /// conversation's summaries as handed to it (one-shot turns refrain) and returns whether
     /// compaction is pending; leaving (`standing: false`) clears the mark.
     #[wasm_bindgen(js_name = successorStandby)]
-    pub fn successor_standby(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {
+    pub fn successor_standby(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsValue> {
         let params: crate::engine::compaction::SuccessorStandby =
             decode("successorStandby", from_js("successorStandby", params)?).map_err(js_error)?;
         self.inner
@@ -347,7 +347,7 @@ impl WasmEngine {
 
     /// Archives the session key's active conversation (the host reported a reset):
     /// `{sessionId, sessionKey?, cause?}`. Returns whether there was one.
-    pub fn reset(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsError> {
+    pub fn reset(&mut self, params: JsValue, now_ms: f64) -> Result<bool, JsValue> {
         let params = decode("reset", from_js("reset", params)?).map_err(js_error)?;
         self.inner.reset(params, now(now_ms)).map_err(js_error)
     }
@@ -359,7 +359,7 @@ impl WasmEngine {
     }
 
     /// Searches stored messages and summaries: `{sessionId, sessionKey?, pattern, mode?, scope?, limit?}`.
-    pub fn search(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn search(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("search", from_js("search", params)?).map_err(js_error)?;
         to_js(&self.inner.search(params).map_err(js_error)?)
     }
@@ -367,21 +367,21 @@ impl WasmEngine {
     /// `lcm_grep`: `{sessionId, sessionKey?, pattern, mode?, scope?: "conversation"|"agent",
     /// since?, before?, limit?}`; only conversations the caller's own session key reaches.
     #[wasm_bindgen(js_name = recallGrep)]
-    pub fn recall_grep(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn recall_grep(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("lcm_grep", from_js("lcm_grep", params)?).map_err(js_error)?;
         to_js(&self.inner.recall_grep(params).map_err(js_error)?)
     }
 
     /// `lcm_describe`: `{sessionId, sessionKey?, summaryId? | messageId?}`.
     #[wasm_bindgen(js_name = recallDescribe)]
-    pub fn recall_describe(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn recall_describe(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("lcm_describe", from_js("lcm_describe", params)?).map_err(js_error)?;
         to_js(&self.inner.recall_describe(params).map_err(js_error)?)
     }
 
     /// `lcm_expand`: `{sessionId, sessionKey?, summaryId? | messageId?, cursor?, maxTokens?, messages?}`.
     #[wasm_bindgen(js_name = recallExpand)]
-    pub fn recall_expand(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn recall_expand(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("lcm_expand", from_js("lcm_expand", params)?).map_err(js_error)?;
         to_js(&self.inner.recall_expand(params).map_err(js_error)?)
     }
@@ -390,7 +390,7 @@ impl WasmEngine {
     /// since?, before?, maxEvidenceTokens?}`. Returns `{prompt, maxTokens, evidence, ...}` for the
     /// one LLM call, or `{prompt: null, answer}` when nothing was found.
     #[wasm_bindgen(js_name = recallAsk)]
-    pub fn recall_ask(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn recall_ask(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("lcm_ask", from_js("lcm_ask", params)?).map_err(js_error)?;
         to_js(&self.inner.ask_start(params).map_err(js_error)?)
     }
@@ -398,7 +398,7 @@ impl WasmEngine {
     /// `lcm_ask`, last step: `{outcome: "answered"|"llm_failed"|"timed_out"|"no_llm", text?,
     /// detail?, evidence}`. Returns the capped answer with the ids it rests on.
     #[wasm_bindgen(js_name = recallAskFinish)]
-    pub fn recall_ask_finish(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn recall_ask_finish(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = serde_wasm_bindgen::from_value(params)
             .map_err(|e| js_error(Error::input("lcm_ask answer", e.to_string())))?;
         to_js(&self.inner.ask_finish(params).map_err(js_error)?)
@@ -407,7 +407,7 @@ impl WasmEngine {
     /// `/lcm status`: `{sessionId?, sessionKey?}`: totals, this session's conversation, the
     /// latest compactions and failures, and `asOfMs`, the engine's time they are read against (on
     /// a shared store the server's, which the stored leases and retry times are in).
-    pub fn status(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsError> {
+    pub fn status(&mut self, params: JsValue, now_ms: f64) -> Result<JsValue, JsValue> {
         let params = decode("status", from_js("status", params)?).map_err(js_error)?;
         let status = self.inner.status(params).map_err(js_error)?;
         to_js(&StatusAsOf {
@@ -417,7 +417,7 @@ impl WasmEngine {
     }
 
     /// `/lcm doctor`: `{fix?}`: the integrity checks, and the safe fixes when asked.
-    pub fn doctor(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn doctor(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("doctor", from_js("doctor", params)?).map_err(js_error)?;
         to_js(&self.inner.doctor(params).map_err(js_error)?)
     }
@@ -426,14 +426,14 @@ impl WasmEngine {
     /// Returns `{type: "needSummary", jobId, prompt, maxTokens, purpose, ...}` (as compaction
     /// does) or `{type: "done", ok, dryRun, planned, repaired, failures}`.
     #[wasm_bindgen(js_name = repairStart)]
-    pub fn repair_start(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn repair_start(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("repairStart", from_js("repairStart", params)?).map_err(js_error)?;
         to_js(&self.inner.repair_start(params).map_err(js_error)?)
     }
 
     /// Answers a repair's summary request: `{jobId, text}` or `{jobId, error: {kind, message}}`.
     #[wasm_bindgen(js_name = repairContinue)]
-    pub fn repair_continue(&mut self, answer: JsValue) -> Result<JsValue, JsError> {
+    pub fn repair_continue(&mut self, answer: JsValue) -> Result<JsValue, JsValue> {
         let answer =
             decode("repairContinue", from_js("repairContinue", answer)?).map_err(js_error)?;
         to_js(&self.inner.repair_continue(answer).map_err(js_error)?)
@@ -446,7 +446,7 @@ impl WasmEngine {
         &mut self,
         source: SqlJsDatabase,
         now_ms: f64,
-    ) -> Result<JsValue, JsError> {
+    ) -> Result<JsValue, JsValue> {
         let mut source = SqlJsSql::new(source).map_err(js_error)?;
         to_js(
             &self
@@ -459,7 +459,7 @@ impl WasmEngine {
     /// After-turn housekeeping: indexes the messages waiting for search once a batch of them has
     /// gathered; returns how many it indexed.
     #[wasm_bindgen(js_name = indexSearchBatch)]
-    pub fn index_search_batch(&mut self) -> Result<usize, JsError> {
+    pub fn index_search_batch(&mut self) -> Result<usize, JsValue> {
         self.inner.index_search_batch().map_err(js_error)
     }
 
@@ -468,13 +468,13 @@ impl WasmEngine {
     /// how many. `indexSearchBatch` runs one batch too; this is for callers that catch up in a
     /// loop (benchmarks, an operator).
     #[wasm_bindgen(js_name = backfillVectors)]
-    pub fn backfill_vectors(&mut self) -> Result<usize, JsError> {
+    pub fn backfill_vectors(&mut self) -> Result<usize, JsValue> {
         self.inner.backfill_vectors().map_err(js_error)
     }
 
     /// True when a message or summary still has no vector: `backfillVectors` has more to do.
     #[wasm_bindgen(js_name = vectorsWaiting)]
-    pub fn vectors_waiting(&mut self) -> Result<bool, JsError> {
+    pub fn vectors_waiting(&mut self) -> Result<bool, JsValue> {
         self.inner.vectors_waiting().map_err(js_error)
     }
 
@@ -495,21 +495,21 @@ impl WasmEngine {
 
     /// Describes the session's conversation (totals and the summary DAG), or one summary
     /// (`summaryId`) or message (`messageId`) of it; read-only, the base of `lcm_describe`.
-    pub fn describe(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn describe(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("describe", from_js("describe", params)?).map_err(js_error)?;
         to_js(&self.inner.describe(params).map_err(js_error)?)
     }
 
     /// Expands a summary into its children, or (`toMessages`) every original message under it,
     /// one page under `tokenLimit`; read-only, the base of `lcm_expand`.
-    pub fn expand(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn expand(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("expand", from_js("expand", params)?).map_err(js_error)?;
         to_js(&self.inner.expand(params).map_err(js_error)?)
     }
 
     /// The compaction log of the session's conversation, oldest first (`afterId?`, `limit?`).
     #[wasm_bindgen(js_name = compactionEvents)]
-    pub fn compaction_events(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn compaction_events(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params =
             decode("compactionEvents", from_js("compactionEvents", params)?).map_err(js_error)?;
         to_js(&self.inner.compaction_events(params).map_err(js_error)?)
@@ -517,7 +517,7 @@ impl WasmEngine {
 
     /// The context explorer: one agent's conversations (`{agentId}`), newest first.
     #[wasm_bindgen(js_name = explorerConversations)]
-    pub fn explorer_conversations(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn explorer_conversations(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode(
             "explorerConversations",
             from_js("explorerConversations", params)?,
@@ -533,14 +533,14 @@ impl WasmEngine {
 
     /// The context explorer: one conversation's summary DAG and warnings (`{agentId, conversationId}`).
     #[wasm_bindgen(js_name = explorerDag)]
-    pub fn explorer_dag(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn explorer_dag(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params = decode("explorerDag", from_js("explorerDag", params)?).map_err(js_error)?;
         to_js(&self.inner.explorer_dag(params).map_err(js_error)?)
     }
 
     /// The context explorer: one summary and its text (`{agentId, summaryId}`).
     #[wasm_bindgen(js_name = explorerSummary)]
-    pub fn explorer_summary(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn explorer_summary(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params =
             decode("explorerSummary", from_js("explorerSummary", params)?).map_err(js_error)?;
         to_js(&self.inner.explorer_summary(params).map_err(js_error)?)
@@ -548,7 +548,7 @@ impl WasmEngine {
 
     /// The context explorer: a summary expanded to its children or (`toMessages`) its originals.
     #[wasm_bindgen(js_name = explorerExpand)]
-    pub fn explorer_expand(&mut self, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn explorer_expand(&mut self, params: JsValue) -> Result<JsValue, JsValue> {
         let params =
             decode("explorerExpand", from_js("explorerExpand", params)?).map_err(js_error)?;
         to_js(&self.inner.explorer_expand(params).map_err(js_error)?)
@@ -556,7 +556,7 @@ impl WasmEngine {
 
     /// The database as SQLite file bytes, for persisting.
     #[wasm_bindgen(js_name = exportDatabase)]
-    pub fn export_database(&mut self) -> Result<Vec<u8>, JsError> {
+    pub fn export_database(&mut self) -> Result<Vec<u8>, JsValue> {
         self.inner.sql().export().map_err(js_error)
     }
 }

@@ -75,12 +75,16 @@ fn turn(key: &str, text: &str, ts: i64) -> JsValue {
     }))
 }
 
-fn error_text(err: wasm_bindgen::JsError) -> String {
-    let value: JsValue = err.into();
-    Reflect::get(&value, &"message".into())
+fn error_text(err: JsValue) -> String {
+    Reflect::get(&err, &"message".into())
         .unwrap()
         .as_string()
         .unwrap()
+}
+
+/// The error's own string field `name` (`code`, `field`, `key`, …).
+fn error_field(err: &JsValue, name: &str) -> Option<String> {
+    Reflect::get(err, &name.into()).unwrap().as_string()
 }
 
 #[wasm_bindgen_test]
@@ -151,7 +155,16 @@ async fn bad_input_is_a_clear_error_and_stores_nothing() {
     let bad = js(
         &json!({"sessionId": "s1", "advancementKey": "k", "messages": [{"role": "user", "content": "ok"}, {"role": "alien"}]}),
     );
-    let message = error_text(engine.commit_turn(bad, 2.0).unwrap_err());
+    let err = engine.commit_turn(bad, 2.0).unwrap_err();
+    assert_eq!(
+        error_field(&err, "code").as_deref(),
+        Some("LOSSLESS_INVALID_INPUT")
+    );
+    assert_eq!(
+        error_field(&err, "field").as_deref(),
+        Some("messages[1].role")
+    );
+    let message = error_text(err);
     assert!(message.contains("messages[1].role"), "{message}");
     let view = rust(
         engine
@@ -172,6 +185,14 @@ async fn invalid_config_names_the_key() {
     )
     .err()
     .unwrap();
+    assert_eq!(
+        error_field(&err, "code").as_deref(),
+        Some("LOSSLESS_INVALID_CONFIG")
+    );
+    assert_eq!(
+        error_field(&err, "key").as_deref(),
+        Some("defaultTokenBudget")
+    );
     let message = error_text(err);
     assert!(message.contains("defaultTokenBudget"), "{message}");
 }

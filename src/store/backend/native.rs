@@ -162,6 +162,7 @@ mod tests {
             err.to_string().contains("UNIQUE constraint failed"),
             "{err}"
         );
+        assert_eq!(err.code(), "LOSSLESS_STORAGE_CONSTRAINT");
         let failure = storage_failure(err);
         assert_eq!(failure.kind(), StorageErrorKind::Constraint);
         assert_eq!(failure.code(), Some("SQLITE_CONSTRAINT"));

@@ -45,6 +45,8 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
         assert.ok(err instanceof Error, `${name}: not an Error`);
         assert.doesNotMatch(err.message, /unreachable|memory access|RuntimeError|recursive use/, name);
         assert.match(err.message, expected, name);
+        // The engine's error crosses the worker with the code a caller matches on.
+        assert.equal(err.code, "LOSSLESS_INVALID_INPUT", `${name}: ${err.code}`);
         return true;
       }, name);
       // Another session on the same instance still works: the bad call did not trap the wasm.
