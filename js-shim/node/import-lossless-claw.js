@@ -5,64 +5,13 @@
 // import a stale copy. Either way the source file is never modified.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
+import { NodeSqliteDatabase, nodeSqliteAvailable } from "./sqlite.js";
 
 const require = createRequire(import.meta.url);
 
-/** The subset of sql.js's Database/Statement interface the engine's SQL layer binds to. */
-class ReadOnlyStatement {
-  constructor(stmt) {
-    stmt.setReturnArrays(true);
-    this.stmt = stmt;
-    this.params = [];
-    this.rows = null;
-    this.row = null;
-  }
-  bind(values) {
-    this.reset();
-    this.params = values;
-    return true;
-  }
-  step() {
-    this.rows ??= this.stmt.iterate(...this.params);
-    const next = this.rows.next();
-    this.row = next.done ? null : next.value;
-    if (next.done) this.rows = null;
-    return !next.done;
-  }
-  get() {
-    return this.row;
-  }
-  reset() {
-    this.rows?.return?.();
-    this.rows = null;
-    this.row = null;
-    return true;
-  }
-  free() {
-    return this.reset();
-  }
-}
-
-class ReadOnlyNodeDatabase {
-  constructor(path) {
-    const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
-    this.db = new DatabaseSync(path, { readOnly: true });
-  }
-  prepare(sql) {
-    return new ReadOnlyStatement(this.db.prepare(sql));
-  }
-  exec(sql) {
-    this.db.exec(sql);
-    return [];
-  }
-  close() {
-    this.db.close();
-  }
-}
-
 async function openSource(path) {
   if (!existsSync(path)) throw new Error(`lossless-claw import: no database at ${path}`);
-  if (process.getBuiltinModule?.("node:sqlite")?.DatabaseSync) return new ReadOnlyNodeDatabase(path);
+  if (nodeSqliteAvailable()) return new NodeSqliteDatabase(path, { readOnly: true });
   const wal = `${path}-wal`;
   if (existsSync(wal) && statSync(wal).size > 0) {
     throw new Error(

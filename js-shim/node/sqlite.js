@@ -172,25 +172,32 @@ export class NodeSqliteDatabase {
    * Opens (creating if needed) the database file at `path`.
    * @param {object} [options] `durability`: "normal" (default) or "full", config `durability`;
    *        `lockTimeoutMs`: how long a call waits for another process's lock, config
-   *        `lockTimeoutMs` (default LOCK_TIMEOUT_MS)
+   *        `lockTimeoutMs` (default LOCK_TIMEOUT_MS); `readOnly`: open an existing file strictly
+   *        read-only, as it is (another tool's database: no pragma that writes, no WAL mode set;
+   *        a WAL the file's owner has not checkpointed is still read)
    */
-  constructor(path, { durability, lockTimeoutMs } = {}) {
+  constructor(path, { durability, lockTimeoutMs, readOnly = false } = {}) {
     const synchronous = synchronousFor(durability ?? "normal");
     this.lockTimeoutMs = lockTimeoutFor(lockTimeoutMs);
     this.busyTimeoutMs = Math.min(BUSY_TIMEOUT_MS, this.lockTimeoutMs);
     const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
-    this.db = new DatabaseSync(path);
+    this.db = new DatabaseSync(path, { readOnly });
     this.path = path;
     this.walPath = `${path}-wal`;
     this.housekeepings = 0;
     try {
       // Fails here, not later, when the file is not a SQLite database.
       this.db.exec(`PRAGMA busy_timeout = ${this.busyTimeoutMs};`);
-      retryBusy(this, () =>
-        this.db.exec(
-          `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${WAL_KEEP_BYTES};`,
-        ),
-      );
+      if (readOnly) {
+        // Reads the schema, so a file that is not a database fails here.
+        this.db.prepare("SELECT count(*) FROM sqlite_master").get();
+      } else {
+        retryBusy(this, () =>
+          this.db.exec(
+            `PRAGMA journal_mode = WAL; PRAGMA synchronous = ${synchronous}; PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}; PRAGMA journal_size_limit = ${WAL_KEEP_BYTES};`,
+          ),
+        );
+      }
     } catch (err) {
       this.db.close();
       if (err instanceof DatabaseLockedError) throw err;
