@@ -39,6 +39,14 @@ test("the demo page replays turns, draws the DAG, expands, searches, and survive
   await page.goto(`${server.url}/demo/web/index.html`);
   await page.waitForSelector("body[data-ready='1']");
   assert.equal(await page.textContent("#turn"), "turn 0 / 75");
+  // Styled: the colours come from the explorer's stylesheet in the package, the two-column
+  // layout from the demo's own.
+  const styled = await page.evaluate(() => ({
+    normal: getComputedStyle(document.documentElement).getPropertyValue("--normal").trim(),
+    columns: getComputedStyle(document.querySelector("main")).gridTemplateColumns.split(" ").length,
+  }));
+  assert.ok(styled.normal.length > 0, "the explorer's colours are defined");
+  assert.equal(styled.columns, 2, "the demo's two-column layout");
 
   for (let i = 1; i <= TURNS; i++) {
     await page.click("#step");
