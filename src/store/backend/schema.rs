@@ -7,6 +7,7 @@
 use crate::error::{Error, Result};
 use crate::store::dialect::Dialect;
 use crate::store::sql::Sql;
+use crate::store::WriteTx;
 
 /// Every migration, in order. Append only: a released migration is never edited.
 pub const MIGRATIONS: &[(i64, &str)] = &[
@@ -97,28 +98,33 @@ pub fn migrate(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
         )));
     }
     for (version, script) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
-        sql.execute("BEGIN IMMEDIATE", &[])?;
-        // Another process opening the same file may have applied it while we waited for the
-        // write lock (two gateways starting at once): look again inside the transaction.
-        let applied = current_version(sql).and_then(|now| {
-            if now >= *version {
-                return Ok(());
-            }
-            sql.execute_script(script)?;
-            sql.execute(
-                "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
-                &[(*version).into(), now_ms.into()],
-            )
-        });
-        match applied {
-            Ok(()) => sql.execute("COMMIT", &[])?,
-            Err(err) => {
-                let _ = sql.execute("ROLLBACK", &[]);
-                return Err(err.within(format!("migration to schema version {version} failed")));
-            }
-        }
+        // Each migration in a write transaction of its own; a failed one rolls back when `tx`
+        // is dropped, leaving the versions before it applied.
+        let mut tx = WriteTx::begin(sql)?;
+        apply_once(&mut tx, *version, script, now_ms)
+            .map_err(|err| err.within(format!("migration to schema version {version} failed")))?;
+        tx.commit()?;
     }
     Ok(())
+}
+
+/// Applies the SQLite migration `version` inside `tx` and records it, unless it is there
+/// already: another process opening the same file may have applied it while this one waited
+/// for the write lock (two gateways starting at once), so the version is read again here.
+fn apply_once<S: Sql>(
+    tx: &mut WriteTx<'_, S>,
+    version: i64,
+    script: &str,
+    now_ms: i64,
+) -> Result<()> {
+    if current_version(tx.sql())? >= version {
+        return Ok(());
+    }
+    tx.sql().execute_script(script)?;
+    tx.sql().execute(
+        "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+        &[version.into(), now_ms.into()],
+    )
 }
 
 /// Creates `pg_trgm` and `unaccent` where they are missing: in `public` when this role may create
@@ -148,7 +154,8 @@ const EXTENSIONS_ON_PATH_SQL: &str = "SELECT set_config('search_path', current_s
 /// PostgreSQL: every missing migration in one transaction (PostgreSQL's DDL is transactional),
 /// under an advisory lock so two gateways opening a new database at once apply each once.
 fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
-    sql.execute("BEGIN", &[])?;
+    let mut tx = WriteTx::begin(sql)?;
+    let sql = tx.sql();
     let applied = (|| {
         sql.execute(
             "SELECT pg_advisory_xact_lock(?1)",
@@ -184,11 +191,7 @@ fn migrate_postgres(sql: &mut impl Sql, now_ms: i64) -> Result<()> {
         }
         Ok(())
     })();
-    match applied {
-        Ok(()) => sql.execute("COMMIT", &[]),
-        Err(err) => {
-            let _ = sql.execute("ROLLBACK", &[]);
-            Err(err)
-        }
-    }
+    // On an error `tx` is dropped uncommitted: every migration of this call rolls back.
+    applied?;
+    tx.commit()
 }
