@@ -24,8 +24,7 @@ pub use compacting::{accounting, compaction, masking, repair, spend, summary_run
 pub use importing::{import, lossless_claw};
 pub use inspection::{doctor, explorer, inspect, statistics};
 pub use retrieval::{
-    literal, raw_match, recall, search, search_hit, search_index, search_pg, snippet, vectors,
-    vectors_pg,
+    literal, raw_match, recall, search, search_hit, search_index, snippet, vectors,
 };
 pub use tables::conversations;
 
