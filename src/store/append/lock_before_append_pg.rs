@@ -11,7 +11,7 @@ use crate::store::sql::Sql;
 
 use super::bulk_pg;
 
-/// PostgreSQL, before an append: `conversations`' `FIND_ACTIVE_FOR_UPDATE_SQL` that also returns which of the
+/// PostgreSQL, before an append: `conversations_pg`'s `FIND_ACTIVE_FOR_UPDATE_SQL` that also returns which of the
 /// identities in `?2` (a JSON array of hex) the conversation already stores, and whether that
 /// answer is current (1) or not (0). It is current unless the statement waited for the lock while
 /// another writer changed the row: PostgreSQL then returns the row as that writer committed it
