@@ -14,7 +14,7 @@ mod transaction;
 
 // The modules by their old flat names, so callers name `store::messages` and not the folder
 // it lives in (docs/architecture.md has the tree).
-pub use append::{advancements, bulk, bulk_pg, claim, context, lock_before_append, messages};
+pub use append::{advancements, bulk, claim, context, lock_before_append, messages};
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::native;
 #[cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]
@@ -24,8 +24,7 @@ pub use compacting::{accounting, compaction, masking, repair, spend, summary_run
 pub use importing::{import, lossless_claw};
 pub use inspection::{doctor, explorer, inspect, statistics};
 pub use retrieval::{
-    literal, raw_match, recall, search, search_hit, search_index, search_pg, snippet, vectors,
-    vectors_pg,
+    literal, raw_match, recall, search, search_hit, search_index, snippet, vectors,
 };
 pub use tables::conversations;
 

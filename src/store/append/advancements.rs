@@ -10,6 +10,8 @@ use crate::store::lock_before_append;
 use crate::store::sql::Sql;
 use crate::store::WriteTx;
 
+use super::advancements_pg;
+
 /// Per-turn query (primary key).
 pub const FIND_SQL: &str = "SELECT payload_hash FROM turn_advancements WHERE advancement_key = ?1";
 
@@ -20,11 +22,9 @@ pub const FIND_SQL: &str = "SELECT payload_hash FROM turn_advancements WHERE adv
 /// waiting, since the server runs the next statement only once it has the lock (and fails that
 /// one when taking the lock failed). SQLite's write lock already holds every key: nothing runs.
 pub fn lock_key(sql: &mut impl Sql, key: &str) -> Result<()> {
+    // The dialect's one decision here: PostgreSQL takes the lock (`advancements_pg`).
     if sql.dialect().is_postgres() {
-        sql.execute(
-            "SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))) AS locked",
-            &[key.into()],
-        )?;
+        advancements_pg::lock_key(sql, key)?;
     }
     Ok(())
 }

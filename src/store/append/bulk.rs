@@ -22,6 +22,8 @@ use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
 use crate::store::WriteTx;
 
+use super::bulk_pg;
+
 /// Below this many messages the row-by-row append is as fast and simpler.
 pub const BULK_MIN_MESSAGES: usize = 32;
 
@@ -59,11 +61,14 @@ pub fn append_resolved(
     stored: Option<HashSet<String>>,
     now_ms: i64,
 ) -> Result<Appended> {
-    if stored.is_some() && tx.dialect().is_postgres() && crate::store::bulk_pg::can_append(messages)
-    {
-        return crate::store::bulk_pg::append(tx, conversation, messages, stored, now_ms);
-    }
-    append_any(tx, conversation, messages, now_ms)
+    append_dispatched(
+        tx,
+        conversation,
+        messages,
+        stored,
+        &[messages.len()],
+        now_ms,
+    )
 }
 
 /// [`append_any`], putting the messages in the search index in segments that end before the
@@ -81,18 +86,26 @@ pub fn append_in_segments(
     segment_ends: &[usize],
     now_ms: i64,
 ) -> Result<Appended> {
+    append_dispatched(tx, conversation, messages, None, segment_ends, now_ms)
+}
+
+/// The one place an append picks its dialect's path: PostgreSQL's is [`bulk_pg::append_any`]
+/// (ids from the identity sequence, `stored` used when known); SQLite's appends row by row when
+/// the messages are few, else in bulk with ids numbered from `MAX(id)` (only a single writer
+/// may do that), ignoring `stored`.
+fn append_dispatched(
+    tx: &mut WriteTx<'_, impl Sql>,
+    conversation: &Conversation,
+    messages: &[StoredMessage],
+    stored: Option<HashSet<String>>,
+    segment_ends: &[usize],
+    now_ms: i64,
+) -> Result<Appended> {
     if messages.is_empty() {
         return Ok(Appended::default());
     }
     if tx.dialect().is_postgres() {
-        // Ids from the identity sequence: this module numbers rows from MAX(id), which only a
-        // single writer may do. A few messages too: row by row waits for each one's id, the bulk
-        // statements wait once whatever their number.
-        if crate::store::bulk_pg::can_append(messages) {
-            crate::store::bulk_pg::append(tx, conversation, messages, None, now_ms)
-        } else {
-            crate::store::messages::append(tx, conversation, messages, now_ms)
-        }
+        bulk_pg::append_any(tx, conversation, messages, stored, now_ms)
     } else if messages.len() < BULK_MIN_MESSAGES {
         crate::store::messages::append(tx, conversation, messages, now_ms)
     } else {

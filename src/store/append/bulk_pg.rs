@@ -91,10 +91,28 @@ fn to_json(rows: &impl Serialize) -> Result<String> {
 
 /// Whether every identity is one this path can send as hex (32 hex digits, as the engine writes
 /// them); otherwise the caller appends row by row.
-pub fn can_append(messages: &[StoredMessage]) -> bool {
+pub(super) fn can_append(messages: &[StoredMessage]) -> bool {
     messages
         .iter()
         .all(|m| m.identity.len() == 32 && m.identity.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// PostgreSQL's append of `messages` (not empty; see `bulk::append_in_segments`): in bulk
+/// ([`append`]) when every identity is hex, else row by row ([`crate::store::messages::append`]).
+/// The bulk statements wait once whatever their number, where row by row waits for each
+/// message's id: so a turn's few messages go in bulk too.
+pub(super) fn append_any(
+    tx: &mut WriteTx<'_, impl Sql>,
+    conversation: &Conversation,
+    messages: &[StoredMessage],
+    stored: Option<HashSet<String>>,
+    now_ms: i64,
+) -> Result<Appended> {
+    if can_append(messages) {
+        append(tx, conversation, messages, stored, now_ms)
+    } else {
+        crate::store::messages::append(tx, conversation, messages, now_ms)
+    }
 }
 
 /// Appends `messages` as [`crate::store::messages::append`] does, one statement per table, in
@@ -102,7 +120,7 @@ pub fn can_append(messages: &[StoredMessage]) -> bool {
 ///
 /// `stored`: which of the messages' identities (lowercase hex) the conversation holds, when the
 /// caller read that under the same lock (`lock_before_append::resolve_for_append`); else read here.
-pub fn append(
+fn append(
     tx: &mut WriteTx<'_, impl Sql>,
     conversation: &Conversation,
     messages: &[StoredMessage],

@@ -58,6 +58,7 @@ pub fn lock_claimed(
     scan_limit: i64,
     advancement_key: Option<&str>,
 ) -> Result<LockedForAppend> {
+    // A guard, not a branch: the claim's function is PostgreSQL's (schema version 2).
     if !sql.dialect().is_postgres() {
         return Err(Error::storage(
             StorageErrorKind::Dialect,
@@ -90,7 +91,7 @@ pub fn lock_claimed(
 /// Whether a claim can start an append of `messages`: the same messages the lock statement
 /// takes (`lock_before_append::lock_for_append`), since the claim stands in for it.
 pub fn may_append(messages: &[StoredMessage]) -> bool {
-    !messages.is_empty() && crate::store::bulk_pg::can_append(messages)
+    !messages.is_empty() && super::bulk_pg::can_append(messages)
 }
 
 /// Whether a failed turn failed because its claim did not hold (the row changed, a message or

@@ -11,6 +11,9 @@ use crate::store::search_index;
 use crate::store::sql::{Sql, SqlValue};
 use crate::store::WriteTx;
 
+use super::messages_pg;
+pub use super::messages_pg::search_text;
+
 /// What an append did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Appended {
@@ -38,17 +41,6 @@ impl Appended {
 pub const INSERT_SQL: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
 
-/// [`INSERT_SQL`] for PostgreSQL: the message's derived text is stored too (`search_text`), for
-/// the generated search vector and the trigram index (PostgreSQL has no FTS4 backlog).
-pub const INSERT_SQL_POSTGRES: &str = "INSERT INTO messages (conversation_id, seq, role, token_count, identity_hash, host_timestamp, raw_json, created_at, host_entry_id, search_text) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (conversation_id, identity_hash) DO NOTHING RETURNING id";
-
-/// A message's text as PostgreSQL stores it for search: NUL (which a PostgreSQL `text` cannot
-/// hold) shows as U+2400, as SQLite's `messages_text` view shows it.
-pub fn search_text(text: &str) -> String {
-    text.replace('\0', "\u{2400}")
-}
-
 /// Per-turn statement: one block of a new message that links it to a tool call.
 pub const INSERT_PART_SQL: &str = "INSERT INTO message_parts (message_id, ordinal, kind, tool_call_id, tool_name) VALUES (?1, ?2, ?3, ?4, ?5)";
 
@@ -69,6 +61,7 @@ pub fn identity_key(identity: &str, dialect: Dialect) -> SqlValue {
         .flatten();
     match bytes {
         Some(bytes) => SqlValue::Blob(bytes),
+        // The dialect's decision here: the column's type (`bytea` on PostgreSQL, untyped on SQLite).
         None if dialect.is_postgres() => SqlValue::Blob(digits.to_vec()),
         None => identity.into(),
     }
@@ -145,10 +138,9 @@ pub fn append(
             now_ms.into(),
             message.host_entry_id.clone().into(),
         ];
+        // The dialect's decision here: PostgreSQL stores the search text with the row.
         let inserted = if postgres {
-            let mut with_text = params.to_vec();
-            with_text.push(search_text(&message.text).into());
-            tx.query_row(INSERT_SQL_POSTGRES, &with_text)?
+            messages_pg::insert(tx.sql(), &params, &message.text)?
         } else {
             tx.query_row(INSERT_SQL, &params)?
         };

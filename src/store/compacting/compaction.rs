@@ -12,6 +12,8 @@ use crate::store::conversations::Conversation;
 use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
 
+use super::compaction_pg;
+
 const SEP: char = '\u{1f}';
 
 /// Every active context item with what selection needs (compaction only, not per turn).
@@ -50,31 +52,18 @@ const ITEM_COLUMNS: &str = "SELECT ci.ordinal, ci.message_id, ci.summary_id, ci.
           WHERE p.message_id = ci.message_id AND m.role = 'toolResult' AND p.tool_call_id IS NOT NULL LIMIT 1) \
      FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id LEFT JOIN summaries s ON s.id = ci.summary_id";
 
-/// [`ITEM_COLUMNS`] for PostgreSQL (`string_agg`, in block order as SQLite's rowid order gives).
-const ITEM_COLUMNS_POSTGRES: &str = "SELECT ci.ordinal, ci.message_id, ci.summary_id, ci.token_count, m.role, s.depth, \
-       (SELECT string_agg(p.tool_call_id, chr(31) ORDER BY p.ordinal) FROM message_parts p \
-          WHERE p.message_id = ci.message_id AND p.kind = 'tool_call' AND p.tool_call_id IS NOT NULL), \
-       (SELECT p.tool_call_id FROM message_parts p \
-          WHERE p.message_id = ci.message_id AND m.role = 'toolResult' AND p.tool_call_id IS NOT NULL LIMIT 1) \
-     FROM context_items ci LEFT JOIN messages m ON m.id = ci.message_id LEFT JOIN summaries s ON s.id = ci.summary_id";
-
 /// One page of context items with what selection needs.
 pub fn load_item_page(
     sql: &mut impl Sql,
     conversation_id: i64,
     page: ItemPage,
 ) -> Result<Vec<ContextItem>> {
-    let postgres = sql.dialect().is_postgres();
-    let columns = if postgres {
-        ITEM_COLUMNS_POSTGRES
-    } else {
-        ITEM_COLUMNS
-    };
+    let forms = Forms::of(sql);
+    let columns = forms.item_columns;
     let rows = match page {
         ItemPage::After { ordinal, limit } => sql.query(
             &format!("{columns} WHERE ci.conversation_id = ?1 AND ci.ordinal > ?2 ORDER BY ci.ordinal LIMIT ?3"),
-            // "No limit" is -1 in SQLite and NULL in PostgreSQL (which rejects a negative one).
-            &[conversation_id.into(), ordinal.into(), if postgres && limit < 0 { SqlValue::Null } else { limit.into() }],
+            &[conversation_id.into(), ordinal.into(), match forms.no_limit { Some(none) if limit < 0 => none, _ => limit.into() }],
         )?,
         ItemPage::Newest { limit } => sql.query(
             &format!("{columns} WHERE ci.conversation_id = ?1 ORDER BY ci.ordinal DESC LIMIT ?2"),
@@ -431,30 +420,21 @@ pub const REPEAT_SKIP_SQL: &str = "UPDATE compaction_events SET repeats = repeat
      WHERE id = (SELECT MAX(id) FROM compaction_events WHERE conversation_id = ?1) \
        AND pass = 'trigger' AND outcome = 'skipped' AND reason = ?2 RETURNING id";
 
-/// PostgreSQL: [`REPEAT_SKIP_SQL`], and when it folded into no row, the new event
-/// ([`RECORD_EVENT_SQL`]), in one statement (a data-modifying `WITH`; SQLite has none).
-pub const RECORD_SKIP_SQL_POSTGRES: &str = "WITH repeated AS (UPDATE compaction_events SET repeats = repeats + 1, last_at = ?3, tokens_before = ?4, telemetry_json = ?5 \
-       WHERE id = (SELECT MAX(id) FROM compaction_events WHERE conversation_id = ?1) \
-         AND pass = 'trigger' AND outcome = 'skipped' AND reason = ?2 RETURNING id) \
-     INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json) \
-     SELECT CAST(?1 AS bigint), CAST(?3 AS bigint), 'trigger', CAST(?6 AS text), 'skipped', CAST(?2 AS text), CAST(?4 AS bigint), CAST(?7 AS bigint), CAST(?8 AS bigint), CAST(?5 AS text) \
-     WHERE NOT EXISTS (SELECT 1 FROM repeated)";
-
 /// Records the trigger's decision. A "skipped" decision that repeats the conversation's latest
 /// event (a skipped trigger decision for the same reason) updates that row instead of adding
 /// one: its count, the time and the inputs of this latest decision (schema 11). On most turns
 /// that is one rewritten row, where a new row also wrote two index pages; the log keeps every
 /// change of decision in order, each with its inputs.
 ///
-/// On PostgreSQL both steps are one statement whose result is not read ([`RECORD_SKIP_SQL_POSTGRES`]),
+/// On PostgreSQL both steps are one statement whose result is not read (`compaction_pg`'s),
 /// so a driver may send it without waiting for the answer: the turn saves a round trip. It runs
 /// under the conversation's row lock, as the two statements did, so the event it folds into is
 /// still the latest.
 pub fn record_decision(sql: &mut impl Sql, event: &Event<'_>, now_ms: i64) -> Result<()> {
     if event.pass == "trigger" && event.outcome == "skipped" {
-        if sql.dialect().is_postgres() {
+        if let Some(record_skip) = Forms::of(sql).record_skip {
             return sql.execute(
-                RECORD_SKIP_SQL_POSTGRES,
+                record_skip,
                 &[
                     event.conversation_id.into(),
                     event.reason.into(),
@@ -561,22 +541,49 @@ pub fn save_state(
 pub const NEWEST_MESSAGE_TOKENS_SQL: &str = "SELECT MAX(token_count, 0) FROM context_items \
      WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
 
-/// [`NEWEST_MESSAGE_TOKENS_SQL`] for PostgreSQL.
-const NEWEST_MESSAGE_TOKENS_SQL_POSTGRES: &str =
-    "SELECT GREATEST(token_count, 0) FROM context_items \
-     WHERE conversation_id = ?1 AND message_id IS NOT NULL ORDER BY ordinal DESC LIMIT ?2";
-
 /// The newest `count` raw messages' token counts in the context, oldest first.
 pub fn newest_message_tokens(
     sql: &mut impl Sql,
     conversation_id: i64,
     count: u32,
 ) -> Result<Vec<i64>> {
-    let query = if sql.dialect().is_postgres() {
-        NEWEST_MESSAGE_TOKENS_SQL_POSTGRES
-    } else {
-        NEWEST_MESSAGE_TOKENS_SQL
-    };
+    let query = Forms::of(sql).newest_message_tokens;
     let rows = sql.query(query, &[conversation_id.into(), count.into()])?;
     rows.iter().rev().map(|r| r.int(0)).collect()
+}
+
+/// The statements of this module that PostgreSQL writes differently (`compaction_pg`), for one
+/// connection. [`Forms::of`] is the module's one decision on the dialect.
+struct Forms {
+    /// The start of a page of items: [`ITEM_COLUMNS`], or PostgreSQL's (`string_agg`).
+    item_columns: &'static str,
+    /// What a negative ("no") limit is bound as when the dialect rejects one: NULL on
+    /// PostgreSQL; None on SQLite, which takes the negative limit as it is.
+    no_limit: Option<SqlValue>,
+    /// A skipped trigger decision's repeat-or-insert as one statement (a data-modifying `WITH`,
+    /// PostgreSQL); None on SQLite, which runs [`REPEAT_SKIP_SQL`] and then, if needed,
+    /// [`RECORD_EVENT_SQL`].
+    record_skip: Option<&'static str>,
+    /// [`NEWEST_MESSAGE_TOKENS_SQL`], or PostgreSQL's (`GREATEST`).
+    newest_message_tokens: &'static str,
+}
+
+impl Forms {
+    fn of(sql: &impl Sql) -> Forms {
+        if sql.dialect().is_postgres() {
+            Forms {
+                item_columns: compaction_pg::ITEM_COLUMNS,
+                no_limit: Some(SqlValue::Null),
+                record_skip: Some(compaction_pg::RECORD_SKIP_SQL),
+                newest_message_tokens: compaction_pg::NEWEST_MESSAGE_TOKENS_SQL,
+            }
+        } else {
+            Forms {
+                item_columns: ITEM_COLUMNS,
+                no_limit: None,
+                record_skip: None,
+                newest_message_tokens: NEWEST_MESSAGE_TOKENS_SQL,
+            }
+        }
+    }
 }

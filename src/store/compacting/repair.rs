@@ -108,7 +108,8 @@ pub fn rewrite(tx: &mut WriteTx<'_, impl Sql>, rewrite: &Rewrite<'_>) -> Result<
     }
     // FTS4 with external content removes a row's terms by reading the content table, so the
     // delete must come before the content changes.
-    // PostgreSQL's search vector is a generated column: it follows the content by itself.
+    // PostgreSQL's search vector is a generated column: it follows the content by itself. (The
+    // module's one decision on the dialect: only SQLite keeps an FTS4 index by hand.)
     let fts = !tx.dialect().is_postgres();
     if fts {
         tx.execute(

@@ -8,6 +8,8 @@ use crate::core::compaction::hold::SummaryRuns;
 use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::{Sql, SqlValue};
 
+use super::summary_runs_pg;
+
 /// Reads a conversation's `summary_runs_json` (NULL when never saved).
 pub const LOAD_SQL: &str = "SELECT summary_runs_json FROM conversations WHERE id = ?1";
 /// Writes a conversation's `summary_runs_json`.
@@ -23,16 +25,14 @@ pub fn load(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
 /// record one — the second waits, then reads the first's (its lease). SQLite's `BEGIN IMMEDIATE`
 /// already holds the database: a plain read.
 pub fn load_for_update(sql: &mut impl Sql, conversation_id: i64) -> Result<SummaryRuns> {
+    // The module's one decision on the dialect: PostgreSQL's locking read (`summary_runs_pg`).
     let query = if sql.dialect().is_postgres() {
-        LOAD_FOR_UPDATE_SQL
+        summary_runs_pg::LOAD_FOR_UPDATE_SQL
     } else {
         LOAD_SQL
     };
     read(sql, query, conversation_id)
 }
-
-const LOAD_FOR_UPDATE_SQL: &str =
-    "SELECT summary_runs_json FROM conversations WHERE id = ?1 FOR UPDATE";
 
 fn read(sql: &mut impl Sql, query: &str, conversation_id: i64) -> Result<SummaryRuns> {
     let Some(row) = sql.query_row(query, &[conversation_id.into()])? else {

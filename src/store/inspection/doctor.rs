@@ -12,6 +12,8 @@ use crate::error::Result;
 use crate::store::sql::{Row, Sql, SqlValue};
 use crate::store::WriteTx;
 
+use super::doctor_pg;
+
 /// Counts for `/lcm status`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -93,8 +95,9 @@ pub fn totals(sql: &mut impl Sql) -> Result<Totals> {
         summaries,
         db_bytes: count(
             sql,
+            // The dialect's decision here: PostgreSQL's size of the database (`doctor_pg`).
             if sql.dialect().is_postgres() {
-                "SELECT pg_database_size(current_database())"
+                doctor_pg::DB_BYTES_SQL
             } else {
                 "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
             },
@@ -232,80 +235,42 @@ const BAD_TOTALS: &str = "SELECT v.id FROM conversations v WHERE \
     OR v.context_summary_tokens != (SELECT COALESCE(SUM(token_count), 0) FROM context_items c WHERE c.conversation_id = v.id AND c.summary_id IS NOT NULL) \
     OR v.message_count != (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = v.id) ORDER BY 1";
 
-/// Runs every check. Read-only.
+/// Runs every check. Read-only. On SQLite: the database file's own check first, then the rows'
+/// checks, then the full-text indexes'. On PostgreSQL only the rows' checks: the server keeps its
+/// own files consistent (no `integrity_check` to run) and the search vectors are generated
+/// columns (no index to fall out of step).
 pub fn checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
-    if sql.dialect().is_postgres() {
-        return postgres_checks(sql);
+    // The dialect's decision here: which checks apply (SQLite's file and FTS4 indexes, or none).
+    let sqlite = !sql.dialect().is_postgres();
+    let mut out = Vec::new();
+    if sqlite {
+        out.push(sqlite_integrity(sql)?);
     }
+    out.extend(row_checks(sql)?);
+    if sqlite {
+        out.extend(fts_checks(sql));
+    }
+    Ok(out)
+}
+
+/// SQLite's own check of the database file.
+fn sqlite_integrity(sql: &mut impl Sql) -> Result<Check> {
     let integrity: Vec<String> = sql
         .query("PRAGMA integrity_check", &[])?
         .iter()
         .map(|r| r.text(0))
         .collect::<Result<_>>()?;
     let integrity_ok = integrity.len() == 1 && integrity[0] == "ok";
-    let mut out = vec![Check {
+    Ok(Check {
         name: "sqlite_integrity",
         ok: integrity_ok,
         detail: integrity.join("; "),
         fixable: false,
-    }];
-    out.push(check_ids(
-        sql,
-        "messages_reachable",
-        UNREACHABLE_MESSAGES,
-        "messages unreachable from their view",
-        false,
-    )?);
-    out.push(check_ids(
-        sql,
-        "dag_acyclic",
-        BAD_EDGES,
-        "summaries with an edge from an equal or deeper summary, or from another conversation",
-        false,
-    )?);
-    out.push(check_ids(
-        sql,
-        "context_items_valid",
-        BAD_ITEMS,
-        "context items pointing outside their conversation",
-        false,
-    )?);
-    out.push(check_ids(
-        sql,
-        "running_totals",
-        BAD_TOTALS,
-        "conversations whose running totals differ from their rows",
-        true,
-    )?);
-    for (name, fts) in [
-        ("messages_fts", "messages_fts"),
-        ("summaries_fts", "summaries_fts"),
-    ] {
-        let ok = sql
-            .execute(
-                &format!("INSERT INTO {fts} ({fts}) VALUES ('integrity-check')"),
-                &[],
-            )
-            .is_ok();
-        let detail = if ok {
-            "index matches its table".to_owned()
-        } else {
-            "index out of step with its table".to_owned()
-        };
-        out.push(Check {
-            name,
-            ok,
-            detail,
-            fixable: true,
-        });
-    }
-    Ok(out)
+    })
 }
 
-/// The checks on PostgreSQL: the server keeps its own files consistent (no `integrity_check`
-/// to run) and the search vectors are generated columns (no index to fall out of step), so the
-/// checks are those of the rows themselves.
-fn postgres_checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
+/// The checks of the rows themselves, the same on both backends.
+fn row_checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
     Ok(vec![
         check_ids(
             sql,
@@ -336,6 +301,34 @@ fn postgres_checks(sql: &mut impl Sql) -> Result<Vec<Check>> {
             true,
         )?,
     ])
+}
+
+/// SQLite's FTS4 indexes, each checked against its table.
+fn fts_checks(sql: &mut impl Sql) -> Vec<Check> {
+    let mut out = Vec::new();
+    for (name, fts) in [
+        ("messages_fts", "messages_fts"),
+        ("summaries_fts", "summaries_fts"),
+    ] {
+        let ok = sql
+            .execute(
+                &format!("INSERT INTO {fts} ({fts}) VALUES ('integrity-check')"),
+                &[],
+            )
+            .is_ok();
+        let detail = if ok {
+            "index matches its table".to_owned()
+        } else {
+            "index out of step with its table".to_owned()
+        };
+        out.push(Check {
+            name,
+            ok,
+            detail,
+            fixable: true,
+        });
+    }
+    out
 }
 
 /// Repairs what [`checks`] marked fixable and found broken: rebuilds a full-text index from its

@@ -10,6 +10,8 @@ use crate::core::message::text_of_raw_json;
 use crate::error::{Error, Result};
 use crate::store::sql::{Row, Sql};
 
+use super::inspect_pg;
+
 /// One summary, described: everything but its text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -120,18 +122,10 @@ const SUMMARY_COLUMNS: &str = "s.id, s.kind, s.depth, s.level, s.token_count, s.
        SELECT MIN(m.seq) || ',' || MAX(m.seq) || ',' || COUNT(*) FROM under JOIN summary_messages sm ON sm.summary_id = under.id JOIN messages m ON m.id = sm.message_id), \
      EXISTS (SELECT 1 FROM context_items ci WHERE ci.summary_id = s.id)";
 
-/// [`SUMMARY_COLUMNS`] for PostgreSQL (`string_agg` in place of `group_concat`).
-const SUMMARY_COLUMNS_POSTGRES: &str = "s.id, s.kind, s.depth, s.level, s.token_count, s.source_token_count, s.summarizer, s.created_at, \
-     CASE WHEN s.kind = 'leaf' \
-       THEN (SELECT string_agg(CAST(sm.message_id AS text), chr(31) ORDER BY m.seq) FROM summary_messages sm JOIN messages m ON m.id = sm.message_id WHERE sm.summary_id = s.id) \
-       ELSE (SELECT string_agg(CAST(source_summary_id AS text), chr(31) ORDER BY source_summary_id) FROM summary_sources WHERE condensed_summary_id = s.id) END, \
-     (WITH RECURSIVE under(id) AS (SELECT s.id UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) \
-       SELECT MIN(m.seq) || ',' || MAX(m.seq) || ',' || COUNT(*) FROM under JOIN summary_messages sm ON sm.summary_id = under.id JOIN messages m ON m.id = sm.message_id), \
-     EXISTS (SELECT 1 FROM context_items ci WHERE ci.summary_id = s.id)";
-
+/// The module's one decision on the dialect: PostgreSQL's [`SUMMARY_COLUMNS`] (`inspect_pg`).
 fn summary_columns(sql: &impl Sql) -> &'static str {
     if sql.dialect().is_postgres() {
-        SUMMARY_COLUMNS_POSTGRES
+        inspect_pg::SUMMARY_COLUMNS
     } else {
         SUMMARY_COLUMNS
     }

@@ -21,6 +21,7 @@ const ANALYZE_SQL: &str = "ANALYZE messages, message_parts, context_items";
 /// write has committed). Returns whether it ran. A failure is not the caller's: the rows are
 /// stored, and autovacuum refreshes the statistics later; it is returned for the caller to drop.
 pub fn refresh_after_bulk_write(sql: &mut impl Sql, inserted: usize) -> crate::error::Result<bool> {
+    // The dialect's decision here: only PostgreSQL's planner works from such statistics.
     if !sql.dialect().is_postgres() || inserted < REFRESH_MIN_MESSAGES {
         return Ok(false);
     }

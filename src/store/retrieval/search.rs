@@ -8,7 +8,7 @@
 //!   in pages; each candidate is confirmed by [`literal::find`] on its text.
 //! - `FullText`: the caller's FTS4 query syntax; a malformed query is a clear error, not a crash.
 //!
-//! On PostgreSQL the same checks run here and the search itself is [`crate::store::search_pg`]'s.
+//! On PostgreSQL the same checks run here and the search itself is `search_pg`'s.
 
 use crate::core::message::text_of_raw_json;
 use crate::core::tokens::is_cjk;
@@ -18,6 +18,8 @@ use crate::store::raw_match::RawFilter;
 pub use crate::store::search_hit::{SearchHit, SearchMode};
 use crate::store::snippet;
 use crate::store::sql::{Row, Sql, SqlValue};
+
+use super::search_pg;
 
 /// Longest pattern accepted, in characters.
 pub const MAX_PATTERN_CHARS: usize = 1_000;
@@ -304,19 +306,11 @@ pub fn search_in(
         Some(ids) => conversation_scope(ids),
     };
     let limit = limit.clamp(1, 500) as i64;
+    // The module's one decision on the dialect: PostgreSQL searches its own way (`search_pg`).
     if sql.dialect().is_postgres() {
-        // No unary `+` there: PostgreSQL's planner picks by its statistics, not by that hint.
-        let scope = conversations
-            .map(|ids| {
-                format!(
-                    " AND t.conversation_id IN ({})",
-                    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-                )
-            })
-            .unwrap_or_default();
-        return crate::store::search_pg::search_in(
+        return search_pg::search_in(
             sql,
-            &scope,
+            conversations,
             pattern,
             mode,
             limit,

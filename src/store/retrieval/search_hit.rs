@@ -1,5 +1,5 @@
 //! What a search is asked for and what it answers, shared by the SQLite search
-//! ([`crate::store::search`]) and PostgreSQL's ([`crate::store::search_pg`]): the mode a pattern
+//! ([`crate::store::search`]) and PostgreSQL's (`search_pg`): the mode a pattern
 //! is read in, and one hit.
 
 use serde::Serialize;

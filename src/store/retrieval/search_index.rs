@@ -32,6 +32,14 @@ const WAITING_SQL: &str = "SELECT id, raw_json FROM messages WHERE id > ?1 ORDER
 const ADVANCE_SQL: &str = "UPDATE messages_fts_progress SET indexed_through = ?1";
 const INSERT_SQL: &str = "INSERT INTO messages_fts (docid, content) SELECT value ->> 0, CAST(substr(?2, value ->> 1, value ->> 2) AS TEXT) FROM json_each(?1)";
 
+/// Whether the connection's messages wait for a search index at all: the module's one decision
+/// on the dialect. SQLite's FTS4 index is fed in batches; PostgreSQL's search vector is a
+/// generated column of the message row, always up to date, so there nothing waits and this
+/// module does nothing.
+fn has_backlog(sql: &impl Sql) -> bool {
+    !sql.dialect().is_postgres()
+}
+
 /// The last indexed message id and the last stored one.
 fn progress(sql: &mut impl Sql) -> Result<(i64, i64)> {
     let row = sql.query_row(PROGRESS_SQL, &[])?.ok_or_else(|| {
@@ -43,7 +51,7 @@ fn progress(sql: &mut impl Sql) -> Result<(i64, i64)> {
 /// How many stored messages the search index does not hold yet. Read-only. Always 0 on
 /// PostgreSQL, whose search vector is a generated column of the message row.
 pub fn backlog(sql: &mut impl Sql) -> Result<i64> {
-    if sql.dialect().is_postgres() {
+    if !has_backlog(sql) {
         return Ok(0);
     }
     let (through, last) = progress(sql)?;
@@ -53,7 +61,7 @@ pub fn backlog(sql: &mut impl Sql) -> Result<i64> {
 /// Indexes every stored message the index does not hold yet; returns how many. A message whose JSON no longer parses (never written by this engine) is
 /// indexed without text rather than holding every later message back.
 pub fn catch_up(tx: &mut WriteTx<'_, impl Sql>) -> Result<usize> {
-    if tx.dialect().is_postgres() {
+    if !has_backlog(tx.sql()) {
         return Ok(0);
     }
     let (through, last) = progress(tx.sql())?;
@@ -78,7 +86,7 @@ pub fn catch_up(tx: &mut WriteTx<'_, impl Sql>) -> Result<usize> {
 /// After a row-by-row append that stored messages up to `last_id`: indexes the backlog once it
 /// has reached [`BACKLOG_LIMIT`], in the append's transaction.
 pub fn after_append(tx: &mut WriteTx<'_, impl Sql>, last_id: i64) -> Result<()> {
-    if tx.dialect().is_postgres() {
+    if !has_backlog(tx.sql()) {
         return Ok(());
     }
     let (through, _) = progress(tx.sql())?;

@@ -135,7 +135,7 @@ fn near_operator(term: &str) -> Option<std::result::Result<usize, String>> {
 }
 
 /// Translates an FTS4 MATCH query into `to_tsquery` syntax, or says why it is not one.
-pub fn tsquery(query: &str) -> std::result::Result<String, String> {
+fn tsquery(query: &str) -> std::result::Result<String, String> {
     #[derive(PartialEq)]
     enum Last {
         Start,
@@ -406,20 +406,29 @@ fn search_source(
     }
 }
 
-/// [`crate::store::search::search_in`] on PostgreSQL, after its checks: `scope` is the conversation
-/// condition, `since`/`before` the time window.
-pub fn search_in(
+/// [`crate::store::search::search_in`] on PostgreSQL, after its checks: `conversations` the
+/// conversations to search (every one when None), `since`/`before` the time window.
+pub(super) fn search_in(
     sql: &mut impl Sql,
-    scope: &str,
+    conversations: Option<&[i64]>,
     pattern: &str,
     mode: SearchMode,
     limit: i64,
     since: Option<i64>,
     before: Option<i64>,
 ) -> Result<Vec<SearchHit>> {
+    // No unary `+` here: PostgreSQL's planner picks by its statistics, not by that hint.
+    let scope = conversations
+        .map(|ids| {
+            format!(
+                " AND t.conversation_id IN ({})",
+                ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+            )
+        })
+        .unwrap_or_default();
     let mut hits = Vec::new();
     for source in &SOURCES {
-        let mut scope = scope.to_owned();
+        let mut scope = scope.clone();
         if let Some(since) = since {
             scope.push_str(&format!(" AND {} >= {since}", source.time));
         }

@@ -172,11 +172,7 @@ pub fn put_by_seq(
         .iter()
         .map(|(seq, v)| serde_json::json!([seq, hex(v)]))
         .collect();
-    let statement = if tx.dialect().is_postgres() {
-        vectors_pg::PUT_BY_SEQ_SQL
-    } else {
-        PUT_BY_SEQ_SQL
-    };
+    let statement = put_statement(tx.sql(), None);
     tx.execute(statement, &[conversation_id.into(), json(&items)?])
 }
 
@@ -190,14 +186,22 @@ pub fn put(sql: &mut impl Sql, owner: Owner, rows: &[(i64, i64, Vec<i8>)]) -> Re
         .iter()
         .map(|(id, conversation, v)| serde_json::json!([id, conversation, hex(v)]))
         .collect();
-    let pg = sql.dialect().is_postgres();
-    let statement = match (owner, pg) {
-        (Owner::Message, false) => PUT_MESSAGES_SQL,
-        (Owner::Message, true) => vectors_pg::PUT_MESSAGES_SQL,
-        (Owner::Summary, false) => PUT_SUMMARIES_SQL,
-        (Owner::Summary, true) => vectors_pg::PUT_SUMMARIES_SQL,
-    };
+    let statement = put_statement(sql, Some(owner));
     sql.execute(statement, &[json(&items)?])
+}
+
+/// The statement that stores vectors of `owner` (None: of a turn's messages, by their `seq`),
+/// in the connection's dialect: the module's one decision on it (PostgreSQL's are `vectors_pg`).
+fn put_statement(sql: &impl Sql, owner: Option<Owner>) -> &'static str {
+    let postgres = sql.dialect().is_postgres();
+    match (owner, postgres) {
+        (None, false) => PUT_BY_SEQ_SQL,
+        (None, true) => vectors_pg::PUT_BY_SEQ_SQL,
+        (Some(Owner::Message), false) => PUT_MESSAGES_SQL,
+        (Some(Owner::Message), true) => vectors_pg::PUT_MESSAGES_SQL,
+        (Some(Owner::Summary), false) => PUT_SUMMARIES_SQL,
+        (Some(Owner::Summary), true) => vectors_pg::PUT_SUMMARIES_SQL,
+    }
 }
 
 /// Drops a summary's vector (its text changed; the backfill embeds it again).

@@ -1,104 +1,16 @@
 //! Conversations: one active row per session key, with running message and token totals so no
 //! per-turn query sums the history. A new session id under the same key archives the old
-//! conversation (kept, never purged) and starts a new one.
+//! conversation (kept, never purged) and starts a new one. The row itself (its columns, how it is
+//! read, archiving, generations) is `conversation_rows`'; PostgreSQL's locking and resolving,
+//! `conversations_pg`'s.
 
-use crate::error::{Result, StorageErrorKind};
+use crate::error::Result;
 use crate::store::sql::Sql;
 
-/// The active conversation of a session key.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Conversation {
-    /// The conversation's row id in `conversations`.
-    pub id: i64,
-    /// The host's session key.
-    pub session_key: String,
-    /// The host's session id.
-    pub session_id: String,
-    /// Which conversation of this session key it is, from 1; it continues across archives.
-    pub generation: i64,
-    /// How many messages it stores (`message_count`).
-    pub message_count: i64,
-    /// Tokens of all its stored messages (`token_count`).
-    pub token_count: i64,
-    /// The ordinal the next context item gets.
-    pub next_ordinal: i64,
-    /// Running total of the active context's tokens.
-    pub context_token_count: i64,
-    /// Changes whenever context items are replaced rather than appended.
-    pub context_epoch: i64,
-    /// The part of `context_token_count` that is summaries.
-    pub context_summary_tokens: i64,
-    /// How far tool-output stubbing has looked (the last context ordinal it considered; 0 for a
-    /// new conversation). Read with the row, so a turn's stubbing needs no read of its own.
-    pub stubbed_through: i64,
-    /// The compaction trigger's retry state and pending work as stored (JSON; None until first
-    /// saved; see `store::compaction::state_of`). Read with the row, so a turn's trigger needs no
-    /// read of its own.
-    pub compaction_state_json: Option<String>,
-    /// The pending work the trigger asked for, as JSON (see `store::compaction::Pending`).
-    pub compaction_pending_json: Option<String>,
-}
-
-impl Conversation {
-    /// Tokens of the raw messages in the active context.
-    pub fn context_raw_tokens(&self) -> i64 {
-        self.context_token_count - self.context_summary_tokens
-    }
-
-    /// The row as [`add_appended`] leaves it after `messages` new messages of `tokens` tokens:
-    /// what a read of it would return inside the same write transaction (SQLite's write lock,
-    /// PostgreSQL's row lock from [`resolve`] keep every other writer out), without the read.
-    pub fn after_append(&self, messages: i64, tokens: i64) -> Conversation {
-        Conversation {
-            message_count: self.message_count + messages,
-            token_count: self.token_count + tokens,
-            next_ordinal: self.next_ordinal + messages,
-            context_token_count: self.context_token_count + tokens,
-            ..self.clone()
-        }
-    }
-}
-
-/// The columns [`from_row`] reads, in order: the one list every statement that reads a
-/// conversation row names (a macro, so the `const` statements below can be built from it).
-macro_rules! conversation_columns {
-    () => {
-        "id, session_key, session_id, generation, message_count, token_count, next_ordinal, context_token_count, context_epoch, context_summary_tokens, stubbed_through, compaction_state_json, compaction_pending_json"
-    };
-}
-pub(crate) use conversation_columns;
-
-/// That list as a string.
-pub(crate) const COLUMNS: &str = conversation_columns!();
-/// How many columns [`COLUMNS`] names.
-pub(crate) const COLUMN_COUNT: usize = 13;
-
-/// [`COLUMNS`] of the table under `alias`, for joins where a bare name would be ambiguous.
-pub(crate) fn columns_of(alias: &str) -> String {
-    COLUMNS
-        .split(", ")
-        .map(|c| format!("{alias}.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-pub(crate) fn from_row(row: &crate::store::sql::Row) -> Result<Conversation> {
-    Ok(Conversation {
-        id: row.int(0)?,
-        session_key: row.text(1)?,
-        session_id: row.text(2)?,
-        generation: row.int(3)?,
-        message_count: row.int(4)?,
-        token_count: row.int(5)?,
-        next_ordinal: row.int(6)?,
-        context_token_count: row.int(7)?,
-        context_epoch: row.int(8)?,
-        context_summary_tokens: row.int(9)?,
-        stubbed_through: row.int(10)?,
-        compaction_state_json: row.opt_text(11)?,
-        compaction_pending_json: row.opt_text(12)?,
-    })
-}
+pub(crate) use super::conversation_rows::conversation_columns;
+pub use super::conversation_rows::{archive, next_generation, Conversation};
+pub(crate) use super::conversation_rows::{columns_of, from_row, COLUMNS, COLUMN_COUNT};
+use super::conversations_pg;
 
 /// Per-turn query (the partial unique index on active session keys).
 pub const FIND_ACTIVE_SQL: &str = concat!(
@@ -113,38 +25,14 @@ pub fn find_active(sql: &mut impl Sql, session_key: &str) -> Result<Option<Conve
     row.as_ref().map(from_row).transpose()
 }
 
-/// PostgreSQL: the active row, locked until the transaction ends. Every write transaction of a
-/// conversation starts here (or at [`lock`]), so writers of one conversation take turns —
-/// whichever gateway they run on — while other conversations write in parallel. Waiting for the
-/// lock, PostgreSQL returns the row as the previous writer committed it: totals, `seq`s and
-/// ordinals read here are current.
-const FIND_ACTIVE_FOR_UPDATE_SQL: &str = concat!(
-    "SELECT ",
-    conversation_columns!(),
-    " FROM conversations WHERE session_key = ?1 AND status = 'active' FOR UPDATE"
-);
-
-/// PostgreSQL: creates the key's conversation unless another gateway just did (the partial
-/// unique index decides; the loser gets no row and reads the winner's).
-const CREATE_SQL_POSTGRES: &str = concat!(
-    "INSERT INTO conversations (session_key, session_id, generation, created_at) VALUES (?1, ?2, ?3, ?4) \
-     ON CONFLICT (session_key) WHERE status = 'active' DO NOTHING RETURNING ",
-    conversation_columns!()
-);
-
-/// How often [`resolve`] looks again when other writers keep creating or rotating the key.
-const RESOLVE_ROUNDS: usize = 4;
-
 /// Locks a conversation's row for the rest of the write transaction (PostgreSQL), so a write
 /// that starts from a known conversation id (a compaction's apply, a stub batch) takes its turn
 /// like a write that starts from the key. SQLite's `BEGIN IMMEDIATE` already holds the whole
 /// database: nothing to do there, no statement run.
 pub fn lock(sql: &mut impl Sql, id: i64) -> Result<()> {
+    // The dialect's decision here: only PostgreSQL locks a row (`conversations_pg`).
     if sql.dialect().is_postgres() {
-        sql.query_row(
-            "SELECT id FROM conversations WHERE id = ?1 FOR UPDATE",
-            &[id.into()],
-        )?;
+        conversations_pg::lock(sql, id)?;
     }
     Ok(())
 }
@@ -213,8 +101,10 @@ pub fn resolve_noting_existing(
     session_id: &str,
     now_ms: i64,
 ) -> Result<(Conversation, bool)> {
+    // The dialect's decision here: PostgreSQL resolves under the row's lock, racing other
+    // gateways (`conversations_pg`); SQLite's write lock already keeps every other writer out.
     if sql.dialect().is_postgres() {
-        return resolve_locked(sql, session_key, session_id, now_ms);
+        return conversations_pg::resolve_locked(sql, session_key, session_id, now_ms);
     }
     if let Some(existing) = find_active(sql, session_key)? {
         if existing.session_id == session_id {
@@ -237,58 +127,6 @@ pub fn resolve_noting_existing(
     }
 }
 
-fn resolve_locked(
-    sql: &mut impl Sql,
-    session_key: &str,
-    session_id: &str,
-    now_ms: i64,
-) -> Result<(Conversation, bool)> {
-    for _ in 0..RESOLVE_ROUNDS {
-        if let Some(existing) = sql.query_row(FIND_ACTIVE_FOR_UPDATE_SQL, &[session_key.into()])? {
-            let existing = from_row(&existing)?;
-            if existing.session_id == session_id {
-                return Ok((existing, true));
-            }
-            archive(sql, existing.id, "session-id-changed", now_ms)?;
-        }
-        let generation = next_generation(sql, session_key)?;
-        if let Some(row) = sql.query_row(
-            CREATE_SQL_POSTGRES,
-            &[
-                session_key.into(),
-                session_id.into(),
-                generation.into(),
-                now_ms.into(),
-            ],
-        )? {
-            return Ok((from_row(&row)?, false));
-        }
-        // Another gateway created the key's conversation meanwhile; it has committed (ON CONFLICT
-        // waited for it): the next round reads and locks that row.
-    }
-    Err(crate::error::Error::storage(StorageErrorKind::Busy, format!(
-        "the conversation of session key {session_key:?} kept being created or rotated by other writers; try again"
-    )))
-}
-
-/// Archives a conversation: kept with all its messages and summaries (searchable with scope
-/// "all"), no longer the active one for its key. The key's next write starts a new generation.
-pub fn archive(sql: &mut impl Sql, id: i64, cause: &str, now_ms: i64) -> Result<()> {
-    sql.execute(
-        "UPDATE conversations SET status = 'archived', archive_cause = ?2, archived_at = ?3 WHERE id = ?1",
-        &[id.into(), cause.into(), now_ms.into()],
-    )
-}
-
-/// Generation numbers continue across archives of the same key.
-pub fn next_generation(sql: &mut impl Sql, session_key: &str) -> Result<i64> {
-    let row = sql.query_row(
-        "SELECT COALESCE(MAX(generation), 0) + 1 FROM conversations WHERE session_key = ?1",
-        &[session_key.into()],
-    )?;
-    row.map_or(Ok(1), |r| r.int(0))
-}
-
 /// Adds to the running totals after messages were appended (each also became a context item).
 pub fn add_appended(sql: &mut impl Sql, id: i64, messages: i64, tokens: i64) -> Result<()> {
     sql.execute(
@@ -304,21 +142,4 @@ pub fn add_context_tokens(sql: &mut impl Sql, id: i64, delta: i64) -> Result<()>
         "UPDATE conversations SET context_token_count = context_token_count + ?2 WHERE id = ?1",
         &[id.into(), delta.into()],
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_column_list_has_column_count_columns_and_aliases_each() {
-        assert_eq!(COLUMNS.split(", ").count(), COLUMN_COUNT);
-        let aliased = columns_of("c");
-        assert_eq!(aliased.split(", ").count(), COLUMN_COUNT);
-        assert!(
-            aliased.starts_with("c.id, c.session_key, ")
-                && aliased.ends_with(", c.compaction_pending_json"),
-            "{aliased}"
-        );
-    }
 }
