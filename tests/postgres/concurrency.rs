@@ -194,7 +194,7 @@ fn a_compaction_racing_another_over_the_same_items_is_refused_not_applied() {
                 if gateway == 1 {
                     applied_first.wait();
                 }
-                sql.execute("BEGIN", &[]).unwrap();
+                let mut tx = WriteTx::begin(&mut sql).unwrap();
                 let content = format!("summary written by gateway {gateway}");
                 let summary = NewSummary {
                     conversation_id: conversation,
@@ -217,18 +217,16 @@ fn a_compaction_racing_another_over_the_same_items_is_refused_not_applied() {
                     ids: &ids,
                     summaries: false,
                 };
-                let outcome = compaction::apply(&mut sql, &range, &summary, |_| 5, 3);
+                let outcome = compaction::apply(&mut tx, &range, &summary, |_| 5, 3);
                 if gateway == 0 {
                     applied_first.wait();
                     // Gateway 1 is now waiting for this transaction (or about to): commit late.
                     thread::sleep(std::time::Duration::from_millis(300));
                 }
-                let end = if outcome.is_ok() {
-                    "COMMIT"
-                } else {
-                    "ROLLBACK"
-                };
-                sql.execute(end, &[]).unwrap();
+                // Committed when it went through; dropped, so rolled back, when it did not.
+                if outcome.is_ok() {
+                    tx.commit().unwrap();
+                }
                 outcome.map(|(id, _)| id)
             })
         })

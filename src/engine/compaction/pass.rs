@@ -625,7 +625,7 @@ impl Pass {
             summary.content,
         );
         let (id, tokens) = store::apply(
-            tx.sql(),
+            tx,
             &range,
             &summary,
             |id| summary_item_tokens(id, depth, text, earliest, latest),

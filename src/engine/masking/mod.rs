@@ -191,9 +191,8 @@ impl<S: Sql> Engine<S> {
         let floor = read_from.max(settled);
         if !decision.applies() {
             let conversation = if floor > frontier {
-                self.store.write(|tx| {
-                    store::apply_held(tx.sql(), conversation.id, &[], floor).map(|_| ())
-                })?;
+                self.store
+                    .write(|tx| store::apply_held(tx, conversation.id, &[], floor).map(|_| ()))?;
                 Conversation {
                     stubbed_through: floor,
                     ..conversation
@@ -244,7 +243,7 @@ impl<S: Sql> Engine<S> {
             "huge_message"
         };
         let restubs_delta = self.store.write(|tx| {
-            let delta = store::apply_held(tx.sql(), conversation.id, &restubs, new_frontier)?;
+            let delta = store::apply_held(tx, conversation.id, &restubs, new_frontier)?;
             if restubs.is_empty() {
                 return Ok(delta);
             }

@@ -11,6 +11,7 @@ use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::conversations::Conversation;
 use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
+use crate::store::WriteTx;
 
 use super::compaction_pg;
 
@@ -264,15 +265,16 @@ pub struct Range<'a> {
 }
 
 /// Replaces `range` by a new summary; `context_tokens` is the summary item's token count as the
-/// model sees it. Fails (changing nothing, inside the caller's transaction) when the context no
+/// model sees it. Fails (changing nothing; the caller rolls `tx` back) when the context no
 /// longer matches the plan. Returns the new summary's id.
-pub fn apply(
-    sql: &mut impl Sql,
+pub fn apply<S: Sql>(
+    tx: &mut WriteTx<'_, S>,
     range: &Range<'_>,
     summary: &NewSummary<'_>,
     context_tokens: impl FnOnce(i64) -> u32,
     now_ms: i64,
 ) -> Result<(i64, u32)> {
+    let sql = tx.sql();
     // The check below is a compare-and-set only while nobody else can write the conversation.
     crate::store::conversations::lock(sql, summary.conversation_id)?;
     let column = if range.summaries {

@@ -11,6 +11,7 @@ use crate::core::message::Role;
 use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::dialect::Dialect;
 use crate::store::sql::{Row, Sql, SqlValue};
+use crate::store::WriteTx;
 
 /// Per-turn query: how far stubbing has looked.
 pub const FRONTIER_SQL: &str = "SELECT stubbed_through FROM conversations WHERE id = ?1";
@@ -227,28 +228,29 @@ const ADVANCE_SQL: &str = "UPDATE conversations SET context_token_count = contex
 const ADVANCE_SQL_POSTGRES: &str = "UPDATE conversations SET context_token_count = context_token_count + ?2, context_epoch = context_epoch + ?3, \
      stubbed_through = GREATEST(stubbed_through, ?4) WHERE id = ?1";
 
-/// Applies a batch (inside the caller's transaction): every item as planned, the running total,
-/// one epoch step, and the frontier. Fails, for the caller to roll back, when an item is no
-/// longer as planned. Returns the change of the context's tokens.
-pub fn apply(
-    sql: &mut impl Sql,
+/// Applies a batch inside `tx`: every item as planned, the running total, one epoch step, and
+/// the frontier. Fails, for the caller to roll back (drop `tx`), when an item is no longer as
+/// planned. Returns the change of the context's tokens.
+pub fn apply<S: Sql>(
+    tx: &mut WriteTx<'_, S>,
     conversation_id: i64,
     restubs: &[Restub<'_>],
     frontier: i64,
 ) -> Result<i64> {
-    crate::store::conversations::lock(sql, conversation_id)?;
-    apply_held(sql, conversation_id, restubs, frontier)
+    crate::store::conversations::lock(tx.sql(), conversation_id)?;
+    apply_held(tx, conversation_id, restubs, frontier)
 }
 
 /// [`apply`] in a transaction that already holds the conversation (it resolved or locked the
 /// conversation's row earlier: a turn's stubs follow its append), so it takes no lock again
 /// (on PostgreSQL that was a round trip to re-lock a row the transaction held).
-pub fn apply_held(
-    sql: &mut impl Sql,
+pub fn apply_held<S: Sql>(
+    tx: &mut WriteTx<'_, S>,
     conversation_id: i64,
     restubs: &[Restub<'_>],
     frontier: i64,
 ) -> Result<i64> {
+    let sql = tx.sql();
     let mut delta = 0i64;
     for r in restubs {
         let params = [
