@@ -58,7 +58,7 @@ const REFUSED_WHILE_RETAINED = /config reload failed: \S*Error: Plugin operation
  *  change); 2026.7.1 registers the plugin again at once, and the next turn's calls get the new
  *  config. */
 const MID_TURN_CHANGE = { "2026.9.6": "refused", "2026.7.1": "applied" };
-/** How long a turn waits for the model while the config changes, at most, before it is let go. */
+/** How long a turn waits for the model after the config file changed, at most, before it is let go. */
 const HELD_WAIT_MS = 30_000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -147,12 +147,13 @@ for (const hostVersion of e2eHosts()) test(
       await sandbox.openclaw(["config", "set", `plugins.entries.${PLUGIN_ID}.config.redactPatterns`, JSON.stringify(patterns), "--strict-json"]);
       assert.deepEqual(sandbox.readConfig().plugins.entries[PLUGIN_ID].config, { ...pluginConfig, dbPath: e2e.dbPath, redactPatterns: patterns }, `${label}: the config file holds the new patterns`);
       if (held) assert.ok(!held.seen.answeredAt, `${label}: the config changed while the turn waited for the model`);
+      const written = Date.now();
       // The gateway watches its config file.
       let seen = null;
       let verdictDuringTurn = null;
       for (const end = Date.now() + 120_000; !seen && Date.now() < end; await sleep(250)) {
         seen = gateway.output().slice(outputAt).match(VERDICT);
-        if (held && verdictDuringTurn === null && (seen || Date.now() - started > HELD_WAIT_MS)) {
+        if (held && verdictDuringTurn === null && (seen || Date.now() - written > HELD_WAIT_MS)) {
           verdictDuringTurn = Boolean(seen);
           held.release();
         }
