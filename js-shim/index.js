@@ -11,7 +11,11 @@ import { createRecallTools, TOOL_NAMES } from "./openclaw/tools.js";
 import { registerExplorer } from "./explorer/registration.js";
 import { endsWithItsTurn, hostCommand, oneShotHandOver, openclawCliEntry, spawnSuccessor } from "./node/successor.js";
 import { storedTurns } from "./engine/summary-runner.js";
-import { createTranscriptCatchUp, loadHostTranscriptReader } from "./openclaw/transcript-catch-up.js";
+import {
+  createTranscriptCatchUp,
+  ingestFromTranscript,
+  loadHostTranscriptReader,
+} from "./openclaw/transcript-catch-up.js";
 
 function stateDir(api) {
   try {
@@ -147,7 +151,7 @@ export default {
         const read = await reader;
         return read ? read(target) : { kind: "unavailable", reason: "this host has no transcript cursor API" };
       },
-      ingest: async (session, messages) => (await open()).call("ingest", { ...session, messages }),
+      ingest: ingestFromTranscript(open),
       logger: api.logger,
     });
     const refusals = new Set();
@@ -189,9 +193,9 @@ export default {
         hostVersion: hostVersion(api),
         // OpenClaw's turns never wait on a slow summarizer (docs/summarization.md).
         summariesInBackground: true,
-        // Gateways only for now: a process without a cursor reads the session's whole visible
-        // transcript, which on 2026.9.6 still holds the messages before a /reset (same session
-        // id), and stored them in the new conversation (reset.e2e failed so with one-shot turns).
+        // Gateways only: a process without a cursor reads the session's whole visible
+        // transcript, which a one-shot process would do at every turn. (That transcript still
+        // holds the messages before a /reset, same session id; `fromTranscript` skips them.)
         transcriptCatchUp: hostCommand() === "gateway" ? transcriptCatchUp : undefined,
         onModelWindow: noteWindow,
         // The host makes an engine object per logical turn and disposes it after the turn.

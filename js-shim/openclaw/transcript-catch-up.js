@@ -108,6 +108,15 @@ export function createTranscriptCatchUp({ readDelta, ingest, logger }) {
 }
 
 /**
+ * The `ingest` of [createTranscriptCatchUp] for an engine handle that `open` resolves: the
+ * engine's `ingest` with `fromTranscript`, so a message that an archived conversation of the
+ * session key holds is not stored again. The transcript keeps what came before a `/reset` under
+ * the same session id, and a process without a cursor (a restarted gateway) reads it all.
+ */
+export const ingestFromTranscript = (open) => async (session, messages) =>
+  (await open()).call("ingest", { ...session, messages, fromTranscript: true });
+
+/**
  * The host's transcript cursor reader, when this host has one (OpenClaw >= 2026.9:
  * `openclaw/plugin-sdk/session-transcript-runtime`), else undefined. Loaded on first use; the
  * plugin loader resolves the SDK path inside the host.

@@ -125,6 +125,11 @@ pub struct IngestParams {
     pub session: SessionRef,
     /// The host messages to store, in order, as the host sends them.
     pub messages: Vec<Value>,
+    /// True when the messages were read back from the host's own transcript (the catch-up of a
+    /// turn whose commit never came): one that an archived conversation of the session key
+    /// stores (a transcript keeps what came before a `/reset`) is skipped too.
+    #[serde(default)]
+    pub from_transcript: bool,
 }
 
 /// `afterTurn`'s arguments (hosts without `commitTurn`, e.g. OpenClaw 2026.7).

@@ -14,7 +14,9 @@ mod transaction;
 
 // The modules by their old flat names, so callers name `store::messages` and not the folder
 // it lives in (docs/architecture.md has the tree).
-pub use append::{advancements, bulk, claim, context, lock_before_append, messages};
+pub use append::{
+    advancements, archived_identities, bulk, claim, context, lock_before_append, messages,
+};
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::native;
 #[cfg(all(not(target_arch = "wasm32"), feature = "postgres"))]

@@ -199,3 +199,30 @@ fn host_entry_ids_are_kept_with_the_turns_messages() {
     let ids: Vec<Option<String>> = e.sql().query("SELECT host_entry_id FROM messages ORDER BY seq", &[]).unwrap().iter().map(|r| r.opt_text(0).unwrap()).collect();
     assert_eq!(ids, [Some("entry-user".into()), None, Some("entry-last".into())]);
 }
+
+#[test]
+fn a_transcript_catch_up_after_a_reset_stores_only_what_no_conversation_of_the_key_holds() {
+    let mut e = engine();
+    // Before a /reset that keeps the session id (OpenClaw 2026.9): three turns, then the reset.
+    let before = turns(&mut e, "s", "agent:main:main", 0, 3);
+    view(&mut e, "s", "agent:main:main", vec![], 100_000);
+    let after = turns(&mut e, "s", "agent:main:main", 100, 1);
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM conversations WHERE status = 'archived'"), 1, "the reset archived the first conversation");
+    // A restarted gateway reads the whole transcript: what came before the reset, the turn after
+    // it, and a user message that no commit carried (the turn the restart interrupted).
+    let lost = msg("user", "the note a crash kept out of every commit", 400);
+    let transcript: Vec<Value> = before.iter().chain(after.iter()).cloned().chain([lost.clone()]).collect();
+    let caught = |e: &mut Engine<Db>, key: &str, messages: &[Value]| {
+        e.ingest(decode("ingest", json!({"sessionId": "s", "sessionKey": key, "messages": messages, "fromTranscript": true})).unwrap(), 9).unwrap()
+    };
+    assert_eq!(caught(&mut e, "agent:main:main", &transcript), 1, "only the message no commit carried is new");
+    let active = "SELECT COUNT(*) FROM messages m JOIN conversations c ON c.id = m.conversation_id WHERE c.status = 'active'";
+    assert_eq!(count(&mut e, active), 3, "the new conversation: the turn after the reset and the lost note");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 9);
+    assert_eq!(caught(&mut e, "agent:main:main", &transcript), 0, "a second catch-up stores nothing");
+    // The rule is the session key's: another key's archive does not hide a message from this one.
+    assert_eq!(caught(&mut e, "agent:main:other", &before[..2]), 2);
+    // Without `fromTranscript` an ingest is the plain append it always was (the active conversation only).
+    let plain = e.ingest(decode("ingest", json!({"sessionId": "s", "sessionKey": "agent:main:main", "messages": &before[..1]})).unwrap(), 10).unwrap();
+    assert_eq!(plain, 1);
+}

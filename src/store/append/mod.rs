@@ -1,5 +1,5 @@
 //! Writing the history: messages and their parts, the context
-//! items of the view, bulk appends (imports and long histories; the PostgreSQL path takes the
+//! items of the view, which messages a session's archived conversations hold (`archived_identities`), bulk appends (imports and long histories; the PostgreSQL path takes the
 //! conversation's lock before appending), claims on a session, and the host's turn advancements.
 //!
 //! Where PostgreSQL writes or reads differently, its path is the `_pg` sibling of the module
@@ -9,6 +9,7 @@
 
 pub mod advancements;
 mod advancements_pg;
+pub mod archived_identities;
 pub mod bulk;
 mod bulk_pg;
 pub mod claim;

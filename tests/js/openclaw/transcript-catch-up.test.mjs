@@ -11,7 +11,7 @@ import { describe, test } from "node:test";
 import { assistant, PKG, query, STORAGES, tempDir, user } from "../support.mjs";
 
 const { createContextEngine } = await import(new URL("shim/engine/context-engine.js", PKG));
-const { createTranscriptCatchUp, isInternalSessionKey, loadHostTranscriptReader, MAX_PAGES_PER_CATCH_UP } = await import(new URL("shim/openclaw/transcript-catch-up.js", PKG));
+const { createTranscriptCatchUp, ingestFromTranscript, isInternalSessionKey, loadHostTranscriptReader, MAX_PAGES_PER_CATCH_UP } = await import(new URL("shim/openclaw/transcript-catch-up.js", PKG));
 const { openNodeEngine } = await import(new URL("shim/node/engine.js", PKG));
 
 /** A host transcript with a cursor API: `entries` grow as turns run; pages of `pageSize`. */
@@ -51,8 +51,10 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     const transcript = hostTranscript(options);
     const warnings = [];
     const logger = { info() {}, warn: (m) => warnings.push(m) };
-    const catchUp = createTranscriptCatchUp({ readDelta: (t) => transcript.read(t), ingest: async (s, messages) => (await open()).call("ingest", { ...s, messages }), logger });
+    const catchUp = createTranscriptCatchUp({ readDelta: (t) => transcript.read(t), ingest: ingestFromTranscript(open), logger });
     const engine = createContextEngine(open, { logger, fullHistory: true, transcriptCatchUp: catchUp });
+    /** The same store behind a new process (a restarted gateway): no cursor yet. */
+    const restarted = () => createContextEngine(open, { logger, fullHistory: true, transcriptCatchUp: createTranscriptCatchUp({ readDelta: (t) => transcript.read(t), ingest: ingestFromTranscript(open), logger }) });
     const session = { sessionId: "s1", sessionKey: "agent:main:main" };
     let turnNo = 0;
     /** A durable turn as OpenClaw 2026.9 runs it: bootstrap, assemble, the transcript written, commitTurn. */
@@ -66,7 +68,7 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
       return commit ? engine.commitTurn({ ...session, advancementKey: `adv-${turnNo}`, messages }) : undefined;
     };
     const stored = () => query(dbPath, "SELECT m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.seq");
-    return { engine, session, transcript, turn, stored, warnings, dbPath, catchUp };
+    return { engine, session, transcript, turn, stored, warnings, dbPath, catchUp, restarted };
   }
   const text = (m) => (typeof m.content === "string" ? m.content : m.content[0].text);
 
@@ -129,6 +131,26 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     transcript.replace([...t1, extra]);
     await engine.bootstrap(session);
     assert.deepEqual((await stored()).map(([, c]) => c), [...t1, extra].map(text));
+  });
+
+  test("a gateway restarted after a /reset does not store the transcript's messages from before the reset again", async () => {
+    const { turn, stored, session, transcript, restarted, dbPath } = await setup();
+    const before = [user("before the reset"), assistant("before reply"), user("second"), assistant("second reply")];
+    await turn(before.slice(0, 2));
+    await turn(before.slice(2));
+    // OpenClaw 2026.9's /reset: same session id, an empty history for assemble, while the
+    // transcript it reads back still holds the messages before the reset.
+    const after = [user("after the reset"), assistant("after reply")];
+    await turn(after, { history: [] });
+    const conversations = await query(dbPath, "SELECT status FROM conversations ORDER BY id");
+    assert.deepEqual(conversations.map(([status]) => status), ["archived", "active"], "the reset archived the first conversation");
+    // A restart: no cursor, so the whole transcript is read; a note no commit carried is in it too.
+    const lost = user("a note no commit carried");
+    transcript.append(lost);
+    await restarted().bootstrap(session);
+    const active = await query(dbPath, "SELECT t.content FROM messages m JOIN messages_text t ON t.rowid = m.id JOIN conversations c ON c.id = m.conversation_id WHERE c.status = 'active' ORDER BY m.seq");
+    assert.deepEqual(active.map(([c]) => c), [...after, lost].map(text));
+    assert.deepEqual((await stored()).map(([, c]) => c).sort(), [...before, ...after, lost].map(text).sort(), "every message stored exactly once");
   });
 
   test("pages are read to the end, and a transcript the host cannot read now is no error", async () => {
