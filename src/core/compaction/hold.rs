@@ -210,6 +210,9 @@ pub struct HoldInput {
     pub successor: bool,
     /// The process ends with its turn (a one-shot command): whatever it asks is lost with it.
     pub ends_with_turn: bool,
+    /// The process outlives its turns (a gateway): answers arrive here, whatever requests an
+    /// earlier process (one that crashed, or a one-shot command) left unanswered.
+    pub outlives_turns: bool,
     /// A hand-over made this long ago still waits for its successor
     /// ([`SummaryRuns::hand_over_pending`]).
     pub hand_over_pending_ms: Option<i64>,
@@ -259,6 +262,14 @@ pub fn first_request(input: &HoldInput) -> Ask {
             "summaries for this conversation were handed to a successor process {} s ago; it writes them after this process exits",
             age.max(0) / 1000
         ));
+    }
+    // A gateway's answers arrive here: the requests a dead process left unanswered say nothing
+    // about this one, which needs no successor.
+    if input.outlives_turns {
+        return Ask::Now {
+            hold_ms: later_hold(input),
+            catch_up: false,
+        };
     }
     if input.can_hand_over {
         let why = if input.abandoned > 0 {
@@ -323,8 +334,45 @@ mod tests {
             can_hand_over: false,
             successor: false,
             ends_with_turn: false,
+            outlives_turns: false,
             hand_over_pending_ms: None,
         }
+    }
+
+    #[test]
+    fn a_process_that_outlives_its_turns_asks_itself_after_a_crash_left_requests_unanswered() {
+        // A gateway restarted after a crash: the dead process's request counts as abandoned, and
+        // the restarted one is at its first turn (no answer arrived here yet).
+        let restarted = HoldInput {
+            abandoned: 1,
+            can_hand_over: true,
+            turn_waits: false,
+            outlives_turns: true,
+            ..input()
+        };
+        assert_eq!(
+            first_request(&restarted),
+            Ask::Now {
+                hold_ms: None,
+                catch_up: false
+            }
+        );
+        // The same process not known to outlive its turns hands over, as before.
+        assert!(matches!(
+            first_request(&HoldInput {
+                outlives_turns: false,
+                ..restarted
+            }),
+            Ask::HandOver(_)
+        ));
+        // A successor already started for a hand-over asks instead: the gateway refrains.
+        assert!(matches!(
+            first_request(&HoldInput {
+                hand_over_pending_ms: Some(3_000),
+                ..restarted
+            }),
+            Ask::Refrain(_)
+        ));
     }
 
     #[test]

@@ -107,6 +107,10 @@ pub struct CompactionParams {
     /// `can_hand_over` the job hands over from its first request (`core::compaction::hold`).
     #[serde(default)]
     pub ends_with_turn: bool,
+    /// The calling process outlives its turns (a gateway): the job asks here even when an
+    /// earlier process left requests unanswered, instead of handing over (`core::compaction::hold`).
+    #[serde(default)]
+    pub outlives_turns: bool,
 }
 
 /// A summary the caller must obtain from the host's LLM.

@@ -100,10 +100,11 @@ impl<S: Sql> Engine<S> {
         input.successor = params.successor;
         input.can_hand_over = params.can_hand_over;
         input.ends_with_turn = params.ends_with_turn;
+        input.outlives_turns = params.outlives_turns;
         input.hand_over_pending_ms = runs.hand_over_pending(now_ms);
         let mut asking = Self::asking_from(hold::first_request(&input), &input, Some(runner));
         if let Asking::Plan(plan) = &mut asking {
-            plan.leases = params.successor || params.runner_turns > 1;
+            plan.leases = params.successor || params.outlives_turns || params.runner_turns > 1;
         }
         if let Asking::HandOver(_) = asking {
             runs.handed_over(now_ms);
@@ -139,6 +140,7 @@ impl<S: Sql> Engine<S> {
             can_hand_over: false,
             successor: false,
             ends_with_turn: false,
+            outlives_turns: false,
             hand_over_pending_ms: None,
         }
     }
