@@ -227,7 +227,12 @@ for (const hostVersion of e2eHosts()) test(hostTitle(`a summarizer answering in 
     const waitedOut = slow.recs.filter((rec) => /cleanup timed out/.test(rec.turn.stderr));
     assert.deepEqual(waitedOut.map((r) => r.index), [], `turns whose exit waited for the plugin's cleanup:\n${table.join("\n")}`);
     assert.deepEqual(caughtUp.map((r) => r.index), [], `catch-up turns although a successor could write the summaries:\n${table.join("\n")}`);
-    assert.ok(bySuccessor.length >= 1, `no summary request was answered outside the turns' processes (no successor wrote one):\n${table.join("\n")}\n${successorOutput}`);
+    // What the successors wrote, by their own report (each `lcm summarize` run logs how many
+    // summaries it stored). Not judged by when a request was sent: under load the turns run back to
+    // back and a successor's request falls inside the next turn's lifetime.
+    const writtenBySuccessors = [...successorOutput.matchAll(/successor for agent:main:e2e-slow-[^:]*: (\d+) summaries written/g)].reduce((n, m) => n + Number(m[1]), 0);
+    t.diagnostic(`summaries the successors report writing: ${writtenBySuccessors}; requests answered between the turns' processes: ${bySuccessor.length}`);
+    assert.ok(writtenBySuccessors >= 1, `no successor wrote a summary:\n${table.join("\n")}\n${successorOutput}`);
     assert.match(successorOutput, /summarize agent:main:e2e-slow-/, "the successor reported what it did");
     assert.doesNotMatch(successorOutput, /failed|Error/, "the successor ran cleanly");
   }
