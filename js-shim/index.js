@@ -12,6 +12,7 @@ import { registerExplorer } from "./explorer/registration.js";
 import { endsWithItsTurn, hostCommand, oneShotHandOver, openclawCliEntry, spawnSuccessor } from "./node/successor.js";
 import { storedTurns } from "./engine/summary-runner.js";
 import { createTranscriptCatchUp, loadHostTranscriptReader } from "./openclaw/transcript-catch-up.js";
+import { openclawLimits } from "./openclaw/host-limits.js";
 
 function stateDir(api) {
   try {
@@ -39,6 +40,16 @@ function hostVersion(api) {
     return typeof v === "string" ? v : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** The host's config as it stands now (a hot reload changes it): `api.runtime.config.current()`
+ *  where the host has it, else the config the plugin was registered with. */
+function currentHostConfig(api) {
+  try {
+    return api.runtime?.config?.current?.() ?? api.config;
+  } catch {
+    return api.config;
   }
 }
 
@@ -194,6 +205,8 @@ export default {
         // id), and stored them in the new conversation (reset.e2e failed so with one-shot turns).
         transcriptCatchUp: hostCommand() === "gateway" ? transcriptCatchUp : undefined,
         onModelWindow: noteWindow,
+        // The reply budget and preflight reserve of this host (2026.7 reports neither as 2026.9 does).
+        limits: openclawLimits({ hostVersion: hostVersion(api), hostConfig: () => currentHostConfig(api) }),
         // The host makes an engine object per logical turn and disposes it after the turn.
         instancePerTurn: true,
       });
