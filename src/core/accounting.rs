@@ -82,8 +82,10 @@ pub struct HostFacts {
     pub estimate_safety_milli: Option<u32>,
 }
 
-/// What a host call reported about the prompt around the view; each absent value leaves the
-/// fact learned before (they are the same on every call of a host).
+/// What a host call reported about the prompt around the view. An absent reply budget leaves the
+/// one learned before (a host reports it on some calls only); the reserve and the padding are
+/// what the host says on each call that carries limits, and absent means the defaults, so facts
+/// a 2026.7 host left are not applied under another host (an upgrade keeps the store).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HostLimits {
     /// The reply budget the host requests.
@@ -103,8 +105,8 @@ impl HostLimits {
             facts.estimate_safety_milli,
         );
         facts.max_output = self.max_output.or(facts.max_output);
-        facts.preflight_reserve = self.preflight_reserve.or(facts.preflight_reserve);
-        facts.estimate_safety_milli = self.estimate_safety_milli.or(facts.estimate_safety_milli);
+        facts.preflight_reserve = self.preflight_reserve;
+        facts.estimate_safety_milli = self.estimate_safety_milli;
         before
             != (
                 facts.max_output,
@@ -350,6 +352,16 @@ mod tests {
             !limits.apply_to(&mut f),
             "the same limits again change nothing"
         );
+        // The same store under a host that reports neither (2026.9): its defaults, not 2026.7's.
+        let mut upgraded = f.clone();
+        assert!(HostLimits::default().apply_to(&mut upgraded));
+        assert_eq!(
+            upgraded.max_output,
+            Some(1_024),
+            "the reply budget learned stays"
+        );
+        assert_eq!(upgraded.preflight_threshold(8_000), Some(6_000));
+        assert!((upgraded.estimate_safety() - HOST_ESTIMATE_SAFETY).abs() < f64::EPSILON);
         assert_eq!(f.preflight_threshold(8_000), None);
         let b = f.view_budget(8_000, 0);
         // (8000 − 1024) / 1.25 − (3826 + 160) = 1594.
