@@ -16,6 +16,7 @@ import {
   ingestFromTranscript,
   loadHostTranscriptReader,
 } from "./openclaw/transcript-catch-up.js";
+import { openclawLimits } from "./openclaw/host-limits.js";
 
 function stateDir(api) {
   try {
@@ -43,6 +44,16 @@ function hostVersion(api) {
     return typeof v === "string" ? v : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** The host's config as it stands now (a hot reload changes it): `api.runtime.config.current()`
+ *  where the host has it, else the config the plugin was registered with. */
+function currentHostConfig(api) {
+  try {
+    return api.runtime?.config?.current?.() ?? api.config;
+  } catch {
+    return api.config;
   }
 }
 
@@ -200,6 +211,8 @@ export default {
         // holds the messages before a /reset, same session id; `fromTranscript` skips them.)
         transcriptCatchUp: hostCommand() === "gateway" ? transcriptCatchUp : undefined,
         onModelWindow: noteWindow,
+        // The reply budget and preflight reserve of this host (2026.7 reports neither as 2026.9 does).
+        limits: openclawLimits({ hostVersion: hostVersion(api), hostConfig: () => currentHostConfig(api) }),
         // The host makes an engine object per logical turn and disposes it after the turn.
         instancePerTurn: true,
       });

@@ -127,6 +127,11 @@ const replyRoom = (p, hostVersion) =>
  *        logical turn and disposes it after; dispose then ends it (its summary jobs no call waits
  *        for are released, and calls still running start none). false (the library's one object
  *        for the engine's life): dispose only flushes.
+ * @param {(p: object) => {maxOutputTokens?: number, preflightReserveTokens?: number, hostEstimateSafety?: number}} [options.limits]
+ *        what the host leaves beside the view for a call `p`: its reply budget, and its
+ *        preflight reserve and estimate padding where they are not OpenClaw 2026.9's
+ *        (openclaw/host-limits.js). Default: the reply room from `runtimeSettings` (`replyRoom`)
+ *        and the engine's own reserve and padding.
  * @param {(session: {sessionId?: string, sessionKey?: string}, tokens: number) => void} [options.onModelWindow]
  *        the model's context window the host reported for a session (the recall tools size their
  *        answers under it: openclaw/result-size.js)
@@ -145,6 +150,7 @@ export function createContextEngine(
     outlivesTurns,
     transcriptCatchUp,
     instancePerTurn = false,
+    limits = (p) => ({ maxOutputTokens: replyRoom(p, hostVersion) }),
     onModelWindow,
   } = {},
 ) {
@@ -166,6 +172,16 @@ export function createContextEngine(
   const hostTranscripts = new Set();
   const sessionTag = (p) => `${p?.sessionKey ?? ""}\u0000${p?.sessionId ?? ""}`;
   const llmFor = (p) => p?.runtimeContext?.llm ?? hostLlm?.();
+  /** The host's reply budget, preflight reserve and estimate padding for call `p`, finite
+   *  numbers only. */
+  const hostLimits = (p) => {
+    const out = limits(p) ?? {};
+    return {
+      maxOutputTokens: finite(out.maxOutputTokens),
+      preflightReserveTokens: finite(out.preflightReserveTokens),
+      hostEstimateSafety: finite(out.hostEstimateSafety),
+    };
+  };
   const onLeaseError = (err) =>
     logger?.warn?.(
       `[lossless-wasm] could not renew a summary request's lease (another process may start its own): ${err?.message ?? err}`,
@@ -315,7 +331,7 @@ export function createContextEngine(
         historyIsComplete: fullHistory && Array.isArray(p.messages) && hostTranscripts.has(sessionTag(p)),
         // The prompt and the reply share the window with our view (docs/prompt-accounting.md).
         prompt: typeof p.prompt === "string" ? p.prompt : undefined,
-        maxOutputTokens: replyRoom(p, hostVersion),
+        ...hostLimits(p),
         // The tools the model can call this turn (a Set from OpenClaw): the addition names only
         // the recall tools among them. Absent (older hosts): the engine names all four.
         availableTools: toolNames(p.availableTools),
@@ -355,7 +371,7 @@ export function createContextEngine(
           // OpenClaw's compact() budget is the window; an embedder's may be a view budget.
           contextWindow:
             finite(p.runtimeContext?.modelContextWindow) ?? (fullHistory ? finite(p.tokenBudget) : undefined),
-          maxOutputTokens: replyRoom(p, hostVersion),
+          ...hostLimits(p),
           // A user's /compact waits for its summaries; the host's own checks (preflight, overflow
           // recovery, 2026.7's check after a CLI turn) hold the turn, so they do not.
         },

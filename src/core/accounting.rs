@@ -71,6 +71,49 @@ pub struct HostFacts {
     /// is their bounded median.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overhead_samples: Vec<u32>,
+    /// The host's reserve below the window where its preflight check asks for compaction, when
+    /// the host says it differs from OpenClaw 2026.9's (see [`HostFacts::preflight_threshold`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preflight_reserve: Option<u32>,
+    /// The factor (in thousandths) by which the host pads its estimate of a prompt when it
+    /// decides the reply's room, when it is not [`HOST_ESTIMATE_SAFETY`] (OpenClaw 2026.7's
+    /// OpenAI-compatible transport: 1.25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate_safety_milli: Option<u32>,
+}
+
+/// What a host call reported about the prompt around the view. An absent reply budget leaves the
+/// one learned before (a host reports it on some calls only); the reserve and the padding are
+/// what the host says on each call that carries limits, and absent means the defaults, so facts
+/// a 2026.7 host left are not applied under another host (an upgrade keeps the store).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostLimits {
+    /// The reply budget the host requests.
+    pub max_output: Option<u32>,
+    /// The host's preflight reserve ([`HostFacts::preflight_reserve`]).
+    pub preflight_reserve: Option<u32>,
+    /// The host's estimate padding, in thousandths ([`HostFacts::estimate_safety_milli`]).
+    pub estimate_safety_milli: Option<u32>,
+}
+
+impl HostLimits {
+    /// Sets the reported values on `facts`; true when a fact changed.
+    pub fn apply_to(&self, facts: &mut HostFacts) -> bool {
+        let before = (
+            facts.max_output,
+            facts.preflight_reserve,
+            facts.estimate_safety_milli,
+        );
+        facts.max_output = self.max_output.or(facts.max_output);
+        facts.preflight_reserve = self.preflight_reserve;
+        facts.estimate_safety_milli = self.estimate_safety_milli;
+        before
+            != (
+                facts.max_output,
+                facts.preflight_reserve,
+                facts.estimate_safety_milli,
+            )
+    }
 }
 
 /// The host's preflight threshold for a window: `window − min(20000, window / 4)`.
@@ -94,6 +137,30 @@ pub struct ViewBudget {
 }
 
 impl HostFacts {
+    /// The host's padding of its own prompt estimate: [`HOST_ESTIMATE_SAFETY`] unless the host
+    /// reported another (never below 1).
+    pub fn estimate_safety(&self) -> f64 {
+        self.estimate_safety_milli
+            .filter(|m| *m >= 1_000)
+            .map_or(HOST_ESTIMATE_SAFETY, |m| f64::from(m) / 1_000.0)
+    }
+
+    /// The prompt size the view keeps the next turn under: OpenClaw 2026.9's preflight threshold
+    /// ([`host_threshold`]), or None when the host makes no preflight check at this window. A
+    /// host reports that with a reserve of the whole window or more (OpenClaw 2026.7: its check
+    /// starts at `window − reserveTokensFloor − the memory flush's soft threshold`, 24,000 by
+    /// default, and a threshold of 0 or less turns it off); the view is then bounded by the
+    /// reply alone, but only when the reply budget is known: without it nothing else would keep
+    /// the reply, and 2026.9's threshold still applies. A smaller reserve leaves 2026.9's
+    /// threshold in place (2026.7.1's own, lower at every window above 24K, binds only its channel
+    /// reply path, not the `agent` path; not modelled).
+    pub fn preflight_threshold(&self, window: u32) -> Option<u32> {
+        match self.preflight_reserve {
+            Some(reserve) if reserve >= window && self.max_output.is_some() => None,
+            _ => Some(host_threshold(window)),
+        }
+    }
+
     /// The largest view for a call whose host budget is `host_budget` and whose current user
     /// prompt is `prompt_tokens` (our estimate; 0 when unknown).
     pub fn view_budget(&self, host_budget: u32, prompt_tokens: u32) -> ViewBudget {
@@ -110,7 +177,7 @@ impl HostFacts {
             .saturating_add(prompt_tokens)
             .saturating_add(margin(window));
         let room_for_prompt =
-            (f64::from(window.saturating_sub(reply)) / HOST_ESTIMATE_SAFETY).floor() as u32;
+            (f64::from(window.saturating_sub(reply)) / self.estimate_safety()).floor() as u32;
         let fits_reply = room_for_prompt.saturating_sub(fixed);
         // The reply to come is bounded by the reply budget; the last one is the best guess.
         let next_reply =
@@ -118,11 +185,14 @@ impl HostFacts {
                 .unwrap_or(reply)
                 .min(if reply > 0 { reply } else { u32::MAX });
         let next_prompt = self.last_prompt.unwrap_or(0).max(prompt_tokens);
-        let passes_preflight = host_threshold(window)
-            .saturating_sub(fixed)
-            .saturating_sub(next_reply)
-            .saturating_sub(next_prompt);
-        for (tokens, limited_by) in [(fits_reply, "reply"), (passes_preflight, "preflight")] {
+        let passes_preflight = self.preflight_threshold(window).map(|threshold| {
+            threshold
+                .saturating_sub(fixed)
+                .saturating_sub(next_reply)
+                .saturating_sub(next_prompt)
+        });
+        for (tokens, limited_by) in [(Some(fits_reply), "reply"), (passes_preflight, "preflight")] {
+            let Some(tokens) = tokens else { continue };
             if tokens < best.tokens {
                 best = ViewBudget { tokens, limited_by };
             }
@@ -251,6 +321,94 @@ mod tests {
             3_000 + b.tokens + 600 + 40 + 600 < host_threshold(8_000),
             "the next turn passes the preflight check"
         );
+    }
+
+    /// OpenClaw 2026.7.1's gateway at 8K (issue 42): a 3,826-token host prompt, 2,400-char
+    /// notes. Under 2026.9's threshold (6,000) the view beside the current and previous turn
+    /// (1,227 tokens) and the omission line (64) has no room for one summary (183); 2026.7.1
+    /// makes no preflight check below a 24K window, and its reply bound (a 1,024-token reply,
+    /// its estimate padded by 1.25) leaves room for one.
+    #[test]
+    fn a_host_without_a_preflight_check_at_this_window_bounds_the_view_by_the_reply_alone() {
+        let mut f = facts(8_000, 1_024, 3_826);
+        f.last_output = Some(15);
+        f.last_prompt = Some(604);
+        let under_2026_9 = f.view_budget(8_000, 0);
+        assert_eq!(
+            under_2026_9,
+            ViewBudget {
+                tokens: 1_395,
+                limited_by: "preflight"
+            }
+        );
+        assert!(under_2026_9.tokens < 1_227 + 64 + 183, "no summary fits");
+        let limits = HostLimits {
+            max_output: Some(1_024),
+            preflight_reserve: Some(24_000),
+            estimate_safety_milli: Some(1_250),
+        };
+        assert!(limits.apply_to(&mut f));
+        assert!(
+            !limits.apply_to(&mut f),
+            "the same limits again change nothing"
+        );
+        // The same store under a host that reports neither (2026.9): its defaults, not 2026.7's.
+        let mut upgraded = f.clone();
+        assert!(HostLimits::default().apply_to(&mut upgraded));
+        assert_eq!(
+            upgraded.max_output,
+            Some(1_024),
+            "the reply budget learned stays"
+        );
+        assert_eq!(upgraded.preflight_threshold(8_000), Some(6_000));
+        assert!((upgraded.estimate_safety() - HOST_ESTIMATE_SAFETY).abs() < f64::EPSILON);
+        assert_eq!(f.preflight_threshold(8_000), None);
+        let b = f.view_budget(8_000, 0);
+        // (8000 − 1024) / 1.25 − (3826 + 160) = 1594.
+        assert_eq!(
+            b,
+            ViewBudget {
+                tokens: 1_594,
+                limited_by: "reply"
+            }
+        );
+        assert!(b.tokens >= 1_227 + 64 + 183, "a summary fits");
+        assert!(
+            f64::from(3_826 + b.tokens) * 1.25 + 1_024.0 <= 8_000.0,
+            "the reply budget stays intact under the host's own padding"
+        );
+    }
+
+    #[test]
+    fn an_estimate_padding_below_one_is_not_believed() {
+        let mut f = facts(8_000, 1_024, 3_000);
+        f.estimate_safety_milli = Some(500);
+        assert!((f.estimate_safety() - HOST_ESTIMATE_SAFETY).abs() < f64::EPSILON);
+        f.estimate_safety_milli = Some(1_250);
+        assert!((f.estimate_safety() - 1.25).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn a_host_reserve_below_the_window_or_no_reply_budget_keeps_2026_9s_threshold() {
+        let mut f = facts(32_000, 1_024, 3_000);
+        f.preflight_reserve = Some(24_000);
+        assert_eq!(f.preflight_threshold(32_000), Some(24_000));
+        assert_eq!(f.view_budget(100_000, 0).limited_by, "preflight");
+        assert_eq!(
+            f.view_budget(100_000, 0).tokens,
+            24_000 - 3_000 - 640 - 1_024
+        );
+        // A reserve of the whole window with no reply budget known: nothing but the 2026.9
+        // threshold would keep the reply, so it still applies.
+        let mut f = HostFacts {
+            window: Some(8_000),
+            overhead: Some(3_000),
+            preflight_reserve: Some(24_000),
+            ..HostFacts::default()
+        };
+        assert_eq!(f.preflight_threshold(8_000), Some(host_threshold(8_000)));
+        f.preflight_reserve = None;
+        assert_eq!(f.preflight_threshold(8_000), Some(6_000));
     }
 
     #[test]

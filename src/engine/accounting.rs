@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::params::SessionRef;
 use super::Engine;
-use crate::core::accounting::{HostFacts, ViewBudget};
+use crate::core::accounting::{HostFacts, HostLimits, ViewBudget};
 use crate::core::message::{Role, StoredMessage};
 use crate::core::tokens::estimate_text;
 use crate::error::Result;
@@ -50,6 +50,22 @@ fn reported_usage(message: &Value) -> Option<(u32, u32)> {
         prompt.min(f64::from(u32::MAX)) as u32,
         n("output").min(f64::from(u32::MAX)) as u32,
     ))
+}
+
+/// The limits a call's parameters report: the reply budget, the preflight reserve (tokens) and
+/// the estimate padding (a factor, kept in thousandths).
+pub(crate) fn host_limits(
+    max_output_tokens: Option<f64>,
+    preflight_reserve_tokens: Option<f64>,
+    estimate_safety: Option<f64>,
+) -> HostLimits {
+    HostLimits {
+        max_output: tokens_of(max_output_tokens),
+        preflight_reserve: tokens_of(preflight_reserve_tokens),
+        estimate_safety_milli: estimate_safety
+            .filter(|f| f.is_finite() && *f >= 1.0 && *f <= 10.0)
+            .map(|f| (f * 1_000.0).round() as u32),
+    }
 }
 
 /// Learns from one committed turn: `raw` are the host's messages, `parsed` the same messages
@@ -171,11 +187,10 @@ impl<S: Sql> Engine<S> {
         conversation_id: i64,
         host_budget: u32,
         prompt: Option<&str>,
-        max_output: Option<u32>,
+        limits: HostLimits,
     ) -> Result<ViewBudget> {
         let mut facts = self.host_facts(conversation_id)?;
-        if max_output.is_some() && facts.max_output != max_output {
-            facts.max_output = max_output;
+        if limits.apply_to(&mut facts) {
             self.remember_facts(conversation_id, facts.clone());
         }
         Ok(facts.view_budget(host_budget, prompt.map_or(0, estimate_text)))

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::accounting::tokens_of;
+use super::accounting::host_limits;
 use super::params::{validate_session, AssembleHandover, AssembleParams, AssembleResult};
 use super::view::Pressure;
 use super::Engine;
@@ -198,13 +198,17 @@ impl<S: Sql> Engine<S> {
         };
         // The view shares the prompt with the host's system prompt, tools, the user's prompt
         // and the reply: its budget is what they leave (docs/prompt-accounting.md).
-        let max_output = tokens_of(params.max_output_tokens);
+        let limits = host_limits(
+            params.max_output_tokens,
+            params.preflight_reserve_tokens,
+            params.host_estimate_safety,
+        );
         let budget = self
             .view_budget(
                 conversation.id,
                 host_budget,
                 params.prompt.as_deref(),
-                max_output,
+                limits,
             )?
             .tokens;
         Ok(Some((conversation, budget, newer)))

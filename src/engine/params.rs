@@ -252,6 +252,14 @@ pub struct AssembleParams {
     /// The reply budget the host will request (OpenClaw: `runtimeSettings.limits.maxOutputTokens`).
     #[serde(default)]
     pub max_output_tokens: Option<f64>,
+    /// The host's reserve below the window where its preflight check asks for compaction, when
+    /// it is not OpenClaw 2026.9's (`core::accounting::HostFacts::preflight_threshold`).
+    #[serde(default)]
+    pub preflight_reserve_tokens: Option<f64>,
+    /// The factor by which the host pads its own estimate of a prompt when it decides the
+    /// reply's room, when it is not OpenClaw 2026.9's 1.2 (`core::accounting::HostFacts`).
+    #[serde(default)]
+    pub host_estimate_safety: Option<f64>,
     /// The names of the tools the model can call this turn (OpenClaw's `availableTools` Set, as a
     /// list); None when the host does not say. The system-prompt addition names only these.
     #[serde(default)]

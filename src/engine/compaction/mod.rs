@@ -83,6 +83,14 @@ pub struct CompactionParams {
     /// The reply budget the host requests, when it reports it.
     #[serde(default)]
     pub max_output_tokens: Option<f64>,
+    /// The host's reserve below the window where its preflight check asks for compaction, when
+    /// it is not OpenClaw 2026.9's (as in `assemble`).
+    #[serde(default)]
+    pub preflight_reserve_tokens: Option<f64>,
+    /// The factor by which the host pads its own estimate of a prompt when it decides the
+    /// reply's room, when it is not OpenClaw 2026.9's 1.2 (`core::accounting::HostFacts`).
+    #[serde(default)]
+    pub host_estimate_safety: Option<f64>,
     /// The host's turn waits for the call that runs this job (OpenClaw's maintenance before a
     /// turn, its preflight `compact()`): each request then says how long it may hold the call
     /// (`core::compaction::hold`).

@@ -11,10 +11,9 @@
 //! Every job works on the compaction config fitted to its budget ([`fit`]), with the leaf chunk
 //! halved after answers that were not summaries ([`RetryState::chunk_tokens`]).
 
-use crate::core::accounting::host_threshold;
 use crate::core::compaction::fit::fit_for;
 use crate::core::compaction::{sweep_target, CompactionConfig, RetryState};
-use crate::engine::accounting::tokens_of;
+use crate::engine::accounting::{host_limits, tokens_of};
 use crate::engine::compaction::{CompactionMode, CompactionParams};
 use crate::engine::Engine;
 use crate::error::Result;
@@ -94,9 +93,12 @@ impl<S: Sql> Engine<S> {
                 if let Some(window) = tokens_of(params.context_window) {
                     facts.window = Some(window);
                 }
-                if let Some(reply) = tokens_of(params.max_output_tokens) {
-                    facts.max_output = Some(reply);
-                }
+                host_limits(
+                    params.max_output_tokens,
+                    params.preflight_reserve_tokens,
+                    params.host_estimate_safety,
+                )
+                .apply_to(&mut facts);
                 let host_budget = self.prompt_budget(conversation, params.token_budget);
                 let prompt = facts.last_prompt.unwrap_or(0);
                 let mut budget = facts.view_budget(host_budget, prompt).tokens;
@@ -108,9 +110,11 @@ impl<S: Sql> Engine<S> {
                         .tokens(),
                 )
                 .unwrap_or(u32::MAX);
-                if let (Some(count), Some(window)) = (live, facts.window) {
+                let threshold = facts.window.and_then(|w| facts.preflight_threshold(w));
+                if let (Some(count), Some(threshold), Some(window)) =
+                    (live, threshold, facts.window)
+                {
                     let count = u32::try_from(count).unwrap_or(u32::MAX);
-                    let threshold = host_threshold(window);
                     if count >= threshold {
                         // The host sees the prompt over its threshold: the view must shrink by the excess.
                         let margin = window / 50;
