@@ -48,3 +48,48 @@ impl EventOutcome {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::doctor::EventRow;
+    use super::super::inspect::EventInfo;
+    use super::*;
+
+    fn outcome() -> EventOutcome {
+        EventOutcome {
+            created_at: 5,
+            pass: "leaf".into(),
+            level: Some("normal".into()),
+            outcome: "compacted".into(),
+            reason: "threshold".into(),
+            tokens_before: Some(900),
+            tokens_after: None,
+        }
+    }
+
+    #[test]
+    fn both_rows_serialize_the_outcome_as_their_own_fields_in_column_order() {
+        let row = serde_json::to_string(&EventRow {
+            conversation_id: 3,
+            event: outcome(),
+        })
+        .unwrap();
+        assert_eq!(
+            row,
+            r#"{"conversationId":3,"createdAt":5,"pass":"leaf","level":"normal","outcome":"compacted","reason":"threshold","tokensBefore":900,"tokensAfter":null}"#
+        );
+        let info = serde_json::to_string(&EventInfo {
+            id: 7,
+            event: outcome(),
+            summary_id: None,
+            telemetry_json: Some("{}".into()),
+            repeats: 1,
+            last_at: None,
+        })
+        .unwrap();
+        assert_eq!(
+            info,
+            r#"{"id":7,"createdAt":5,"pass":"leaf","level":"normal","outcome":"compacted","reason":"threshold","tokensBefore":900,"tokensAfter":null,"summaryId":null,"telemetryJson":"{}","repeats":1,"lastAt":null}"#
+        );
+    }
+}
