@@ -9,7 +9,7 @@
 //! (`core::ask`); the shell awaits the LLM with no transaction open; [`Engine::ask_finish`]
 //! bounds the answer and keeps only citations of evidence it was given. Nothing here writes.
 //!
-//! Scoping is the recall tools' (`recall.rs`): every row comes from a conversation the caller's
+//! Scoping is the recall tools' (`recall/`): every row comes from a conversation the caller's
 //! own session key reaches, and a named id outside it is answered like an unknown id.
 
 use std::collections::HashSet;

@@ -408,7 +408,7 @@ fn unchanged_skipped_decisions_share_one_row_that_keeps_the_latest_inputs() {
     record_event(e.sql(), &Event { conversation_id: 1, pass: "leaf", level: None, outcome: "failed", reason: "test", tokens_before: None, tokens_after: None, summary_id: None, telemetry_json: None }, 45).unwrap();
     fill(&mut e, 5, 2);
     let events = e.compaction_events(decode("compactionEvents", json!({"sessionId": "s", "sessionKey": KEY})).unwrap()).unwrap();
-    let runs: Vec<(&str, i64, Option<i64>)> = events.iter().map(|ev| (ev.pass.as_str(), ev.repeats, ev.last_at)).collect();
+    let runs: Vec<(&str, i64, Option<i64>)> = events.iter().map(|ev| (ev.event.pass.as_str(), ev.repeats, ev.last_at)).collect();
     assert_eq!(runs, vec![("trigger", 1, None), ("trigger", 4, Some(40)), ("leaf", 1, None), ("trigger", 2, Some(60))]);
 }
 

@@ -122,7 +122,7 @@ fn the_dag_carries_the_fallback_failure_and_rejection_warnings_the_store_records
     let d = dag(&mut e, json!({"agentId": "alpha", "conversationId": conv.id})).unwrap();
     assert_eq!(d.summaries.iter().filter(|s| s.level == "fallback").map(|s| s.id).collect::<Vec<_>>(), [leaf]);
     assert_eq!(d.failures.len(), 1);
-    assert_eq!(d.failures[0].reason, "summarizer timed out");
+    assert_eq!(d.failures[0].event.reason, "summarizer timed out");
     assert_eq!(d.rejected.len(), 1);
     assert_eq!(d.rejected[0].reason.as_deref(), Some("answer longer than its sources"));
     assert!(d.spend.iter().any(|p| p.pass == "leaf" && p.spend.rejected == 1));

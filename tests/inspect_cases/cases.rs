@@ -129,8 +129,8 @@ fn compaction_events_list_the_passes_with_their_reasons() {
     fill(&mut e, KEY, 24);
     let events = e.compaction_events(decode("compactionEvents", json!({"sessionId": "s", "sessionKey": KEY})).unwrap()).unwrap();
     assert_eq!(events.len() as i64, count(&mut e, "SELECT COUNT(*) FROM compaction_events WHERE conversation_id = 1"));
-    assert!(events.iter().any(|ev| ev.outcome == "compacted" && ev.summary_id.is_some()));
-    assert!(events.iter().all(|ev| !ev.reason.is_empty()));
+    assert!(events.iter().any(|ev| ev.event.outcome == "compacted" && ev.summary_id.is_some()));
+    assert!(events.iter().all(|ev| !ev.event.reason.is_empty()));
     let later = e.compaction_events(decode("compactionEvents", json!({"sessionId": "s", "sessionKey": KEY, "afterId": events[0].id})).unwrap()).unwrap();
     assert_eq!(later.len(), events.len() - 1);
 }

@@ -46,7 +46,7 @@ fn status_counts_messages_summaries_by_level_and_depth_and_the_latest_compaction
     let summaries: i64 = status.totals.summaries.iter().map(|(_, _, n)| n).sum();
     assert!(summaries >= 2, "{:?}", status.totals.summaries);
     assert!(status.totals.summaries.iter().all(|(level, _, _)| level == "normal"));
-    assert!(!status.latest.is_empty() && status.latest.iter().all(|e| e.outcome == "compacted"));
+    assert!(!status.latest.is_empty() && status.latest.iter().all(|e| e.event.outcome == "compacted"));
     assert!(status.failures.is_empty());
     let session = status.session.expect("this session's conversation");
     assert_eq!(session.messages, 60);

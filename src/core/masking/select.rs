@@ -293,18 +293,15 @@ mod tests {
             .collect()
     }
 
+    /// A finished turn with one tool call, as [`items`] reads it: a 50-token request, a 30-token
+    /// call, a `result`-token output and an `answer`-token reply.
+    fn tool_turn(result: u32, answer: u32) -> [(char, u32); 4] {
+        [('u', 50), ('c', 30), ('r', result), ('a', answer)]
+    }
+
     #[test]
     fn the_newest_finished_turn_is_protected_and_older_tool_outputs_are_candidates() {
-        let rows = items(&[
-            ('u', 50),
-            ('c', 30),
-            ('r', 3_000),
-            ('a', 80),
-            ('u', 50),
-            ('c', 30),
-            ('r', 5_000),
-            ('a', 90),
-        ]);
+        let rows = items(&[tool_turn(3_000, 80), tool_turn(5_000, 90)].concat());
         let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(
             p.protected_from,
@@ -331,19 +328,14 @@ mod tests {
 
     #[test]
     fn an_unfinished_newest_turn_protects_the_turn_before_it_too() {
-        let rows = items(&[
-            ('u', 50),
-            ('c', 30),
-            ('r', 3_000),
-            ('a', 80),
-            ('u', 50),
-            ('c', 30),
-            ('r', 5_000),
-            ('a', 90),
-            ('u', 40),
-            ('c', 30),
-            ('r', 900),
-        ]);
+        let rows = items(
+            &[
+                &tool_turn(3_000, 80)[..],
+                &tool_turn(5_000, 90),
+                &[('u', 40), ('c', 30), ('r', 900)],
+            ]
+            .concat(),
+        );
         let p = plan(&rows, &RULES, i64::MAX);
         assert_eq!(p.protected_from, Some(5));
         assert_eq!(p.candidates.len(), 1);
@@ -360,17 +352,14 @@ mod tests {
             Some(3),
             "a trailing tool call is an unfinished turn"
         );
-        let asked = items(&[
-            ('u', 50),
-            ('c', 30),
-            ('r', 3_000),
-            ('a', 80),
-            ('u', 50),
-            ('c', 30),
-            ('r', 3_000),
-            ('a', 80),
-            ('u', 60),
-        ]);
+        let asked = items(
+            &[
+                &tool_turn(3_000, 80)[..],
+                &tool_turn(3_000, 80),
+                &[('u', 60)],
+            ]
+            .concat(),
+        );
         assert_eq!(
             protected_from(&asked),
             Some(5),

@@ -13,6 +13,8 @@ use crate::store::sql::{Row, Sql, SqlValue};
 use crate::store::WriteTx;
 
 use super::doctor_pg;
+pub use super::event_rows::EventOutcome;
+use super::event_rows::OUTCOME_COLUMNS;
 
 /// Counts for `/lcm status`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -42,21 +44,9 @@ pub struct Totals {
 pub struct EventRow {
     /// The conversation, a row id in `conversations`.
     pub conversation_id: i64,
-    /// When the event was logged, in ms since the epoch.
-    pub created_at: i64,
-    /// "leaf", "condensed", "sweep", "trigger" or "mask".
-    pub pass: String,
-    /// "normal", "aggressive" or "fallback", when the pass had a level.
-    pub level: Option<String>,
-    /// "triggered", "compacted", "skipped" or "failed".
-    pub outcome: String,
-    /// Why it came out that way: a reason name or a sentence for the log.
-    pub reason: String,
-    /// Tokens before: the replaced items' for a summarizing pass, the context's for a trigger or a
-    /// mask pass.
-    pub tokens_before: Option<i64>,
-    /// Tokens after, counted as `tokens_before` is.
-    pub tokens_after: Option<i64>,
+    /// The pass and how it came out.
+    #[serde(flatten)]
+    pub event: EventOutcome,
 }
 
 fn count(sql: &mut impl Sql, query: &str, params: &[SqlValue]) -> Result<i64> {
@@ -119,9 +109,8 @@ pub fn latest_events(
     failed_only: bool,
     limit: i64,
 ) -> Result<Vec<EventRow>> {
-    let mut query = String::from(
-        "SELECT conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after FROM compaction_events WHERE 1 = 1",
-    );
+    let mut query =
+        format!("SELECT conversation_id, {OUTCOME_COLUMNS} FROM compaction_events WHERE 1 = 1");
     let mut params: Vec<SqlValue> = vec![limit.into()];
     if let Some(id) = conversation_id {
         query.push_str(" AND conversation_id = ?2");
@@ -140,13 +129,7 @@ pub fn latest_events(
 fn event_from(r: &Row) -> Result<EventRow> {
     Ok(EventRow {
         conversation_id: r.int(0)?,
-        created_at: r.int(1)?,
-        pass: r.text(2)?,
-        level: r.opt_text(3)?,
-        outcome: r.text(4)?,
-        reason: r.text(5)?,
-        tokens_before: r.opt_int(6)?,
-        tokens_after: r.opt_int(7)?,
+        event: EventOutcome::from_row(r, 1)?,
     })
 }
 

@@ -8,8 +8,10 @@ use serde::Serialize;
 
 use crate::core::message::text_of_raw_json;
 use crate::error::{Error, Result};
-use crate::store::sql::{Row, Sql};
+use crate::store::sql::{Row, Sql, SqlValue};
 
+pub use super::event_rows::EventOutcome;
+use super::event_rows::OUTCOME_COLUMNS;
 use super::inspect_pg;
 
 /// One summary, described: everything but its text.
@@ -70,21 +72,9 @@ pub struct MessageInfo {
 pub struct EventInfo {
     /// The event's row id in `compaction_events`.
     pub id: i64,
-    /// When it was logged, in ms since the epoch.
-    pub created_at: i64,
-    /// "leaf", "condensed", "sweep", "trigger" or "mask".
-    pub pass: String,
-    /// "normal", "aggressive" or "fallback", when the pass had a level.
-    pub level: Option<String>,
-    /// "triggered", "compacted", "skipped" or "failed".
-    pub outcome: String,
-    /// Why it came out that way: a reason name or a sentence for the log.
-    pub reason: String,
-    /// Tokens before: the replaced items' for a summarizing pass, the context's for a trigger or a
-    /// mask pass.
-    pub tokens_before: Option<i64>,
-    /// Tokens after, counted as `tokens_before` is.
-    pub tokens_after: Option<i64>,
+    /// The pass and how it came out.
+    #[serde(flatten)]
+    pub event: EventOutcome,
     /// The summary the pass stored, a row id in `summaries`.
     pub summary_id: Option<i64>,
     /// Details of the decision or pass, as JSON.
@@ -204,14 +194,14 @@ pub fn leaf_messages(
     after_seq: i64,
     limit: i64,
 ) -> Result<Vec<MessageInfo>> {
-    let rows = sql.query(
-        &format!(
-            "SELECT {MESSAGE_COLUMNS} FROM summary_messages sm JOIN messages m ON m.id = sm.message_id \
-             WHERE sm.summary_id = ?1 AND m.seq > ?2 ORDER BY m.seq LIMIT ?3"
-        ),
-        &[summary_id.into(), after_seq.into(), limit.into()],
-    )?;
-    rows.iter().map(message_from_row).collect()
+    messages_after(
+        sql,
+        "",
+        "summary_messages sm JOIN messages m ON m.id = sm.message_id WHERE sm.summary_id = ?1 AND",
+        summary_id,
+        after_seq,
+        limit,
+    )
 }
 
 /// The original messages under a summary (through every level of the DAG) with `seq > after_seq`,
@@ -222,11 +212,33 @@ pub fn covered_messages(
     after_seq: i64,
     limit: i64,
 ) -> Result<Vec<MessageInfo>> {
+    messages_after(
+        sql,
+        UNDER_CTE,
+        "under JOIN summary_messages sm ON sm.summary_id = under.id JOIN messages m ON m.id = sm.message_id WHERE",
+        summary_id,
+        after_seq,
+        limit,
+    )
+}
+
+/// The summaries at or below `?1` (the summary itself included), as `under`.
+const UNDER_CTE: &str = "WITH RECURSIVE under(id) AS (SELECT CAST(?1 AS bigint) UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) ";
+
+/// A page of the messages of summary `summary_id` (`?1`): `with` and `from_where` name where they
+/// come from and open the `WHERE` clause; the page holds the ones with `seq > after_seq`, in
+/// order, at most `limit`.
+fn messages_after(
+    sql: &mut impl Sql,
+    with: &str,
+    from_where: &str,
+    summary_id: i64,
+    after_seq: i64,
+    limit: i64,
+) -> Result<Vec<MessageInfo>> {
     let rows = sql.query(
         &format!(
-            "WITH RECURSIVE under(id) AS (SELECT CAST(?1 AS bigint) UNION SELECT ss.source_summary_id FROM summary_sources ss JOIN under ON ss.condensed_summary_id = under.id) \
-             SELECT {MESSAGE_COLUMNS} FROM under JOIN summary_messages sm ON sm.summary_id = under.id JOIN messages m ON m.id = sm.message_id \
-             WHERE m.seq > ?2 ORDER BY m.seq LIMIT ?3"
+            "{with}SELECT {MESSAGE_COLUMNS} FROM {from_where} m.seq > ?2 ORDER BY m.seq LIMIT ?3"
         ),
         &[summary_id.into(), after_seq.into(), limit.into()],
     )?;
@@ -248,8 +260,6 @@ pub fn message(
     row.as_ref().map(message_from_row).transpose()
 }
 
-const EVENT_COLUMNS: &str = "id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json, repeats, last_at";
-
 /// The compaction log of a conversation after event `after_id`, oldest first, at most `limit`.
 pub fn events(
     sql: &mut impl Sql,
@@ -257,28 +267,11 @@ pub fn events(
     after_id: i64,
     limit: i64,
 ) -> Result<Vec<EventInfo>> {
-    let rows = sql.query(
-        &format!("SELECT {EVENT_COLUMNS} FROM compaction_events WHERE conversation_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"),
+    events_where(
+        sql,
+        "conversation_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
         &[conversation_id.into(), after_id.into(), limit.into()],
-    )?;
-    rows.iter().map(event_from_row).collect()
-}
-
-fn event_from_row(row: &Row) -> Result<EventInfo> {
-    Ok(EventInfo {
-        id: row.int(0)?,
-        created_at: row.int(1)?,
-        pass: row.text(2)?,
-        level: row.opt_text(3)?,
-        outcome: row.text(4)?,
-        reason: row.text(5)?,
-        tokens_before: row.opt_int(6)?,
-        tokens_after: row.opt_int(7)?,
-        summary_id: row.opt_int(8)?,
-        telemetry_json: row.opt_text(9)?,
-        repeats: row.int(10)?,
-        last_at: row.opt_int(11)?,
-    })
+    )
 }
 
 /// The newest failed compaction passes of a conversation, newest first, at most `limit`.
@@ -287,11 +280,39 @@ pub fn failed_events(
     conversation_id: i64,
     limit: i64,
 ) -> Result<Vec<EventInfo>> {
-    let rows = sql.query(
-        &format!("SELECT {EVENT_COLUMNS} FROM compaction_events WHERE conversation_id = ?1 AND outcome = 'failed' ORDER BY id DESC LIMIT ?2"),
+    events_where(
+        sql,
+        "conversation_id = ?1 AND outcome = 'failed' ORDER BY id DESC LIMIT ?2",
         &[conversation_id.into(), limit.into()],
+    )
+}
+
+/// The rows of `compaction_events` that `condition` (a `WHERE` clause and its order and limit)
+/// selects.
+fn events_where(
+    sql: &mut impl Sql,
+    condition: &str,
+    params: &[SqlValue],
+) -> Result<Vec<EventInfo>> {
+    let rows = sql.query(
+        &format!(
+            "SELECT id, {OUTCOME_COLUMNS}, summary_id, telemetry_json, repeats, last_at \
+             FROM compaction_events WHERE {condition}"
+        ),
+        params,
     )?;
     rows.iter().map(event_from_row).collect()
+}
+
+fn event_from_row(row: &Row) -> Result<EventInfo> {
+    Ok(EventInfo {
+        id: row.int(0)?,
+        event: EventOutcome::from_row(row, 1)?,
+        summary_id: row.opt_int(8)?,
+        telemetry_json: row.opt_text(9)?,
+        repeats: row.int(10)?,
+        last_at: row.opt_int(11)?,
+    })
 }
 
 /// How many raw messages and summaries the active context holds.

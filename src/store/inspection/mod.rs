@@ -6,6 +6,7 @@
 
 pub mod doctor;
 mod doctor_pg;
+mod event_rows;
 pub mod explorer;
 pub mod inspect;
 mod inspect_pg;

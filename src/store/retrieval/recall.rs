@@ -7,7 +7,7 @@
 
 use crate::core::message::text_of_raw_json;
 use crate::error::Result;
-use crate::store::sql::{Row, Sql};
+use crate::store::sql::{Row, Sql, SqlValue};
 
 /// One summary row, as the recall tools describe it.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,55 +117,80 @@ fn message_from(row: &Row) -> Result<MessageRow> {
     })
 }
 
-fn ids(rows: &[Row]) -> Result<Vec<i64>> {
-    rows.iter().map(|r| r.int(0)).collect()
+/// The first row `query` returns, read by `from`; None when it returns none.
+fn first<T>(
+    sql: &mut impl Sql,
+    query: &str,
+    params: &[SqlValue],
+    from: impl Fn(&Row) -> Result<T>,
+) -> Result<Option<T>> {
+    sql.query_row(query, params)?.as_ref().map(from).transpose()
+}
+
+/// Every row `query` returns, in its order, read by `from`.
+fn every<T>(
+    sql: &mut impl Sql,
+    query: &str,
+    params: &[SqlValue],
+    from: impl Fn(&Row) -> Result<T>,
+) -> Result<Vec<T>> {
+    sql.query(query, params)?.iter().map(from).collect()
+}
+
+/// The id (first column) of every row `query` returns, in its order.
+fn ids(sql: &mut impl Sql, query: &str, params: &[SqlValue]) -> Result<Vec<i64>> {
+    every(sql, query, params, |r| r.int(0))
+}
+
+/// The count (first column of the one row) `query` returns; 0 without a row.
+fn count(sql: &mut impl Sql, query: &str, params: &[SqlValue]) -> Result<i64> {
+    Ok(first(sql, query, params, |r| r.int(0))?.unwrap_or(0))
+}
+
+/// Whether `query` returns a row.
+fn exists(sql: &mut impl Sql, query: &str, params: &[SqlValue]) -> Result<bool> {
+    Ok(sql.query_row(query, params)?.is_some())
 }
 
 /// The conversations (active and archived) whose session key starts with `prefix`. Compared
 /// with `substr`, not `LIKE`, so `%` and `_` in a key are plain characters.
 pub fn conversations_with_key_prefix(sql: &mut impl Sql, prefix: &str) -> Result<Vec<i64>> {
-    let rows = sql.query(
+    ids(
+        sql,
         "SELECT id FROM conversations WHERE substr(session_key, 1, length(?1)) = ?1 ORDER BY id",
         &[prefix.into()],
-    )?;
-    ids(&rows)
+    )
 }
 
 /// The conversations (active and archived) of exactly this session key.
 pub fn conversations_with_key(sql: &mut impl Sql, key: &str) -> Result<Vec<i64>> {
-    let rows = sql.query(
+    ids(
+        sql,
         "SELECT id FROM conversations WHERE session_key = ?1 ORDER BY id",
         &[key.into()],
-    )?;
-    ids(&rows)
+    )
 }
 
 /// The session key of a conversation.
 pub fn conversation_key(sql: &mut impl Sql, conversation_id: i64) -> Result<Option<String>> {
-    sql.query_row(
+    first(
+        sql,
         "SELECT session_key FROM conversations WHERE id = ?1",
         &[conversation_id.into()],
-    )?
-    .map(|r| r.text(0))
-    .transpose()
+        |r| r.text(0),
+    )
 }
 
 /// The summary with this row id, if it exists.
 pub fn summary(sql: &mut impl Sql, id: i64) -> Result<Option<SummaryRow>> {
     let query = format!("SELECT {SUMMARY_COLUMNS} FROM summaries WHERE id = ?1");
-    sql.query_row(&query, &[id.into()])?
-        .as_ref()
-        .map(summary_from)
-        .transpose()
+    first(sql, &query, &[id.into()], summary_from)
 }
 
 /// The message with this row id, if it exists.
 pub fn message(sql: &mut impl Sql, id: i64) -> Result<Option<MessageRow>> {
     let query = format!("SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.id = ?1");
-    sql.query_row(&query, &[id.into()])?
-        .as_ref()
-        .map(message_from)
-        .transpose()
+    first(sql, &query, &[id.into()], message_from)
 }
 
 /// The summaries a condensed summary was built from, oldest first.
@@ -174,24 +199,21 @@ pub fn child_summaries(sql: &mut impl Sql, id: i64) -> Result<Vec<SummaryRow>> {
         "SELECT {SUMMARY_COLUMNS} FROM summaries WHERE id IN (SELECT source_summary_id FROM summary_sources WHERE condensed_summary_id = ?1) \
          ORDER BY COALESCE(earliest_at, created_at), id"
     );
-    sql.query(&query, &[id.into()])?
-        .iter()
-        .map(summary_from)
-        .collect()
+    every(sql, &query, &[id.into()], summary_from)
 }
 
 /// The summaries built on this one.
 pub fn parent_summaries(sql: &mut impl Sql, id: i64) -> Result<Vec<i64>> {
-    ids(&sql.query("SELECT condensed_summary_id FROM summary_sources WHERE source_summary_id = ?1 ORDER BY condensed_summary_id", &[id.into()])?)
+    ids(sql, "SELECT condensed_summary_id FROM summary_sources WHERE source_summary_id = ?1 ORDER BY condensed_summary_id", &[id.into()])
 }
 
 /// How many messages a leaf summary covers directly.
 pub fn direct_message_count(sql: &mut impl Sql, id: i64) -> Result<i64> {
-    let row = sql.query_row(
+    count(
+        sql,
         "SELECT COUNT(*) FROM summary_messages WHERE summary_id = ?1",
         &[id.into()],
-    )?;
-    row.map_or(Ok(0), |r| r.int(0))
+    )
 }
 
 /// A page of the messages a leaf summary covers directly, in conversation order.
@@ -205,10 +227,12 @@ pub fn direct_messages(
         "SELECT {MESSAGE_COLUMNS} FROM summary_messages sm JOIN messages m ON m.id = sm.message_id WHERE sm.summary_id = ?1 \
          ORDER BY m.seq LIMIT ?2 OFFSET ?3"
     );
-    sql.query(&query, &[id.into(), limit.into(), offset.into()])?
-        .iter()
-        .map(message_from)
-        .collect()
+    every(
+        sql,
+        &query,
+        &[id.into(), limit.into(), offset.into()],
+        message_from,
+    )
 }
 
 /// The original messages under a summary, at any depth.
@@ -217,15 +241,15 @@ pub fn coverage(sql: &mut impl Sql, id: i64) -> Result<Coverage> {
         "{SUBTREE_CTE} SELECT COUNT(*), COALESCE(SUM(m.token_count), 0), MIN(m.seq), MAX(m.seq) FROM messages m \
          WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree))"
     );
-    let Some(row) = sql.query_row(&query, &[id.into()])? else {
-        return Ok(Coverage::default());
-    };
-    Ok(Coverage {
-        messages: row.int(0)?,
-        tokens: row.int(1)?,
-        first_seq: row.opt_int(2)?,
-        last_seq: row.opt_int(3)?,
-    })
+    let coverage = first(sql, &query, &[id.into()], |row| {
+        Ok(Coverage {
+            messages: row.int(0)?,
+            tokens: row.int(1)?,
+            first_seq: row.opt_int(2)?,
+            last_seq: row.opt_int(3)?,
+        })
+    })?;
+    Ok(coverage.unwrap_or_default())
 }
 
 /// A page of the original messages under a summary, at any depth, in conversation order.
@@ -239,10 +263,12 @@ pub fn covered_messages(
         "{SUBTREE_CTE} SELECT {MESSAGE_COLUMNS} FROM messages m \
          WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree)) ORDER BY m.seq LIMIT ?2 OFFSET ?3"
     );
-    sql.query(&query, &[id.into(), limit.into(), offset.into()])?
-        .iter()
-        .map(message_from)
-        .collect()
+    every(
+        sql,
+        &query,
+        &[id.into(), limit.into(), offset.into()],
+        message_from,
+    )
 }
 
 /// The summaries above a message (the leaf that covers it, and every summary built on that),
@@ -251,45 +277,42 @@ pub fn summaries_above_message(
     sql: &mut impl Sql,
     message_id: i64,
 ) -> Result<Vec<(i64, i64, bool)>> {
-    let rows = sql.query(
+    every(
+        sql,
         "WITH RECURSIVE up(id) AS (SELECT summary_id FROM summary_messages WHERE message_id = ?1 UNION \
          SELECT ss.condensed_summary_id FROM summary_sources ss JOIN up ON ss.source_summary_id = up.id) \
          SELECT s.id, s.depth, EXISTS (SELECT 1 FROM context_items c WHERE c.summary_id = s.id) FROM summaries s \
          WHERE s.id IN (SELECT id FROM up) ORDER BY s.depth, s.id",
         &[message_id.into()],
-    )?;
-    rows.iter()
-        .map(|r| Ok((r.int(0)?, r.int(1)?, r.int(2)? != 0)))
-        .collect()
+        |r| Ok((r.int(0)?, r.int(1)?, r.int(2)? != 0)),
+    )
 }
 
 /// Whether a message is itself an item of the current view.
 pub fn message_in_view(sql: &mut impl Sql, message_id: i64) -> Result<bool> {
-    Ok(sql
-        .query_row(
-            "SELECT 1 FROM context_items WHERE message_id = ?1",
-            &[message_id.into()],
-        )?
-        .is_some())
+    exists(
+        sql,
+        "SELECT 1 FROM context_items WHERE message_id = ?1",
+        &[message_id.into()],
+    )
 }
 
 /// Whether a summary is itself an item of the current view.
 pub fn summary_in_view(sql: &mut impl Sql, summary_id: i64) -> Result<bool> {
-    Ok(sql
-        .query_row(
-            "SELECT 1 FROM context_items WHERE summary_id = ?1",
-            &[summary_id.into()],
-        )?
-        .is_some())
+    exists(
+        sql,
+        "SELECT 1 FROM context_items WHERE summary_id = ?1",
+        &[summary_id.into()],
+    )
 }
 
 /// How many messages the conversation holds (its `seq` runs 1..=this).
 pub fn message_total(sql: &mut impl Sql, conversation_id: i64) -> Result<i64> {
-    let row = sql.query_row(
+    count(
+        sql,
         "SELECT COUNT(*) FROM messages WHERE conversation_id = ?1",
         &[conversation_id.into()],
-    )?;
-    row.map_or(Ok(0), |r| r.int(0))
+    )
 }
 
 /// The message at `seq` in a conversation (the one after a hit, for delegated recall).
@@ -301,8 +324,10 @@ pub fn message_at_seq(
     let query = format!(
         "SELECT {MESSAGE_COLUMNS} FROM messages m WHERE m.conversation_id = ?1 AND m.seq = ?2"
     );
-    sql.query_row(&query, &[conversation_id.into(), seq.into()])?
-        .as_ref()
-        .map(message_from)
-        .transpose()
+    first(
+        sql,
+        &query,
+        &[conversation_id.into(), seq.into()],
+        message_from,
+    )
 }
