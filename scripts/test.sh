@@ -71,10 +71,12 @@ suite wasm-chromium 15 env CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindg
 # The shim on both storage drivers (sql.js and node:sqlite) needs Node 26 too.
 suite shim 20 "$NODE26_BIN/node" --test --test-reporter=tap tests/js/
 suite browser-package 15 "$NODE26_BIN/node" --test --test-reporter=tap tests/browser/
-# Two e2e files at a time: each runs its own sandbox, mock LLM, ports (and PostgreSQL server),
-# and much of a file's time is spent waiting (host boots, a 25 s summarizer), so two share the
-# two cores well (2026-12-05, on a loaded machine: 31 min of wall time for 60 min of test time).
-suite e2e-openclaw 55 "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=2 tests/e2e/
+# One e2e file at a time. Two at a time shared the two cores well (2026-12-05: 31 min of wall
+# time for 60 min of test time), but in the second such run OpenClaw 2026.9.6's own session
+# database failed under the load ("SQLite automatic maintenance inputs changed before commit",
+# then "Agent database cleanup failed" for every turn of that gateway): a host failure the suite
+# cannot tell from ours (docs/openclaw-host-observed.md §12.6).
+suite e2e-openclaw 55 "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/e2e/
 # A real small instruct model on the CPU (installed by setup.sh) as a session's summarizer:
 # about three minutes of model time on this project's 2-core machines (docs/summarization.md).
 suite real-model 15 "$NODE26_BIN/node" --test --test-reporter=tap --test-concurrency=1 tests/model/
