@@ -203,7 +203,6 @@ export default {
         config,
         hostLlm: () => hostLlm(api),
         fullHistory: true,
-        hostVersion: hostVersion(api),
         // OpenClaw's turns never wait on a slow summarizer (docs/summarization.md).
         summariesInBackground: true,
         // Gateways only: a process without a cursor reads the session's whole visible

@@ -88,14 +88,11 @@ function runnerOf(handle, logger, { startSuccessor, endsWithTurn, outlivesTurns 
 }
 
 /**
- * The room to leave for the reply, from the host's `runtimeSettings.limits.maxOutputTokens`.
- * OpenClaw reports its compaction reserve there: min(20000, window/4) on 2026.9, but half the
- * window on 2026.7 (4000 at 8000), which would leave a small window's view no room at all. On
- * 2026.7 it is dropped and the engine sizes the view by the preflight rule and the replies it
- * has seen (docs/openclaw-host-observed.md §11.7).
+ * The room to leave for the reply, from the host's `runtimeSettings.limits.maxOutputTokens`
+ * (OpenClaw 2026.9 reports its compaction reserve there, min(20000, window/4)). A host whose
+ * limits mean something else passes its own `limits` (OpenClaw 2026.7: openclaw/host-limits.js).
  */
-const replyRoom = (p, hostVersion) =>
-  /^2026\.[0-7]\./.test(hostVersion ?? "") ? undefined : finite(p.runtimeSettings?.limits?.maxOutputTokens);
+const replyRoom = (p) => ({ maxOutputTokens: p.runtimeSettings?.limits?.maxOutputTokens });
 
 /**
  * @param {() => Promise<{call: Function, flush: Function}>} openHandle the shared engine
@@ -107,7 +104,6 @@ const replyRoom = (p, hostVersion) =>
  * @param {boolean} [options.fullHistory] the host passes its whole visible history to assemble
  *        (OpenClaw does), so an empty history while we hold messages means a reset, when the
  *        host also holds a transcript of the session (it called `bootstrap` for it first)
- * @param {string} [options.hostVersion] the host's version (OpenClaw: `api.runtime.version`)
  * @param {boolean} [options.summariesInBackground] true (OpenClaw): the host runs turn maintenance
  *        in the background, and a call its turn waits on (maintenance before a turn, preflight
  *        compact()) waits for a summary only as long as the engine allows, then leaves it to the
@@ -143,14 +139,13 @@ export function createContextEngine(
     config = {},
     hostLlm,
     fullHistory = false,
-    hostVersion,
     summariesInBackground = false,
     startSuccessor,
     endsWithTurn,
     outlivesTurns,
     transcriptCatchUp,
     instancePerTurn = false,
-    limits = (p) => ({ maxOutputTokens: replyRoom(p, hostVersion) }),
+    limits = replyRoom,
     onModelWindow,
   } = {},
 ) {
