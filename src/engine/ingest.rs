@@ -164,22 +164,19 @@ impl<S: Sql> Engine<S> {
     /// Ingests messages; returns how many were new. Messages `from_transcript` that a session
     /// key's archived conversation stores are not new either ([`archived_identities`]).
     pub fn ingest(&mut self, params: IngestParams, now_ms: i64) -> Result<usize> {
-        if !params.from_transcript {
-            return Ok(self
-                .ingest_from(&params.session, &params.messages, 0, now_ms)?
-                .inserted);
-        }
         validate_session(&params.session)?;
         let mut parsed = parse_messages(&params.messages, 0)?;
-        let identities: Vec<&str> = parsed.iter().map(|m| m.identity.as_str()).collect();
-        let archived = archived_identities::stored_in_archived(
-            self.store.sql(),
-            params.session.key(),
-            &identities,
-        )?;
-        parsed.retain(|m| !archived.contains(&m.identity));
-        if parsed.is_empty() {
-            return Ok(0);
+        if params.from_transcript {
+            let identities: Vec<&str> = parsed.iter().map(|m| m.identity.as_str()).collect();
+            let archived = archived_identities::stored_in_archived(
+                self.store.sql(),
+                params.session.key(),
+                &identities,
+            )?;
+            parsed.retain(|m| !archived.contains(&m.identity));
+            if parsed.is_empty() {
+                return Ok(0);
+            }
         }
         Ok(self
             .store_parsed(&params.session, &parsed, 0, None, now_ms)?
