@@ -226,7 +226,8 @@ export async function gatewaySummariesSettled(openDb, llm, { timeoutMs = 180_000
  * Sandbox + mock + installed and configured plugin; with `gateway: true`, also a long-lived
  * `openclaw gateway run` (gateway.mjs) that every `turn()` goes through, as users' channels and
  * the CLI do (`e2e.gateway` to kill or restart it); otherwise each turn is a one-shot
- * `openclaw agent --local` process.
+ * `openclaw agent --local` process until `e2e.useGateway()` starts one (after what must happen
+ * before the gateway boots, or after one-shot turns).
  */
 export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindow, maxTokens, agentDefaults, pluginConfig = {}, mock = {}, extraConfig, gateway: viaGateway = false } = {}) {
   assertHostNode();
@@ -250,11 +251,17 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
 
   const dbPath = path.join(sandbox.root, "lossless-wasm.sqlite");
   const config = { dbPath, ...pluginConfig };
+  // The plugin's keys go into openclaw.json before the install, as a user who edits the file
+  // writes them: each `openclaw config set` is a host boot (4-5 s on 2026.9.6, 2 x 5 s on
+  // 2026.7.1). The README's commands themselves (`config set` of the plugin's config and of the
+  // slot) run in openclaw.e2e.test.mjs. 2026.9.x `plugins install` selects a context-engine
+  // plugin by itself (doc §8.3), checked below; 2026.7.1 leaves the slot alone (doc §11), so the
+  // user selects it.
+  sandbox.editConfig((cfg) => {
+    cfg.plugins = { ...cfg.plugins, entries: { ...cfg.plugins?.entries, [PLUGIN_ID]: { config } } };
+    if (!host.traits.installSelectsEngine) cfg.plugins.slots = { ...cfg.plugins.slots, contextEngine: PLUGIN_ID };
+  });
   await sandbox.installPlugin(tgz);
-  await sandbox.setPluginConfig(PLUGIN_ID, config);
-  // 2026.9.x `plugins install` selects a context-engine plugin by itself (doc §8.3); 2026.7.1
-  // leaves the slot alone (doc §11), so a user selects it, as the README says.
-  if (!host.traits.installSelectsEngine) await sandbox.selectContextEngine(PLUGIN_ID);
   const cfg = sandbox.readConfig();
   assert.equal(
     cfg.plugins?.slots?.contextEngine,
@@ -264,18 +271,27 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
   assert.deepEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.config, config);
   assert.notEqual(cfg.plugins?.entries?.[PLUGIN_ID]?.enabled, false, "plugin entry is disabled");
 
-  const gateway = viaGateway ? await startGateway(sandbox, { t }) : null;
-  if (gateway) t.diagnostic(`gateway: ${gateway.url}, ready in ${gateway.readyMs} ms`);
+  let gateway = null;
+  /** Starts the long-lived gateway that every later `turn()` goes through. */
+  async function useGateway() {
+    gateway = await startGateway(sandbox, { t });
+    t.diagnostic(`gateway: ${gateway.url}, ready in ${gateway.readyMs} ms`);
+    return gateway;
+  }
+  if (viaGateway) await useGateway();
   const openDbIfAny = () => (fs.existsSync(dbPath) ? openStoreReadOnly(dbPath) : null);
 
   const turns = [];
   /** One turn (through the gateway, or an `openclaw agent --local` process); records what the mock saw during it and, unless
    *  `settle` is false, during the summaries it handed to a successor (waited for here, so that
    *  the next turn starts from them, as it would after a user's pause). `extraArgs` go to
-   *  `openclaw agent` (e.g. `--session-id`). */
-  async function turn(sessionKey, message, { label, settle = true, extraArgs } = {}) {
+   *  `openclaw agent`; `sessionId` continues that host session (`--session-id`, or the gateway's
+   *  `agent` method's `sessionId`). */
+  async function turn(sessionKey, message, { label, settle = true, extraArgs, sessionId } = {}) {
     const before = llm.requests.length;
-    const res = gateway ? await gateway.turn({ sessionKey, message, extraArgs }) : await sandbox.agentTurn({ sessionKey, message, extraArgs });
+    const res = gateway
+      ? await gateway.turn({ sessionKey, sessionId, message, extraArgs })
+      : await sandbox.agentTurn({ sessionKey, message, extraArgs: [...(extraArgs ?? []), ...(sessionId ? ["--session-id", sessionId] : [])] });
     if (settle && gateway) await gatewaySummariesSettled(openDbIfAny, llm);
     else if (settle) await successorsSettled(sandbox, openDbIfAny, llm);
     const requests = llm.requests.slice(before);
@@ -307,7 +323,10 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
     host,
     llm,
     sandbox,
-    gateway,
+    get gateway() {
+      return gateway;
+    },
+    useGateway,
     dbPath,
     contextWindow,
     turns,

@@ -63,9 +63,9 @@ export function freePort() {
 export async function startGateway(sandbox, { t, port, token, readyTimeoutMs = 180_000 } = {}) {
   port = port ?? (await freePort());
   token = token ?? `e2e-${Math.random().toString(36).slice(2)}`;
-  const config = sandbox.readConfig();
-  config.gateway = { ...config.gateway, mode: "local", port, bind: "loopback", auth: { mode: "token", token } };
-  fs.writeFileSync(sandbox.configPath, JSON.stringify(config, null, 2) + "\n");
+  sandbox.editConfig((config) => {
+    config.gateway = { ...config.gateway, mode: "local", port, bind: "loopback", auth: { mode: "token", token } };
+  });
 
   let child = null;
   let exited = null;
@@ -159,11 +159,14 @@ export async function startGateway(sandbox, { t, port, token, readyTimeoutMs = 1
      * `embeddedFallback`: the CLI lost the gateway and ran the turn in its own process
      * (OpenClaw 2026.7 does so: "EMBEDDED FALLBACK: Gateway agent failed; running embedded
      * agent"; 2026.9 exits 1 instead, "so the turn does not execute twice").
+     * `sessionId`: the host session to continue (the `agent` method's `sessionId`, the CLI's
+     * `--session-id`).
      */
-    async turn({ sessionKey, message, timeoutMs = 300_000, extraArgs = [], via = "client" }) {
+    async turn({ sessionKey, sessionId, message, timeoutMs = 300_000, extraArgs = [], via = "client" }) {
       if (sessionKey !== sessionKey.toLowerCase()) throw new Error(`use lower-case session keys (got ${sessionKey})`);
       if (!child || exited) throw new Error("the gateway is not running: start() it first");
-      if (via === "client" && !extraArgs.length) return clientTurn({ sessionKey, message, timeoutMs });
+      if (via === "client" && !extraArgs.length) return clientTurn({ sessionKey, sessionId, message, timeoutMs });
+      if (sessionId) extraArgs = [...extraArgs, "--session-id", sessionId];
       const logBefore = safeLog(sandbox).length;
       const r = await sandbox.openclaw(["agent", "--session-key", sessionKey, "--message", message, "--json", ...extraArgs], { timeoutMs, allowFail: true });
       const result = parseAgentJson(r.stdout);
@@ -173,7 +176,7 @@ export async function startGateway(sandbox, { t, port, token, readyTimeoutMs = 1
   };
   // The channel: one client process for every turn (gateway-client.mjs), started on first use.
   let client = null;
-  const clientTurn = async ({ sessionKey, message, timeoutMs }) => {
+  const clientTurn = async ({ sessionKey, sessionId, message, timeoutMs }) => {
     client ??= startClient(sandbox);
     let c = await client;
     if (!c.alive()) {
@@ -181,7 +184,7 @@ export async function startGateway(sandbox, { t, port, token, readyTimeoutMs = 1
       c = await client;
     }
     const started = Date.now();
-    const params = { message, sessionKey, idempotencyKey: `e2e-${Date.now()}-${Math.random().toString(36).slice(2)}`, timeout: Math.ceil(timeoutMs / 1000) };
+    const params = { message, sessionKey, ...(sessionId ? { sessionId } : {}), idempotencyKey: `e2e-${Date.now()}-${Math.random().toString(36).slice(2)}`, timeout: Math.ceil(timeoutMs / 1000) };
     const answer = await c.request("agent", params, { url: `ws://127.0.0.1:${port}`, token, timeout: String(timeoutMs) });
     const result = answer.ok ? answer.result : null;
     const entry = { args: ["(gateway client) agent", "--session-key", sessionKey, "--message", message], code: answer.ok ? 0 : 1, signal: null, stdout: answer.ok ? JSON.stringify(result) : "", stderr: answer.ok ? "" : answer.error, ms: Date.now() - started };

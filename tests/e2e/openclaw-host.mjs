@@ -268,6 +268,13 @@ export function metaErrorOf(result) {
   return result.meta?.error ?? result.result?.meta?.error;
 }
 
+/** The host session id an agent JSON result reports (`meta.agentMeta.sessionId`, also under
+ *  `result.meta` as the gateway's `agent` method answers). */
+export function sessionIdOf(result) {
+  if (!result || typeof result !== "object") return undefined;
+  return result.meta?.agentMeta?.sessionId ?? result.result?.meta?.agentMeta?.sessionId;
+}
+
 /**
  * Create a throw-away sandbox for the host.
  * @param {object} o
@@ -411,6 +418,12 @@ export async function createHostSandbox({
     readLog,
     readConfig() {
       return JSON.parse(fs.readFileSync(configPath, "utf8"));
+    },
+    /** Rewrites openclaw.json with what `edit(config)` did to it (as a user editing the file). */
+    editConfig(edit) {
+      const cfg = JSON.parse(fs.readFileSync(configPath, "utf8"));
+      edit(cfg);
+      fs.writeFileSync(configPath, JSON.stringify(cfg, null, 2) + "\n");
     },
     /**
      * `openclaw plugins install npm-pack:<tgz> --force [--accept-capabilities]`

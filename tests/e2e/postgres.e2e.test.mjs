@@ -9,16 +9,16 @@
 // and the URL from the environment (`LOSSLESS_WASM_POSTGRES_URL`), so its password is in no
 // config file. Then:
 //
-//   1. three turns on gateway A: stored once each in the server, every request assembled by
-//      the engine, and each `openclaw agent --local` process exits (no connection keeps it);
-//   2. the same session continued on gateway B (`--session-id` of A's session; B's host has
-//      no transcript of it): B's request carries A's three notes, from the shared store, and
-//      the conversation is the same row (not rotated);
+//   1. three turns on A: stored once each in the server, every request assembled by the engine.
+//      The first is a one-shot `openclaw agent --local` process, which must exit after its
+//      turn (no PostgreSQL connection keeps it); then A and B run as long-lived gateways
+//      (`openclaw gateway run`, as users run them) and take every other turn;
+//   2. the same session continued on gateway B (the `agent` method's `sessionId` of A's session;
+//      B's host has no transcript of it): B's request carries A's three notes, from the shared
+//      store, and the conversation is the same row (not rotated);
 //   3. back on A: its request carries B's note;
 //   4. another session key on B sees none of them;
 //   5. nothing of the password in either host's output or log.
-// One-shot `agent --local` processes on purpose (issue 42): that a process holding PostgreSQL
-// connections still exits after its turn (step 1) is part of what is tested.
 //
 // Run as the other e2e tests (see openclaw.e2e.test.mjs); ~6 turns of a few seconds each.
 
@@ -42,6 +42,7 @@ import {
   hostTitle,
   setupE2e,
 } from "./e2e-support.mjs";
+import { sessionIdOf } from "./openclaw-host.mjs";
 import { PG_VERSION, POSTGRES_URL_ENV } from "../../js-shim/postgres/config.js";
 
 const pg = createRequire(import.meta.url)("pg");
@@ -117,21 +118,23 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6", "2026.7.1"] })) test(
     const sessionKey = `agent:main:e2e-pg-${nonce}`;
     const note = (n, where) => `Postgres e2e note ${n} ${nonce} on gateway ${where}: remember the word ${["amber", "basil", "cobalt", "dune", "ember"][n - 1]}.`;
 
-    // 1. Three turns on A.
-    for (let n = 1; n <= 3; n++) await a.turn(sessionKey, note(n, "A"), { label: `A turn ${n}` });
-    const sessionId = a.turns.at(-1).turn.result?.meta?.agentMeta?.sessionId;
-    assert.ok(sessionId, `A's turn reported no sessionId: ${a.turns.at(-1).turn.stdout.slice(0, 2000)}`);
-    for (const rec of a.turns) assert.ok(!rec.turn.timedOut, `${rec.label}: the host process did not exit (timed out)`);
+    // 1. Three turns on A: the first in a one-shot process, which exits; then both gateways.
+    const oneShot = await a.turn(sessionKey, note(1, "A"), { label: "A turn 1 (agent --local)" });
+    assert.ok(!oneShot.turn.timedOut, `${oneShot.label}: the host process did not exit (timed out)`);
+    const sessionId = sessionIdOf(oneShot.turn.result);
+    assert.ok(sessionId, `A's turn reported no sessionId: ${oneShot.turn.stdout.slice(0, 2000)}`);
+    await Promise.all([a.useGateway(), b.useGateway()]);
+    for (let n = 2; n <= 3; n++) await a.turn(sessionKey, note(n, "A"), { label: `A turn ${n} (gateway)` });
     const afterA = await query(url, schema, "SELECT c.id, c.session_id, c.status FROM conversations c WHERE c.session_key = $1", [sessionKey]);
     assert.deepEqual(afterA.map((c) => [c.session_id, c.status]), [[sessionId, "active"]], "one active conversation for the session, in the server");
 
     // 2. The same session on B, which has no transcript of it.
-    const bTurn = await b.turn(sessionKey, note(4, "B"), { label: "B turn 4 (same session)", extraArgs: ["--session-id", sessionId] });
+    const bTurn = await b.turn(sessionKey, note(4, "B"), { label: "B turn 4 (same session)", sessionId });
     const rows = await query(url, schema, "SELECT id, session_id, status FROM conversations WHERE session_key = $1 ORDER BY id", [sessionKey]);
-    t.diagnostic(`A's session ${sessionId}; B's turn reported ${bTurn.turn.result?.meta?.agentMeta?.sessionId}; conversations ${JSON.stringify(rows)}`);
+    t.diagnostic(`A's session ${sessionId}; B's turn reported ${sessionIdOf(bTurn.turn.result)}; conversations ${JSON.stringify(rows)}`);
     const seenByB = promptTexts(bTurn);
     for (let n = 1; n <= 3; n++) assert.ok(seenByB.includes(note(n, "A")), `B's request lacks A's note ${n}:\n${seenByB.slice(0, 3000)}`);
-    assert.equal(bTurn.turn.result?.meta?.agentMeta?.sessionId, sessionId, "B continued A's session id");
+    assert.equal(sessionIdOf(bTurn.turn.result), sessionId, "B continued A's session id");
 
     // 3. Back on A: B's turn is in A's request.
     const aAgain = await a.turn(sessionKey, note(5, "A"), { label: "A turn 5" });
