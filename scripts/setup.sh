@@ -151,19 +151,13 @@ if [ "$build_only" = 1 ]; then
   exit 0
 fi
 
-# 3. Chromium and chromedriver, and `script` (util-linux), which the reset e2e test uses to give
-#    the host's terminal UI a terminal. for browser tests (Debian's; test tools may not download browsers).
+# 3. Chromium and chromedriver for the browser tests (Debian's; test tools may not download
+#    browsers).
 if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
   step "chromium + chromedriver (present)"
 else
   step "chromium + chromedriver (installing)"
   apt_install chromium chromium-driver
-fi
-if command -v script >/dev/null; then
-  step "script (present)"
-else
-  step "script (installing)"
-  apt_install bsdutils
 fi
 
 # 3b. PostgreSQL for the PostgreSQL store's tests (issue 24): Debian's package, or npm's

@@ -176,13 +176,17 @@ export async function startGateway(sandbox, { t, port, token, readyTimeoutMs = 1
   };
   // The channel: one client process for every turn (gateway-client.mjs), started on first use.
   let client = null;
-  const clientTurn = async ({ sessionKey, sessionId, message, timeoutMs }) => {
+  const liveClient = async () => {
     client ??= startClient(sandbox);
     let c = await client;
     if (!c.alive()) {
       client = startClient(sandbox);
       c = await client;
     }
+    return c;
+  };
+  const clientTurn = async ({ sessionKey, sessionId, message, timeoutMs }) => {
+    const c = await liveClient();
     const started = Date.now();
     const params = { message, sessionKey, ...(sessionId ? { sessionId } : {}), idempotencyKey: `e2e-${Date.now()}-${Math.random().toString(36).slice(2)}`, timeout: Math.ceil(timeoutMs / 1000) };
     const answer = await c.request("agent", params, { url: `ws://127.0.0.1:${port}`, token, timeout: String(timeoutMs) });
@@ -190,6 +194,15 @@ export async function startGateway(sandbox, { t, port, token, readyTimeoutMs = 1
     const entry = { args: ["(gateway client) agent", "--session-key", sessionKey, "--message", message], code: answer.ok ? 0 : 1, signal: null, stdout: answer.ok ? JSON.stringify(result) : "", stderr: answer.ok ? "" : answer.error, ms: Date.now() - started };
     sandbox.transcript.push(entry);
     return { ...entry, result, reply: replyTextOf(result), metaError: metaErrorOf(result), embeddedFallback: false, parseError: result == null ? "no result" : undefined };
+  };
+  /** Resets a session as the Control UI's session reset does (the gateway's `sessions.reset`);
+   *  resolves {ok, result, error, ms}. */
+  gateway.resetSession = async (sessionKey, { timeoutMs = 120_000 } = {}) => {
+    const c = await liveClient();
+    const started = Date.now();
+    const answer = await c.request("sessions.reset", { key: sessionKey, reason: "reset" }, { url: `ws://127.0.0.1:${port}`, token, timeout: String(timeoutMs) });
+    sandbox.transcript.push({ args: ["(gateway client) sessions.reset", sessionKey], code: answer.ok ? 0 : 1, stdout: JSON.stringify(answer.result ?? null), stderr: answer.error ?? "", ms: Date.now() - started });
+    return { ...answer, ms: Date.now() - started };
   };
   gateway.closeClient = async () => {
     if (client) (await client.catch(() => null))?.close();

