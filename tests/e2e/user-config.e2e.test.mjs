@@ -1,7 +1,8 @@
 // End-to-end scenarios of a user's own settings in the real OpenClaw host (issue 42 item 3/5):
 // - the README's small-window advice, `tools.profile: "minimal"` with the recall tools in
 //   `tools.alsoAllow`: the model can call lcm_grep (no "Unknown tool id") and the engine's
-//   system-prompt addition names the recall tools only in requests whose model can call them;
+//   system-prompt addition names the recall tools only in requests whose model can call them
+//   (through a long-lived gateway, as users run it);
 // - a `dbPath` the plugin can never create a database at (a folder under a file): the turn is
 //   still answered (by the host's legacy engine), and the host's log and `openclaw lcm status`
 //   say so in one line naming `dbPath` and the path.
@@ -38,6 +39,7 @@ for (const hostVersion of e2eHosts()) test(
     };
     const e2e = await setupE2e(t, {
       hostVersion,
+      gateway: true,
       contextWindow: 32000,
       extraConfig: { tools: { profile: "minimal", alsoAllow: RECALL_TOOLS } },
       mock: { toolCall },
