@@ -386,6 +386,28 @@ pub struct Event<'a> {
     pub telemetry_json: Option<&'a str>,
 }
 
+impl<'a> Event<'a> {
+    /// An event that stored nothing: no level, tokens or summary; an outcome and its reason.
+    pub fn outcome(
+        conversation_id: i64,
+        pass: &'static str,
+        outcome: &'static str,
+        reason: &'a str,
+    ) -> Self {
+        Event {
+            conversation_id,
+            pass,
+            level: None,
+            outcome,
+            reason,
+            tokens_before: None,
+            tokens_after: None,
+            summary_id: None,
+            telemetry_json: None,
+        }
+    }
+}
+
 /// Inserts one row into `compaction_events` (`?2`: its time, ms since the epoch).
 pub const RECORD_EVENT_SQL: &str = "INSERT INTO compaction_events (conversation_id, created_at, pass, level, outcome, reason, tokens_before, tokens_after, summary_id, telemetry_json) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";

@@ -149,17 +149,7 @@ impl<S: Sql> Engine<S> {
                     }
                     store::record_event(
                         tx.sql(),
-                        &Event {
-                            conversation_id,
-                            pass: pass_name,
-                            level: None,
-                            outcome: "skipped",
-                            reason: &reason,
-                            tokens_before: None,
-                            tokens_after: None,
-                            summary_id: None,
-                            telemetry_json: None,
-                        },
+                        &Event::outcome(conversation_id, pass_name, "skipped", &reason),
                         now_ms,
                     )
                 })?;

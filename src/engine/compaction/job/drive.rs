@@ -160,15 +160,8 @@ impl<S: Sql> Engine<S> {
                         store::record_event(
                             tx.sql(),
                             &Event {
-                                conversation_id,
-                                pass: pass_name,
-                                level: None,
-                                outcome: "failed",
-                                reason: &line,
-                                tokens_before: None,
-                                tokens_after: None,
-                                summary_id: None,
                                 telemetry_json: telemetry.as_deref(),
+                                ..Event::outcome(conversation_id, pass_name, "failed", &line)
                             },
                             now_ms,
                         )?;
