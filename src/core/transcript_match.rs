@@ -12,6 +12,8 @@
 //! one transcript message (the nearest in time first), so the same words sent twice are two
 //! messages, and a lost one among them is still stored once.
 
+use std::collections::HashMap;
+
 use super::message::{PartKind, Role, StoredMessage};
 
 /// How long after the transcript's timestamp the agent's copy of a user message may be stamped
@@ -47,12 +49,18 @@ pub fn matched_in_store(
     transcript: &[Option<UserTurnKey<'_>>],
     stored: &[UserTurnKey<'_>],
 ) -> Vec<bool> {
+    // Stored messages by their words: a whole transcript read after a restart compares
+    // thousands of messages, each with the few that have its words.
+    let mut by_text: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (j, s) in stored.iter().enumerate() {
+        by_text.entry(s.text).or_default().push(j);
+    }
     let mut pairs: Vec<(i64, usize, usize)> = Vec::new();
     for (i, t) in transcript.iter().enumerate() {
         let Some(t) = t else { continue };
-        for (j, s) in stored.iter().enumerate() {
-            let after = s.at_ms.saturating_sub(t.at_ms);
-            if s.text == t.text && (0..=SAME_TURN_WINDOW_MS).contains(&after) {
+        for &j in by_text.get(t.text).map(Vec::as_slice).unwrap_or_default() {
+            let after = stored[j].at_ms.saturating_sub(t.at_ms);
+            if (0..=SAME_TURN_WINDOW_MS).contains(&after) {
                 pairs.push((after, i, j));
             }
         }

@@ -264,6 +264,10 @@ fn a_transcript_catch_up_knows_a_user_message_a_turn_stored_as_text_parts_stampe
     assert!(stored[6].contains("\"note 4\"") && stored[7].contains("\"ok\""), "stored as the transcript has them: {:?}", &stored[6..]);
     assert_eq!(caught(&mut e, &transcript), 0, "a second catch-up stores nothing");
     assert_eq!(caught(&mut e, &transcript[4..5]), 0, "nor does a page with the caught-up message alone");
+    // A message stored as it is (OpenClaw 2026.9's commits) stands for itself only: the same
+    // words sent just before it and lost are still new, though its time is in their window.
+    assert_eq!(after_turn(&mut e, vec![msg("user", "again", 60_000)]), 1);
+    assert_eq!(caught(&mut e, &[msg("user", "again", 59_500), msg("user", "again", 60_000)]), 1);
     // Without `fromTranscript` the shapes stay apart: a plain ingest stores by content identity.
     let plain = e.ingest(decode("ingest", json!({"sessionId": "s", "sessionKey": key, "messages": &transcript[..1]})).unwrap(), 10).unwrap();
     assert_eq!(plain, 1);
