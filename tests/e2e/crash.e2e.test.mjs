@@ -177,7 +177,8 @@ for (const hostVersion of e2eHosts()) test(
       assert.equal(merged.length, 2, `the turns after the two kills mid-turn ran as merged user messages: ${merged.length}`);
       const caughtUp = `${gateway.output()}\n${sandbox.allOutput()}`.split("\n").filter((l) => /caught up \d+ message\(s\) of agent:main:main/.test(l));
       assert.ok(caughtUp.length >= 1, "the plugin caught up from the host's JSONL");
-      t.diagnostic(`catch-ups: ${caughtUp.length}; merged user messages stored: ${merged.length}`);
+      // (Each catch-up is one line in the gateway's output and one in its log file.)
+      t.diagnostic(`catch-up lines in the gateway's output and log: ${caughtUp.length}; merged user messages stored: ${merged.length}`);
     }
     t.diagnostic(`host history ${host.length} messages, store ${rows.length}; last turn ${last.turn.ms} ms`);
     e2e.markPassed();
