@@ -160,7 +160,7 @@ export default {
       readDelta: async (target) => {
         reader ??= loadHostTranscriptReader();
         const read = await reader;
-        return read ? read(target) : { kind: "unavailable", reason: "this host has no transcript cursor API" };
+        return read ? read(target) : { kind: "unavailable", reason: "this host has no transcript reader" };
       },
       ingest: ingestFromTranscript(open),
       logger: api.logger,

@@ -118,7 +118,7 @@ const replyRoom = (p) => ({ maxOutputTokens: p.runtimeSettings?.limits?.maxOutpu
  *        summaries are asked here even when an earlier process (one that crashed) left requests
  *        unanswered, instead of handing them to a successor
  * @param {{catchUp: Function}} [options.transcriptCatchUp] reads the host's transcript at each
- *        `bootstrap` and stores what no turn committed (openclaw/transcript-catch-up.js; OpenClaw >= 2026.9)
+ *        `bootstrap` and stores what no turn committed (openclaw/transcript-catch-up.js; OpenClaw 2026.7 and >= 2026.9)
  * @param {boolean} [options.instancePerTurn] true (OpenClaw): the host makes this object for one
  *        logical turn and disposes it after; dispose then ends it (its summary jobs no call waits
  *        for are released, and calls still running start none). false (the library's one object
@@ -264,7 +264,9 @@ export function createContextEngine(
       // place to store what a turn whose commit never came left in it (a crash, a re-run).
       if (transcriptCatchUp) {
         try {
-          await transcriptCatchUp.catchUp(session(p));
+          // 2026.7 names the transcript file; its whole-transcript reader takes it.
+          const file = typeof p.sessionFile === "string" && p.sessionFile ? { sessionFile: p.sessionFile } : {};
+          await transcriptCatchUp.catchUp({ ...session(p), ...file });
         } catch (err) {
           logger?.warn?.(
             `[lossless-wasm] could not catch up from the host's transcript of ${p.sessionKey ?? p.sessionId} (tried again next turn): ${err?.message ?? err}`,

@@ -14,6 +14,15 @@
 // once after it starts (every message skipped but the missing ones), then only what each turn
 // added. A cursor the host no longer recognises (a reset, a rewritten transcript) is answered
 // with `kind: "reset"` and a fresh cursor; the read then starts over from it.
+//
+// OpenClaw 2026.7 has no cursor API; it reads a session's whole transcript (its JSONL) as events
+// (`readSessionTranscriptEvents`). [eventsDeltaReader] makes a cursor of it: the number of events
+// read and the last one's id. Its messages differ in shape from the ones `afterTurn` handed over
+// (a user message a string stamped at admission there, text parts stamped at the prompt here);
+// the engine's `fromTranscript` check knows both (src/core/transcript_match.rs). After a crash
+// mid-turn 2026.7 runs the next turn as one merged user message ("[Queued user message that
+// arrived while the previous turn was still active]…") while its JSONL keeps the new message
+// apart: that message is stored from here.
 
 /**
  * Whether a session key is one of the host's internal runs (`agent:main:internal-session-effects:…`,
@@ -28,8 +37,8 @@ export const MAX_PAGES_PER_CATCH_UP = 50;
 
 /**
  * @param {object} o
- * @param {(target: {sessionId: string, sessionKey?: string, cursor?: string}) => Promise<object>} o.readDelta
- *        the host's `readSessionTranscriptVisibleMessageDelta`
+ * @param {(target: {sessionId: string, sessionKey?: string, sessionFile?: string, cursor?: string}) => Promise<object>} o.readDelta
+ *        the host's `readSessionTranscriptVisibleMessageDelta`, or [eventsDeltaReader] over its whole read
  * @param {(session: {sessionId: string, sessionKey?: string}, messages: object[]) => Promise<number>} o.ingest
  *        stores the messages not already stored; resolves how many were new
  * @param {{info?: Function, warn?: Function}} [o.logger]
@@ -50,6 +59,7 @@ export function createTranscriptCatchUp({ readDelta, ingest, logger }) {
       return { read: 0, stored: 0, pages: 0, reason: "no session id" };
     if (isInternalSessionKey(session.sessionKey)) return { read: 0, stored: 0, pages: 0, reason: "internal run" };
     const key = tag(session);
+    const ids = { sessionId: session.sessionId, ...(session.sessionKey ? { sessionKey: session.sessionKey } : {}) };
     let read = 0;
     let stored = 0;
     let pages = 0;
@@ -57,8 +67,9 @@ export function createTranscriptCatchUp({ readDelta, ingest, logger }) {
     while (pages < MAX_PAGES_PER_CATCH_UP) {
       const cursor = cursors.get(key);
       const target = {
-        sessionId: session.sessionId,
-        ...(session.sessionKey ? { sessionKey: session.sessionKey } : {}),
+        ...ids,
+        // The transcript file the host named (OpenClaw 2026.7's bootstrap does), for its reader.
+        ...(typeof session.sessionFile === "string" && session.sessionFile ? { sessionFile: session.sessionFile } : {}),
         ...(cursor ? { cursor } : {}),
       };
       const page = await readDelta(target);
@@ -83,7 +94,7 @@ export function createTranscriptCatchUp({ readDelta, ingest, logger }) {
         .map((e) => e?.message)
         .filter((m) => m && typeof m === "object");
       if (messages.length) {
-        stored += await ingest(session, messages);
+        stored += await ingest(ids, messages);
         read += messages.length;
       }
       // Only once the page is stored does the cursor move past it.
@@ -117,16 +128,48 @@ export const ingestFromTranscript = (open) => async (session, messages) =>
   (await open()).call("ingest", { ...session, messages, fromTranscript: true });
 
 /**
- * The host's transcript cursor reader, when this host has one (OpenClaw >= 2026.9:
- * `openclaw/plugin-sdk/session-transcript-runtime`), else undefined. Loaded on first use; the
- * plugin loader resolves the SDK path inside the host.
+ * A reader with the cursor API's answers over a host that reads a transcript whole (OpenClaw 2026.7's
+ * `readSessionTranscriptEvents(target)`: every JSONL entry, `{type, id, parentId, message?}`).
+ * The cursor is `<events read>:<last event's id>`; while the transcript still has that event at
+ * that place, only the events after it are answered, else all of them (a rewritten or replaced
+ * transcript: the engine skips what is stored). The messages are every `message` entry in file
+ * order, a side branch's too (2026.7 leaves the message a crash interrupted on one), so none the
+ * host keeps is missed.
+ */
+export function eventsDeltaReader(readEvents) {
+  if (typeof readEvents !== "function") throw new TypeError("eventsDeltaReader: readEvents must be a function");
+  return async ({ cursor, ...target }) => {
+    const events = await readEvents(target);
+    if (!Array.isArray(events)) return { kind: "unreadable", reason: "the host's transcript events are not a list" };
+    const sep = typeof cursor === "string" ? cursor.indexOf(":") : -1;
+    const count = sep > 0 ? Number(cursor.slice(0, sep)) : 0;
+    const start =
+      Number.isInteger(count) && count > 0 && count <= events.length && events[count - 1]?.id === cursor.slice(sep + 1)
+        ? count
+        : 0;
+    const entries = events
+      .slice(start)
+      .filter((e) => e?.type === "message" && e.message && typeof e.message === "object")
+      .map((e) => ({ entryId: e.id, message: e.message }));
+    return { kind: "page", cursor: `${events.length}:${events.at(-1)?.id ?? ""}`, hasMore: false, entries };
+  };
+}
+
+/**
+ * The host's transcript reader, when this host has one, else undefined: its cursor API (OpenClaw
+ * >= 2026.9: `readSessionTranscriptVisibleMessageDelta`), or its whole-transcript read made into
+ * one (2026.7: `readSessionTranscriptEvents`, [eventsDeltaReader]); both in
+ * `openclaw/plugin-sdk/session-transcript-runtime`. Loaded on first use; the plugin loader
+ * resolves the SDK path inside the host.
  */
 export async function loadHostTranscriptReader(importer = (spec) => import(spec)) {
   try {
     const sdk = await importer("openclaw/plugin-sdk/session-transcript-runtime");
-    return typeof sdk?.readSessionTranscriptVisibleMessageDelta === "function"
-      ? sdk.readSessionTranscriptVisibleMessageDelta
-      : undefined;
+    if (typeof sdk?.readSessionTranscriptVisibleMessageDelta === "function")
+      return sdk.readSessionTranscriptVisibleMessageDelta;
+    if (typeof sdk?.readSessionTranscriptEvents === "function")
+      return eventsDeltaReader(sdk.readSessionTranscriptEvents);
+    return undefined;
   } catch {
     return undefined;
   }

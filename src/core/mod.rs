@@ -13,4 +13,5 @@ pub mod message;
 pub mod redact;
 pub mod session_key;
 pub mod tokens;
+pub mod transcript_match;
 pub mod turns;

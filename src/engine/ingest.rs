@@ -162,7 +162,9 @@ impl<S: Sql> Engine<S> {
     }
 
     /// Ingests messages; returns how many were new. Messages `from_transcript` that a session
-    /// key's archived conversation stores are not new either ([`archived_identities`]).
+    /// key's archived conversation stores are not new either ([`archived_identities`]), nor a
+    /// user message a conversation of the key stores in another shape
+    /// ([`crate::core::transcript_match`]).
     pub fn ingest(&mut self, params: IngestParams, now_ms: i64) -> Result<usize> {
         validate_session(&params.session)?;
         let mut parsed = parse_messages(&params.messages, 0)?;
@@ -174,6 +176,11 @@ impl<S: Sql> Engine<S> {
                 &identities,
             )?;
             parsed.retain(|m| !archived.contains(&m.identity));
+            // A user message a turn stored in another shape (OpenClaw 2026.7's transcript and
+            // afterTurn stamp and shape it differently) is not new either.
+            let elsewhere = self.stored_in_another_shape(params.session.key(), &parsed)?;
+            let mut flags = elsewhere.into_iter();
+            parsed.retain(|_| !flags.next().unwrap_or(false));
             if parsed.is_empty() {
                 return Ok(0);
             }

@@ -24,6 +24,7 @@ mod redaction;
 mod repair;
 mod search;
 pub mod semantic;
+mod transcript_shapes;
 mod view;
 
 pub use ask::{AskFinishParams, AskParams, AskStart};

@@ -16,6 +16,7 @@ mod transaction;
 // it lives in (docs/architecture.md has the tree).
 pub use append::{
     advancements, archived_identities, bulk, claim, context, lock_before_append, messages,
+    user_messages_near,
 };
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::native;

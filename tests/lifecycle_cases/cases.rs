@@ -226,3 +226,49 @@ fn a_transcript_catch_up_after_a_reset_stores_only_what_no_conversation_of_the_k
     let plain = e.ingest(decode("ingest", json!({"sessionId": "s", "sessionKey": "agent:main:main", "messages": &before[..1]})).unwrap(), 10).unwrap();
     assert_eq!(plain, 1);
 }
+
+#[test]
+fn a_transcript_catch_up_knows_a_user_message_a_turn_stored_as_text_parts_stamped_later() {
+    // OpenClaw 2026.7: `afterTurn` hands over the agent's copy of the user's message (text parts,
+    // stamped when the model was prompted); the transcript (JSONL) keeps the host's copy (a
+    // string, stamped at admission, 0.2–1.1 s earlier in the real gateway). After a crash mid-turn
+    // the next turn ran as one merged user message; the transcript keeps the second note apart.
+    let mut e = engine();
+    let key = "agent:main:main";
+    let parts = |text: &str, ts: i64| json!({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts});
+    let reply = |text: &str, ts: i64| msg("assistant", text, ts);
+    let after_turn = |e: &mut Engine<Db>, messages: Vec<Value>| {
+        e.after_turn(decode("afterTurn", json!({"sessionId": "s", "sessionKey": key, "messages": messages, "prePromptMessageCount": 0})).unwrap(), 5).unwrap()
+    };
+    let merged = "[Queued user message that arrived while the previous turn was still active]\nnote 3\n\nnote 4";
+    assert_eq!(after_turn(&mut e, vec![parts("note 1", 10_800), reply("reply 1", 10_900)]), 2);
+    assert_eq!(after_turn(&mut e, vec![parts("ok", 20_300)]), 1, "the tool-loop hook stores the user's message before the model call");
+    assert_eq!(after_turn(&mut e, vec![parts("note 3", 30_200)]), 1, "killed while the model answers");
+    assert_eq!(after_turn(&mut e, vec![parts(merged, 40_900), reply("reply 3", 41_000)]), 2, "the turn after the restart");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM messages"), 6);
+    let transcript = vec![
+        msg("user", "note 1", 10_000),
+        reply("reply 1", 10_900),
+        msg("user", "ok", 20_000),
+        msg("user", "note 3", 30_000),
+        msg("user", "note 4", 40_000),
+        reply("reply 3", 41_000),
+        // The same words as an earlier message, sent again: a message of its own, lost in a crash.
+        msg("user", "ok", 50_000),
+    ];
+    let caught = |e: &mut Engine<Db>, messages: &[Value]| {
+        e.ingest(decode("ingest", json!({"sessionId": "s", "sessionKey": key, "messages": messages, "fromTranscript": true})).unwrap(), 9).unwrap()
+    };
+    assert_eq!(caught(&mut e, &transcript), 2, "note 4 and the second 'ok' are new; every other message is stored already");
+    let stored: Vec<String> = e.sql().query("SELECT raw_json FROM messages ORDER BY seq", &[]).unwrap().iter().map(|r| r.text(0).unwrap()).collect();
+    assert!(stored[6].contains("\"note 4\"") && stored[7].contains("\"ok\""), "stored as the transcript has them: {:?}", &stored[6..]);
+    assert_eq!(caught(&mut e, &transcript), 0, "a second catch-up stores nothing");
+    assert_eq!(caught(&mut e, &transcript[4..5]), 0, "nor does a page with the caught-up message alone");
+    // A message stored as it is (OpenClaw 2026.9's commits) stands for itself only: the same
+    // words sent just before it and lost are still new, though its time is in their window.
+    assert_eq!(after_turn(&mut e, vec![msg("user", "again", 60_000)]), 1);
+    assert_eq!(caught(&mut e, &[msg("user", "again", 59_500), msg("user", "again", 60_000)]), 1);
+    // Without `fromTranscript` the shapes stay apart: a plain ingest stores by content identity.
+    let plain = e.ingest(decode("ingest", json!({"sessionId": "s", "sessionKey": key, "messages": &transcript[..1]})).unwrap(), 10).unwrap();
+    assert_eq!(plain, 1);
+}

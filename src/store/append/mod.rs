@@ -1,5 +1,5 @@
 //! Writing the history: messages and their parts, the context
-//! items of the view, which messages a session's archived conversations hold (`archived_identities`), bulk appends (imports and long histories; the PostgreSQL path takes the
+//! items of the view, which messages a session's archived conversations hold (`archived_identities`), a key's user messages by time (`user_messages_near`), bulk appends (imports and long histories; the PostgreSQL path takes the
 //! conversation's lock before appending), claims on a session, and the host's turn advancements.
 //!
 //! Where PostgreSQL writes or reads differently, its path is the `_pg` sibling of the module
@@ -20,3 +20,4 @@ pub mod lock_before_append;
 mod lock_before_append_pg;
 pub mod messages;
 mod messages_pg;
+pub mod user_messages_near;

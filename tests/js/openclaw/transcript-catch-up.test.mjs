@@ -183,3 +183,109 @@ for (const storage of STORAGES) describe(`storage ${storage}`, () => {
     assert.equal(await loadHostTranscriptReader(async () => ({ readSessionTranscriptVisibleMessageDelta: read })), read);
   });
 });
+
+// OpenClaw 2026.7: no cursor API; the shim reads the session's JSONL whole through
+// `readSessionTranscriptEvents` (eventsDeltaReader). The shapes are the ones a real 2026.7.1
+// gateway produced (tests/e2e/crash.e2e.test.mjs, docs/openclaw-host-observed.md §12.3): the
+// JSONL's user message a string stamped at admission, afterTurn's the same words as text parts
+// stamped 0.2–1.1 s later; after a SIGKILL mid-turn the next turn runs as one merged user message
+// while the JSONL keeps the new note apart (and the interrupted one on a side branch).
+const { eventsDeltaReader } = await import(new URL("shim/openclaw/transcript-catch-up.js", PKG));
+
+/** A 2026.7 JSONL transcript: session header, then entries; `read` answers every event. */
+function hostJsonl() {
+  const events = [{ type: "session", version: 3, id: "sess" }];
+  const reads = [];
+  let n = 0;
+  return {
+    events,
+    reads,
+    append(message, parentId = events.at(-1).id) {
+      events.push({ type: "message", id: `m${n++}`, parentId, timestamp: new Date(message.timestamp).toISOString(), message });
+      return events.at(-1).id;
+    },
+    custom: () => events.push({ type: "custom", customType: "openclaw:bootstrap-context:full", id: `c${n++}`, parentId: events.at(-1).id, data: {} }),
+    read: async (target) => {
+      reads.push(target);
+      return events.map((e) => structuredClone(e));
+    },
+  };
+}
+
+for (const storage of STORAGES) describe(`storage ${storage}: OpenClaw 2026.7's JSONL`, () => {
+  const KEY = "agent:main:main";
+  const sessionFile = "/state/agents/main/sessions/s71.jsonl";
+  const session = { sessionId: "s71", sessionKey: KEY };
+  const hostCopy = (text, at) => ({ role: "user", content: text, timestamp: at, idempotencyKey: `run-${at}` });
+  const agentCopy = (text, at) => ({ role: "user", content: [{ type: "text", text }], timestamp: at });
+  const reply = (text, at) => ({ ...assistant(text), timestamp: at });
+
+  function setup() {
+    const dbPath = join(tempDir("catch-up-71"), "db.sqlite");
+    const open = () => openNodeEngine(dbPath, { dbPath, storage });
+    const jsonl = hostJsonl();
+    const warnings = [];
+    const logger = { info() {}, warn: (m) => warnings.push(m) };
+    /** A gateway process: its engine and its reader (a restart makes a new one, no cursor). */
+    const gateway = () => createContextEngine(open, { logger, fullHistory: true, transcriptCatchUp: createTranscriptCatchUp({ readDelta: eventsDeltaReader(jsonl.read), ingest: ingestFromTranscript(open), logger }) });
+    const stored = () => query(dbPath, "SELECT m.role, t.content FROM messages m JOIN messages_text t ON t.rowid = m.id ORDER BY m.seq");
+    return { jsonl, warnings, gateway, stored };
+  }
+
+  test("a gateway killed mid-turn: the note the merged turn left out is stored from the JSONL; every message once", async () => {
+    const { jsonl, warnings, gateway, stored } = setup();
+    let engine = gateway();
+    let clock = 1_800_000_000_000;
+    /** One 2026.7 turn: bootstrap (a catch-up), the tool-loop hook's afterTurn, the reply's. */
+    const turn = async (text, { prompt = text, crash = false } = {}) => {
+      await engine.bootstrap({ ...session, sessionFile });
+      const admitted = (clock += 10_000);
+      jsonl.append(hostCopy(text, admitted));
+      await engine.afterTurn({ ...session, sessionFile, messages: [agentCopy(prompt, admitted + 700)], prePromptMessageCount: 0 });
+      if (crash) return;
+      const r = reply(`reply to ${text}`, admitted + 900);
+      jsonl.append(r);
+      jsonl.custom();
+      await engine.afterTurn({ ...session, sessionFile, messages: [agentCopy(prompt, admitted + 700), r], prePromptMessageCount: 0 });
+    };
+    await turn("note 1");
+    await turn("note 2");
+    await turn("note 3", { crash: true });
+    // The restart: a new process, no cursor. 2026.7 merges the orphaned note 3 into the next
+    // prompt (its JSONL branches past it; the reader takes every message entry in file order).
+    engine = gateway();
+    await turn("note 4", { prompt: "[Queued user message that arrived while the previous turn was still active]\nnote 3\n\nnote 4" });
+    await turn("note 5");
+    const rows = await stored();
+    const host = jsonl.events.filter((e) => e.type === "message").map((e) => [e.message.role, typeof e.message.content === "string" ? e.message.content : e.message.content[0].text]);
+    const missing = host.filter(([role, text]) => rows.filter(([r, c]) => r === role && c === text).length !== 1);
+    assert.deepEqual(missing, [], `every message of the JSONL stored exactly once:\n${rows.map(([r, c]) => `${r}: ${c.slice(0, 60)}`).join("\n")}`);
+    assert.ok(rows.some(([, c]) => c.startsWith("[Queued user message")), "the merged prompt afterTurn handed over is stored too");
+    assert.equal(rows.length, host.length + 1, "and nothing else");
+    assert.equal(warnings.filter((w) => /caught up 1 message/.test(w)).length, 1, `one catch-up, of note 4: ${warnings}`);
+    assert.ok(jsonl.reads.every((t) => t.sessionFile === sessionFile && t.sessionKey === KEY && t.cursor === undefined), "the reader got the host's file and key, never our cursor");
+  });
+
+  test("the events reader answers only what came after its cursor, and all of a rewritten transcript", async () => {
+    const jsonl = hostJsonl();
+    const read = eventsDeltaReader(jsonl.read);
+    jsonl.append(hostCopy("a", 1));
+    jsonl.custom();
+    const first = await read({ sessionId: "s71", sessionKey: KEY });
+    assert.equal(first.kind, "page");
+    assert.deepEqual(first.entries.map((e) => e.message.content), ["a"], "message entries only");
+    jsonl.append(reply("b", 2));
+    const next = await read({ sessionId: "s71", sessionKey: KEY, cursor: first.cursor });
+    assert.deepEqual(next.entries.map((e) => e.entryId), ["m2"], "what came after the cursor");
+    assert.equal((await read({ sessionId: "s71", cursor: next.cursor })).entries.length, 0);
+    // Rewritten: the event at the cursor's place is another one.
+    jsonl.events.splice(1, jsonl.events.length, { type: "message", id: "x0", parentId: "sess", message: hostCopy("c", 3) });
+    assert.deepEqual((await read({ sessionId: "s71", cursor: next.cursor })).entries.map((e) => e.entryId), ["x0"]);
+    assert.equal((await eventsDeltaReader(async () => null)({ sessionId: "s71" })).kind, "unreadable");
+    assert.throws(() => eventsDeltaReader("nope"), /readEvents must be a function/);
+    // 2026.7's SDK has only the whole read: the loader makes a cursor reader of it.
+    const loaded = await loadHostTranscriptReader(async () => ({ readSessionTranscriptEvents: jsonl.read }));
+    assert.equal(typeof loaded, "function");
+    assert.deepEqual((await loaded({ sessionId: "s71" })).entries.map((e) => e.entryId), ["x0"]);
+  });
+});
