@@ -15,8 +15,10 @@ pub fn user_messages_between(
     to_ms: i64,
 ) -> Result<Vec<String>> {
     let rows = sql.query(
-        "SELECT m.raw_json FROM messages m JOIN conversations c ON c.id = m.conversation_id \
-         WHERE c.session_key = ?1 AND m.role = 'user' AND m.host_timestamp BETWEEN ?2 AND ?3 \
+        // By the key's conversations, then `messages_user_by_time` (migration 17) within each.
+        "SELECT m.raw_json FROM messages m \
+         WHERE m.conversation_id IN (SELECT c.id FROM conversations c WHERE c.session_key = ?1) \
+         AND m.role = 'user' AND m.host_timestamp BETWEEN ?2 AND ?3 \
          ORDER BY m.host_timestamp, m.id",
         &[
             SqlValue::from(session_key),

@@ -39,6 +39,7 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
     (14, include_str!("migrations/014_tool_output_stubs.sql")),
     (15, include_str!("migrations/015_summary_runs.sql")),
     (16, include_str!("migrations/016_vectors.sql")),
+    (17, include_str!("migrations/017_user_messages_by_time.sql")),
 ];
 
 /// Every PostgreSQL migration, in order. Append only.
@@ -49,6 +50,10 @@ pub const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
         include_str!("migrations/postgres/002_unchanged_guard.sql"),
     ),
     (3, include_str!("migrations/postgres/003_vectors.sql")),
+    (
+        4,
+        include_str!("migrations/postgres/004_user_messages_by_time.sql"),
+    ),
 ];
 
 /// Serializes migrations of one PostgreSQL database (gateways starting at once), and the creation
