@@ -3,16 +3,17 @@
 // types, its key, the columns that tell two stores apart, and whether its id comes from an
 // identity sequence. Owns the mapping between the two schemas and nothing else.
 //
-// Written for SQLite schema version 16 and PostgreSQL schema version 3 (the same tables; see
+// Written for SQLite schema version 17 and PostgreSQL schema version 4 (the same tables; see
 // src/store/backend/migrations/postgres/; version 2 only adds a function, version 3 and SQLite's
-// 16 add the semantic index). A migration on
+// 16 add the semantic index, version 4 and SQLite's 17 an index of user messages by time). A
+// migration on
 // either side must update this file and the two constants below; until then the copy refuses
 // the other version.
 // Not copied: `vector_space` (see the vectors below), SQLite's FTS4 tables and views and `messages_fts_progress` (PostgreSQL's
 // `search_tsv` columns are generated), and `schema_migrations` (each side numbers its own).
 
-export const SQLITE_VERSION = 16;
-export const POSTGRES_VERSION = 3;
+export const SQLITE_VERSION = 17;
+export const POSTGRES_VERSION = 4;
 
 /**
  * @typedef {object} CopyTable
