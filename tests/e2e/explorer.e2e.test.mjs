@@ -80,12 +80,16 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6"] })) test(
       // A short fresh tail and long turns: main's session compacts after two or three turns.
       pluginConfig: { ...SMALL_COMPACTION_CONFIG, freshTailCount: 2 },
       mock: { summaryMode: "answer", chatReplyChars: 1400 },
-      // Every turn and check through one gateway (gateway.mjs), started here.
-      gateway: true,
     });
-    const gateway = e2e.gateway;
-    // A second agent, so the store holds a conversation agent main's scope must not show.
+    // A second agent, so the store holds a conversation agent main's scope must not show;
+    // configured before the gateway starts. Added while it ran, the hot reload also changed
+    // agent main's workspace and the agents' ownership, and in two runs of 2026-12-05 the host's
+    // own agent database then failed every later turn of main ("SQLite automatic maintenance
+    // inputs changed before commit", "Agent database cleanup failed"; not shown to be the cause;
+    // docs/openclaw-host-observed.md §12.6).
     await e2e.sandbox.openclaw(["config", "set", "agents.entries.other", "{}", "--strict-json"]);
+    // Every turn and check through one gateway (gateway.mjs).
+    const gateway = await e2e.useGateway();
     const mainKey = `agent:main:e2e-explorer-${nonce}`;
     const otherKey = `agent:other:e2e-explorer-${nonce}`;
     const other = await e2e.turn(otherKey, `Other agent ${nonce}: OTHER-SECRET-${nonce} ${longText("other", 400)}`, { label: "other agent" });
