@@ -264,9 +264,9 @@ export function createContextEngine(
       // place to store what a turn whose commit never came left in it (a crash, a re-run).
       if (transcriptCatchUp) {
         try {
-          // 2026.7 names the transcript file; its whole-transcript reader takes it.
-          const file = typeof p.sessionFile === "string" && p.sessionFile ? { sessionFile: p.sessionFile } : {};
-          await transcriptCatchUp.catchUp({ ...session(p), ...file });
+          // 2026.7 names the transcript file; its whole-transcript reader takes it (the catch-up
+          // passes it on when it is a path).
+          await transcriptCatchUp.catchUp({ ...session(p), sessionFile: p.sessionFile });
         } catch (err) {
           logger?.warn?.(
             `[lossless-wasm] could not catch up from the host's transcript of ${p.sessionKey ?? p.sessionId} (tried again next turn): ${err?.message ?? err}`,
