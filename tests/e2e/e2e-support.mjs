@@ -252,18 +252,21 @@ export async function setupE2e(t, { hostVersion = OPENCLAW_VERSION, contextWindo
   const dbPath = path.join(sandbox.root, "lossless-wasm.sqlite");
   const config = { dbPath, ...pluginConfig };
   await sandbox.installPlugin(tgz);
-  // The plugin's keys go into openclaw.json after the install, as a user who edits the file
-  // writes them: each `openclaw config set` is a host boot (4-5 s on 2026.9.6, 2 x 5 s on
-  // 2026.7.1). (Written before the install, 2026.9.6 warns that the plugin's settings cannot be
-  // checked until its package is there.) The README's commands themselves (`config set` of the
-  // plugin's config and of the slot) run in openclaw.e2e.test.mjs. 2026.9.x `plugins install`
-  // selects a context-engine plugin by itself (doc §8.3), checked below; 2026.7.1 leaves the slot
-  // alone (doc §11), so the user selects it.
-  sandbox.editConfig((cfg) => {
-    const entry = cfg.plugins?.entries?.[PLUGIN_ID] ?? {};
-    cfg.plugins = { ...cfg.plugins, entries: { ...cfg.plugins?.entries, [PLUGIN_ID]: { ...entry, config } } };
-    if (!host.traits.installSelectsEngine) cfg.plugins.slots = { ...cfg.plugins.slots, contextEngine: PLUGIN_ID };
-  });
+  if (host.traits.installSelectsEngine) {
+    // 2026.9.x `plugins install` selects a context-engine plugin by itself (doc §8.3), checked
+    // below. The config goes in with `openclaw config set`, a host boot (4 s): with the keys
+    // written into the file instead, explorer.e2e's gateway failed agent main's turns in its
+    // own agent database in two CI runs of three (docs/openclaw-host-observed.md §12.6).
+    await sandbox.setPluginConfig(PLUGIN_ID, config);
+  } else {
+    // 2026.7.1 leaves the slot alone (doc §11), so the user selects it. The keys go into
+    // openclaw.json, as a user who edits the file writes them: two `config set` calls would be
+    // two host boots (5 s each). The README's commands run in openclaw.e2e.test.mjs.
+    sandbox.editConfig((cfg) => {
+      const entry = cfg.plugins?.entries?.[PLUGIN_ID] ?? {};
+      cfg.plugins = { ...cfg.plugins, entries: { ...cfg.plugins?.entries, [PLUGIN_ID]: { ...entry, config } }, slots: { ...cfg.plugins?.slots, contextEngine: PLUGIN_ID } };
+    });
+  }
   const cfg = sandbox.readConfig();
   assert.equal(
     cfg.plugins?.slots?.contextEngine,

@@ -82,11 +82,7 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6"] })) test(
       mock: { summaryMode: "answer", chatReplyChars: 1400 },
     });
     // A second agent, so the store holds a conversation agent main's scope must not show;
-    // configured before the gateway starts. Added while it ran, the hot reload also changed
-    // agent main's workspace and the agents' ownership, and in two runs of 2026-12-05 the host's
-    // own agent database then failed every later turn of main ("SQLite automatic maintenance
-    // inputs changed before commit", "Agent database cleanup failed"; not shown to be the cause;
-    // docs/openclaw-host-observed.md §12.6).
+    // configured before the gateway starts (docs/openclaw-host-observed.md §12.6).
     await e2e.sandbox.openclaw(["config", "set", "agents.entries.other", "{}", "--strict-json"]);
     // Every turn and check through one gateway (gateway.mjs).
     const gateway = await e2e.useGateway();
