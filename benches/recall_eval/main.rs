@@ -1,9 +1,11 @@
 //! Recall evaluation of the default embedder (issue 40): over generated multi-session dated
 //! conversations (`world.rs`), the share of questions whose every annotated evidence turn fits in
-//! a ~6,000-token evidence budget, for BM25 over the raw turns, embedding-only retrieval, their
-//! reciprocal-rank fusion (k = 60), and fusion with a second retrieval round or the question's
-//! dates. An in-memory index of its own (BM25 written here, vectors from
-//! `core::embed::default_embedder`), so it measures the ranking, not a store.
+//! a ~6,000-token evidence budget, for BM25 over the raw turns, embedding-only retrieval (by
+//! plain cosine, and as the engine ranks: the question's vector less the mean of the
+//! conversation's, `src/engine/semantic.rs`), their reciprocal-rank fusion (k = 60), and fusion
+//! with a second retrieval round or the question's dates. An in-memory index of its own (BM25
+//! written here, vectors from `core::embed::default_embedder`), so it measures the ranking, not a
+//! store.
 //!
 //! Run: `cargo bench --bench recall_eval` (prints a Markdown table; numbers are recorded in
 //! docs/recall-evaluation.md; nothing is asserted).
@@ -149,12 +151,14 @@ fn named_month(question: &str) -> Option<String> {
 
 const METHODS: &[&str] = &[
     "BM25",
-    "embedding",
+    "embedding (plain cosine)",
+    "embedding (centred)",
     "hybrid (RRF)",
     "hybrid + dates",
     "hybrid + 2nd round (fused)",
     "hybrid + 2nd round (half budget)",
     "hybrid + 2nd round (weight 0.5)",
+    "hybrid + 2nd round, semantic only (weight 0.5)",
 ];
 
 /// The first round's order for half the budget, then the second round's for the rest.
@@ -200,12 +204,30 @@ fn main() {
         embed_ns += start.elapsed().as_nanos();
         embedded += texts.len();
         let bm25 = Bm25::new(&texts);
-        let embed_rank = |query: &str| {
+        let plain_rank = |query: &str| {
             let q = embedder.embed(query);
             ranking(
                 &vectors
                     .iter()
                     .map(|v| f64::from(similarity(&q, v)))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let dim = embedder.dim();
+        let mean: Vec<f64> = (0..dim)
+            .map(|d| vectors.iter().map(|v| f64::from(v[d])).sum::<f64>() / vectors.len() as f64)
+            .collect();
+        let embed_rank = |query: &str| {
+            let q: Vec<f64> = embedder
+                .embed(query)
+                .iter()
+                .zip(&mean)
+                .map(|(x, m)| f64::from(*x) - m)
+                .collect();
+            ranking(
+                &vectors
+                    .iter()
+                    .map(|v| v.iter().zip(&q).map(|(x, y)| f64::from(*x) * y).sum())
                     .collect::<Vec<_>>(),
             )
         };
@@ -259,6 +281,7 @@ fn main() {
             );
             let orders = [
                 lexical.clone(),
+                plain_rank(&q.text),
                 semantic.clone(),
                 hybrid.clone(),
                 hybrid_dates,
@@ -274,6 +297,13 @@ fn main() {
                             (&expanded_lexical, 0.5),
                             (&expanded_semantic, 0.5),
                         ],
+                        texts.len(),
+                    )
+                },
+                {
+                    let expanded_semantic = embed_rank(&query);
+                    fuse_weighted(
+                        &[(&lexical, 1.0), (&semantic, 1.0), (&expanded_semantic, 0.5)],
                         texts.len(),
                     )
                 },

@@ -87,8 +87,8 @@ impl<S: Sql> Engine<S> {
                     (&mut first.messages, nearest.messages),
                     (&mut first.summaries, nearest.summaries),
                 ] {
-                    let seen: HashSet<i64> = list.iter().map(|(id, _, _)| *id).collect();
-                    list.extend(rest.into_iter().filter(|(id, _, _)| !seen.contains(id)));
+                    let seen: HashSet<i64> = list.iter().map(|n| n.id).collect();
+                    list.extend(rest.into_iter().filter(|n| !seen.contains(&n.id)));
                 }
                 nearest = first;
             }
@@ -99,7 +99,7 @@ impl<S: Sql> Engine<S> {
             .messages
             .iter()
             .chain(&nearest.summaries)
-            .map(|(_, _, s)| *s)
+            .map(|n| n.similarity)
             .fold(f32::MIN, f32::max);
         if found.candidates.is_empty() && best < CONFIDENT_SIMILARITY {
             return Ok(Vec::new());
@@ -109,17 +109,17 @@ impl<S: Sql> Engine<S> {
             .embedder()
             .map(|e| super::semantic::embed(e.as_ref(), question))
             .unwrap_or_default();
-        // Messages and summaries in one list, most similar first.
+        // Messages and summaries in one list, in the semantic index's order (its score).
         let mut proposed: Vec<(f32, &'static str, i64)> = nearest
             .messages
             .iter()
-            .map(|(id, _, s)| (*s, "message", *id))
+            .map(|n| (n.score, "message", n.id))
             .chain(
                 nearest
                     .summaries
                     .iter()
                     .take(SEMANTIC_SUMMARIES)
-                    .map(|(id, _, s)| (*s, "summary", *id)),
+                    .map(|n| (n.score, "summary", n.id)),
             )
             .collect();
         proposed.sort_by(|a, b| b.0.total_cmp(&a.0));
