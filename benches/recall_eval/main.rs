@@ -2,7 +2,8 @@
 //! conversations (`world.rs`), the share of questions whose every annotated evidence turn fits in
 //! a ~6,000-token evidence budget, for BM25 over the raw turns, embedding-only retrieval (by
 //! plain cosine, and as the engine ranks: the question's vector less the mean of the
-//! conversation's, `src/engine/semantic.rs`), their reciprocal-rank fusion (k = 60), and fusion
+//! conversation's, `src/engine/semantic.rs`, over vectors stored as the store keeps them,
+//! `core::embed::packing`), their reciprocal-rank fusion (k = 60), and fusion
 //! with a second retrieval round or the question's dates. An in-memory index of its own (BM25
 //! written here, vectors from `core::embed::default_embedder`), so it measures the ranking, not a
 //! store.
@@ -12,7 +13,7 @@
 
 mod world;
 
-use lossless_wasm::core::embed::{default_embedder, similarity, Embedder};
+use lossless_wasm::core::embed::{default_embedder, packing, similarity, Embedder};
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -152,7 +153,8 @@ fn named_month(question: &str) -> Option<String> {
 const METHODS: &[&str] = &[
     "BM25",
     "embedding (plain cosine)",
-    "embedding (centred)",
+    "embedding (centred, one byte a component)",
+    "embedding (centred, stored: four bits a component)",
     "hybrid (RRF)",
     "hybrid + dates",
     "hybrid + 2nd round (fused)",
@@ -214,10 +216,17 @@ fn main() {
             )
         };
         let dim = embedder.dim();
-        let mean: Vec<f64> = (0..dim)
-            .map(|d| vectors.iter().map(|v| f64::from(v[d])).sum::<f64>() / vectors.len() as f64)
+        // As the store keeps them: four bits a component, back as unit vectors.
+        let stored: Vec<Vec<i8>> = vectors
+            .iter()
+            .map(|v| packing::unpack(&packing::pack(v), dim).expect("its own size"))
             .collect();
-        let embed_rank = |query: &str| {
+        let centred_rank = |vectors: &[Vec<i8>], query: &str| {
+            let mean: Vec<f64> = (0..dim)
+                .map(|d| {
+                    vectors.iter().map(|v| f64::from(v[d])).sum::<f64>() / vectors.len() as f64
+                })
+                .collect();
             let q: Vec<f64> = embedder
                 .embed(query)
                 .iter()
@@ -231,6 +240,7 @@ fn main() {
                     .collect::<Vec<_>>(),
             )
         };
+        let embed_rank = |query: &str| centred_rank(&stored, query);
         for q in &conv.questions {
             let lexical = ranking(&bm25.scores(&q.text));
             let semantic = embed_rank(&q.text);
@@ -282,6 +292,7 @@ fn main() {
             let orders = [
                 lexical.clone(),
                 plain_rank(&q.text),
+                centred_rank(&vectors, &q.text),
                 semantic.clone(),
                 hybrid.clone(),
                 hybrid_dates,

@@ -252,6 +252,7 @@ impl VectorCache {
         owner: Owner,
         conversations: &[i64],
         commits: u64,
+        dim: usize,
     ) -> Result<()> {
         for &conversation in conversations {
             let held = self.held.entry((owner, conversation)).or_default();
@@ -264,7 +265,7 @@ impl VectorCache {
                 continue;
             }
             let newer = if count > held.count && held.count > 0 {
-                vectors::load(sql, owner, conversation, held.max_id)?
+                vectors::load(sql, owner, conversation, held.max_id, dim)?
             } else {
                 Vec::new()
             };
@@ -272,7 +273,7 @@ impl VectorCache {
                 newer.into_iter().for_each(|v| held.push(v));
             } else {
                 held.clear();
-                vectors::load(sql, owner, conversation, 0)?
+                vectors::load(sql, owner, conversation, 0, dim)?
                     .into_iter()
                     .for_each(|v| held.push(v));
             }
@@ -388,7 +389,7 @@ impl<S: Sql> Engine<S> {
     /// another embedder drops them; the backfill makes them again.
     pub fn set_embedder(&mut self, embedder: Option<SharedEmbedder>) -> Result<()> {
         if let Some(e) = &embedder {
-            let (name, dim) = (e.name().to_owned(), e.dim());
+            let (name, dim) = (vectors::space_name(e.name()), e.dim());
             let recorded = vectors::space(self.store.sql())?;
             if recorded.is_none_or(|s| s.embedder != name || s.dim != dim as i64) {
                 self.store.write(|tx| vectors::adopt(tx, &name, dim))?;
@@ -484,10 +485,20 @@ impl<S: Sql> Engine<S> {
             self.backfill_vectors()?;
         }
         let commits = self.store.commits();
-        self.vectors
-            .refresh(self.store.sql(), Owner::Message, conversations, commits)?;
-        self.vectors
-            .refresh(self.store.sql(), Owner::Summary, conversations, commits)?;
+        self.vectors.refresh(
+            self.store.sql(),
+            Owner::Message,
+            conversations,
+            commits,
+            query.len(),
+        )?;
+        self.vectors.refresh(
+            self.store.sql(),
+            Owner::Summary,
+            conversations,
+            commits,
+            query.len(),
+        )?;
         let keep = |at: i64| window.is_none_or(|w| w.contains(at));
         Ok(Nearest {
             messages: (self

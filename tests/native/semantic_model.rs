@@ -101,7 +101,10 @@ fn the_shipped_embedder_is_the_default_and_its_space_is_recorded() {
         .unwrap()
         .unwrap();
     let embedder = e.embedder().expect("semantic recall is on by default");
-    assert_eq!(space.text(0).unwrap(), embedder.name());
+    assert_eq!(
+        space.text(0).unwrap(),
+        lossless_wasm::store::vectors::space_name(embedder.name())
+    );
     assert_eq!(space.int(1).unwrap(), embedder.dim() as i64);
     let messages = e
         .sql()

@@ -146,14 +146,18 @@ fn every_message_and_summary_gets_its_vector_in_the_write_that_stores_it() {
     assert!(messages >= 24 && summaries > 0, "{messages} messages, {summaries} summaries stored");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), messages, "a vector per message, without a backfill");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM summary_vectors"), summaries, "a vector per summary");
-    assert_eq!(count(&mut e, &format!("SELECT COUNT(*) FROM message_vectors WHERE length(vector) = {DIM}")), messages);
+    assert_eq!(
+        count(&mut e, &format!("SELECT COUNT(*) FROM message_vectors WHERE length(vector) = {}", DIM.div_ceil(2))),
+        messages,
+        "four bits a component (core::embed::packing)"
+    );
     assert_eq!(
         count(&mut e, "SELECT COUNT(*) FROM message_vectors v JOIN messages m ON m.id = v.message_id AND m.conversation_id = v.conversation_id"),
         messages,
         "each vector names its message's conversation"
     );
     let space = e.sql().query_row("SELECT embedder, dim FROM vector_space", &[]).unwrap().unwrap();
-    assert_eq!((space.text(0).unwrap(), space.int(1).unwrap()), ("words-a".to_owned(), DIM as i64));
+    assert_eq!((space.text(0).unwrap(), space.int(1).unwrap()), ("words-a/q4".to_owned(), DIM as i64));
     assert_eq!(e.backfill_vectors().unwrap(), 0, "nothing left for the backfill");
 }
 
@@ -205,7 +209,7 @@ fn another_embedder_drops_the_old_vectors_and_the_backfill_makes_them_again() {
     };
     let mut e = with_words(e, "words-b");
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 0, "no vector of the old space is kept");
-    assert_eq!(e.sql().query_row("SELECT embedder FROM vector_space", &[]).unwrap().unwrap().text(0).unwrap(), "words-b");
+    assert_eq!(e.sql().query_row("SELECT embedder FROM vector_space", &[]).unwrap().unwrap().text(0).unwrap(), "words-b/q4");
     let made = backfill_all(&mut e);
     assert_eq!(made as i64, messages + summaries);
     assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), messages);

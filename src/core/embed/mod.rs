@@ -6,6 +6,7 @@
 //! embedder's [`Embedder::name`] and [`Embedder::dim`] are recorded with the vectors it made: a
 //! store whose vectors came from another embedder re-embeds instead of mixing two spaces.
 
+pub mod packing;
 pub mod static_table;
 pub mod wordpiece;
 

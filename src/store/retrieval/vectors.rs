@@ -1,13 +1,15 @@
-//! The semantic index (migration 16; PostgreSQL 3): one `i8` vector per message and per summary,
-//! stored as a BLOB of one byte per component, with the conversation it belongs to, and the
-//! embedder that made them recorded once (`vector_space`: name, dimension, and the backfill's
-//! position). The engine embeds (`engine/semantic.rs`); this module only stores and reads.
+//! The semantic index (migration 16; PostgreSQL 3): one vector per message and per summary,
+//! stored as a BLOB of four bits per component (`core::embed::packing`), with the conversation
+//! it belongs to, and the embedder and format that made them recorded once (`vector_space`: name
+//! and format, dimension, and the backfill's position). The engine embeds
+//! (`engine/semantic.rs`); this module only stores and reads.
 //!
 //! Rules: vectors of two embedders never mix — [`adopt`] drops every vector when the recorded
 //! embedder differs, and the backfill makes them again; a read names the conversations it may
 //! see (the caller's reach), never all of them; vectors are only added (a redone summary's is
 //! replaced, a repaired summary's removed until the backfill embeds it again).
 
+use crate::core::embed::packing;
 use crate::core::message::text_of_raw_json;
 use crate::error::{Error, Result, StorageErrorKind};
 use crate::store::sql::{Row, Sql, SqlValue};
@@ -60,7 +62,7 @@ pub struct StoredVector {
     pub conversation_id: i64,
     /// When it happened (a message's time, a summary's latest covered time), ms since the epoch.
     pub at: i64,
-    /// The embedding's i8 components, one per dimension.
+    /// The embedding's components, one per dimension, as [`packing::unpack`] gives them back.
     pub vector: Vec<i8>,
 }
 
@@ -83,20 +85,38 @@ const WAITING_MESSAGES_SQL: &str = "SELECT m.id, m.conversation_id, m.raw_json F
 const WAITING_SUMMARIES_SQL: &str = "SELECT s.id, s.conversation_id, s.content FROM summaries s \
      WHERE NOT EXISTS (SELECT 1 FROM summary_vectors v WHERE v.summary_id = s.id) ORDER BY s.id LIMIT ?1";
 
-fn hex(vector: &[i8]) -> String {
+/// The name a space is recorded under: the embedder's and the stored format's, so that a change
+/// of either makes the vectors again.
+pub fn space_name(embedder: &str) -> String {
+    format!("{embedder}/{}", packing::FORMAT)
+}
+
+/// A vector in the stored format, as the hex the statements decode.
+fn packed_hex(vector: &[i8]) -> String {
+    hex(&packing::pack(vector))
+}
+
+fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(vector.len() * 2);
-    for b in vector {
-        let b = *b as u8;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let b = *b;
         out.push(DIGITS[usize::from(b >> 4)] as char);
         out.push(DIGITS[usize::from(b & 15)] as char);
     }
     out
 }
 
-fn blob(row: &Row, i: usize) -> Result<Vec<i8>> {
+/// Column `i` of `row`, a stored vector of `dim` components, unpacked.
+fn blob(row: &Row, i: usize, dim: usize) -> Result<Vec<i8>> {
     match row.0.get(i) {
-        Some(SqlValue::Blob(bytes)) => Ok(bytes.iter().map(|b| *b as i8).collect()),
+        Some(SqlValue::Blob(bytes)) => packing::unpack(bytes, dim).ok_or_else(|| {
+            Error::unexpected_data(format!(
+                "a stored vector of {} bytes, not the {} that {dim} components pack to",
+                bytes.len(),
+                dim.div_ceil(2)
+            ))
+        }),
         other => Err(Error::unexpected_data(format!(
             "column {i}: expected a vector's bytes, found {other:?}"
         ))),
@@ -170,7 +190,7 @@ pub fn put_by_seq(
     }
     let items: Vec<serde_json::Value> = rows
         .iter()
-        .map(|(seq, v)| serde_json::json!([seq, hex(v)]))
+        .map(|(seq, v)| serde_json::json!([seq, packed_hex(v)]))
         .collect();
     let statement = put_statement(tx.sql(), None);
     tx.execute(statement, &[conversation_id.into(), json(&items)?])
@@ -184,7 +204,7 @@ pub fn put(sql: &mut impl Sql, owner: Owner, rows: &[(i64, i64, Vec<i8>)]) -> Re
     }
     let items: Vec<serde_json::Value> = rows
         .iter()
-        .map(|(id, conversation, v)| serde_json::json!([id, conversation, hex(v)]))
+        .map(|(id, conversation, v)| serde_json::json!([id, conversation, packed_hex(v)]))
         .collect();
     let statement = put_statement(sql, Some(owner));
     sql.execute(statement, &[json(&items)?])
@@ -268,12 +288,14 @@ pub fn census(sql: &mut impl Sql, owner: Owner, conversation: i64) -> Result<(i6
     row.map_or(Ok((0, 0)), |r| Ok((r.int(0)?, r.int(1)?)))
 }
 
-/// The vectors of `conversation` whose owner id is above `after`, with their times, in id order.
+/// The vectors of `conversation` whose owner id is above `after`, with their times, in id order,
+/// unpacked to `dim` components (the recorded space's).
 pub fn load(
     sql: &mut impl Sql,
     owner: Owner,
     conversation: i64,
     after: i64,
+    dim: usize,
 ) -> Result<Vec<StoredVector>> {
     let statement = match owner {
         Owner::Message => {
@@ -294,7 +316,7 @@ pub fn load(
                 id: row.int(0)?,
                 conversation_id: row.int(1)?,
                 at: row.int(2)?,
-                vector: blob(row, 3)?,
+                vector: blob(row, 3, dim)?,
             })
         })
         .collect()
@@ -302,10 +324,12 @@ pub fn load(
 
 #[cfg(test)]
 mod tests {
-    use super::hex;
+    use super::{hex, packed_hex, space_name};
 
     #[test]
-    fn a_vector_is_written_as_the_hex_of_its_twos_complement_bytes() {
-        assert_eq!(hex(&[0, 1, -1, 127, -128]), "0001ff7f80");
+    fn a_vector_is_written_as_the_hex_of_its_packed_bytes() {
+        assert_eq!(hex(&[0, 1, 0xff, 0x7f, 0x80]), "0001ff7f80");
+        assert_eq!(packed_hex(&[100, 50, -8, 0]), "ff87");
+        assert_eq!(space_name("minilm-static-v1"), "minilm-static-v1/q4");
     }
 }
