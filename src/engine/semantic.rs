@@ -196,37 +196,22 @@ fn dot(a: &[i8], b: &[i8]) -> i32 {
     acc.iter().sum::<i32>() + rest
 }
 
-/// The dot product of a centred query (`i16`, see [`centred_query`]) and a stored vector.
-fn centred_dot(a: &[i16], b: &[i8]) -> i32 {
-    let mut acc = [0i32; 16];
-    let (mut ca, mut cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for i in 0..16 {
-            acc[i] += i32::from(x[i]) * i32::from(y[i]);
-        }
-    }
-    let rest: i32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
-        .sum();
-    acc.iter().sum::<i32>() + rest
-}
-
-/// Fixed-point factor of a centred query's components: `(q - mean) * 16`, at most 254 * 16 in
-/// magnitude, so a 256-component dot product with `i8` vectors stays far inside an `i32`.
-const CENTRED_SCALE: f64 = 16.0;
-
-/// `query` less `mean` (the component sums `sums` over `count` vectors), in fixed point.
-fn centred_query(query: &[i8], sums: &[i64], count: usize) -> Vec<i16> {
-    query
+/// `query` less `mean` (the component sums `sums` over `count` vectors), scaled so that its
+/// largest component is ±127: only the order of the scores it gives matters, and at `i8` it is
+/// compared by the same integer dot product as the plain similarity.
+fn centred_query(query: &[i8], sums: &[i64], count: usize) -> Vec<i8> {
+    let centred: Vec<f64> = query
         .iter()
         .zip(sums)
-        .map(|(q, total)| {
-            let mean = *total as f64 / count.max(1) as f64;
-            ((f64::from(*q) - mean) * CENTRED_SCALE).round() as i16
-        })
+        .map(|(q, total)| f64::from(*q) - *total as f64 / count.max(1) as f64)
+        .collect();
+    let largest = centred.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if largest == 0.0 {
+        return vec![0; query.len()];
+    }
+    centred
+        .iter()
+        .map(|x| (x / largest * 127.0).round() as i8)
         .collect()
 }
 
@@ -308,12 +293,15 @@ impl VectorCache {
         }
         let count = held.iter().map(|(_, h)| h.ids.len()).sum();
         let centred = centred_query(query, &sums, count);
+        // Scores in the unit of a cosine with the centred query, so that two rankings (messages,
+        // summaries) of one query compare.
+        let length = f64::from(dot(&centred, &centred)).sqrt().max(1.0) * 127.0;
         // (score, id, which held conversation, index in it)
         let mut scored: Vec<(i32, i64, usize, usize)> = Vec::new();
         for (n, (_, h)) in held.iter().enumerate() {
             for i in 0..h.ids.len() {
                 if keep(h.ats[i]) {
-                    scored.push((centred_dot(&centred, h.vector(i)), h.ids[i], n, i));
+                    scored.push((dot(&centred, h.vector(i)), h.ids[i], n, i));
                 }
             }
         }
@@ -333,7 +321,7 @@ impl VectorCache {
                     id,
                     conversation,
                     similarity: dot(query, h.vector(i)) as f32 / (127.0 * 127.0),
-                    score: score as f32 / (127.0 * 127.0 * CENTRED_SCALE as f32),
+                    score: (f64::from(score) / length) as f32,
                 }
             })
             .collect()
@@ -365,8 +353,8 @@ pub struct Near {
     pub conversation: i64,
     /// The plain cosine similarity to the query, in `[-1, 1]`.
     pub similarity: f32,
-    /// What the ranking is by: the query less the mean of what it was compared with, dotted
-    /// with this vector (same unit as `similarity`; comparable within one ranking only).
+    /// What the ranking is by: the cosine of this vector with the query less the mean of what
+    /// it was compared with.
     pub score: f32,
 }
 

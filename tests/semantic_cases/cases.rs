@@ -221,6 +221,28 @@ fn another_embedder_drops_the_old_vectors_and_the_backfill_makes_them_again() {
     assert_eq!(before, after, "the same text, the same vector (this double's space differs only by name)");
 }
 
+#[test]
+fn a_store_of_one_byte_a_component_is_made_again_at_four_bits_and_found_by_meaning() {
+    let mut e = engine();
+    turn(&mut e, KEY, 0, SOURCE, "Noted.");
+    filler(&mut e, KEY, 1, 6);
+    let messages = count(&mut e, "SELECT COUNT(*) FROM messages");
+    // What a release before the four-bit format left: its embedder's name without the format,
+    // and one byte a component.
+    e.sql().execute("UPDATE vector_space SET embedder = 'words-a', backfilled_through = 0", &[]).unwrap();
+    e.sql().execute("UPDATE message_vectors SET vector = ?1", &[lossless_wasm::store::SqlValue::Blob(vec![0; DIM])]).unwrap();
+    let mut e = with_words(e, "words-a");
+    assert_eq!(count(&mut e, "SELECT COUNT(*) FROM message_vectors"), 0, "the old format is dropped, never misread");
+    assert_eq!(backfill_all(&mut e) as i64, messages + count(&mut e, "SELECT COUNT(*) FROM summaries"));
+    assert_eq!(
+        count(&mut e, &format!("SELECT COUNT(*) FROM message_vectors WHERE length(vector) = {}", DIM.div_ceil(2))),
+        messages
+    );
+    let source = count(&mut e, &format!("SELECT id FROM messages WHERE raw_json LIKE '%{}%'", "backoff loop yesterday"));
+    let found = ask(&mut e, KEY, json!({"question": PARAPHRASE}));
+    assert!(found.evidence.iter().any(|ev| ev.kind == "message" && ev.id == source), "the paraphrase finds its source again: {:?}", found.evidence);
+}
+
 const SOURCE: &str = "We removed the backoff loop yesterday: it hid the timeouts from the pager.";
 const PARAPHRASE: &str = "Why did we drop the retry wrapper?";
 
