@@ -216,11 +216,31 @@ fn main() {
             )
         };
         let dim = embedder.dim();
-        // As the store keeps them: four bits a component, back as unit vectors.
-        let stored: Vec<Vec<i8>> = vectors
-            .iter()
-            .map(|v| packing::unpack(&packing::pack(v), dim).expect("its own size"))
-            .collect();
+        // As the store keeps them (four bits a component), ranked as the engine ranks them
+        // (`engine/vector_cache.rs`: the mean of their unit vectors, table lookups).
+        let stored: Vec<Vec<u8>> = vectors.iter().map(|v| packing::pack(v)).collect();
+        let mut stored_mean = vec![0.0; dim];
+        for v in &stored {
+            packing::add_unit(v, &mut stored_mean);
+        }
+        stored_mean
+            .iter_mut()
+            .for_each(|m| *m /= stored.len() as f64);
+        let stored_rank = |query: &str| {
+            let q: Vec<f64> = embedder
+                .embed(query)
+                .iter()
+                .zip(&stored_mean)
+                .map(|(x, m)| f64::from(*x) / 127.0 - m)
+                .collect();
+            let scorer = packing::PackedScorer::new(&q);
+            ranking(
+                &stored
+                    .iter()
+                    .map(|v| f64::from(scorer.dot(v) * packing::inverse_length(v)))
+                    .collect::<Vec<_>>(),
+            )
+        };
         let centred_rank = |vectors: &[Vec<i8>], query: &str| {
             let mean: Vec<f64> = (0..dim)
                 .map(|d| {
@@ -240,7 +260,7 @@ fn main() {
                     .collect::<Vec<_>>(),
             )
         };
-        let embed_rank = |query: &str| centred_rank(&stored, query);
+        let embed_rank = |query: &str| stored_rank(query);
         for q in &conv.questions {
             let lexical = ranking(&bm25.scores(&q.text));
             let semantic = embed_rank(&q.text);

@@ -25,6 +25,7 @@ mod repair;
 mod search;
 pub mod semantic;
 mod transcript_shapes;
+mod vector_cache;
 mod view;
 
 pub use ask::{AskFinishParams, AskParams, AskStart};

@@ -6,29 +6,22 @@
 //! vector against every vector of the caller's reach, brute force over an in-memory copy that
 //! is brought up to date from the store before each use.
 //!
-//! The ranking is by the question's vector **less the mean vector of what it is compared with**
-//! (`score = (q - mean) . v`). A static embedder gives every text a share of one common
-//! direction, so by plain cosine the stored texts that are most like all the others (routine
-//! turns, chit-chat) come near every question. Subtracting the mean takes that share out and
-//! ranks by what sets a text apart from the rest of its conversation; only the order changes:
-//! the similarity reported with each hit is still the plain cosine (the confidence rule of
-//! `hybrid.rs` reads it). Measured with `benches/recall_eval` (docs/recall-evaluation.md):
-//! embedding-only evidence recall 66 % -> 94 % of 300 questions.
+//! The ranking itself, over in-memory copies of the stored vectors, is `vector_cache.rs`.
 //!
 //! Scoping is the caller's: every ranking takes the list of conversations the caller may read
 //! and reads vectors of those conversations only. Nothing here decides who may read what.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::core::embed::{similarity, Embedder};
+use crate::core::embed::Embedder;
 use crate::core::message::StoredMessage;
 use crate::error::Result;
 use crate::store::conversations::Conversation;
 use crate::store::messages::Appended;
-use crate::store::vectors::{self, Owner, StoredVector};
+use crate::store::vectors::{self, Owner};
 use crate::store::{Sql, WriteTx};
 
+pub use super::vector_cache::{Near, VectorCache};
 use super::Engine;
 
 /// The embedder an engine shares with its writes.
@@ -128,234 +121,6 @@ pub fn embed_summary(
         Owner::Summary,
         &[(summary_id, conversation_id, vector)],
     )
-}
-
-/// The vectors of one conversation held in memory, in owner-id order, side by side in one
-/// buffer (a scan reads memory in order), and what the store said about them when they were
-/// read (to see whether they are still all of them).
-#[derive(Default)]
-struct Held {
-    /// The store's commit count when the census was last taken.
-    checked_at: Option<u64>,
-    count: i64,
-    max_id: i64,
-    ids: Vec<i64>,
-    ats: Vec<i64>,
-    dim: usize,
-    data: Vec<i8>,
-    /// The sum of the held vectors, component by component (their mean times their count).
-    sum: Vec<i64>,
-}
-
-impl Held {
-    fn push(&mut self, v: StoredVector) {
-        if self.ids.is_empty() {
-            self.dim = v.vector.len();
-            self.sum = vec![0; self.dim];
-        }
-        // One space per store (vector_space): a vector of another length is not comparable.
-        if v.vector.len() != self.dim {
-            return;
-        }
-        self.ids.push(v.id);
-        self.ats.push(v.at);
-        for (total, component) in self.sum.iter_mut().zip(&v.vector) {
-            *total += i64::from(*component);
-        }
-        self.data.extend_from_slice(&v.vector);
-    }
-
-    fn clear(&mut self) {
-        self.ids.clear();
-        self.ats.clear();
-        self.data.clear();
-        self.sum.clear();
-    }
-
-    fn vector(&self, i: usize) -> &[i8] {
-        &self.data[i * self.dim..(i + 1) * self.dim]
-    }
-}
-
-/// The integer dot product of two quantized vectors, in chunks the compiler vectorizes;
-/// `core::embed::similarity` is this over 127².
-fn dot(a: &[i8], b: &[i8]) -> i32 {
-    let mut acc = [0i32; 16];
-    let (mut ca, mut cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for i in 0..16 {
-            acc[i] += i32::from(x[i]) * i32::from(y[i]);
-        }
-    }
-    let rest: i32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
-        .sum();
-    acc.iter().sum::<i32>() + rest
-}
-
-/// `query` less `mean` (the component sums `sums` over `count` vectors), scaled so that its
-/// largest component is ±127: only the order of the scores it gives matters, and at `i8` it is
-/// compared by the same integer dot product as the plain similarity.
-fn centred_query(query: &[i8], sums: &[i64], count: usize) -> Vec<i8> {
-    let centred: Vec<f64> = query
-        .iter()
-        .zip(sums)
-        .map(|(q, total)| f64::from(*q) - *total as f64 / count.max(1) as f64)
-        .collect();
-    let largest = centred.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    if largest == 0.0 {
-        return vec![0; query.len()];
-    }
-    centred
-        .iter()
-        .map(|x| (x / largest * 127.0).round() as i8)
-        .collect()
-}
-
-/// In-memory copies of the vectors of the conversations recalls have searched, per owner kind.
-#[derive(Default)]
-pub struct VectorCache {
-    held: HashMap<(Owner, i64), Held>,
-}
-
-impl VectorCache {
-    /// Drops every copy, so the next recall reads the vectors again.
-    pub fn clear(&mut self) {
-        self.held.clear();
-    }
-
-    /// Brings the copies of `conversations` up to date: vectors added since (higher ids) are
-    /// read alone; any other change (a backfill of older ids, a new embedder) reads the
-    /// conversation again. Checked once per commit of this process (`commits`): another
-    /// process's vectors are seen after this one's next write.
-    fn refresh(
-        &mut self,
-        sql: &mut impl Sql,
-        owner: Owner,
-        conversations: &[i64],
-        commits: u64,
-        dim: usize,
-    ) -> Result<()> {
-        for &conversation in conversations {
-            let held = self.held.entry((owner, conversation)).or_default();
-            if held.checked_at == Some(commits) {
-                continue;
-            }
-            let (count, max_id) = vectors::census(sql, owner, conversation)?;
-            held.checked_at = Some(commits);
-            if held.count == count && held.max_id == max_id {
-                continue;
-            }
-            let newer = if count > held.count && held.count > 0 {
-                vectors::load(sql, owner, conversation, held.max_id, dim)?
-            } else {
-                Vec::new()
-            };
-            if held.count > 0 && held.count + newer.len() as i64 == count {
-                newer.into_iter().for_each(|v| held.push(v));
-            } else {
-                held.clear();
-                vectors::load(sql, owner, conversation, 0, dim)?
-                    .into_iter()
-                    .for_each(|v| held.push(v));
-            }
-            held.count = count;
-            held.max_id = max_id;
-        }
-        Ok(())
-    }
-
-    /// The `limit` vectors of `conversations` nearest to `query` whose time `keep` accepts,
-    /// nearest first, as `(id, conversation, at, similarity)`: ranked by the query less the
-    /// mean of every vector of `conversations` (the module doc says why), each with its plain
-    /// cosine similarity.
-    fn nearest(
-        &self,
-        owner: Owner,
-        conversations: &[i64],
-        query: &[i8],
-        limit: usize,
-        keep: impl Fn(i64) -> bool,
-    ) -> Vec<Near> {
-        let held: Vec<(i64, &Held)> = conversations
-            .iter()
-            .filter_map(|c| Some((*c, self.held.get(&(owner, *c))?)))
-            .filter(|(_, h)| h.dim == query.len() && !h.ids.is_empty())
-            .collect();
-        let mut sums = vec![0i64; query.len()];
-        for (_, h) in &held {
-            for (total, part) in sums.iter_mut().zip(&h.sum) {
-                *total += part;
-            }
-        }
-        let count = held.iter().map(|(_, h)| h.ids.len()).sum();
-        let centred = centred_query(query, &sums, count);
-        // Scores in the unit of a cosine with the centred query, so that two rankings (messages,
-        // summaries) of one query compare.
-        let length = f64::from(dot(&centred, &centred)).sqrt().max(1.0) * 127.0;
-        // (score, id, which held conversation, index in it)
-        let mut scored: Vec<(i32, i64, usize, usize)> = Vec::new();
-        for (n, (_, h)) in held.iter().enumerate() {
-            for i in 0..h.ids.len() {
-                if keep(h.ats[i]) {
-                    scored.push((dot(&centred, h.vector(i)), h.ids[i], n, i));
-                }
-            }
-        }
-        let by_score = |a: &(i32, i64, usize, usize), b: &(i32, i64, usize, usize)| {
-            b.0.cmp(&a.0).then(b.1.cmp(&a.1))
-        };
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, by_score);
-            scored.truncate(limit);
-        }
-        scored.sort_by(by_score);
-        scored
-            .into_iter()
-            .map(|(score, id, n, i)| {
-                let (conversation, h) = held[n];
-                Near {
-                    id,
-                    conversation,
-                    similarity: dot(query, h.vector(i)) as f32 / (127.0 * 127.0),
-                    score: (f64::from(score) / length) as f32,
-                }
-            })
-            .collect()
-    }
-
-    /// The similarity of one held message vector to `query`, if it is held.
-    fn similarity_of(&self, conversation: i64, message_id: i64, query: &[i8]) -> Option<f32> {
-        let held = self.held.get(&(Owner::Message, conversation))?;
-        let at = held.ids.binary_search(&message_id).ok()?;
-        Some(similarity(query, held.vector(at)))
-    }
-
-    /// The newest time among the held vectors of `conversations`.
-    fn newest(&self, conversations: &[i64]) -> Option<i64> {
-        conversations
-            .iter()
-            .filter_map(|c| self.held.get(&(Owner::Message, *c)))
-            .flat_map(|h| h.ats.iter().copied())
-            .max()
-    }
-}
-
-/// One vector the semantic index ranks near a query.
-#[derive(Debug, Clone, Copy)]
-pub struct Near {
-    /// The message's or summary's id.
-    pub id: i64,
-    /// The conversation it belongs to.
-    pub conversation: i64,
-    /// The plain cosine similarity to the query, in `[-1, 1]`.
-    pub similarity: f32,
-    /// What the ranking is by: the cosine of this vector with the query less the mean of what
-    /// it was compared with.
-    pub score: f32,
 }
 
 /// What the semantic index ranks for one query.
@@ -512,69 +277,5 @@ impl<S: Sql> Engine<S> {
     /// The newest message time held for `conversations` (after [`Engine::nearest`]).
     pub(super) fn newest_held(&self, conversations: &[i64]) -> Option<i64> {
         self.vectors.newest(conversations)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{dot, Held, VectorCache};
-    use crate::core::embed::similarity;
-    use crate::store::vectors::{Owner, StoredVector};
-
-    fn cache(conversation: i64, vectors: &[[i8; 4]]) -> VectorCache {
-        let mut held = Held::default();
-        for (i, v) in vectors.iter().enumerate() {
-            held.push(StoredVector {
-                id: i as i64 + 1,
-                conversation_id: conversation,
-                at: i as i64,
-                vector: v.to_vec(),
-            });
-        }
-        let mut cache = VectorCache::default();
-        cache.held.insert((Owner::Message, conversation), held);
-        cache
-    }
-
-    #[test]
-    fn a_text_like_all_the_others_ranks_below_one_that_stands_out() {
-        // Nine routine vectors alike, one distinctive; the query is nearer the routine ones by
-        // plain cosine, but what sets it apart from them points at the distinctive one.
-        let mut vectors = vec![[100i8, 0, 0, 0]; 9];
-        vectors.push([60, 80, 0, 0]);
-        let cache = cache(7, &vectors);
-        let query = [90i8, 40, 0, 0];
-        assert!(dot(&query, &vectors[0]) > dot(&query, &vectors[9]));
-        let near = cache.nearest(Owner::Message, &[7], &query, 3, |_| true);
-        assert_eq!(near.len(), 3);
-        assert_eq!(near[0].id, 10, "{near:?}");
-        assert_eq!(near[0].conversation, 7);
-        // The reported similarity is the plain cosine, whatever the order.
-        assert_eq!(near[0].similarity, similarity(&query, &vectors[9]));
-        assert!(near[1].similarity > near[0].similarity);
-        assert!(near[0].score > near[1].score);
-    }
-
-    #[test]
-    fn only_the_conversations_asked_for_and_the_times_kept_are_ranked() {
-        let cache = cache(7, &[[100, 0, 0, 0], [0, 100, 0, 0]]);
-        assert!(cache
-            .nearest(Owner::Message, &[8], &[100, 0, 0, 0], 5, |_| true)
-            .is_empty());
-        assert!(cache
-            .nearest(Owner::Summary, &[7], &[100, 0, 0, 0], 5, |_| true)
-            .is_empty());
-        let near = cache.nearest(Owner::Message, &[7], &[100, 0, 0, 0], 5, |at| at == 1);
-        assert_eq!(near.iter().map(|n| n.id).collect::<Vec<_>>(), vec![2]);
-    }
-
-    #[test]
-    fn the_chunked_dot_product_is_the_similarity_of_the_seam() {
-        let a: Vec<i8> = (0..259).map(|i| ((i * 37) % 255 - 127) as i8).collect();
-        let b: Vec<i8> = (0..259).map(|i| ((i * 91 + 5) % 255 - 127) as i8).collect();
-        let expected = similarity(&a, &b);
-        assert!(expected != 0.0);
-        assert_eq!(dot(&a, &b) as f32 / (127.0 * 127.0), expected);
-        assert_eq!(dot(&[], &[]), 0);
     }
 }

@@ -7,7 +7,7 @@
 //! scale is stored: a stored vector is only ever compared by direction, so [`unpack`] returns
 //! the levels' direction as a unit vector times 127, like the embedder's own. Measured with
 //! `benches/recall_eval` (docs/recall-evaluation.md): evidence recall 88.7 % with one byte a
-//! component, 90.3 % with these four bits (clip 0.4-0.6 gave 90.0-91.0 %), because clipping also
+//! component, 90.7 % with these four bits (clip 0.4-0.6 gave 90.0-91.0 %), because clipping also
 //! tempers the components that dominate a static embedder's vectors.
 //!
 //! Byte `i` holds component `2i` in its low nibble and `2i + 1` in its high one, each as its
@@ -47,11 +47,7 @@ pub fn unpack(bytes: &[u8], dim: usize) -> Option<Vec<i8>> {
     if bytes.len() != dim.div_ceil(2) {
         return None;
     }
-    let levels: Vec<i32> = bytes
-        .iter()
-        .flat_map(|b| [i32::from(b & 15) - 8, i32::from(b >> 4) - 8])
-        .take(dim)
-        .collect();
+    let levels: Vec<i32> = levels(bytes, dim).collect();
     let norm = f64::from(levels.iter().map(|l| l * l).sum::<i32>()).sqrt();
     if norm == 0.0 {
         return Some(vec![0; dim]);
@@ -64,9 +60,73 @@ pub fn unpack(bytes: &[u8], dim: usize) -> Option<Vec<i8>> {
     )
 }
 
+/// The levels of a packed vector, in order (`dim` of them).
+fn levels(bytes: &[u8], dim: usize) -> impl Iterator<Item = i32> + '_ {
+    bytes
+        .iter()
+        .flat_map(|b| [i32::from(b & 15) - 8, i32::from(b >> 4) - 8])
+        .take(dim)
+}
+
+/// One over the length of a packed vector's levels (0 for the zero vector): the factor that
+/// makes its [`PackedScorer::dot`] a dot product with its unit vector.
+pub fn inverse_length(bytes: &[u8]) -> f32 {
+    let squares: i32 = levels(bytes, bytes.len() * 2).map(|l| l * l).sum();
+    if squares == 0 {
+        0.0
+    } else {
+        (1.0 / f64::from(squares).sqrt()) as f32
+    }
+}
+
+/// Adds a packed vector's unit components to `sums` (one per component).
+pub fn add_unit(bytes: &[u8], sums: &mut [f64]) {
+    let factor = f64::from(inverse_length(bytes));
+    let dim = sums.len();
+    for (total, level) in sums.iter_mut().zip(levels(bytes, dim)) {
+        *total += f64::from(level) * factor;
+    }
+}
+
+/// Dot products of one query with many packed vectors, by table lookup instead of
+/// multiplication: for each byte position, the query's part of the product for each of the 256
+/// byte values, so a vector of `dim` components costs `dim / 2` lookups and additions (the
+/// asymmetric distance computation of product quantization). Exact up to `f32` rounding, in a
+/// fixed order on every target.
+pub struct PackedScorer {
+    table: Vec<f32>,
+}
+
+impl PackedScorer {
+    /// A scorer for `query` (any scale; `dim` components).
+    pub fn new(query: &[f64]) -> PackedScorer {
+        let positions = query.len().div_ceil(2);
+        let mut table = Vec::with_capacity(positions * 256);
+        for pair in query.chunks(2) {
+            let (low, high) = (pair[0], pair.get(1).copied().unwrap_or(0.0));
+            for byte in 0..=255u8 {
+                let l = f64::from(i32::from(byte & 15) - 8);
+                let h = f64::from(i32::from(byte >> 4) - 8);
+                table.push((low * l + high * h) as f32);
+            }
+        }
+        PackedScorer { table }
+    }
+
+    /// The query's dot product with the packed vector's levels (times [`inverse_length`], with
+    /// its unit vector).
+    pub fn dot(&self, bytes: &[u8]) -> f32 {
+        let mut acc = [0f32; 4];
+        for (n, (byte, row)) in bytes.iter().zip(self.table.chunks_exact(256)).enumerate() {
+            acc[n & 3] += row[usize::from(*byte)];
+        }
+        (acc[0] + acc[1]) + (acc[2] + acc[3])
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{pack, unpack};
+    use super::{add_unit, inverse_length, pack, unpack, PackedScorer};
     use crate::core::embed::{default_embedder, similarity, Embedder};
 
     #[test]
@@ -110,5 +170,32 @@ mod tests {
         assert_eq!(unpack(&[0x88; 3], 4), None);
         assert_eq!(unpack(&[0x88; 128], 256).map(|v| v.len()), Some(256));
         assert_eq!(unpack(&[0x88; 2], 3).map(|v| v.len()), Some(3));
+    }
+
+    #[test]
+    fn the_scorer_gives_the_dot_product_with_the_stored_unit_vector() {
+        let e = default_embedder();
+        let stored = pack(&e.embed("The deploy failed because the certificate expired."));
+        let query = e.embed("why did the release break?");
+        let as_f64: Vec<f64> = query.iter().map(|c| f64::from(*c) / 127.0).collect();
+        let scored = PackedScorer::new(&as_f64).dot(&stored) * inverse_length(&stored);
+        let unit = unpack(&stored, query.len()).expect("its size");
+        let expected = similarity(&query, &unit);
+        assert!((scored - expected).abs() < 0.02, "{scored} vs {expected}");
+        let mut sums = vec![0.0; query.len()];
+        add_unit(&stored, &mut sums);
+        let length: f64 = sums.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert!(
+            (length - 1.0).abs() < 1e-6,
+            "a unit vector adds length 1: {length}"
+        );
+        assert_eq!(inverse_length(&[0x88, 0x88]), 0.0);
+        // An odd dimension: levels 5, 7, 7 (step 30 * 0.5 / 7); the last byte's high nibble
+        // is no component.
+        let odd = PackedScorer::new(&[1.0, 2.0, 3.0]);
+        assert_eq!(
+            odd.dot(&pack(&[10, 20, 30])),
+            1.0 * 5.0 + 2.0 * 7.0 + 3.0 * 7.0
+        );
     }
 }

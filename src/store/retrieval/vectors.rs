@@ -62,8 +62,8 @@ pub struct StoredVector {
     pub conversation_id: i64,
     /// When it happened (a message's time, a summary's latest covered time), ms since the epoch.
     pub at: i64,
-    /// The embedding's components, one per dimension, as [`packing::unpack`] gives them back.
-    pub vector: Vec<i8>,
+    /// The vector as stored: four bits a component ([`packing`]).
+    pub vector: Vec<u8>,
 }
 
 const SPACE_SQL: &str = "SELECT embedder, dim, backfilled_through FROM vector_space WHERE id = 1";
@@ -107,16 +107,15 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Column `i` of `row`, a stored vector of `dim` components, unpacked.
-fn blob(row: &Row, i: usize, dim: usize) -> Result<Vec<i8>> {
+/// Column `i` of `row`, a stored vector of `dim` components, checked for its size.
+fn blob(row: &Row, i: usize, dim: usize) -> Result<Vec<u8>> {
     match row.0.get(i) {
-        Some(SqlValue::Blob(bytes)) => packing::unpack(bytes, dim).ok_or_else(|| {
-            Error::unexpected_data(format!(
-                "a stored vector of {} bytes, not the {} that {dim} components pack to",
-                bytes.len(),
-                dim.div_ceil(2)
-            ))
-        }),
+        Some(SqlValue::Blob(bytes)) if bytes.len() == dim.div_ceil(2) => Ok(bytes.clone()),
+        Some(SqlValue::Blob(bytes)) => Err(Error::unexpected_data(format!(
+            "a stored vector of {} bytes, not the {} that {dim} components pack to",
+            bytes.len(),
+            dim.div_ceil(2)
+        ))),
         other => Err(Error::unexpected_data(format!(
             "column {i}: expected a vector's bytes, found {other:?}"
         ))),
@@ -289,7 +288,7 @@ pub fn census(sql: &mut impl Sql, owner: Owner, conversation: i64) -> Result<(i6
 }
 
 /// The vectors of `conversation` whose owner id is above `after`, with their times, in id order,
-/// unpacked to `dim` components (the recorded space's).
+/// as stored; each checked to be the size `dim` components (the recorded space's) pack to.
 pub fn load(
     sql: &mut impl Sql,
     owner: Owner,
