@@ -28,8 +28,9 @@ use crate::store::Sql;
 /// The similarity the nearest candidate needs when the lexical search found nothing: below it
 /// the question is about nothing stored. Measured with the shipped embedder against stored (four
 /// bits a component) vectors, over the distillation script's 16 paraphrase pairs and the engine
-/// tests' 3: a paraphrase of a stored message scores 0.45-0.57 against it (median 0.54; 0.24 for
-/// the farthest pair), an unrelated sentence 0.22 (median; 95 % below 0.40).
+/// tests' 3: the engine tests' paraphrases score 0.45-0.58 against their stored message, the 19
+/// pairs 0.51 at the median (0.24 for the farthest); unrelated sentences 0.22 at the median, 95 %
+/// at or below 0.40.
 pub(super) const CONFIDENT_SIMILARITY: f32 = 0.40;
 /// Messages the semantic index proposes per question.
 pub(super) const SEMANTIC_MESSAGES: usize = 16;
@@ -172,16 +173,22 @@ impl<S: Sql> Engine<S> {
         if !allowed.contains(&s.conversation_id) {
             return Ok(());
         }
-        let mut originals: Vec<(f32, recall::MessageRow)> =
-            recall::covered_messages(self.store.sql(), id, 0, ORIGINALS_READ)?
+        // The originals nearest to the query, by their held vectors; only those are read.
+        let mut originals: Vec<(f32, i64)> =
+            recall::covered_message_ids(self.store.sql(), id, ORIGINALS_READ)?
                 .into_iter()
-                .filter(|m| allowed.contains(&m.conversation_id))
-                .filter_map(|m| Some((self.similarity_to(m.conversation_id, m.id, query)?, m)))
+                .filter(|(_, conversation)| allowed.contains(conversation))
+                .filter_map(|(m, conversation)| {
+                    Some((self.similarity_to(conversation, m, query)?, m))
+                })
                 .collect();
-        originals.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
+        originals.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         found.push(super::ask_candidates::from_summary(s, Origin::Similar));
         order.push(("summary", id));
         for (_, m) in originals.into_iter().take(ORIGINALS_PER_SUMMARY) {
+            let Some(m) = recall::message(self.store.sql(), m)? else {
+                continue;
+            };
             order.push(("message", m.id));
             found.push(from_message(m, Origin::Similar));
         }

@@ -18,7 +18,6 @@
 use std::collections::HashMap;
 
 use crate::core::embed::packing::{self, PackedScorer};
-use crate::core::embed::similarity;
 use crate::error::Result;
 use crate::store::vectors::{self, Owner, StoredVector};
 use crate::store::Sql;
@@ -56,6 +55,8 @@ struct Held {
     inverse_lengths: Vec<f32>,
     /// The sum of the held unit vectors, component by component (their mean times their count).
     sum: Vec<f64>,
+    /// The newest of `ats`.
+    newest: Option<i64>,
 }
 
 impl Held {
@@ -72,6 +73,7 @@ impl Held {
         }
         self.ids.push(v.id);
         self.ats.push(v.at);
+        self.newest = self.newest.max(Some(v.at));
         packing::add_unit(&v.vector, &mut self.sum);
         self.inverse_lengths
             .push(packing::inverse_length(&v.vector));
@@ -84,6 +86,7 @@ impl Held {
         self.data.clear();
         self.inverse_lengths.clear();
         self.sum.clear();
+        self.newest = None;
     }
 
     fn packed(&self, i: usize) -> &[u8] {
@@ -91,10 +94,14 @@ impl Held {
     }
 
     /// The plain cosine similarity of held vector `i` to `query`.
-    fn similarity(&self, i: usize, query: &[i8]) -> Option<f32> {
-        let unit = packing::unpack(self.packed(i), self.dim)?;
-        Some(similarity(query, &unit))
+    fn similarity(&self, i: usize, query: &[i8]) -> f32 {
+        packing::cosine(query, self.packed(i))
     }
+}
+
+/// Whether `a` ranks before `b`: a higher score, then (equal scores) the newer id.
+fn ranks_before(a: &(f32, i64, usize, usize), b: &(f32, i64, usize, usize)) -> bool {
+    b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).is_lt()
 }
 
 /// In-memory copies of the vectors of the conversations recalls have searched, per owner kind.
@@ -181,32 +188,32 @@ impl VectorCache {
         let length = centred.iter().map(|c| c * c).sum::<f64>().sqrt();
         let length = if length > 0.0 { length as f32 } else { 1.0 };
         let scorer = PackedScorer::new(&centred);
-        // (score, id, which held conversation, index in it)
-        let mut scored: Vec<(f32, i64, usize, usize)> = Vec::new();
+        // The best `limit` so far, best first: (score, id, which held conversation, index in it).
+        // Most vectors score below the worst kept and cost one comparison.
+        let mut best: Vec<(f32, i64, usize, usize)> = Vec::with_capacity(limit + 1);
+        let mut dots = Vec::new();
         for (n, (_, h)) in held.iter().enumerate() {
-            for i in 0..h.ids.len() {
-                if keep(h.ats[i]) {
-                    let score = scorer.dot(h.packed(i)) * h.inverse_lengths[i];
-                    scored.push((score, h.ids[i], n, i));
+            scorer.dots(&h.data, h.width, &mut dots);
+            for (i, dot) in dots.iter().enumerate() {
+                if !keep(h.ats[i]) {
+                    continue;
                 }
+                let candidate = (dot * h.inverse_lengths[i], h.ids[i], n, i);
+                if best.len() == limit && !ranks_before(&candidate, &best[limit - 1]) {
+                    continue;
+                }
+                let at = best.partition_point(|kept| ranks_before(kept, &candidate));
+                best.insert(at, candidate);
+                best.truncate(limit);
             }
         }
-        let by_score = |a: &(f32, i64, usize, usize), b: &(f32, i64, usize, usize)| {
-            b.0.total_cmp(&a.0).then(b.1.cmp(&a.1))
-        };
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit, by_score);
-            scored.truncate(limit);
-        }
-        scored.sort_by(by_score);
-        scored
-            .into_iter()
+        best.into_iter()
             .map(|(score, id, n, i)| {
                 let (conversation, h) = held[n];
                 Near {
                     id,
                     conversation,
-                    similarity: h.similarity(i, query).unwrap_or(0.0),
+                    similarity: h.similarity(i, query),
                     score: score / length,
                 }
             })
@@ -222,15 +229,14 @@ impl VectorCache {
     ) -> Option<f32> {
         let held = self.held.get(&(Owner::Message, conversation))?;
         let at = held.ids.binary_search(&message_id).ok()?;
-        held.similarity(at, query)
+        (held.dim == query.len()).then(|| held.similarity(at, query))
     }
 
     /// The newest time among the held vectors of `conversations`.
     pub(super) fn newest(&self, conversations: &[i64]) -> Option<i64> {
         conversations
             .iter()
-            .filter_map(|c| self.held.get(&(Owner::Message, *c)))
-            .flat_map(|h| h.ats.iter().copied())
+            .filter_map(|c| self.held.get(&(Owner::Message, *c))?.newest)
             .max()
     }
 }
@@ -273,7 +279,7 @@ mod tests {
         assert_eq!(near[0].id, 10, "{near:?}");
         assert_eq!(near[0].conversation, 7);
         // The reported similarity is the plain cosine with the stored vector, whatever the order.
-        assert_eq!(near[0].similarity, similarity(&query, &stored(9)));
+        assert!((near[0].similarity - similarity(&query, &stored(9))).abs() < 0.01);
         assert!(near[1].similarity > near[0].similarity);
         assert!(near[0].score > near[1].score);
         assert_eq!(cache.similarity_of(7, 10, &query), Some(near[0].similarity));
@@ -298,6 +304,48 @@ mod tests {
         assert_eq!(near.iter().map(|n| n.id).collect::<Vec<_>>(), vec![2]);
         assert_eq!(cache.newest(&[7]), Some(1));
         assert_eq!(cache.newest(&[8]), None);
+    }
+
+    #[test]
+    fn the_best_few_are_the_head_of_the_whole_ranking() {
+        // 600 pseudo-random vectors in two conversations, many with equal scores (few levels).
+        let mut next = 7u64;
+        let mut random = || {
+            next = next.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            ((next >> 33) % 7) as i8 * 20 - 60
+        };
+        let mut cache = VectorCache::default();
+        for conversation in [1, 2] {
+            let mut held = Held::default();
+            for i in 0..300 {
+                let v = [random(), random(), random(), random()];
+                let stored = StoredVector {
+                    id: conversation * 1000 + i,
+                    conversation_id: conversation,
+                    at: i,
+                    vector: pack(&v),
+                };
+                held.push(stored, 4);
+            }
+            cache.held.insert((Owner::Message, conversation), held);
+        }
+        let query = [90i8, -30, 40, 10];
+        let all = cache.nearest(Owner::Message, &[1, 2], &query, 10_000, |_| true);
+        assert_eq!(all.len(), 600);
+        assert!(all
+            .windows(2)
+            .all(|w| w[0].score > w[1].score || (w[0].score == w[1].score && w[0].id > w[1].id)));
+        let few = cache.nearest(Owner::Message, &[1, 2], &query, 16, |_| true);
+        let ids = |v: &[super::Near]| v.iter().map(|n| n.id).collect::<Vec<_>>();
+        assert_eq!(ids(&few), ids(&all[..16]));
+        let late = cache.nearest(Owner::Message, &[1, 2], &query, 5, |at| at >= 250);
+        let expected: Vec<i64> = all
+            .iter()
+            .filter(|n| n.id % 1000 >= 250)
+            .take(5)
+            .map(|n| n.id)
+            .collect();
+        assert_eq!(ids(&late), expected);
     }
 
     #[test]

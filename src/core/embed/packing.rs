@@ -79,6 +79,18 @@ pub fn inverse_length(bytes: &[u8]) -> f32 {
     }
 }
 
+/// The cosine similarity of a query (the embedder's `i8` unit vector times 127) and a packed
+/// vector (its levels' direction), without unpacking it: what `similarity` of the query and
+/// [`unpack`]'s vector gives, before that vector's rounding to `i8`.
+pub fn cosine(query: &[i8], bytes: &[u8]) -> f32 {
+    let dot: i32 = query
+        .iter()
+        .zip(levels(bytes, query.len()))
+        .map(|(q, l)| i32::from(*q) * l)
+        .sum();
+    (f64::from(dot) * f64::from(inverse_length(bytes)) / 127.0) as f32
+}
+
 /// Adds a packed vector's unit components to `sums` (one per component).
 pub fn add_unit(bytes: &[u8], sums: &mut [f64]) {
     let factor = f64::from(inverse_length(bytes));
@@ -114,19 +126,46 @@ impl PackedScorer {
     }
 
     /// The query's dot product with the packed vector's levels (times [`inverse_length`], with
-    /// its unit vector).
+    /// its unit vector). A vector longer than the query is read as far as the query goes.
     pub fn dot(&self, bytes: &[u8]) -> f32 {
-        let mut acc = [0f32; 4];
-        for (n, (byte, row)) in bytes.iter().zip(self.table.chunks_exact(256)).enumerate() {
-            acc[n & 3] += row[usize::from(*byte)];
+        let positions = bytes.len().min(self.table.len() / 256);
+        let bytes = &bytes[..positions];
+        // Four positions a step, each into its own accumulator; a row block of 4 x 256 entries
+        // as an array, so that no lookup needs a bounds check (a byte is below 256).
+        let (mut a, mut b, mut c, mut d) = (0f32, 0f32, 0f32, 0f32);
+        let quads = positions / 4;
+        for q in 0..quads {
+            let block: &[f32; 1024] = self.table[q * 1024..(q + 1) * 1024]
+                .try_into()
+                .expect("a block is 1024 entries");
+            let quad: &[u8; 4] = bytes[q * 4..q * 4 + 4]
+                .try_into()
+                .expect("a quad is 4 bytes");
+            a += block[usize::from(quad[0])];
+            b += block[256 + usize::from(quad[1])];
+            c += block[512 + usize::from(quad[2])];
+            d += block[768 + usize::from(quad[3])];
         }
-        (acc[0] + acc[1]) + (acc[2] + acc[3])
+        for (p, byte) in bytes.iter().enumerate().skip(quads * 4) {
+            a += self.table[p * 256 + usize::from(*byte)];
+        }
+        (a + b) + (c + d)
+    }
+
+    /// [`PackedScorer::dot`] of each vector of `data` (vectors of `width` bytes side by side),
+    /// into `out` (cleared first): one tight loop for a whole conversation's vectors.
+    pub fn dots(&self, data: &[u8], width: usize, out: &mut Vec<f32>) {
+        out.clear();
+        if width == 0 {
+            return;
+        }
+        out.extend(data.chunks_exact(width).map(|v| self.dot(v)));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{add_unit, inverse_length, pack, unpack, PackedScorer};
+    use super::{add_unit, cosine, inverse_length, pack, unpack, PackedScorer};
     use crate::core::embed::{default_embedder, similarity, Embedder};
 
     #[test]
@@ -142,8 +181,25 @@ mod tests {
             assert_eq!(packed.len(), v.len() / 2);
             let back = unpack(&packed, v.len()).expect("its own size");
             assert_eq!(back.len(), v.len());
-            let cosine = similarity(&v, &back);
-            assert!(cosine > 0.85, "{text:?}: {cosine}");
+            let close = similarity(&v, &back);
+            assert!(close > 0.85, "{text:?}: {close}");
+            // Against the unpacked vector's own length (unpacking rounds to i8, which is not
+            // exactly unit length), the same cosine.
+            let dot: f64 = v
+                .iter()
+                .zip(&back)
+                .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                .sum();
+            let back_length: f64 = back
+                .iter()
+                .map(|b| f64::from(*b).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            let exact = dot / (127.0 * back_length);
+            assert!(
+                (f64::from(cosine(&v, &packed)) - exact).abs() < 0.01,
+                "{text:?}"
+            );
             let length = similarity(&back, &back);
             assert!(
                 (length - 1.0).abs() < 0.06,
@@ -197,5 +253,17 @@ mod tests {
             odd.dot(&pack(&[10, 20, 30])),
             1.0 * 5.0 + 2.0 * 7.0 + 3.0 * 7.0
         );
+        // Sizes that do not match read what both have, never past either.
+        assert_eq!(odd.dot(&[0x89; 9]), 1.0 + 3.0);
+        assert_eq!(odd.dot(&[]), 0.0);
+        let wide = PackedScorer::new(&[1.0; 10]);
+        assert_eq!(wide.dot(&[0x99; 5]), 10.0);
+        assert_eq!(wide.dot(&[0x99; 4]), 8.0);
+        assert_eq!(wide.dot(&[0x99; 7]), 10.0);
+        let mut out = vec![1.0];
+        wide.dots(&[0x99; 10], 5, &mut out);
+        assert_eq!(out, vec![10.0, 10.0]);
+        wide.dots(&[0x99; 10], 0, &mut out);
+        assert!(out.is_empty());
     }
 }

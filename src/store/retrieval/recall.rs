@@ -271,6 +271,19 @@ pub fn covered_messages(
     )
 }
 
+/// The ids and conversations of the first `limit` original messages under a summary, at any
+/// depth, in conversation order: [`covered_messages`] without reading the messages.
+pub fn covered_message_ids(sql: &mut impl Sql, id: i64, limit: i64) -> Result<Vec<(i64, i64)>> {
+    let query = format!(
+        "{SUBTREE_CTE} SELECT m.id, m.conversation_id FROM messages m \
+         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree)) ORDER BY m.seq LIMIT ?2"
+    );
+    sql.query(&query, &[id.into(), limit.into()])?
+        .iter()
+        .map(|row| Ok((row.int(0)?, row.int(1)?)))
+        .collect()
+}
+
 /// The summaries above a message (the leaf that covers it, and every summary built on that),
 /// lowest first, each with whether it is in the current view.
 pub fn summaries_above_message(
