@@ -1,8 +1,10 @@
 //! The default embedder gives the same bytes everywhere: natively (`embed_native.rs`), in wasm
 //! under Node (`wasm_node.rs`) and in headless Chromium (`wasm_browser.rs`). Each case hashes the
 //! vectors of a fixed set of texts and compares the hash with one constant, so a backend whose
-//! arithmetic or tokenization differed in a single component fails.
+//! arithmetic or tokenization differed in a single component fails. The same holds for what the
+//! store keeps of them (`core::embed::packing`) and for how a query scores a stored vector.
 
+use lossless_wasm::core::embed::packing::{cosine, pack, PackedScorer};
 use lossless_wasm::core::embed::{default_embedder, Embedder};
 
 /// Texts covering the tokenizer's paths: ASCII, punctuation, accents, CJK, emoji, other scripts,
@@ -30,14 +32,44 @@ pub fn fixture_texts() -> Vec<String> {
     texts
 }
 
+/// FNV-1a 64 over `bytes`.
+fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// FNV-1a 64 over what a store keeps of every fixture text's vector (packed), then, for each, the
+/// `f32` bits of the first text's scores against it: by table lookup with a query less a fixed
+/// offset (the ranking's arithmetic), and by plain cosine.
+pub fn stored_digest() -> String {
+    let embedder = default_embedder();
+    let vectors: Vec<Vec<i8>> = fixture_texts().iter().map(|t| embedder.embed(t)).collect();
+    let query = &vectors[0];
+    let centred: Vec<f64> = query
+        .iter()
+        .enumerate()
+        .map(|(i, q)| f64::from(*q) / 127.0 - (i % 7) as f64 / 100.0)
+        .collect();
+    let scorer = PackedScorer::new(&centred);
+    let mut bytes = Vec::new();
+    for vector in &vectors {
+        let packed = pack(vector);
+        bytes.extend_from_slice(&packed);
+        bytes.extend_from_slice(&scorer.dot(&packed).to_bits().to_le_bytes());
+        bytes.extend_from_slice(&cosine(query, &packed).to_bits().to_le_bytes());
+    }
+    fnv1a(bytes)
+}
+
 /// FNV-1a 64 over every vector's bytes, in order, each vector preceded by its length.
 pub fn fixture_digest() -> String {
     let embedder = default_embedder();
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |byte: u8| {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    };
+    let mut bytes = Vec::new();
+    let mut eat = |byte: u8| bytes.push(byte);
     for text in fixture_texts() {
         let vector = embedder.embed(&text);
         assert_eq!(
@@ -52,7 +84,7 @@ pub fn fixture_digest() -> String {
             eat(component as u8);
         }
     }
-    format!("{hash:016x}")
+    fnv1a(bytes)
 }
 
 /// The digest the native build computes; every backend must compute the same.
@@ -69,4 +101,13 @@ fn the_default_embedder_gives_the_same_bytes_on_every_backend() {
         "a sentence has a non-zero vector"
     );
     assert_eq!(fixture_digest(), EXPECTED_DIGEST);
+}
+
+/// The stored-form digest the native build computes; every backend must compute the same.
+pub const EXPECTED_STORED_DIGEST: &str = "4adc8310755ebe06";
+
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+fn what_the_store_keeps_and_how_it_scores_are_the_same_on_every_backend() {
+    assert_eq!(stored_digest(), EXPECTED_STORED_DIGEST);
 }
