@@ -2,7 +2,7 @@
 //! conversations (`world.rs`), the share of questions whose every annotated evidence turn fits in
 //! a ~6,000-token evidence budget, for BM25 over the raw turns, embedding-only retrieval (by
 //! plain cosine, and as the engine ranks: the question's vector less the mean of the
-//! conversation's, `src/engine/semantic.rs`, over vectors stored as the store keeps them,
+//! conversation's, `src/engine/vector_cache.rs`, over vectors stored as the store keeps them,
 //! `core::embed::packing`), their reciprocal-rank fusion (k = 60), and fusion
 //! with a second retrieval round or the question's dates. An in-memory index of its own (BM25
 //! written here, vectors from `core::embed::default_embedder`), so it measures the ranking, not a
