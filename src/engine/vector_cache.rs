@@ -174,7 +174,7 @@ impl VectorCache {
             .filter(|(_, h)| h.dim == query.len() && !h.ids.is_empty())
             .collect();
         let count: usize = held.iter().map(|(_, h)| h.ids.len()).sum();
-        if count == 0 {
+        if count == 0 || limit == 0 {
             return Vec::new();
         }
         let mut centred: Vec<f64> = query.iter().map(|q| f64::from(*q) / 127.0).collect();
@@ -302,6 +302,9 @@ mod tests {
         );
         let near = cache.nearest(Owner::Message, &[7], &[100, 0, 0, 0], 5, |at| at == 1);
         assert_eq!(near.iter().map(|n| n.id).collect::<Vec<_>>(), vec![2]);
+        assert!(cache
+            .nearest(Owner::Message, &[7], &[100, 0, 0, 0], 0, |_| true)
+            .is_empty());
         assert_eq!(cache.newest(&[7]), Some(1));
         assert_eq!(cache.newest(&[8]), None);
     }
