@@ -84,6 +84,9 @@ const MESSAGE_COLUMNS: &str = "m.id, m.conversation_id, m.seq, m.role, m.raw_jso
 /// The summaries at or below `?1` (the summary itself included).
 const SUBTREE_CTE: &str = "WITH RECURSIVE tree(id) AS (SELECT CAST(?1 AS bigint) UNION \
      SELECT s.source_summary_id FROM summary_sources s JOIN tree ON s.condensed_summary_id = tree.id)";
+/// The messages under the summary tree [`SUBTREE_CTE`] makes, at any depth.
+const COVERED: &str = "FROM messages m \
+     WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree))";
 
 fn summary_from(row: &Row) -> Result<SummaryRow> {
     Ok(SummaryRow {
@@ -238,8 +241,7 @@ pub fn direct_messages(
 /// The original messages under a summary, at any depth.
 pub fn coverage(sql: &mut impl Sql, id: i64) -> Result<Coverage> {
     let query = format!(
-        "{SUBTREE_CTE} SELECT COUNT(*), COALESCE(SUM(m.token_count), 0), MIN(m.seq), MAX(m.seq) FROM messages m \
-         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree))"
+        "{SUBTREE_CTE} SELECT COUNT(*), COALESCE(SUM(m.token_count), 0), MIN(m.seq), MAX(m.seq) {COVERED}"
     );
     let coverage = first(sql, &query, &[id.into()], |row| {
         Ok(Coverage {
@@ -260,8 +262,7 @@ pub fn covered_messages(
     limit: i64,
 ) -> Result<Vec<MessageRow>> {
     let query = format!(
-        "{SUBTREE_CTE} SELECT {MESSAGE_COLUMNS} FROM messages m \
-         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree)) ORDER BY m.seq LIMIT ?2 OFFSET ?3"
+        "{SUBTREE_CTE} SELECT {MESSAGE_COLUMNS} {COVERED} ORDER BY m.seq LIMIT ?2 OFFSET ?3"
     );
     every(
         sql,
@@ -274,10 +275,8 @@ pub fn covered_messages(
 /// The ids and conversations of the first `limit` original messages under a summary, at any
 /// depth, in conversation order: [`covered_messages`] without reading the messages.
 pub fn covered_message_ids(sql: &mut impl Sql, id: i64, limit: i64) -> Result<Vec<(i64, i64)>> {
-    let query = format!(
-        "{SUBTREE_CTE} SELECT m.id, m.conversation_id FROM messages m \
-         WHERE m.id IN (SELECT message_id FROM summary_messages WHERE summary_id IN (SELECT id FROM tree)) ORDER BY m.seq LIMIT ?2"
-    );
+    let query =
+        format!("{SUBTREE_CTE} SELECT m.id, m.conversation_id {COVERED} ORDER BY m.seq LIMIT ?2");
     sql.query(&query, &[id.into(), limit.into()])?
         .iter()
         .map(|row| Ok((row.int(0)?, row.int(1)?)))
