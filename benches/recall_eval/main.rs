@@ -221,7 +221,7 @@ fn main() {
         let stored: Vec<Vec<u8>> = vectors.iter().map(|v| packing::pack(v)).collect();
         let mut stored_mean = vec![0.0; dim];
         for v in &stored {
-            packing::add_unit(v, &mut stored_mean);
+            packing::add_unit(v, packing::inverse_length(v), &mut stored_mean);
         }
         stored_mean
             .iter_mut()

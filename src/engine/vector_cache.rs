@@ -74,9 +74,9 @@ impl Held {
         self.ids.push(v.id);
         self.ats.push(v.at);
         self.newest = self.newest.max(Some(v.at));
-        packing::add_unit(&v.vector, &mut self.sum);
-        self.inverse_lengths
-            .push(packing::inverse_length(&v.vector));
+        let inverse_length = packing::inverse_length(&v.vector);
+        packing::add_unit(&v.vector, inverse_length, &mut self.sum);
+        self.inverse_lengths.push(inverse_length);
         self.data.extend_from_slice(&v.vector);
     }
 
@@ -95,7 +95,7 @@ impl Held {
 
     /// The plain cosine similarity of held vector `i` to `query`.
     fn similarity(&self, i: usize, query: &[i8]) -> f32 {
-        packing::cosine(query, self.packed(i))
+        packing::cosine(query, self.packed(i), self.inverse_lengths[i])
     }
 }
 

@@ -4,7 +4,7 @@
 //! arithmetic or tokenization differed in a single component fails. The same holds for what the
 //! store keeps of them (`core::embed::packing`) and for how a query scores a stored vector.
 
-use lossless_wasm::core::embed::packing::{cosine, pack, PackedScorer};
+use lossless_wasm::core::embed::packing::{cosine, inverse_length, pack, PackedScorer};
 use lossless_wasm::core::embed::{default_embedder, Embedder};
 
 /// Texts covering the tokenizer's paths: ASCII, punctuation, accents, CJK, emoji, other scripts,
@@ -60,7 +60,8 @@ pub fn stored_digest() -> String {
         let packed = pack(vector);
         bytes.extend_from_slice(&packed);
         bytes.extend_from_slice(&scorer.dot(&packed).to_bits().to_le_bytes());
-        bytes.extend_from_slice(&cosine(query, &packed).to_bits().to_le_bytes());
+        let length = inverse_length(&packed);
+        bytes.extend_from_slice(&cosine(query, &packed, length).to_bits().to_le_bytes());
     }
     fnv1a(bytes)
 }

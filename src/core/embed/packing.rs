@@ -4,8 +4,8 @@
 //! Each component is divided by a step of [`CLIP`] times the vector's largest component over
 //! seven, rounded and clamped to `-7..=7`: the few components beyond half the largest saturate,
 //! and the many small ones, which carry most of a text's meaning, keep their resolution. No
-//! scale is stored: a stored vector is only ever compared by direction, so [`unpack`] returns
-//! the levels' direction as a unit vector times 127, like the embedder's own. Measured with
+//! scale is stored: a stored vector is only ever compared by direction (its levels times
+//! [`inverse_length`] are its unit vector). Measured with
 //! `benches/recall_eval` (docs/recall-evaluation.md): evidence recall 88.7 % with one byte a
 //! component, 90.7 % with these four bits (clip 0.4-0.6 gave 90.0-91.0 %), because clipping also
 //! tempers the components that dominate a static embedder's vectors.
@@ -42,8 +42,10 @@ pub fn pack(vector: &[i8]) -> Vec<u8> {
 }
 
 /// A stored vector of `dim` components back as a unit vector times 127 (the zero vector when
-/// every level is zero). `None` when `bytes` is not the size `dim` packs to.
-pub fn unpack(bytes: &[u8], dim: usize) -> Option<Vec<i8>> {
+/// every level is zero). `None` when `bytes` is not the size `dim` packs to. The engine compares
+/// packed vectors as they are; tests compare with this.
+#[cfg(test)]
+pub(crate) fn unpack(bytes: &[u8], dim: usize) -> Option<Vec<i8>> {
     if bytes.len() != dim.div_ceil(2) {
         return None;
     }
@@ -80,20 +82,21 @@ pub fn inverse_length(bytes: &[u8]) -> f32 {
 }
 
 /// The cosine similarity of a query (the embedder's `i8` unit vector times 127) and a packed
-/// vector (its levels' direction), without unpacking it: what `similarity` of the query and
-/// [`unpack`]'s vector gives, before that vector's rounding to `i8`.
-pub fn cosine(query: &[i8], bytes: &[u8]) -> f32 {
+/// vector (its levels' direction) whose [`inverse_length`] is `inverse_length`, without
+/// unpacking it.
+pub fn cosine(query: &[i8], bytes: &[u8], inverse_length: f32) -> f32 {
     let dot: i32 = query
         .iter()
         .zip(levels(bytes, query.len()))
         .map(|(q, l)| i32::from(*q) * l)
         .sum();
-    (f64::from(dot) * f64::from(inverse_length(bytes)) / 127.0) as f32
+    (f64::from(dot) * f64::from(inverse_length) / 127.0) as f32
 }
 
-/// Adds a packed vector's unit components to `sums` (one per component).
-pub fn add_unit(bytes: &[u8], sums: &mut [f64]) {
-    let factor = f64::from(inverse_length(bytes));
+/// Adds a packed vector's unit components to `sums` (one per component); `inverse_length` is
+/// its [`inverse_length`].
+pub fn add_unit(bytes: &[u8], inverse_length: f32, sums: &mut [f64]) {
+    let factor = f64::from(inverse_length);
     let dim = sums.len();
     for (total, level) in sums.iter_mut().zip(levels(bytes, dim)) {
         *total += f64::from(level) * factor;
@@ -197,7 +200,7 @@ mod tests {
                 .sqrt();
             let exact = dot / (127.0 * back_length);
             assert!(
-                (f64::from(cosine(&v, &packed)) - exact).abs() < 0.01,
+                (f64::from(cosine(&v, &packed, inverse_length(&packed))) - exact).abs() < 0.01,
                 "{text:?}"
             );
             let length = similarity(&back, &back);
@@ -239,7 +242,7 @@ mod tests {
         let expected = similarity(&query, &unit);
         assert!((scored - expected).abs() < 0.02, "{scored} vs {expected}");
         let mut sums = vec![0.0; query.len()];
-        add_unit(&stored, &mut sums);
+        add_unit(&stored, inverse_length(&stored), &mut sums);
         let length: f64 = sums.iter().map(|x| x * x).sum::<f64>().sqrt();
         assert!(
             (length - 1.0).abs() < 1e-6,
