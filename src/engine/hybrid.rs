@@ -108,10 +108,7 @@ impl<S: Sql> Engine<S> {
             return Ok(Vec::new());
         }
         let allowed: HashSet<i64> = conversations.iter().copied().collect();
-        let query = self
-            .embedder()
-            .map(|e| super::semantic::embed(e.as_ref(), question))
-            .unwrap_or_default();
+        let query = std::mem::take(&mut nearest.query);
         // Messages and summaries in one list, in the semantic index's order (its score).
         let mut proposed: Vec<(f32, &'static str, i64)> = nearest
             .messages

@@ -130,6 +130,8 @@ pub struct Nearest {
     pub messages: Vec<Near>,
     /// Summaries, nearest first.
     pub summaries: Vec<Near>,
+    /// The query's vector (empty when nothing was ranked).
+    pub query: Vec<i8>,
 }
 
 impl<S: Sql> Engine<S> {
@@ -238,28 +240,19 @@ impl<S: Sql> Engine<S> {
             self.backfill_vectors()?;
         }
         let commits = self.store.commits();
-        self.vectors.refresh(
-            self.store.sql(),
-            Owner::Message,
-            conversations,
-            commits,
-            query.len(),
-        )?;
-        self.vectors.refresh(
-            self.store.sql(),
-            Owner::Summary,
-            conversations,
-            commits,
-            query.len(),
-        )?;
+        for owner in [Owner::Message, Owner::Summary] {
+            self.vectors
+                .refresh(self.store.sql(), owner, conversations, commits, query.len())?;
+        }
         let keep = |at: i64| window.is_none_or(|w| w.contains(at));
         Ok(Nearest {
-            messages: (self
+            messages: self
                 .vectors
-                .nearest(Owner::Message, conversations, &query, limit, keep)),
-            summaries: (self
+                .nearest(Owner::Message, conversations, &query, limit, keep),
+            summaries: self
                 .vectors
-                .nearest(Owner::Summary, conversations, &query, limit, keep)),
+                .nearest(Owner::Summary, conversations, &query, limit, keep),
+            query,
         })
     }
 
