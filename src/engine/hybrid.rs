@@ -78,6 +78,8 @@ impl<S: Sql> Engine<S> {
             before: window.before,
         });
         let mut nearest = self.nearest(conversations, question, SEMANTIC_MESSAGES, caller)?;
+        // How many of the messages and of the summaries at the head are the period's.
+        let mut in_period = (0, 0);
         if caller.is_none() {
             let period = self
                 .newest_held(conversations)
@@ -86,6 +88,7 @@ impl<S: Sql> Engine<S> {
                 // The period's candidates first, then the others.
                 let mut first =
                     self.nearest(conversations, question, SEMANTIC_MESSAGES, Some(period))?;
+                in_period = (first.messages.len(), first.summaries.len());
                 for (list, rest) in [
                     (&mut first.messages, nearest.messages),
                     (&mut first.summaries, nearest.summaries),
@@ -109,23 +112,26 @@ impl<S: Sql> Engine<S> {
         }
         let allowed: HashSet<i64> = conversations.iter().copied().collect();
         let query = std::mem::take(&mut nearest.query);
-        // Messages and summaries in one list, in the semantic index's order (its score).
-        let mut proposed: Vec<(f32, &'static str, i64)> = nearest
+        // Messages and summaries in one list: a named period's candidates first, each group in
+        // the semantic index's order (its score).
+        let mut proposed: Vec<(bool, f32, &'static str, i64)> = nearest
             .messages
             .iter()
-            .map(|n| (n.score, "message", n.id))
+            .enumerate()
+            .map(|(i, n)| (i < in_period.0, n.score, "message", n.id))
             .chain(
                 nearest
                     .summaries
                     .iter()
                     .take(SEMANTIC_SUMMARIES)
-                    .map(|n| (n.score, "summary", n.id)),
+                    .enumerate()
+                    .map(|(i, n)| (i < in_period.1, n.score, "summary", n.id)),
             )
             .collect();
-        proposed.sort_by(|a, b| b.0.total_cmp(&a.0));
+        proposed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
         let mut order = Vec::new();
         let mut messages_seen = 0;
-        for (_, kind, id) in proposed {
+        for (_, _, kind, id) in proposed {
             if kind == "summary" {
                 self.propose_summary(id, &query, &allowed, found, &mut order)?;
                 continue;

@@ -1,6 +1,6 @@
 // End-to-end test of the context explorer in the real OpenClaw host (openclaw@2026.9.6) and
-// headless Chromium: one gateway with token auth for every check, started before the first
-// turn; turns of two agents go through it (as a channel's do) until agent main's session
+// headless Chromium: agent other's one turn as a one-shot CLI turn, then one gateway with token
+// auth for every check; agent main's turns go through it (as a channel's do) until its session
 // compacted. The route and its API are refused without the gateway's token, and agent main's
 // scope shows none of agent other's conversations. Then as a user: the Control UI in Chromium,
 // logged in with the gateway token on its login screen, its sidebar's "Context explorer" tab,
@@ -81,15 +81,17 @@ for (const hostVersion of e2eHosts({ only: ["2026.9.6"] })) test(
       pluginConfig: { ...SMALL_COMPACTION_CONFIG, freshTailCount: 2 },
       mock: { summaryMode: "answer", chatReplyChars: 1400 },
     });
-    // A second agent, so the store holds a conversation agent main's scope must not show;
-    // configured before the gateway starts (docs/openclaw-host-observed.md §12.6).
+    // A second agent, so the store holds a conversation agent main's scope must not show. Its
+    // turn is a one-shot `openclaw agent --local` before the gateway starts: a gateway that has
+    // served agent other fails agent main's turns at random in its own agent database (the
+    // host's one idle slot for all agents; docs/openclaw-host-observed.md §12.6).
     await e2e.sandbox.openclaw(["config", "set", "agents.entries.other", "{}", "--strict-json"]);
-    // Every turn and check through one gateway (gateway.mjs).
-    const gateway = await e2e.useGateway();
     const mainKey = `agent:main:e2e-explorer-${nonce}`;
     const otherKey = `agent:other:e2e-explorer-${nonce}`;
     const other = await e2e.turn(otherKey, `Other agent ${nonce}: OTHER-SECRET-${nonce} ${longText("other", 400)}`, { label: "other agent" });
     assert.equal(other.turn.code, 0, `the other agent's turn ran: ${other.turn.stderr.slice(-2000)}`);
+    // Agent main's turns and every check through one gateway (gateway.mjs).
+    const gateway = await e2e.useGateway();
 
     const summaries = () => {
       const db = e2e.openDb();

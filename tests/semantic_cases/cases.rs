@@ -292,6 +292,26 @@ fn a_paraphrase_reaches_the_evidence_through_the_semantic_index_and_not_without_
 }
 
 #[test]
+fn a_time_phrase_puts_the_periods_nearest_message_ahead_of_a_nearer_one_outside_it() {
+    let mut e = engine();
+    // Hour 2 (day 0): the closest match; hour 40 (day 1, the newest day): a weaker one.
+    filler(&mut e, KEY, 0, 2);
+    turn(&mut e, KEY, 2, SOURCE, "Understood.");
+    filler(&mut e, KEY, 3, 37);
+    turn(&mut e, KEY, 40, "The backoff loop of the uploader changed again.", "Noted.");
+    filler(&mut e, KEY, 41, 4);
+    let older = count(&mut e, &format!("SELECT id FROM messages WHERE raw_json LIKE '%{}%'", "backoff loop yesterday"));
+    let today = count(&mut e, &format!("SELECT id FROM messages WHERE raw_json LIKE '%{}%'", "uploader changed"));
+    let ids = |q: &str, e: &mut Engine<Db>| grep(e, KEY, json!({"pattern": q, "mode": "ranked", "limit": 50})).hits.iter().map(|h| h.hit.id).collect::<Vec<_>>();
+    let plain = ids("why did we drop the retry wrapper", &mut e);
+    let (o, t) = (plain.iter().position(|&id| id == older), plain.iter().position(|&id| id == today));
+    assert!(o.is_some() && t.is_some() && o < t, "without a time phrase the nearer message ranks first: {plain:?} (older {older}, today's {today})");
+    let dated = ids("why did we drop the retry wrapper today", &mut e);
+    assert_eq!(dated.first(), Some(&today), "today's candidate first: {dated:?}");
+    assert!(dated.contains(&older), "the older one is still a candidate: {dated:?}");
+}
+
+#[test]
 fn no_other_agents_message_is_ever_a_semantic_candidate() {
     let mut e = engine();
     filler(&mut e, KEY, 0, 6);
