@@ -11,6 +11,7 @@
 //! Run: `cargo bench --bench recall_eval` (prints a Markdown table; numbers are recorded in
 //! docs/recall-evaluation.md; nothing is asserted).
 
+mod engine_row;
 mod world;
 
 use lossless_wasm::core::embed::{default_embedder, packing, similarity, Embedder};
@@ -161,6 +162,13 @@ const METHODS: &[&str] = &[
     "hybrid + 2nd round (half budget)",
     "hybrid + 2nd round (weight 0.5)",
     "hybrid + 2nd round, semantic only (weight 0.5)",
+];
+
+/// Rows measured through the engine's own `ask_start` (`engine_row.rs`): the store as written,
+/// and after an extractive sweep.
+const ENGINE_METHODS: &[&str] = &[
+    "engine: ask_start",
+    "engine: ask_start, after an extractive sweep",
 ];
 
 /// The first round's order for half the budget, then the second round's for the rest.
@@ -350,6 +358,17 @@ fn main() {
                 }
             }
         }
+        for (method, swept) in ENGINE_METHODS.iter().zip([false, true]) {
+            let results = engine_row::evaluate(conv, &texts, swept);
+            for (q, (found, needed)) in conv.questions.iter().zip(results) {
+                for kind in [q.kind, "overall"] {
+                    let entry = tally.entry((method, kind)).or_default();
+                    entry.0 += usize::from(found == needed);
+                    entry.1 += usize::from(found > 0);
+                    entry.2 += 1;
+                }
+            }
+        }
     }
     let questions = tally[&("BM25", "overall")].2;
     println!(
@@ -368,7 +387,7 @@ fn main() {
         print!(" {kind} ({n}) all / any |");
     }
     println!("\n|---|---|---|---|---|");
-    for method in METHODS {
+    for method in METHODS.iter().chain(ENGINE_METHODS) {
         let cell = |kind: &str| {
             let (all, any, n) = tally[&(*method, kind)];
             format!(

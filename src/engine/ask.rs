@@ -265,7 +265,7 @@ impl<S: Sql> Engine<S> {
         let semantic = if terms.is_empty() {
             Vec::new()
         } else {
-            self.semantic_ranking(&question, &conversations, window, &mut found)?
+            self.semantic_ranking(&question, &conversations, window, budget, &mut found)?
         };
         // Multi-hop: a second semantic round from the question and the first round's best
         // evidence finds a fact that only the first one's words lead to (hybrid.rs).
@@ -273,7 +273,7 @@ impl<S: Sql> Engine<S> {
             let first =
                 evidence::fused_order(found.candidates.clone(), &terms, &[(&semantic, 1.0)]);
             let seed = super::hybrid::second_round_query(&question, &first);
-            self.semantic_ranking(&seed, &conversations, window, &mut found)?
+            self.semantic_ranking(&seed, &conversations, window, budget, &mut found)?
         } else {
             Vec::new()
         };

@@ -19,6 +19,7 @@ use super::Engine;
 use crate::core::ask::evidence::{self, Candidate, Origin};
 use crate::core::ask::terms::search_terms;
 use crate::core::ask::when::{self, Window};
+use crate::core::ask::EVIDENCE_DEFAULT_TOKENS;
 use crate::error::Result;
 use crate::store::recall;
 use crate::store::search::{SearchHit, TimeWindow};
@@ -32,8 +33,12 @@ use crate::store::Sql;
 /// pairs 0.51 at the median (0.24 for the farthest); unrelated sentences 0.22 at the median, 95 %
 /// at or below 0.40.
 pub(super) const CONFIDENT_SIMILARITY: f32 = 0.40;
-/// Messages the semantic index proposes per question.
-pub(super) const SEMANTIC_MESSAGES: usize = 16;
+/// Messages the semantic index ranks per question at most; it proposes them, nearest first,
+/// until they would fill the evidence budget. A static embedder places a paraphrase's source
+/// well below the top 16 more often than not (at 16 the engine's rows of `cargo bench --bench
+/// recall_eval` were 64.3 %; 64: 83.3 %, 128: 87.7 %, 256: 87.0 %, 512: 85.7 %, with most of the
+/// budget then held by the nearest).
+pub(super) const SEMANTIC_MESSAGES: usize = 256;
 /// Summaries it proposes; each brings its nearest originals.
 pub(super) const SEMANTIC_SUMMARIES: usize = 4;
 /// Originals a proposed summary brings.
@@ -68,6 +73,7 @@ impl<S: Sql> Engine<S> {
         question: &str,
         conversations: &[i64],
         window: TimeWindow,
+        budget: u32,
         found: &mut Gathered,
     ) -> Result<Vec<(&'static str, i64)>> {
         if self.embedder().is_none() || conversations.is_empty() {
@@ -131,9 +137,19 @@ impl<S: Sql> Engine<S> {
         proposed.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
         let mut order = Vec::new();
         let mut messages_seen = 0;
+        // What the proposed candidates would take of the evidence budget.
+        let mut filled = 0;
         for (_, _, kind, id) in proposed {
+            if filled >= budget {
+                break;
+            }
             if kind == "summary" {
+                let before = found.candidates.len();
                 self.propose_summary(id, &query, &allowed, found, &mut order)?;
+                filled += found.candidates[before..]
+                    .iter()
+                    .map(|c| evidence::item_tokens(&c.text, budget))
+                    .sum::<u32>();
                 continue;
             }
             messages_seen += 1;
@@ -144,12 +160,15 @@ impl<S: Sql> Engine<S> {
                 continue;
             }
             let (conversation, seq) = (m.conversation_id, m.seq);
-            found.push(from_message(m, Origin::Similar));
+            let candidate = from_message(m, Origin::Similar);
+            filled += evidence::item_tokens(&candidate.text, budget);
+            found.push(candidate);
             order.push(("message", id));
             if messages_seen <= NEIGHBOURED {
                 if let Some(next) = recall::message_at_seq(self.store.sql(), conversation, seq + 1)?
                 {
                     let next_id = next.id;
+                    filled += evidence::item_tokens(&next.content, budget);
                     found.push(Candidate {
                         follows: Some(id),
                         ..from_message(next, Origin::Similar)
@@ -211,7 +230,14 @@ impl<S: Sql> Engine<S> {
         let terms = search_terms(pattern, None);
         let mut found = Gathered::default();
         self.lexical_candidates(&terms, conversations, window, &mut found)?;
-        let semantic = self.semantic_ranking(pattern, conversations, window, &mut found)?;
+        // As many of the nearest as `lcm_ask`'s default evidence budget would hold.
+        let semantic = self.semantic_ranking(
+            pattern,
+            conversations,
+            window,
+            EVIDENCE_DEFAULT_TOKENS,
+            &mut found,
+        )?;
         let allowed: HashSet<i64> = conversations.iter().copied().collect();
         let candidates: Vec<Candidate> = found
             .candidates

@@ -312,6 +312,20 @@ fn a_time_phrase_puts_the_periods_nearest_message_ahead_of_a_nearer_one_outside_
 }
 
 #[test]
+fn the_semantic_index_proposes_candidates_until_the_evidence_budget_is_full() {
+    let mut e = engine();
+    // Sixty short messages near the question in meaning, none sharing a search term with it.
+    for t in 0..60 {
+        turn(&mut e, KEY, t, &format!("We removed backoff loop number {t}; it hid timeouts."), "Understood.");
+    }
+    let found = ask(&mut e, KEY, json!({"question": PARAPHRASE, "maxEvidenceTokens": 2000}));
+    let similar = found.evidence.iter().filter(|ev| ev.kind == "message" && ev.text.contains("backoff loop number")).count();
+    assert!(similar >= 30, "well past the 16 nearest: {similar} of {} items, {} tokens", found.evidence.len(), found.evidence_tokens);
+    assert!(found.evidence_tokens <= 2000, "{} tokens", found.evidence_tokens);
+    assert!(found.left_out > 0 || found.evidence_tokens > 1500, "the budget is full: {} tokens, {} left out", found.evidence_tokens, found.left_out);
+}
+
+#[test]
 fn no_other_agents_message_is_ever_a_semantic_candidate() {
     let mut e = engine();
     filler(&mut e, KEY, 0, 6);

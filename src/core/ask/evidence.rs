@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::rarity;
 use super::terms::mentions;
 use crate::core::tokens::{char_quarters, estimate_text};
 
@@ -175,12 +176,7 @@ pub fn fused_order(
     if semantic.iter().all(|(list, _)| list.is_empty()) {
         return lexical;
     }
-    // A candidate only the semantic index found has no lexical rank.
-    let lexical_keys: Vec<(&'static str, i64)> = lexical
-        .iter()
-        .filter(|(matched, c)| *matched > 0 || c.origin != Origin::Similar)
-        .map(|(_, c)| (c.kind, c.id))
-        .collect();
+    let lexical_keys = rarity_order(&lexical, terms);
     let lists: Vec<(&[(&'static str, i64)], f64)> = std::iter::once((lexical_keys.as_slice(), 1.0))
         .chain(semantic.iter().copied())
         .collect();
@@ -214,6 +210,40 @@ pub fn fused_order(
         }
     });
     ordered
+}
+
+/// The lexical list as the fusion reads it: `lexical` ranked again by [`rarity::weights`], a
+/// message after a hit just below it (as in the lexical order), ties in the lexical order. A
+/// candidate only the semantic index found has no lexical rank, nor one under
+/// [`rarity::LEXICAL_FLOOR`] of the best.
+fn rarity_order(lexical: &[(u32, Candidate)], terms: &[String]) -> Vec<(&'static str, i64)> {
+    let texts: Vec<&str> = lexical.iter().map(|(_, c)| c.text.as_str()).collect();
+    let own = rarity::weights(&texts, terms);
+    let message_weight: std::collections::HashMap<i64, f64> = lexical
+        .iter()
+        .zip(&own)
+        .filter(|((_, c), _)| c.kind == "message")
+        .map(|((_, c), w)| (c.id, *w))
+        .collect();
+    let mut scored: Vec<(f64, (&'static str, i64))> = lexical
+        .iter()
+        .zip(&own)
+        .filter(|((matched, c), _)| *matched > 0 || c.origin != Origin::Similar)
+        .map(|((_, c), w)| {
+            let after = c
+                .follows
+                .and_then(|id| message_weight.get(&id))
+                .map_or(0.0, |a| a * 0.99);
+            (w.max(after), (c.kind, c.id))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let best = scored.first().map_or(0.0, |s| s.0);
+    scored
+        .into_iter()
+        .filter(|(w, _)| *w >= best * rarity::LEXICAL_FLOOR)
+        .map(|(_, key)| key)
+        .collect()
 }
 
 /// Direct hits that keep their lexical place at most (see [`fused_order`]).
@@ -263,10 +293,20 @@ pub fn lexical_order(mut candidates: Vec<Candidate>, terms: &[String]) -> Vec<(u
         .collect()
 }
 
+/// The most one item may take of `budget` (an excerpt when its text is longer).
+fn item_share(budget: u32) -> u32 {
+    (budget / 3).max(ITEM_HEADER_TOKENS * 4)
+}
+
+/// What `text` would take of `budget` as one evidence item, header included, at most.
+pub fn item_tokens(text: &str, budget: u32) -> u32 {
+    estimate_text(text).min(item_share(budget)) + ITEM_HEADER_TOKENS
+}
+
 /// Packs `ordered` candidates, best first, into `budget` tokens (each item at most a third of
 /// it, an excerpt around its first term when longer); the chosen ones oldest first.
 pub fn pack(ordered: Vec<(u32, Candidate)>, terms: &[String], budget: u32) -> Selection {
-    let share = (budget / 3).max(ITEM_HEADER_TOKENS * 4);
+    let share = item_share(budget);
     let mut selection = Selection::default();
     for (matched_terms, c) in ordered {
         let room = budget.saturating_sub(selection.tokens);
@@ -428,6 +468,56 @@ mod tests {
         assert_eq!(
             sel.items.iter().map(|e| e.id).collect::<Vec<_>>(),
             vec![1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn a_word_most_candidates_mention_does_not_put_them_ahead_of_the_nearest_in_meaning() {
+        // Thirty messages mention only the speaker's name, one also names the harbour; the
+        // semantic index ranks a message that mentions neither first.
+        let mut cands: Vec<Candidate> = (1..=30)
+            .map(|i| {
+                cand(
+                    "message",
+                    i,
+                    &format!("Maya: routine note {i}"),
+                    Origin::Hit,
+                )
+            })
+            .collect();
+        cands.push(cand(
+            "message",
+            40,
+            "Maya: the flat by the harbour",
+            Origin::Hit,
+        ));
+        cands.push(cand("message", 100, "we signed a lease", Origin::Similar));
+        let semantic: Vec<(&'static str, i64)> = vec![("message", 100), ("message", 7)];
+        let order: Vec<i64> = fused_order(cands, &terms(&["Maya", "harbour"]), &[(&semantic, 1.0)])
+            .into_iter()
+            .map(|(_, c)| c.id)
+            .collect();
+        let at = |id: i64| order.iter().position(|x| *x == id).unwrap();
+        assert_eq!(at(40), 0, "the rare word's candidate first: {order:?}");
+        assert_eq!(at(100), 1, "then the nearest in meaning: {order:?}");
+        assert_eq!(
+            at(7),
+            2,
+            "then the name's candidate the semantic index ranks: {order:?}"
+        );
+        assert!(
+            (1..=30).filter(|id| *id != 7).all(|id| at(id) > at(100)),
+            "the name alone ranks no candidate ahead of it: {order:?}"
+        );
+    }
+
+    #[test]
+    fn item_tokens_counts_what_pack_would_take() {
+        let long = "word ".repeat(10_000);
+        assert_eq!(item_tokens(&long, 900), 300 + ITEM_HEADER_TOKENS);
+        assert_eq!(
+            item_tokens("short", 900),
+            estimate_text("short") + ITEM_HEADER_TOKENS
         );
     }
 

@@ -1,5 +1,6 @@
 //! Delegated recall (`lcm_ask`), the pure half: which words of a question to search for
-//! ([`terms`]), which evidence goes to the LLM under a hard token budget ([`evidence`]), the
+//! ([`terms`]), which evidence goes to the LLM under a hard token budget ([`evidence`], fused
+//! from the lexical and semantic rankings: [`fusion`], [`rarity`]), the
 //! request text, and how the LLM's answer is bounded before it enters the caller's context
 //! ([`answer`]).
 //!
@@ -10,6 +11,7 @@
 pub mod answer;
 pub mod evidence;
 pub mod fusion;
+pub mod rarity;
 pub mod terms;
 pub mod when;
 
