@@ -269,13 +269,19 @@ impl<S: Sql> Engine<S> {
         };
         // Multi-hop: a second semantic round from the question and the first round's best
         // evidence finds a fact that only the first one's words lead to (hybrid.rs).
-        let second = if params.second_round != Some(false) && !semantic.is_empty() {
+        let (second, second_lexical) = if params.second_round != Some(false) && !semantic.is_empty()
+        {
             let first =
                 evidence::fused_order(found.candidates.clone(), &terms, &[(&semantic, 1.0)]);
             let seed = super::hybrid::second_round_query(&question, &first);
-            self.semantic_ranking(&seed, &conversations, window, budget, &mut found)?
+            let ranked =
+                self.semantic_ranking(&seed, &conversations, window, budget, &mut found)?;
+            // And a lexical one for the names that evidence says and the question does not.
+            let lexical =
+                self.bridging_ranking(&terms, &first, &conversations, window, &mut found)?;
+            (ranked, lexical)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
 
         // Every row comes from a conversation in reach; checked once more before it can leave.
@@ -297,6 +303,10 @@ impl<S: Sql> Engine<S> {
         let rounds = [
             (semantic.as_slice(), 1.0),
             (second.as_slice(), super::hybrid::SECOND_ROUND_WEIGHT),
+            (
+                second_lexical.as_slice(),
+                super::hybrid::SECOND_ROUND_WEIGHT,
+            ),
         ];
         let selection = evidence::select_fused(candidates, &terms, &rounds, budget);
         let (prompt, answer) = if selection.items.is_empty() {

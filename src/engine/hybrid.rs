@@ -64,6 +64,16 @@ pub(super) fn second_round_query(question: &str, first: &[(u32, Candidate)]) -> 
     query
 }
 
+/// The texts a second lexical round takes its words from: the start of the first round's best
+/// `SEED_ITEMS` candidates (fused order), as the semantic second round reads them.
+pub(super) fn second_round_texts(first: &[(u32, Candidate)]) -> Vec<String> {
+    first
+        .iter()
+        .take(SEED_ITEMS)
+        .map(|(_, c)| c.text.chars().take(SEED_CHARS).collect())
+        .collect()
+}
+
 impl<S: Sql> Engine<S> {
     /// The semantic ranking of `question` over `conversations`, its candidates loaded into
     /// `found`: `(kind, id)`, best first. Empty when semantic recall is off or nothing in reach

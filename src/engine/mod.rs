@@ -6,6 +6,7 @@ mod accounting;
 mod ask;
 mod ask_candidates;
 mod assemble;
+mod bridging;
 mod claims;
 mod commit;
 pub mod compaction;

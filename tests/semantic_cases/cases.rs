@@ -325,6 +325,43 @@ fn the_semantic_index_proposes_candidates_until_the_evidence_budget_is_full() {
     assert!(found.left_out > 0 || found.evidence_tokens > 1500, "the budget is full: {} tokens, {} left out", found.evidence_tokens, found.left_out);
 }
 
+/// Every text the same vector: a semantic index that tells nothing apart, so what a recall finds
+/// beyond the question's words it finds lexically.
+struct Flat;
+
+impl Embedder for Flat {
+    fn name(&self) -> &str {
+        "flat"
+    }
+    fn dim(&self) -> usize {
+        DIM
+    }
+    fn embed(&self, _text: &str) -> Vec<i8> {
+        vec![18; DIM]
+    }
+}
+
+#[test]
+fn a_name_the_first_rounds_evidence_says_brings_the_second_fact_of_a_multi_hop_question() {
+    let mut e = Engine::open(open_db(), config(json!({"semanticRecall": false})), 0).unwrap();
+    e.set_embedder(Some(Arc::new(Flat))).unwrap();
+    filler(&mut e, KEY, 0, 5);
+    turn(&mut e, KEY, 5, "My best friend Dmitri signed up for the Boston marathon.", "Good luck to him!");
+    filler(&mut e, KEY, 6, 30);
+    turn(&mut e, KEY, 36, "Dmitri finished in under four hours!", "Wow.");
+    filler(&mut e, KEY, 37, 30);
+    let id = |e: &mut Engine<Db>, text: &str| count(e, &format!("SELECT id FROM messages WHERE raw_json LIKE '%{text}%'"));
+    let (first, second) = (id(&mut e, "signed up for the Boston"), id(&mut e, "finished in under four"));
+    let question = "How did my friend do in the Boston marathon?";
+    let sent = |e: &mut Engine<Db>, second_round: bool| -> Vec<i64> {
+        ask(e, KEY, json!({"question": question, "maxEvidenceTokens": 500, "secondRound": second_round})).evidence.iter().map(|ev| ev.id).collect()
+    };
+    let one = sent(&mut e, false);
+    assert!(one.contains(&first) && !one.contains(&second), "one round finds the first fact only: {one:?} (first {first}, second {second})");
+    let two = sent(&mut e, true);
+    assert!(two.contains(&first) && two.contains(&second), "the name it says brings the second: {two:?} (first {first}, second {second})");
+}
+
 #[test]
 fn no_other_agents_message_is_ever_a_semantic_candidate() {
     let mut e = engine();

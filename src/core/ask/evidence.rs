@@ -246,6 +246,20 @@ fn rarity_order(lexical: &[(u32, Candidate)], terms: &[String]) -> Vec<(&'static
         .collect()
 }
 
+/// The candidates that mention one of `terms`, rare words first.
+pub fn lexical_ranking(candidates: &[Candidate], terms: &[String]) -> Vec<(&'static str, i64)> {
+    let texts: Vec<&str> = candidates.iter().map(|c| c.text.as_str()).collect();
+    let w = rarity::weights(&texts, terms);
+    let mut scored: Vec<(f64, (&'static str, i64))> = candidates
+        .iter()
+        .zip(w)
+        .filter(|(_, w)| *w > 0.0)
+        .map(|(c, w)| (w, (c.kind, c.id)))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().map(|(_, k)| k).collect()
+}
+
 /// Direct hits that keep their lexical place at most (see [`fused_order`]).
 const MAX_PINNED: usize = 8;
 
@@ -508,6 +522,27 @@ mod tests {
         assert!(
             (1..=30).filter(|id| *id != 7).all(|id| at(id) > at(100)),
             "the name alone ranks no candidate ahead of it: {order:?}"
+        );
+    }
+
+    #[test]
+    fn a_lexical_ranking_lists_only_candidates_that_mention_a_term_rarest_first() {
+        let cands = vec![
+            cand("message", 1, "Maya and Dmitri ran", Origin::Hit),
+            cand("message", 2, "Maya slept", Origin::Hit),
+            cand("message", 3, "Maya ate", Origin::Hit),
+            cand("message", 4, "nothing here", Origin::Similar),
+            cand("message", 5, "Dmitri finished", Origin::Hit),
+        ];
+        let ranking = lexical_ranking(&cands, &terms(&["Dmitri", "Maya"]));
+        assert_eq!(
+            ranking,
+            vec![
+                ("message", 1),
+                ("message", 5),
+                ("message", 2),
+                ("message", 3)
+            ]
         );
     }
 

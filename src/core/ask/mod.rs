@@ -1,5 +1,5 @@
 //! Delegated recall (`lcm_ask`), the pure half: which words of a question to search for
-//! ([`terms`]), which evidence goes to the LLM under a hard token budget ([`evidence`], fused
+//! ([`terms`]; for a second round, [`bridging`]), which evidence goes to the LLM under a hard token budget ([`evidence`], fused
 //! from the lexical and semantic rankings: [`fusion`], [`rarity`]), the
 //! request text, and how the LLM's answer is bounded before it enters the caller's context
 //! ([`answer`]).
@@ -9,6 +9,7 @@
 //! decide who may read what: candidates arrive already scoped to the caller's agent.
 
 pub mod answer;
+pub mod bridging;
 pub mod evidence;
 pub mod fusion;
 pub mod rarity;
