@@ -9,6 +9,7 @@
 //! summarized all but the last turns, as a long conversation is by the time it is asked about.
 //! `RECALL_EVAL_MISSES=1` prints each question whose evidence was not all sent.
 
+use lossless_wasm::core::ask::when::days_from_civil;
 use lossless_wasm::core::config::Config;
 use lossless_wasm::engine::compaction::CompactionStep;
 use lossless_wasm::engine::{decode, Engine};
@@ -20,17 +21,6 @@ use crate::world::{Conversation, MONTHS};
 
 const KEY: &str = "agent:main:recall-eval";
 const DAY_MS: i64 = 86_400_000;
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
 
 /// Noon UTC of a world date ("3 March 2022"; its day of month is at most 28, so every one is a
 /// real date).

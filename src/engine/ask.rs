@@ -33,6 +33,14 @@ use crate::store::recall;
 use crate::store::search::{self, SearchMode, TimeWindow};
 use crate::store::Sql;
 
+/// What [`Engine::gather_hits`] loaded.
+pub(super) struct GatheredHits {
+    /// Each message's `(id, conversation, seq)`.
+    pub(super) messages: Vec<(i64, i64, i64)>,
+    /// Each summary's id.
+    pub(super) summaries: Vec<i64>,
+}
+
 /// Hits read per term.
 const HITS_PER_TERM: usize = 20;
 /// Summaries the caller may name in one call.
@@ -353,28 +361,16 @@ impl<S: Sql> Engine<S> {
         let mut message_hits = Vec::new();
         let mut summary_hits = Vec::new();
         for term in terms {
-            let hits = search::search_in(
-                self.store.sql(),
-                Some(conversations),
+            let hits = self.gather_hits(
                 term,
-                SearchMode::Text,
-                HITS_PER_TERM,
+                conversations,
                 window,
+                HITS_PER_TERM,
+                Origin::Hit,
+                found,
             )?;
-            for hit in hits {
-                if found.has(hit.kind, hit.id) {
-                    continue;
-                }
-                if hit.kind == "message" {
-                    if let Some(m) = recall::message(self.store.sql(), hit.id)? {
-                        message_hits.push((m.id, m.conversation_id, m.seq));
-                        found.push(from_message(m, Origin::Hit));
-                    }
-                } else if let Some(s) = recall::summary(self.store.sql(), hit.id)? {
-                    summary_hits.push(s.id);
-                    found.push(from_summary(s, Origin::Hit));
-                }
-            }
+            message_hits.extend(hits.messages);
+            summary_hits.extend(hits.summaries);
         }
         // A summary's words may differ from its originals': read the originals under the
         // summaries that matched, keeping those that mention a term.
@@ -396,6 +392,46 @@ impl<S: Sql> Engine<S> {
         }
 
         Ok(())
+    }
+
+    /// The hits of `term` (text mode, within `conversations` and `window`, up to `limit` of each
+    /// kind) not gathered yet, loaded into `found` as found by `origin`, in hit order.
+    pub(super) fn gather_hits(
+        &mut self,
+        term: &str,
+        conversations: &[i64],
+        window: TimeWindow,
+        limit: usize,
+        origin: Origin,
+        found: &mut Gathered,
+    ) -> Result<GatheredHits> {
+        let hits = search::search_in(
+            self.store.sql(),
+            Some(conversations),
+            term,
+            SearchMode::Text,
+            limit,
+            window,
+        )?;
+        let (mut messages, mut summaries) = (Vec::new(), Vec::new());
+        for hit in hits {
+            if found.has(hit.kind, hit.id) {
+                continue;
+            }
+            if hit.kind == "message" {
+                if let Some(m) = recall::message(self.store.sql(), hit.id)? {
+                    messages.push((m.id, m.conversation_id, m.seq));
+                    found.push(from_message(m, origin));
+                }
+            } else if let Some(s) = recall::summary(self.store.sql(), hit.id)? {
+                summaries.push(s.id);
+                found.push(from_summary(s, origin));
+            }
+        }
+        Ok(GatheredHits {
+            messages,
+            summaries,
+        })
     }
 
     /// The caller's answer from the LLM's text or failure, capped and with its citations checked

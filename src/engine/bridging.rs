@@ -10,13 +10,12 @@
 //! not kept: every search term of the best evidence (dates and common words with the names):
 //! 87.0 %, and 78.7 % after a sweep.
 
-use super::ask_candidates::{from_message, from_summary, Gathered};
+use super::ask_candidates::Gathered;
 use super::Engine;
 use crate::core::ask::bridging::bridging_names;
 use crate::core::ask::evidence::{self, Candidate, Origin};
 use crate::error::Result;
-use crate::store::recall;
-use crate::store::search::{self, SearchMode, TimeWindow};
+use crate::store::search::TimeWindow;
 use crate::store::Sql;
 
 /// Hits read per bridging name.
@@ -38,26 +37,14 @@ impl<S: Sql> Engine<S> {
             return Ok(Vec::new());
         }
         for name in &names {
-            let hits = search::search_in(
-                self.store.sql(),
-                Some(conversations),
+            self.gather_hits(
                 name,
-                SearchMode::Text,
-                HITS_PER_NAME,
+                conversations,
                 window,
+                HITS_PER_NAME,
+                Origin::Similar,
+                found,
             )?;
-            for hit in hits {
-                if found.has(hit.kind, hit.id) {
-                    continue;
-                }
-                if hit.kind == "message" {
-                    if let Some(m) = recall::message(self.store.sql(), hit.id)? {
-                        found.push(from_message(m, Origin::Similar));
-                    }
-                } else if let Some(s) = recall::summary(self.store.sql(), hit.id)? {
-                    found.push(from_summary(s, Origin::Similar));
-                }
-            }
         }
         Ok(evidence::lexical_ranking(&found.candidates, &names))
     }
