@@ -139,8 +139,13 @@ pub fn excerpt(text: &str, terms: &[String], budget: u32) -> String {
     out
 }
 
+/// How many of `terms` `text` mentions (as [`mentions`] matches, the text lowercased once).
 fn matched(text: &str, terms: &[String]) -> u32 {
-    terms.iter().filter(|t| mentions(text, t)).count() as u32
+    let lower = text.to_lowercase();
+    terms
+        .iter()
+        .filter(|t| lower.contains(t.to_lowercase().as_str()))
+        .count() as u32
 }
 
 /// Packs the best candidates into `budget` tokens: most terms mentioned first, then named before

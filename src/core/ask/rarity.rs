@@ -5,8 +5,6 @@
 //! semantic index ranks first. Each term weighs by how few of the candidates mention it, and
 //! only candidates near the best weight keep a lexical rank.
 
-use super::terms::mentions;
-
 /// The share of the best candidate's weight a candidate needs to keep a place in the lexical
 /// list. Measured with `cargo bench --bench recall_eval` (the engine's rows, 2026-12-05): 0
 /// (every lexical candidate) 84.7 %, 0.3 87.7 %, 0.5 87.0 % (82.0 % after a sweep, against
@@ -18,9 +16,18 @@ pub const LEXICAL_FLOOR: f64 = 0.5;
 /// the candidates).
 pub fn weights(texts: &[&str], terms: &[String]) -> Vec<f64> {
     let n = texts.len() as f64;
+    // As `terms::mentions` matches (ignoring case), each text and term lowercased once: a
+    // candidate may be a long tool output.
+    let lower_terms: Vec<String> = terms.iter().map(|t| t.to_lowercase()).collect();
     let hits: Vec<Vec<bool>> = texts
         .iter()
-        .map(|text| terms.iter().map(|t| mentions(text, t)).collect())
+        .map(|text| {
+            let lower = text.to_lowercase();
+            lower_terms
+                .iter()
+                .map(|t| lower.contains(t.as_str()))
+                .collect()
+        })
         .collect();
     let term_weight: Vec<f64> = (0..terms.len())
         .map(|t| match hits.iter().filter(|h| h[t]).count() {
@@ -41,6 +48,7 @@ pub fn weights(texts: &[&str], terms: &[String]) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::terms::mentions;
     use super::*;
 
     #[test]
@@ -52,5 +60,20 @@ mod tests {
         assert_eq!(w[0], w[1]);
         assert_eq!(weights(&["nothing"], &terms), vec![0.0]);
         assert!(weights(&[], &terms).is_empty());
+    }
+
+    #[test]
+    fn a_term_counts_where_mentions_finds_it() {
+        let texts = ["ZEBRA-9 at İstanbul", "zebra-9", "Straße", "nothing"];
+        let terms = vec![
+            "zebra-9".to_owned(),
+            "STRASSE".to_owned(),
+            "straße".to_owned(),
+        ];
+        let w = weights(&texts, &terms);
+        for (text, weight) in texts.iter().zip(&w) {
+            let mentioned = terms.iter().any(|t| mentions(text, t));
+            assert_eq!(*weight > 0.0, mentioned, "{text}: {w:?}");
+        }
     }
 }
