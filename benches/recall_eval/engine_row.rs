@@ -79,21 +79,19 @@ pub fn evaluate(conv: &Conversation, texts: &[String], swept: bool) -> Vec<(usiz
             CompactionStep::NeedSummary(_) => panic!("the extractive summarizer needs no LLM"),
         }
     }
-    let ids: Vec<i64> = {
-        let sql = engine.sql();
-        let mut ids = Vec::with_capacity(texts.len());
-        for seq in 0..texts.len() {
-            let row = sql
-                .query_row(
-                    "SELECT id FROM messages ORDER BY seq LIMIT 1 OFFSET ?",
-                    &[(seq as i64).into()],
-                )
-                .expect("a message id")
-                .expect("every turn is stored");
-            ids.push(row.int(0).expect("an id"));
-        }
-        ids
-    };
+    // Turn i is the message of seq i: one message a turn, stored in order.
+    let ids: Vec<i64> = engine
+        .sql()
+        .query("SELECT id FROM messages ORDER BY seq", &[])
+        .expect("the message ids")
+        .iter()
+        .map(|row| row.int(0).expect("an id"))
+        .collect();
+    assert_eq!(
+        ids.len(),
+        texts.len(),
+        "every turn is stored as one message"
+    );
     conv.questions
         .iter()
         .map(|q| {
